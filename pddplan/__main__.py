@@ -1,0 +1,3 @@
+from pddplan.cli import main
+
+main()

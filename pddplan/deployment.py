@@ -1,0 +1,390 @@
+"""Binds specs to model calls: the only module that knows both the specs and the models.
+
+It turns a chip + model + instance size into the numbers the models take (SI units), and a
+workload into request classes (hit rate x input length x output length, with weights).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from pddplan import units
+from pddplan.models import architecture as arch
+from pddplan.models import compute, memory
+from pddplan.models.network import normal_ppf
+from pddplan.spec import (
+    Chip,
+    CompressedAttention,
+    EmpiricalLength,
+    FixedLength,
+    GqaAttention,
+    HitRateDist,
+    LengthDist,
+    LognormalLength,
+    MlaAttention,
+    Model,
+    MoeFfn,
+    Workload,
+)
+
+#: Bytes of one handed-over token: int64 token ID + fp32 log-probability + int32 position.
+#: An assumed wire layout (estimate); the brief measures ~1.5 KB for 100 tokens.
+TOKEN_ID_BYTES_PER_TOKEN = 16.0
+#: Extend-pass chunk: MD extends all handed-over tokens in one step.
+EXTEND_CHUNK_TOKENS = 1 << 30
+
+
+# ------------------------------------------------------------------------------------ model
+
+
+@dataclass(frozen=True)
+class ModelNumbers:
+    """A model's shape reduced to the numbers the performance models take."""
+
+    name: str
+    layers: int
+    hidden_size: int
+    total_params: float
+    active_params: float  # parameters one token multiplies (LM head included, lookup excluded)
+    dense_params: float  # non-routed-expert parameters (read every step)
+    expert_params: float  # one routed expert, all MoE layers
+    experts: int
+    top_k: int
+    weight_dtype_bytes: float
+    kv_dtype_bytes: float
+    kv_bytes_per_token: float  # one replica, all layers
+    kv_bytes_per_sequence: float  # per-sequence constant, one replica
+    attention_flops_per_pair: float
+    kv_latent: bool  # True: KV kept whole on every TP rank (MLA, single-head compressed)
+    kv_heads: int
+    fp8_compute: bool
+
+    def kv_replication(self, tensor_parallel: int) -> float:
+        if self.kv_latent:
+            return float(memory.latent_kv_replication(tensor_parallel))
+        return float(memory.gqa_kv_replication(self.kv_heads, tensor_parallel))
+
+
+def model_numbers(m: Model) -> ModelNumbers:
+    a = m.architecture
+    att = a.attention
+    kvb = units.DTYPE_BYTES[m.dtypes.kv_cache]
+    if isinstance(att, GqaAttention):
+        att_params = float(arch.gqa_attention_params(a.hidden_size, att.heads, att.kv_heads, att.head_dim))
+        kv_tok = float(memory.gqa_kv_bytes_per_token(a.layers, att.kv_heads, att.head_dim, kvb))
+        kv_seq = 0.0
+        pair = float(arch.attention_flops_per_token_per_context(a.layers, att.heads, att.head_dim, att.head_dim))
+        latent, kv_heads = False, att.kv_heads
+    elif isinstance(att, MlaAttention):
+        att_params = float(
+            arch.mla_attention_params(
+                a.hidden_size, att.heads, att.kv_lora_rank, att.qk_rope_head_dim,
+                att.qk_nope_head_dim, att.v_head_dim, att.q_lora_rank,
+            )
+        )
+        kv_tok = float(memory.mla_kv_bytes_per_token(a.layers, att.kv_lora_rank, att.qk_rope_head_dim, kvb))
+        kv_seq = 0.0
+        pair = float(
+            arch.attention_flops_per_token_per_context(
+                a.layers, att.heads, att.qk_nope_head_dim + att.qk_rope_head_dim, att.v_head_dim
+            )
+        )
+        latent, kv_heads = True, 1
+    else:
+        assert isinstance(att, CompressedAttention)
+        att_params = float(arch.gqa_attention_params(a.hidden_size, att.heads, 1, att.head_dim))
+        kv_tok = att.kv_bytes_per_token
+        kv_seq = att.kv_bytes_per_sequence
+        pair = float(arch.attention_flops_per_token_per_context(a.layers, att.heads, att.head_dim, att.head_dim))
+        latent, kv_heads = True, 1
+
+    ffn = a.ffn
+    emb = float(arch.embedding_params(a.vocab_size, a.hidden_size, a.tied_embeddings))
+    lm_head = float(a.vocab_size * a.hidden_size)
+    if isinstance(ffn, MoeFfn):
+        moe_layers = a.layers - ffn.dense_layers
+        dense_ffn = ffn.dense_layers * float(arch.dense_ffn_params(a.hidden_size, ffn.dense_intermediate_size or 0))
+        expert = moe_layers * float(arch.dense_ffn_params(a.hidden_size, ffn.expert_intermediate_size))
+        shared_and_router = moe_layers * (
+            ffn.shared_experts * float(arch.dense_ffn_params(a.hidden_size, ffn.expert_intermediate_size))
+            + a.hidden_size * ffn.experts
+        )
+        dense = a.layers * att_params + dense_ffn + shared_and_router + emb
+        total = dense + ffn.experts * expert
+        active = dense - emb + lm_head + ffn.top_k * expert
+        experts, top_k = ffn.experts, ffn.top_k
+    else:
+        dense = a.layers * (att_params + float(arch.dense_ffn_params(a.hidden_size, ffn.intermediate_size))) + emb
+        total = dense
+        active = dense - emb + lm_head
+        expert, experts, top_k = 0.0, 0, 0
+    if m.params_override is not None:
+        total = m.params_override.total_params
+        active = m.params_override.active_params
+        if experts > top_k:
+            expert = (total - active) / (experts - top_k)
+            dense = total - experts * expert
+        else:
+            dense, expert = total, 0.0
+    return ModelNumbers(
+        name=m.name,
+        layers=a.layers,
+        hidden_size=a.hidden_size,
+        total_params=total,
+        active_params=active,
+        dense_params=dense,
+        expert_params=expert,
+        experts=experts,
+        top_k=top_k,
+        weight_dtype_bytes=units.DTYPE_BYTES[m.dtypes.weights],
+        kv_dtype_bytes=kvb,
+        kv_bytes_per_token=kv_tok,
+        kv_bytes_per_sequence=kv_seq,
+        attention_flops_per_pair=pair,
+        kv_latent=latent,
+        kv_heads=kv_heads,
+        fp8_compute=m.dtypes.weights in ("fp8", "int8", "fp4", "int4"),
+    )
+
+
+# --------------------------------------------------------------------------------- instance
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One serving instance: ``tp`` chips of one kind running one model replica."""
+
+    chip: Chip
+    model: ModelNumbers
+    tensor_parallel: int
+    memory_utilization: float = 0.9
+
+    @property
+    def label(self) -> str:
+        return f"{self.chip.name}x{self.tensor_parallel}"
+
+    @property
+    def price_usd_per_hour(self) -> float:
+        return self.chip.price.rental_usd_per_hour * self.tensor_parallel
+
+    @cached_property
+    def peak_flops_per_s(self) -> float:
+        ds = self.chip.datasheet
+        tflops = ds.fp8_tflops if (self.model.fp8_compute and ds.fp8_tflops) else ds.bf16_tflops
+        return units.tflops_to_flops_per_s(tflops)
+
+    @cached_property
+    def memory_bytes_per_chip(self) -> float:
+        return units.gb_to_bytes(self.chip.datasheet.memory_gb)
+
+    @cached_property
+    def weight_bytes_per_chip(self) -> float:
+        return float(memory.weight_bytes_per_chip(self.model.total_params, self.model.weight_dtype_bytes, self.tensor_parallel))
+
+    @cached_property
+    def kv_bytes_per_token_per_instance(self) -> float:
+        return self.model.kv_bytes_per_token * self.model.kv_replication(self.tensor_parallel)
+
+    @cached_property
+    def kv_bytes_per_sequence_per_instance(self) -> float:
+        return self.model.kv_bytes_per_sequence * self.model.kv_replication(self.tensor_parallel)
+
+    @property
+    def fits(self) -> bool:
+        return self.weight_bytes_per_chip < self.memory_bytes_per_chip * self.memory_utilization
+
+    @cached_property
+    def _step(self) -> dict[str, Any]:
+        d = self.chip.derates
+        ds = self.chip.datasheet
+        return dict(
+            linear_flops_per_token=2.0 * self.model.active_params,
+            attention_flops_per_pair=self.model.attention_flops_per_pair,
+            tensor_parallel=self.tensor_parallel,
+            peak_flops_per_s=self.peak_flops_per_s,
+            compute_efficiency=d.compute_efficiency,
+            half_saturation_tokens=d.compute_half_saturation_tokens,
+            memory_bytes_per_s=units.tb_per_s_to_bytes_per_s(ds.memory_bandwidth_tb_per_s),
+            memory_efficiency=d.memory_bandwidth_efficiency,
+            comm_bytes_per_token=compute.ALLREDUCES_PER_LAYER * self.model.layers * self.model.hidden_size * 2.0,
+            scaleup_bytes_per_s_bidir=units.gb_per_s_to_bytes_per_s(ds.scaleup_bandwidth_gb_per_s),
+            scaleup_efficiency=d.scaleup_efficiency,
+            overhead_s=units.ms_to_s(d.step_overhead_ms),
+        )
+
+    def prefill_s(self, uncached_tokens, cached_tokens, chunk_size_tokens: int):
+        """Prefill time [s] of ``uncached_tokens`` over a cached prefix (arrays broadcast)."""
+        return compute.prefill_time_s(
+            uncached_tokens,
+            cached_tokens,
+            chunk_size_tokens,
+            kv_bytes_per_token_per_chip=self.kv_bytes_per_token_per_instance / self.tensor_parallel,
+            weight_read_bytes_per_chip=self.weight_bytes_per_chip,
+            **self._step,
+        )
+
+    def decode_step_s(self, batch, context_tokens):
+        """Decode step time [s] for ``batch`` sequences at ``context_tokens``."""
+        tp = self.tensor_parallel
+        m = self.model
+        return compute.decode_step_time_s(
+            batch,
+            context_tokens,
+            dense_weight_bytes_per_chip=m.dense_params * m.weight_dtype_bytes / tp,
+            expert_bytes_per_chip=m.expert_params * m.weight_dtype_bytes / tp,
+            experts=m.experts,
+            top_k=m.top_k,
+            kv_bytes_per_token_per_chip=self.kv_bytes_per_token_per_instance / tp,
+            kv_bytes_per_sequence_per_chip=self.kv_bytes_per_sequence_per_instance / tp,
+            **self._step,
+        )
+
+    def extend_s(self, tokens, context_tokens):
+        """MD's extend pass [s]: rebuild the KV of ``tokens`` handed-over tokens in one step."""
+        return self.prefill_s(tokens, context_tokens, EXTEND_CHUNK_TOKENS)
+
+    def extend_affine(self, context_tokens: float) -> tuple[float, float]:
+        """``e(k) ~ e_0 + e_1 k`` fitted through k = 1 and k = 256 [s], [s/token]."""
+        e1, e256 = (float(v) for v in self.extend_s(np.array([1.0, 256.0]), context_tokens))
+        slope = (e256 - e1) / 255.0
+        return e1 - slope, slope
+
+    def max_batch_memory(self, context_tokens: float) -> int:
+        return int(
+            memory.max_batch_in_memory(
+                context_tokens,
+                self.memory_bytes_per_chip,
+                self.tensor_parallel,
+                self.memory_utilization,
+                self.weight_bytes_per_chip,
+                self.kv_bytes_per_token_per_instance,
+                self.kv_bytes_per_sequence_per_instance,
+            )
+        )
+
+    def max_batch_at_tpot(self, context_tokens: float, tpot_s: float) -> int:
+        """Largest batch that fits in memory and steps within ``tpot_s`` at a context [-]."""
+        b_mem = self.max_batch_memory(context_tokens)
+        return compute.max_batch_at_step_time(
+            lambda b: self.decode_step_s(b, context_tokens), tpot_s, min(b_mem, 1 << 16)
+        )
+
+
+# ---------------------------------------------------------------------------------- workload
+
+
+@dataclass(frozen=True)
+class RequestClasses:
+    """A workload discretized into classes; arrays of equal length, weights summing to 1."""
+
+    hit_rate: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    weight: np.ndarray
+    anomalous: np.ndarray  # bool
+
+    @property
+    def cached_tokens(self) -> np.ndarray:
+        return np.floor(self.input_tokens * self.hit_rate)
+
+    @property
+    def uncached_tokens(self) -> np.ndarray:
+        return self.input_tokens - self.cached_tokens
+
+    def __len__(self) -> int:
+        return len(self.weight)
+
+
+def length_points(dist: LengthDist, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Discretize a length distribution into at most ``n`` equal-probability points."""
+    if isinstance(dist, FixedLength):
+        return np.array([float(dist.fixed)]), np.ones(1)
+    if isinstance(dist, LognormalLength):
+        p = dist.lognormal
+        sigma = np.sqrt(np.log1p(p.cv**2))
+        mu = np.log(p.mean) - sigma**2 / 2
+        q = (np.arange(n) + 0.5) / n
+        vals = np.exp(mu + sigma * normal_ppf(q))
+        vals = np.clip(np.round(vals), p.min, p.max if p.max is not None else np.inf)
+        return vals, np.full(n, 1.0 / n)
+    assert isinstance(dist, EmpiricalLength)
+    vals = np.asarray(dist.empirical.values, dtype=float)
+    w = np.asarray(dist.empirical.weights if dist.empirical.weights else np.ones(len(vals)), dtype=float)
+    v, wv = _compress(vals, w / w.sum(), n)
+    return np.round(v), wv
+
+
+def _compress(values: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Reduce a weighted sample to ``n`` points: the weighted mean of each probability slice."""
+    order = np.argsort(values)
+    v, w = values[order], weights[order]
+    if len(v) <= n:
+        return v, w
+    cum = np.cumsum(w)
+    idx = np.minimum((cum - w / 2) * n, n - 1).astype(int)
+    out_v = np.array([np.average(v[idx == i], weights=w[idx == i]) if np.any(idx == i) else np.nan for i in range(n)])
+    out_w = np.array([w[idx == i].sum() for i in range(n)])
+    keep = out_w > 0
+    return out_v[keep], out_w[keep]
+
+
+def hit_rate_points(dist: HitRateDist, points_per_bin: int, n_continuous: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    """Discretize a hit-rate distribution into (hit rates, weights), transforms applied."""
+    if dist.bins is not None:
+        e = np.asarray(dist.bins.edges, dtype=float)
+        pr = np.asarray(dist.bins.probabilities, dtype=float)
+        sub = (np.arange(points_per_bin) + 0.5) / points_per_bin
+        h = (e[:-1, None] + (e[1:] - e[:-1])[:, None] * sub[None, :]).ravel()
+        w = np.repeat(pr / points_per_bin, points_per_bin)
+    elif dist.beta is not None:
+        q = (np.arange(n_continuous) + 0.5) / n_continuous
+        from scipy import special  # only beta workloads pay for the import
+
+        h = special.betaincinv(dist.beta.a, dist.beta.b, q)
+        w = np.full(n_continuous, 1.0 / n_continuous)
+    else:
+        s = np.asarray(dist.samples, dtype=float)
+        h, w = _compress(s, np.full(len(s), 1.0 / len(s)), n_continuous)
+    h = np.clip((h + dist.shift) * dist.scale, 0.0, 1.0)
+    if dist.mix_with is not None and dist.mix_weight > 0:
+        h2, w2 = hit_rate_points(dist.mix_with, points_per_bin, n_continuous)
+        h = np.concatenate([h, h2])
+        w = np.concatenate([w * (1 - dist.mix_weight), w2 * dist.mix_weight])
+    keep = w > 0
+    return h[keep], w[keep] / w[keep].sum()
+
+
+def request_classes(wl: Workload, points_per_bin: int = 3, n_length: int = 3, anomalous_filter: bool = True) -> RequestClasses:
+    """The workload as weighted classes; anomalous requests are flagged (and kept) separately."""
+    h, wh = hit_rate_points(wl.hit_rate, points_per_bin)
+    li, wi = length_points(wl.input_tokens, n_length)
+    lo, wo = length_points(wl.output_tokens, n_length)
+    H, LI, LO = np.meshgrid(h, li, lo, indexing="ij")
+    W = wh[:, None, None] * wi[None, :, None] * wo[None, None, :]
+    share = wl.anomalous.share if wl.anomalous is not None else 0.0
+    hit = [H.ravel()]
+    inp = [LI.ravel()]
+    out = [LO.ravel()]
+    wts = [W.ravel() * (1 - share)]
+    anom = [np.zeros(W.size, dtype=bool)]
+    if wl.anomalous is not None and share > 0:
+        ai, awi = length_points(wl.anomalous.input_tokens, n_length)
+        ao, awo = length_points(wl.anomalous.output_tokens, n_length)
+        AI, AO = np.meshgrid(ai, ao, indexing="ij")
+        AW = awi[:, None] * awo[None, :] * share
+        hit.append(np.full(AI.size, wl.anomalous.hit_rate))
+        inp.append(AI.ravel())
+        out.append(AO.ravel())
+        wts.append(AW.ravel())
+        anom.append(np.full(AI.size, anomalous_filter))
+    return RequestClasses(
+        hit_rate=np.concatenate(hit),
+        input_tokens=np.concatenate(inp),
+        output_tokens=np.concatenate(out),
+        weight=np.concatenate(wts),
+        anomalous=np.concatenate(anom),
+    )

@@ -1,0 +1,450 @@
+"""The only module that touches YAML: strict loading, line numbers, and the profile search path.
+
+YAML is read with YAML 1.2 scalars (``1e9`` is a float, only ``true``/``false`` are booleans,
+``no`` stays a string), duplicate keys are errors, and every key's line is remembered so that a
+validation error names the file, the key path and the line.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import re
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from pddplan.errors import NotFoundError, ProfileError
+from pddplan.spec import KIND_DIRS, KINDS, Chip, Link, Model, Scenario, Strict, Workload
+
+ENV_VAR = "PDDPLAN_PROFILES"
+Path_ = tuple[str | int, ...]
+
+
+# ----------------------------------------------------------------------------- strict YAML
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core-schema booleans and floats."""
+
+
+_StrictLoader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float")]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+@dataclass
+class YamlDoc:
+    """A parsed YAML document: plain data plus the line (1-based) of every key path."""
+
+    data: Any
+    lines: dict[Path_, int]
+    file: str
+
+
+def _build(node: yaml.Node, loader: _StrictLoader, path: Path_, lines: dict[Path_, int], file: str) -> Any:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                key = str(key)
+            sub = (*path, key)
+            if key in out:
+                raise ProfileError(
+                    f"duplicate key {key!r} (first at line {lines[sub]})",
+                    file=file,
+                    key=_dotted(sub),
+                    line=key_node.start_mark.line + 1,
+                )
+            lines[sub] = key_node.start_mark.line + 1
+            out[key] = _build(value_node, loader, sub, lines, file)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(n, loader, (*path, i), lines, file) for i, n in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
+
+
+def parse_yaml(text: str, file: str) -> YamlDoc:
+    """Parse one YAML document strictly; raise :class:`ProfileError` naming file and line."""
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        lines: dict[Path_, int] = {}
+        data = {} if node is None else _build(node, loader, (), lines, file)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        raise ProfileError(f"invalid YAML: {exc.problem}", file=file, line=line) from None
+    except yaml.YAMLError as exc:
+        raise ProfileError(f"invalid YAML: {exc}", file=file) from None
+    finally:
+        loader.dispose()
+    return YamlDoc(data=data, lines=lines, file=file)
+
+
+def read_yaml(path: Path) -> YamlDoc:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
+    return parse_yaml(text, str(path))
+
+
+def _dotted(path: Iterable[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out or "(top level)"
+
+
+# ------------------------------------------------------------------------- validation errors
+
+
+def _unwrap(tp: Any) -> list[type[BaseModel]]:
+    """The BaseModel classes reachable from an annotation (through Optional, list, dict, union)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [tp]
+    if origin in (typing.Union, types.UnionType, list, dict, tuple):
+        out: list[type[BaseModel]] = []
+        for arg in typing.get_args(tp):
+            out.extend(_unwrap(arg))
+        return out
+    return []
+
+
+def _classes_at(root: type[BaseModel], parts: Iterable[str | int]) -> list[type[BaseModel]]:
+    classes = [root]
+    for part in parts:
+        if isinstance(part, int):
+            continue
+        nxt: list[type[BaseModel]] = []
+        for cls in classes:
+            fld = cls.model_fields.get(part)
+            if fld is not None:
+                nxt.extend(_unwrap(fld.annotation))
+        if nxt:
+            classes = nxt
+    return classes
+
+
+def _data_path(loc: tuple[Any, ...], data: Any) -> Path_:
+    """Drop pydantic's union tags from an error location, keeping the keys present in the data."""
+    out: list[str | int] = []
+    cur = data
+    for part in loc:
+        if isinstance(cur, dict) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, dict | list):
+            # a union tag such as 'function-after[...]' or a class name: skip it
+            if isinstance(part, str) and (part in KINDS or "[" in part or part[:1].isupper()):
+                continue
+            out.append(part)
+            cur = None
+        else:
+            out.append(part)
+            cur = None
+    return tuple(out)
+
+
+def _line_for(doc: YamlDoc, path: Path_) -> int | None:
+    for n in range(len(path), -1, -1):
+        line = doc.lines.get(path[:n])
+        if line is not None:
+            return line
+    return None
+
+
+def validation_to_profile_error(
+    exc: ValidationError, cls: type[BaseModel], doc: YamlDoc
+) -> ProfileError:
+    """Turn pydantic's first error into one line naming file, key path and line."""
+    errors = exc.errors(include_url=False)
+    # prefer errors that are not union fan-out noise: shortest data path first
+    best = min(errors, key=lambda e: (e["type"] == "union_tag_invalid", len(e["loc"])))
+    path = _data_path(best["loc"], doc.data)
+    msg = best["msg"]
+    if best["type"] == "extra_forbidden":
+        key = str(path[-1]) if path else "?"
+        allowed = sorted({f for c in _classes_at(cls, path[:-1]) for f in c.model_fields})
+        guess = difflib.get_close_matches(key, allowed, n=1)
+        msg = f"unknown key {key!r}" + (f"; did you mean {guess[0]!r}?" if guess else "")
+        msg += f" (allowed: {', '.join(allowed)})"
+    elif best["type"] == "missing":
+        msg = "required key is missing"
+    else:
+        msg = msg.removeprefix("Value error, ")
+        if "input" in best and not isinstance(best["input"], dict | list):
+            msg += f" (got {best['input']!r})"
+    return ProfileError(msg, file=doc.file, key=_dotted(path), line=_line_for(doc, path))
+
+
+def validate(cls: type[Strict], doc: YamlDoc) -> Any:
+    if not isinstance(doc.data, dict):
+        raise ProfileError("expected a mapping of keys at the top level", file=doc.file, line=1)
+    try:
+        return cls.model_validate(doc.data)
+    except ValidationError as exc:
+        raise validation_to_profile_error(exc, cls, doc) from None
+
+
+def load_file(path: Path, expected_kind: str | None = None) -> Any:
+    """Load and validate one profile or scenario file; its ``kind:`` picks the schema."""
+    doc = read_yaml(path)
+    kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+    if kind is None:
+        kind = expected_kind
+    if kind not in KINDS:
+        raise ProfileError(
+            f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}",
+            file=str(path),
+            key="kind",
+            line=doc.lines.get(("kind",), 1),
+        )
+    if expected_kind is not None and kind != expected_kind:
+        raise ProfileError(
+            f"expected kind {expected_kind!r}, found {kind!r}",
+            file=str(path),
+            key="kind",
+            line=doc.lines.get(("kind",)),
+        )
+    obj = validate(KINDS[kind], doc)
+    stem = path.stem
+    if kind != "scenario" and getattr(obj, "name", stem) != stem:
+        raise ProfileError(
+            f"name {obj.name!r} must match the file name {stem!r}",
+            file=str(path),
+            key="name",
+            line=doc.lines.get(("name",)),
+        )
+    return obj
+
+
+# ------------------------------------------------------------------------------ search path
+
+
+def bundled_profiles_dir() -> Path:
+    """The profiles shipped with pddplan: inside the wheel, or the source checkout's folder."""
+    here = Path(__file__).resolve().parent
+    inside = here / "_profiles"
+    if inside.is_dir():
+        return inside
+    return here.parent / "profiles"
+
+
+@dataclass
+class Registry:
+    """Profiles by kind and name, from user directories first, then the bundled set.
+
+    A user profile with the same name as a bundled one shadows it; ``profiles list`` shows
+    which file each name resolves to.
+    """
+
+    dirs: list[Path] = field(default_factory=list)
+
+    @classmethod
+    def default(cls, extra: Iterable[Path] = ()) -> Registry:
+        dirs: list[Path] = [Path(p) for p in extra]
+        env = os.environ.get(ENV_VAR, "")
+        dirs += [Path(p) for p in env.split(os.pathsep) if p]
+        for d in dirs:
+            if not d.is_dir():
+                raise NotFoundError(f"profiles directory not found: {d}")
+        dirs.append(bundled_profiles_dir())
+        return cls(dirs=dirs)
+
+    def index(self, kind: str) -> dict[str, Path]:
+        sub = KIND_DIRS[kind]
+        found: dict[str, Path] = {}
+        for d in self.dirs:
+            for p in sorted((d / sub).glob("*.yaml")) if (d / sub).is_dir() else []:
+                found.setdefault(p.stem, p)
+        return found
+
+    def path(self, kind: str, name: str) -> Path:
+        idx = self.index(kind)
+        if name not in idx:
+            guess = difflib.get_close_matches(name, list(idx), n=1)
+            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            raise NotFoundError(f"no {kind} profile named {name!r}{hint}")
+        return idx[name]
+
+    def load(self, kind: str, name: str) -> Any:
+        return _load_cached(self.path(kind, name), kind)
+
+    def find_any(self, name: str) -> tuple[str, Path]:
+        hits = [(k, self.index(k)[name]) for k in KIND_DIRS if name in self.index(k)]
+        if not hits:
+            names = [n for k in KIND_DIRS for n in self.index(k)]
+            guess = difflib.get_close_matches(name, names, n=1)
+            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            raise NotFoundError(f"no profile named {name!r}{hint}")
+        return hits[0]
+
+    def scenario_path(self, name_or_path: str | None) -> Path:
+        """A scenario given as a file path, or by name from the bundled ``scenarios/``."""
+        if name_or_path is None:
+            name_or_path = "default"
+        p = Path(name_or_path)
+        if p.suffix in (".yaml", ".yml") or p.exists():
+            if not p.is_file():
+                raise NotFoundError(f"scenario file not found: {p}")
+            return p
+        for d in self.dirs:
+            cand = d / "scenarios" / f"{name_or_path}.yaml"
+            if cand.is_file():
+                return cand
+        raise NotFoundError(f"no scenario file or bundled scenario named {name_or_path!r}")
+
+
+@cache
+def _load_cached(path: Path, kind: str) -> Any:
+    return load_file(path, kind)
+
+
+# -------------------------------------------------------------------------------- scenarios
+
+
+@dataclass(frozen=True)
+class ResolvedScenario:
+    """A scenario with every profile it names loaded and overrides applied."""
+
+    scenario: Scenario
+    file: str
+    model: Model
+    workload: Workload
+    link: Link
+    rdma: Link
+    chips: Mapping[str, Chip]
+
+
+def _deep_merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for k, v in patch.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+_OVERRIDE_KINDS = {"chips": "chip", "models": "model", "links": "link", "workloads": "workload"}
+
+
+def load_scenario(
+    name_or_path: str | None,
+    registry: Registry,
+    patch: Mapping[str, Any] | None = None,
+) -> ResolvedScenario:
+    """Load a scenario, the profiles it names, and apply its ``overrides`` (and ``patch``)."""
+    path = registry.scenario_path(name_or_path)
+    doc = read_yaml(path)
+    if patch:
+        doc = YamlDoc(data=_deep_merge(doc.data, patch), lines=doc.lines, file=doc.file)
+    scen: Scenario = validate(Scenario, doc)
+    return resolve(scen, doc, registry)
+
+
+def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenario:
+    file = doc.file
+    for group in scen.overrides:
+        if group not in _OVERRIDE_KINDS:
+            guess = difflib.get_close_matches(group, list(_OVERRIDE_KINDS), n=1)
+            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            raise ProfileError(
+                f"unknown override group {group!r}{hint} (allowed: {', '.join(_OVERRIDE_KINDS)})",
+                file=file,
+                key=f"overrides.{group}",
+                line=doc.lines.get(("overrides", group)),
+            )
+
+    def get(kind: str, name: str, key: Path_) -> Any:
+        try:
+            ppath = registry.path(kind, name)
+        except NotFoundError as exc:
+            raise ProfileError(str(exc), file=file, key=_dotted(key), line=_line_for(doc, key)) from None
+        group = next(g for g, k in _OVERRIDE_KINDS.items() if k == kind)
+        ov = scen.overrides.get(group, {}).get(name)
+        if not ov:
+            return _load_cached(ppath, kind)
+        base = read_yaml(ppath)
+        merged = YamlDoc(_deep_merge(base.data, ov), base.lines, f"{ppath} (overridden in {file})")
+        try:
+            return KINDS[kind].model_validate(merged.data)
+        except ValidationError as exc:
+            err = validation_to_profile_error(exc, KINDS[kind], merged)
+            okey = ("overrides", group, name)
+            raise ProfileError(
+                err.message, file=file, key=None, line=_line_for(doc, okey)
+            ) from None
+
+    model = get("model", scen.model, ("model",))
+    if isinstance(scen.workload, Workload):
+        workload = scen.workload
+    else:
+        workload = get("workload", scen.workload, ("workload",))
+    link = get("link", scen.link, ("link",))
+    rdma = get("link", scen.rdma, ("rdma",))
+    if link.type != "wan":
+        raise ProfileError("must name a WAN link profile", file=file, key="link", line=doc.lines.get(("link",)))
+    if rdma.type != "rdma":
+        raise ProfileError("must name an RDMA link profile", file=file, key="rdma", line=doc.lines.get(("rdma",)))
+
+    all_chips = list(registry.index("chip"))
+    names: dict[str, Path_] = {}
+    for role in ("P", "RLD", "MD"):
+        choice = getattr(scen.roles, role)
+        for i, c in enumerate(choice.chips):
+            if c == "*":
+                for n in all_chips:
+                    names.setdefault(n, ("roles", role, "chips", i))
+            else:
+                names.setdefault(c, ("roles", role, "chips", i))
+    if scen.baseline is not None:
+        names.setdefault(scen.baseline.chip, ("baseline", "chip"))
+    for c in scen.limits.max_chips:
+        names.setdefault(c, ("limits", "max_chips", c))
+    chips = {n: get("chip", n, key) for n, key in names.items()}
+    return ResolvedScenario(
+        scenario=scen, file=file, model=model, workload=workload, link=link, rdma=rdma, chips=chips
+    )
+
+
+def role_chip_names(rs: ResolvedScenario, role: str) -> list[str]:
+    choice = getattr(rs.scenario.roles, role)
+    if "*" in choice.chips:
+        return sorted(rs.chips)
+    return list(dict.fromkeys(choice.chips))

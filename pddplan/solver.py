@@ -1,0 +1,689 @@
+"""Search for plans: chips, instance sizes, counts, routing threshold and hand-over mode.
+
+The solver never prints; it takes an optional progress callback and returns records.
+
+How the search is exact within the model
+---------------------------------------
+TTFT depends on the prefill option, the line and the routing threshold, never on the decode
+chips (the first decode step is bounded by the TPOT target, which is what decode instances are
+sized for). RLD's and MD's counts depend on each other only through the hand-over (MD's extend
+pass). So for every (threshold, hand-over mode) the cost splits into
+``cost_P(p) + cost_RM(r, m) + line`` and the minimum is taken over every option triple; with
+inventory limits the triples are visited in cost order until one fits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import numpy as np
+
+from pddplan import units
+from pddplan.deployment import (
+    TOKEN_ID_BYTES_PER_TOKEN,
+    Instance,
+    ModelNumbers,
+    RequestClasses,
+    model_numbers,
+    request_classes,
+)
+from pddplan.errors import InfeasibleError
+from pddplan.loader import ResolvedScenario, role_chip_names
+from pddplan.models import network, pipeline, queueing
+from pddplan.spec import Link
+
+ROLES = ("P", "RLD", "MD")
+PERCENTILES = (0.5, 0.9, 0.99)
+HANDOVER_MODES = ("one-shot", "catch-up")
+Progress = Callable[[int, int], None]
+
+
+# ------------------------------------------------------------------------------------ links
+
+
+@dataclass(frozen=True)
+class LinkNumbers:
+    name: str
+    bandwidth_gbit_per_s: float
+    goodput_bytes_per_s: float
+    rtt_s: float
+    setup_rtts: float
+    jitter_cv: float
+    price_usd_per_hour: float
+
+    @classmethod
+    def of(cls, link: Link, bandwidth_scale: float = 1.0) -> LinkNumbers:
+        bw = link.bandwidth_gbit_per_s * bandwidth_scale
+        return cls(
+            name=link.name,
+            bandwidth_gbit_per_s=bw,
+            goodput_bytes_per_s=float(
+                network.link_goodput_bytes_per_s(units.gbit_per_s_to_bytes_per_s(bw), link.efficiency)
+            ),
+            rtt_s=units.ms_to_s(link.rtt_ms),
+            setup_rtts=link.setup_rtts,
+            jitter_cv=link.jitter_cv,
+            price_usd_per_hour=units.usd_per_month_to_usd_per_hour(link.price_usd_per_month),
+        )
+
+
+# ---------------------------------------------------------------------------------- problem
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Which architecture is being sized."""
+
+    name: str  # "pdd", "same-dc", "no-relay"
+    cross_dc: bool  # KV goes over the WAN line to the decode pool
+    relay: bool  # RLD exists
+    anomalous_filter: bool
+
+
+PDD = Topology("pdd", cross_dc=True, relay=True, anomalous_filter=True)
+SAME_DC = Topology("same-dc", cross_dc=False, relay=False, anomalous_filter=False)
+NO_RELAY = Topology("no-relay", cross_dc=True, relay=False, anomalous_filter=False)
+
+
+@dataclass
+class Problem:
+    """Everything the search holds fixed, in numbers."""
+
+    model: ModelNumbers
+    classes: RequestClasses
+    options: dict[str, list[Instance]]
+    wan: LinkNumbers
+    rdma: LinkNumbers
+    topology: Topology
+    ttft_targets_s: tuple[float, float, float]
+    tpot_s: float
+    chunk_size_tokens: int
+    prefill_utilization_cap: float
+    link_utilization_cap: float
+    handover_modes: tuple[str, ...]
+    catch_up_threshold_tokens: int
+    routing: str
+    max_chips: dict[str, int] = field(default_factory=dict)
+    enforce_ttft: bool = True
+
+    # --- chip-independent per-class arrays
+    @cached_property
+    def wan_bytes(self) -> np.ndarray:
+        c = self.classes
+        b = network.uncached_kv_bytes(c.input_tokens, c.hit_rate, self.model.kv_bytes_per_token)
+        return np.where(self.on_decode_side, b, 0.0)
+
+    @cached_property
+    def on_decode_side(self) -> np.ndarray:
+        """Classes whose decode runs on MD (or D): all but the filtered anomalous ones."""
+        return ~(self.classes.anomalous & self.topology.anomalous_filter & self.topology.relay)
+
+    @cached_property
+    def rdma_to_rld_s(self) -> np.ndarray:
+        """RDMA KV copy P -> RLD: the whole context (RLD keeps no long-lived prefix cache)."""
+        c = self.classes
+        return network.transfer_time_s(
+            c.input_tokens * self.model.kv_bytes_per_token, self.rdma.goodput_bytes_per_s, self.rdma.rtt_s, self.rdma.setup_rtts
+        )
+
+    @cached_property
+    def thresholds(self) -> list[float]:
+        """Routing thresholds: classes with hit rate below it are relayed."""
+        if not (self.topology.relay and self.topology.cross_dc) or self.routing == "no-relay":
+            return [0.0]
+        if self.routing == "all-relay":
+            return [2.0]
+        h = np.unique(self.classes.hit_rate[~self.classes.anomalous])
+        mids = (h[:-1] + h[1:]) / 2
+        if len(mids) > 12:
+            mids = np.quantile(mids, np.linspace(0, 1, 12))
+        return [0.0, *sorted({float(x) for x in mids}), 2.0]
+
+    def relay_mask(self, threshold: float) -> np.ndarray:
+        return (self.classes.hit_rate < threshold) & self.on_decode_side
+
+
+# -------------------------------------------------------------------------------- evaluation
+
+
+@dataclass(frozen=True)
+class Route:
+    """Per-class timings for one rate and routing threshold (chip independent)."""
+
+    threshold: float
+    relay: np.ndarray  # bool per class
+    link_utilization: float
+    wan_s: np.ndarray  # mean WAN time per class (0 for same-dc RDMA-only: RDMA time)
+    relay_wait_s: np.ndarray
+    eager_tokens: np.ndarray
+
+
+@dataclass(frozen=True)
+class PrefillSizing:
+    instances: int
+    utilization: float
+    ttft_s: tuple[float, float, float]
+    attainment: float
+    bound_by: str
+
+
+@dataclass(frozen=True)
+class DecodeSizing:
+    instances: int
+    batch_per_instance: int
+    batch_bound_by: str  # "TPOT" or "memory"
+    concurrency: float
+    context_tokens: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    topology: str
+    rate_rps: float
+    threshold: float
+    handover: str
+    roles: dict[str, tuple[Instance, int] | None]
+    cost_usd_per_hour: float
+    role_cost_usd_per_hour: dict[str, float]
+    link_cost_usd_per_hour: float
+    prefill: PrefillSizing
+    decode: dict[str, DecodeSizing | None]
+    route: Route
+    md_stall_s: float
+    rld_extra_s: np.ndarray
+    rld_output_token_share: float
+    meets_sla: bool
+    binding: list[str]
+
+    @property
+    def goodput_rps(self) -> float:
+        return self.rate_rps * self.prefill.attainment
+
+    @property
+    def bcr_requests_per_usd(self) -> float:
+        """BCR: requests served within SLA per dollar of hardware (and line) cost."""
+        if self.cost_usd_per_hour <= 0:
+            return math.inf
+        return self.goodput_rps * units.SECONDS_PER_HOUR / self.cost_usd_per_hour
+
+    def chips_of(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for role in self.roles.values():
+            if role is not None:
+                inst, n = role
+                out[inst.chip.name] = out.get(inst.chip.name, 0) + n * inst.tensor_parallel
+        return out
+
+
+class Solver:
+    def __init__(self, problem: Problem) -> None:
+        self.pb = problem
+        self._prefill_cache: dict[int, np.ndarray] = {}
+
+    # ---- per-option quantities
+    def prefill_s(self, inst: Instance) -> np.ndarray:
+        key = id(inst)
+        if key not in self._prefill_cache:
+            c = self.pb.classes
+            self._prefill_cache[key] = np.asarray(
+                inst.prefill_s(c.uncached_tokens, c.cached_tokens, self.pb.chunk_size_tokens), dtype=float
+            )
+        return self._prefill_cache[key]
+
+    # ---- route (rate, threshold)
+    def route(self, rate: float, threshold: float) -> Route:
+        pb = self.pb
+        w = pb.classes.weight
+        relay = pb.relay_mask(threshold)
+        if pb.topology.cross_dc:
+            util = float(network.link_utilization(rate, np.sum(w * pb.wan_bytes), pb.wan.goodput_bytes_per_s))
+            link = pb.wan
+        else:
+            util = float(network.link_utilization(rate, np.sum(w * pb.wan_bytes), pb.rdma.goodput_bytes_per_s))
+            link = pb.rdma
+        wan_s = np.where(
+            pb.on_decode_side,
+            network.transfer_time_s(pb.wan_bytes, link.goodput_bytes_per_s, link.rtt_s, link.setup_rtts, min(util, 0.999999)),
+            0.0,
+        )
+        wait = np.where(relay, pipeline.relay_wait_s(wan_s, pb.rdma_to_rld_s), 0.0)
+        eager = np.where(relay, pipeline.eager_tokens(wait, pb.tpot_s, pb.classes.output_tokens), 0.0)
+        return Route(threshold, relay, util, wan_s, wait, eager)
+
+    def ttft_offsets(self, inst: Instance, route: Route) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes.
+
+        Pipeline id: 0 = P-MD (or P-D), 1 = P-RLD-MD, 2 = anomalous on RLD.
+        """
+        pb = self.pb
+        pre = self.prefill_s(inst)
+        w = pb.classes.weight
+        first_step = pb.tpot_s
+        direct = pb.on_decode_side & ~route.relay
+        pid = np.where(direct, 0, np.where(route.relay, 1, 2))
+        local = pre + pb.rdma_to_rld_s + first_step
+        if pb.topology.cross_dc and pb.wan.jitter_cv > 0:
+            f, fw = network.jitter_points(pb.wan.jitter_cv)
+        else:
+            f, fw = np.ones(1), np.ones(1)
+        d_direct = (pre + first_step)[:, None] + route.wan_s[:, None] * f[None, :]
+        offs = np.where(direct[:, None], d_direct, local[:, None] * np.ones_like(f)[None, :])
+        wts = np.where(direct[:, None], w[:, None] * fw[None, :], np.where(np.arange(len(f))[None, :] == 0, w[:, None], 0.0))
+        pids = np.repeat(pid[:, None], len(f), axis=1)
+        keep = wts.ravel() > 0
+        return offs.ravel()[keep], wts.ravel()[keep], pids.ravel()[keep]
+
+    def ttft_at(self, inst: Instance, n: int, rate: float, offs, wts) -> tuple[tuple[float, float, float], float, float]:
+        pre = self.prefill_s(inst)
+        w = self.pb.classes.weight
+        mean_s = float(np.sum(w * pre))
+        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0)
+        util = rate * mean_s / n
+        if util >= 1:
+            return (math.inf, math.inf, math.inf), 0.0, util
+        pw, theta, _ = queueing.waiting_time_params(rate, n, mean_s, max(scv, 0.0))
+        q = tuple(queueing.mixture_quantile(p, offs, wts, pw, theta) for p in PERCENTILES)
+        att = float(queueing.mixture_cdf(self.pb.ttft_targets_s[2], offs, wts, pw, theta))
+        return q, att, util  # type: ignore[return-value]
+
+    def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
+        pb = self.pb
+        pre = self.prefill_s(inst)
+        mean_s = float(np.sum(pb.classes.weight * pre))
+        n = max(1, math.ceil(rate * mean_s / pb.prefill_utilization_cap - 1e-9))
+        offs, wts, _ = self.ttft_offsets(inst, route)
+        targets = pb.ttft_targets_s
+
+        def ok(q: tuple[float, float, float]) -> bool:
+            return all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, targets, strict=True))
+
+        q, att, util = self.ttft_at(inst, n, rate, offs, wts)
+        if ok(q) or not pb.enforce_ttft:
+            return PrefillSizing(n, util, q, att, "prefill capacity (utilization cap)")
+        floor_q = tuple(queueing.mixture_quantile(p, offs, wts) for p in PERCENTILES)
+        if not ok(floor_q):
+            return None  # no count meets TTFT: transfer or prefill alone is too slow
+        lo, hi = n, n * 2
+        while True:
+            q, att, util = self.ttft_at(inst, hi, rate, offs, wts)
+            if ok(q):
+                break
+            lo, hi = hi, hi * 2
+            if hi > 1 << 20:
+                return None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            qm, _, _ = self.ttft_at(inst, mid, rate, offs, wts)
+            if ok(qm):
+                hi = mid
+            else:
+                lo = mid
+        q, att, util = self.ttft_at(inst, hi, rate, offs, wts)
+        worst = max(range(3), key=lambda i: q[i] / targets[i])
+        return PrefillSizing(hi, util, q, att, f"TTFT p{int(PERCENTILES[worst] * 100)}")
+
+    # ---- decode pools
+    def decode_load(self, route: Route, md: Instance, mode: str):
+        """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option."""
+        pb = self.pb
+        c = pb.classes
+        ctx_md = float(np.sum(c.weight * pb.on_decode_side * (c.input_tokens + c.output_tokens / 2)) / max(np.sum(c.weight * pb.on_decode_side), 1e-300))
+        e0, e1 = md.extend_affine(ctx_md)
+        link = pb.wan
+        ho_s = float(network.transfer_time_s(network.handover_payload_bytes(pb.catch_up_threshold_tokens, TOKEN_ID_BYTES_PER_TOKEN), link.goodput_bytes_per_s, link.rtt_s, 0.0))
+        if mode == "one-shot":
+            extra, stall, rounds = pipeline.one_shot_handover(route.eager_tokens, e0, e1, ho_s)
+            extend_busy = np.where(route.eager_tokens > 0, e0 + e1 * route.eager_tokens, 0.0)
+        else:
+            extra, stall, rounds = pipeline.catch_up_handover(route.eager_tokens, pb.catch_up_threshold_tokens, e0, e1, pb.tpot_s, ho_s)
+            extend_busy = rounds * e0 + e1 * (route.eager_tokens + extra / pb.tpot_s)
+        extra = np.where(route.relay, extra, 0.0)
+        stall = np.where(route.relay, stall, 0.0)
+        extend_busy = np.where(route.relay, extend_busy, 0.0)
+        md_tokens = np.where(pb.on_decode_side, np.maximum(c.output_tokens - route.eager_tokens - extra / pb.tpot_s, 0.0), 0.0)
+        md_time = md_tokens * pb.tpot_s + stall
+        rld_time = np.where(route.relay, route.relay_wait_s + extra, 0.0) + np.where(
+            pb.on_decode_side, 0.0, c.output_tokens * pb.tpot_s
+        )
+        rld_tokens = np.where(route.relay, np.minimum(route.eager_tokens + extra / pb.tpot_s, c.output_tokens), 0.0) + np.where(
+            pb.on_decode_side, 0.0, c.output_tokens
+        )
+        return ctx_md, md_time, extend_busy, stall, rld_time, rld_tokens, extra
+
+    def size_decode(self, inst: Instance, rate: float, time_s: np.ndarray, context_tokens: float, extra_busy: float = 0.0) -> DecodeSizing | None:
+        w = self.pb.classes.weight
+        conc = float(np.sum(rate * w * time_s))
+        if conc <= 0:
+            return DecodeSizing(0, 0, "-", 0.0, context_tokens)
+        b_mem = inst.max_batch_memory(context_tokens)
+        b = inst.max_batch_at_tpot(context_tokens, self.pb.tpot_s)
+        if b < 1:
+            return None
+        n = math.ceil(conc / b + rate * extra_busy - 1e-9)
+        return DecodeSizing(max(n, 1), b, "memory" if b >= b_mem else "TPOT", conc, context_tokens)
+
+    # ---- search
+    def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+        """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
+        pb = self.pb
+        best: Plan | None = None
+        reasons: dict[str, int] = {}
+        thresholds = pb.thresholds
+        modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
+        total = len(thresholds) * len(modes)
+        step = 0
+        for thr in thresholds:
+            route = self.route(rate, thr)
+            if pb.topology.cross_dc and route.link_utilization > pb.link_utilization_cap:
+                reasons["line utilization"] = reasons.get("line utilization", 0) + 1
+                step += len(modes)
+                continue
+            p_sizes = [(p, self.size_prefill(p, rate, route)) for p in pb.options["P"]]
+            p_ok = [(p, s) for p, s in p_sizes if s is not None]
+            if not p_ok:
+                reasons["TTFT"] = reasons.get("TTFT", 0) + 1
+                step += len(modes)
+                continue
+            for mode in modes:
+                step += 1
+                if progress:
+                    progress(step, total)
+                cand = self._best_for(rate, route, mode, p_ok)
+                if cand is None:
+                    reasons["decode"] = reasons.get("decode", 0) + 1
+                    continue
+                if best is None or cand.cost_usd_per_hour < best.cost_usd_per_hour - 1e-9:
+                    best = cand
+        if best is None:
+            raise self._infeasible(rate, reasons)
+        return best
+
+    def _best_for(self, rate: float, route: Route, mode: str, p_ok) -> Plan | None:
+        pb = self.pb
+        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
+        md_rows = []
+        for m in pb.options["MD"]:
+            ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = self.decode_load(route, m, mode)
+            ext_mean = float(np.sum(pb.classes.weight * ext_busy))
+            md = self.size_decode(m, rate, md_time, ctx, ext_mean)
+            if md is None:
+                continue
+            md_rows.append((m, md, stall, rld_time, rld_tokens, extra))
+        if not md_rows:
+            return None
+        r_opts: list[Instance | None] = list(pb.options["RLD"]) if has_rld else [None]
+        combos = []
+        for mi, (m, md, stall, rld_time, rld_tokens, extra) in enumerate(md_rows):
+            w = pb.classes.weight
+            occ = w * rld_time
+            ctx_r = float(np.sum(occ * (pb.classes.input_tokens + rld_tokens / 2)) / np.sum(occ)) if np.sum(occ) > 0 else 0.0
+            for r in r_opts:
+                if r is None:
+                    combos.append((md.instances * m.price_usd_per_hour, mi, None, None))
+                    continue
+                rs = self.size_decode(r, rate, rld_time, ctx_r)
+                if rs is None:
+                    continue
+                combos.append((md.instances * m.price_usd_per_hour + rs.instances * r.price_usd_per_hour, mi, r, rs))
+        if not combos:
+            return None
+        p_costs = np.array([s.instances * p.price_usd_per_hour for p, s in p_ok])
+        rm_costs = np.array([c[0] for c in combos])
+        tot = p_costs[:, None] + rm_costs[None, :]
+        order = np.argsort(tot, axis=None, kind="stable")
+        link_cost = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        for flat in order:
+            pi, ci = np.unravel_index(flat, tot.shape)
+            p, ps = p_ok[pi]
+            _, mi, r, rs = combos[ci]
+            m, md, stall, rld_time, rld_tokens, extra = md_rows[mi]
+            roles: dict[str, tuple[Instance, int] | None] = {
+                "P": (p, ps.instances),
+                "RLD": (r, rs.instances) if r is not None and rs is not None and rs.instances > 0 else None,
+                "MD": (m, md.instances),
+            }
+            if not self._fits_inventory(roles):
+                continue
+            role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
+            w = pb.classes.weight
+            share = float(np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens))
+            binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
+            if rs is not None and rs.instances > 0:
+                binding.append(f"RLD: {rs.batch_bound_by}")
+            if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
+                binding.append("line utilization")
+            ttft_ok = all(q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True))
+            return Plan(
+                topology=pb.topology.name,
+                rate_rps=rate,
+                threshold=route.threshold,
+                handover=mode if roles["RLD"] else "-",
+                roles=roles,
+                cost_usd_per_hour=float(tot[pi, ci]) + link_cost,
+                role_cost_usd_per_hour=role_cost,
+                link_cost_usd_per_hour=link_cost,
+                prefill=ps,
+                decode={"RLD": rs if roles["RLD"] else None, "MD": md},
+                route=route,
+                md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+                rld_extra_s=extra,
+                rld_output_token_share=share,
+                meets_sla=ttft_ok,
+                binding=binding,
+            )
+        return None
+
+    def ttft_by_pipeline(self, plan: Plan) -> dict[str, dict[str, float]]:
+        """TTFT percentiles and request share per pipeline, plus the mean wait, for a plan."""
+        p_inst, n = plan.roles["P"]  # type: ignore[misc]
+        offs, wts, pids = self.ttft_offsets(p_inst, plan.route)
+        pre = self.prefill_s(p_inst)
+        w = self.pb.classes.weight
+        mean_s = float(np.sum(w * pre))
+        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0)
+        pw, theta, mean_wait = queueing.waiting_time_params(plan.rate_rps, n, mean_s, max(scv, 0.0))
+        out: dict[str, dict[str, float]] = {}
+        names = {0: "P-MD" if self.pb.topology.cross_dc else "P-D", 1: "P-RLD-MD", 2: "P-RLD (anomalous)"}
+        for pid, name in names.items():
+            mask = pids == pid
+            if not np.any(mask):
+                continue
+            row = {"share": float(np.sum(wts[mask]) / np.sum(wts))}
+            for p in PERCENTILES:
+                row[f"p{int(p * 100)}"] = queueing.mixture_quantile(p, offs[mask], wts[mask], pw, theta)
+            out[name] = row
+        out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}
+        return out
+
+    def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
+        if not self.pb.max_chips:
+            return True
+        used: dict[str, int] = {}
+        for v in roles.values():
+            if v is not None:
+                used[v[0].chip.name] = used.get(v[0].chip.name, 0) + v[1] * v[0].tensor_parallel
+        return all(used.get(c, 0) <= lim for c, lim in self.pb.max_chips.items())
+
+    def _infeasible(self, rate: float, reasons: dict[str, int]) -> InfeasibleError:
+        pb = self.pb
+        if "line utilization" in reasons and len(reasons) == 1:
+            need = rate * float(np.sum(pb.classes.weight * pb.wan_bytes)) / pb.link_utilization_cap
+            gbit = units.bytes_per_s_to_gbit_per_s(need / (pb.wan.goodput_bytes_per_s / units.gbit_per_s_to_bytes_per_s(pb.wan.bandwidth_gbit_per_s)))
+            return InfeasibleError(
+                f"no plan fits at {rate:.4g} req/s: the line would run above its utilization cap "
+                f"{pb.link_utilization_cap:.0%}; it needs a line of at least {gbit:.1f} Gbit/s, or a rate of at most "
+                f"{self.line_rate_limit():.4g} req/s",
+                binding="line utilization",
+            )
+        if "TTFT" in reasons:
+            best_q = None
+            for thr in pb.thresholds:
+                route = self.route(rate, thr)
+                for p in pb.options["P"]:
+                    offs, wts, _ = self.ttft_offsets(p, route)
+                    q = [queueing.mixture_quantile(pp, offs, wts) for pp in PERCENTILES]
+                    if best_q is None or q[2] < best_q[2]:
+                        best_q = q
+            assert best_q is not None
+            worst = max(range(3), key=lambda i: best_q[i] / pb.ttft_targets_s[i])
+            name = f"p{int(PERCENTILES[worst] * 100)}"
+            return InfeasibleError(
+                f"no plan fits at {rate:.4g} req/s: TTFT {name} needs at least {best_q[worst]:.3g} s "
+                f"(target {pb.ttft_targets_s[worst]:.3g} s) even with unlimited prefill; relax the TTFT "
+                f"{name} target, or use a faster line or prefill chip",
+                binding=f"TTFT {name}",
+            )
+        if pb.max_chips:
+            return InfeasibleError(
+                f"no plan fits at {rate:.4g} req/s within the inventory limits {pb.max_chips}",
+                binding="inventory",
+            )
+        return InfeasibleError(
+            f"no plan fits at {rate:.4g} req/s: no decode option meets the TPOT target of "
+            f"{pb.tpot_s * 1e3:.4g} ms within memory; relax TPOT or use larger instances",
+            binding="TPOT",
+        )
+
+    # ---- scale
+    def line_rate_limit(self) -> float:
+        pb = self.pb
+        if not pb.topology.cross_dc:
+            return math.inf
+        per_req = float(np.sum(pb.classes.weight * pb.wan_bytes))
+        return math.inf if per_req <= 0 else pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / per_req
+
+    def solve_budget(self, budget_usd_per_hour: float, hi_rate: float) -> Plan:
+        """Most goodput within a budget (and inventory): bisection on the rate."""
+        lo_plan: Plan | None = None
+        lo, hi = 0.0, hi_rate
+        try:
+            plan = self.solve_rate(hi)
+            if plan.cost_usd_per_hour <= budget_usd_per_hour:
+                return plan
+        except InfeasibleError:
+            pass
+        for _ in range(40):
+            mid = (lo + hi) / 2 if lo > 0 else hi / 2 ** 0.5 if lo_plan is None and hi > 1e-6 else (lo + hi) / 2
+            try:
+                plan = self.solve_rate(mid)
+                good = plan.cost_usd_per_hour <= budget_usd_per_hour
+            except InfeasibleError:
+                good = False
+            if good:
+                lo, lo_plan = mid, plan
+            else:
+                hi = mid
+            if hi - lo < 1e-3 * hi:
+                break
+        if lo_plan is None:
+            raise InfeasibleError(
+                f"no plan serves any traffic within {budget_usd_per_hour:.4g} $/h", binding="budget"
+            )
+        return lo_plan
+
+    def solve_max_bcr(self, hi_rate: float, points: int = 24) -> Plan:
+        """The plan of highest BCR for rates up to ``hi_rate``."""
+        rates = np.geomspace(hi_rate / 64, hi_rate, points)
+        best: Plan | None = None
+        for r in rates:
+            try:
+                p = self.solve_rate(float(r))
+            except InfeasibleError:
+                continue
+            if best is None or p.bcr_requests_per_usd > best.bcr_requests_per_usd:
+                best = p
+        if best is None:
+            return self.solve_rate(float(rates[0]))
+        # refine: the highest rate that the best plan's counts still serve
+        lo, hi = best.rate_rps, min(hi_rate, best.rate_rps * (rates[1] / rates[0]))
+        for _ in range(20):
+            mid = (lo + hi) / 2
+            try:
+                p = self.solve_rate(mid)
+            except InfeasibleError:
+                hi = mid
+                continue
+            if p.bcr_requests_per_usd >= best.bcr_requests_per_usd:
+                best, lo = p, mid
+            else:
+                hi = mid
+        return best
+
+
+# ------------------------------------------------------------------------------ construction
+
+
+def build_problem(rs: ResolvedScenario, topology: Topology = PDD, wan_bandwidth_scale: float = 1.0) -> Problem:
+    scen = rs.scenario
+    sv = scen.serving
+    model = model_numbers(rs.model)
+    classes = request_classes(rs.workload, sv.hit_rate_points_per_bin, sv.length_points, anomalous_filter=sv.anomalous_filter)
+    options: dict[str, list[Instance]] = {}
+    if topology.name == "same-dc":
+        assert scen.baseline is not None
+        chip = rs.chips[scen.baseline.chip]
+        inst = Instance(chip, model, scen.baseline.chips_per_instance, sv.decode_memory_utilization)
+        options = {"P": [inst], "RLD": [], "MD": [inst]}
+    else:
+        for role in ROLES:
+            choice = getattr(scen.roles, role)
+            opts = [
+                Instance(rs.chips[name], model, tp, sv.decode_memory_utilization)
+                for name in role_chip_names(rs, role)
+                for tp in choice.chips_per_instance
+            ]
+            options[role] = [o for o in opts if o.fits]
+    modes = HANDOVER_MODES if sv.handover == "auto" else (sv.handover,)
+    topo = topology
+    if topology.name == "pdd" and not sv.anomalous_filter:
+        topo = replace(topology, anomalous_filter=False)
+    return Problem(
+        model=model,
+        classes=classes,
+        options=options,
+        wan=LinkNumbers.of(rs.link, wan_bandwidth_scale),
+        rdma=LinkNumbers.of(rs.rdma),
+        topology=topo,
+        ttft_targets_s=(scen.sla.ttft_p50_s, scen.sla.ttft_p90_s, scen.sla.ttft_p99_s),
+        tpot_s=units.ms_to_s(scen.sla.tpot_ms),
+        chunk_size_tokens=sv.chunk_size_tokens,
+        prefill_utilization_cap=sv.prefill_utilization_cap,
+        link_utilization_cap=sv.link_utilization_cap,
+        handover_modes=modes,
+        catch_up_threshold_tokens=sv.catch_up_threshold_tokens,
+        routing=sv.routing,
+        max_chips=dict(scen.limits.max_chips),
+    )
+
+
+def check_options(pb: Problem) -> None:
+    for role in ("P", "MD"):
+        if not pb.options[role]:
+            raise InfeasibleError(
+                f"no {role} option holds the model's weights in memory; use more chips per instance",
+                binding="memory",
+            )
+    if pb.topology.relay and not pb.options["RLD"]:
+        raise InfeasibleError(
+            "no RLD option holds the model's weights in memory; use more chips per instance",
+            binding="memory",
+        )
+
+
+def baseline_at_rate(rs: ResolvedScenario, topology: Topology, rate: float) -> Plan:
+    """Size a baseline at a rate; when no count meets TTFT, size it for capacity and say so."""
+    pb = build_problem(rs, topology)
+    check_options(pb)
+    try:
+        return Solver(pb).solve_rate(rate)
+    except InfeasibleError:
+        pb.enforce_ttft = False
+        plan = Solver(pb).solve_rate(rate)
+        return replace(plan, meets_sla=False)
+
+
+def seq(x: Sequence[float]) -> list[float]:
+    return [float(v) for v in x]

@@ -1,0 +1,427 @@
+"""Typed, frozen specs: what the loader turns YAML into and what nothing downstream sees as dicts.
+
+Profile keys carry the unit people think in (``bf16_tflops``, ``memory_gb``,
+``bandwidth_gbit_per_s``); :mod:`pddplan.deployment` converts them to SI once through
+:mod:`pddplan.units`. Every group of numbers carries a ``source`` and may list the keys that are
+estimates in ``estimated``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+OpenFraction = Annotated[float, Field(gt=0, le=1)]
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegInt = Annotated[int, Field(ge=0)]
+Source = Annotated[str, Field(min_length=3, description="where the numbers come from")]
+Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+class Sourced(Strict):
+    source: Source
+    estimated: list[str] = Field(
+        default_factory=list, description="keys of this group that are estimates, not measured"
+    )
+
+    @model_validator(mode="after")
+    def _estimated_keys_exist(self) -> Sourced:
+        fields = set(type(self).model_fields) - {"source", "estimated"}
+        for key in self.estimated:
+            if key not in fields:
+                raise ValueError(f"estimated names unknown key {key!r}; allowed: {sorted(fields)}")
+        return self
+
+
+# --------------------------------------------------------------------------------------- chips
+
+
+class ChipDatasheet(Sourced):
+    """Dense peaks from the vendor's datasheet (never sparse peaks)."""
+
+    bf16_tflops: PositiveFloat
+    fp8_tflops: PositiveFloat | None = Field(
+        default=None, description="dense FP8 peak; null where the chip has no FP8 (BF16 rate used)"
+    )
+    memory_gb: PositiveFloat
+    memory_bandwidth_tb_per_s: PositiveFloat
+    scaleup_bandwidth_gb_per_s: PositiveFloat = Field(
+        description="per-chip scale-up interconnect, bidirectional (both directions added)"
+    )
+
+
+class ChipPrice(Sourced):
+    rental_usd_per_hour: PositiveFloat
+    capex_usd: PositiveFloat | None = None
+
+
+class ChipDerates(Sourced):
+    """Empirical efficiency factors, kept apart from the datasheet numbers."""
+
+    compute_efficiency: OpenFraction = Field(
+        description="fraction of dense peak reached by large GEMMs"
+    )
+    compute_half_saturation_tokens: PositiveFloat = Field(
+        description="tokens per step at which GEMM efficiency is half its large-shape value"
+    )
+    memory_bandwidth_efficiency: OpenFraction
+    scaleup_efficiency: OpenFraction
+    step_overhead_ms: NonNegFloat = Field(description="fixed per-step cost (launch, scheduling)")
+
+
+class Chip(Strict):
+    kind: Literal["chip"] = "chip"
+    name: str
+    display_name: str
+    vendor: str
+    notes: str = ""
+    datasheet: ChipDatasheet
+    price: ChipPrice
+    derates: ChipDerates
+
+
+# -------------------------------------------------------------------------------------- models
+
+
+class GqaAttention(Strict):
+    type: Literal["gqa"]
+    heads: PositiveInt
+    kv_heads: PositiveInt
+    head_dim: PositiveInt
+
+    @model_validator(mode="after")
+    def _kv_divides(self) -> GqaAttention:
+        if self.heads % self.kv_heads:
+            raise ValueError("heads must be a multiple of kv_heads")
+        return self
+
+
+class MlaAttention(Strict):
+    type: Literal["mla"]
+    heads: PositiveInt
+    kv_lora_rank: PositiveInt
+    qk_rope_head_dim: PositiveInt
+    qk_nope_head_dim: PositiveInt
+    v_head_dim: PositiveInt
+    q_lora_rank: PositiveInt | None = None
+
+
+class CompressedAttention(Strict):
+    """Compressed KV (DeepSeek-V4 class): per-token and per-sequence sizes given explicitly."""
+
+    type: Literal["compressed"]
+    heads: PositiveInt
+    head_dim: PositiveInt = Field(description="attention head dim used for attention FLOPs")
+    kv_bytes_per_token: PositiveFloat = Field(description="all layers, at the model's KV dtype")
+    kv_bytes_per_sequence: NonNegFloat = Field(
+        description="per-sequence constant (sliding window, compressor state)"
+    )
+    source: Source
+
+
+Attention = Annotated[
+    GqaAttention | MlaAttention | CompressedAttention, Field(discriminator="type")
+]
+
+
+class DenseFfn(Strict):
+    type: Literal["dense"]
+    intermediate_size: PositiveInt
+
+
+class MoeFfn(Strict):
+    type: Literal["moe"]
+    experts: PositiveInt
+    top_k: PositiveInt
+    shared_experts: NonNegInt = 0
+    expert_intermediate_size: PositiveInt
+    dense_layers: NonNegInt = Field(default=0, description="leading layers with a dense FFN")
+    dense_intermediate_size: PositiveInt | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> MoeFfn:
+        if self.top_k > self.experts:
+            raise ValueError("top_k cannot exceed experts")
+        if self.dense_layers and self.dense_intermediate_size is None:
+            raise ValueError("dense_layers > 0 needs dense_intermediate_size")
+        return self
+
+
+Ffn = Annotated[DenseFfn | MoeFfn, Field(discriminator="type")]
+
+
+class Architecture(Strict):
+    layers: PositiveInt
+    hidden_size: PositiveInt
+    vocab_size: PositiveInt
+    tied_embeddings: bool = False
+    attention: Attention
+    ffn: Ffn
+
+
+class ParamsOverride(Sourced):
+    """Parameter counts for models whose layer shapes are not all published."""
+
+    total_params: PositiveFloat
+    active_params: PositiveFloat
+
+    @model_validator(mode="after")
+    def _active_le_total(self) -> ParamsOverride:
+        if self.active_params > self.total_params:
+            raise ValueError("active_params cannot exceed total_params")
+        return self
+
+
+class ModelDtypes(Strict):
+    weights: Dtype
+    kv_cache: Dtype
+
+
+class Model(Strict):
+    kind: Literal["model"] = "model"
+    name: str
+    display_name: str
+    source: Source
+    notes: str = ""
+    architecture: Architecture
+    dtypes: ModelDtypes
+    params_override: ParamsOverride | None = None
+
+
+# --------------------------------------------------------------------------------------- links
+
+
+class Link(Strict):
+    kind: Literal["link"] = "link"
+    name: str
+    type: Literal["wan", "rdma"]
+    notes: str = ""
+    bandwidth_gbit_per_s: PositiveFloat = Field(description="line rate, one direction, in Gbit/s")
+    rtt_ms: NonNegFloat
+    efficiency: OpenFraction = Field(description="goodput / line rate (TCP or RDMA protocol)")
+    jitter_cv: NonNegFloat = Field(
+        default=0.0, description="coefficient of variation of transfer time (lognormal)"
+    )
+    setup_rtts: NonNegFloat = Field(
+        default=1.0, description="round trips spent before data flows (handshake, slow start)"
+    )
+    price_usd_per_month: NonNegFloat = 0.0
+    source: Source
+    estimated: list[str] = Field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------------- workloads
+
+
+class FixedLength(Strict):
+    fixed: PositiveInt
+
+
+class LognormalLength(Strict):
+    lognormal: LognormalParams
+
+
+class LognormalParams(Strict):
+    mean: PositiveFloat
+    cv: PositiveFloat
+    min: PositiveInt = 1
+    max: PositiveInt | None = None
+
+
+class EmpiricalLength(Strict):
+    empirical: EmpiricalParams
+
+
+class EmpiricalParams(Strict):
+    values: list[PositiveInt] = Field(min_length=1)
+    weights: list[PositiveFloat] | None = None
+
+    @model_validator(mode="after")
+    def _same_length(self) -> EmpiricalParams:
+        if self.weights is not None and len(self.weights) != len(self.values):
+            raise ValueError("weights must have as many entries as values")
+        return self
+
+
+LengthDist = FixedLength | LognormalLength | EmpiricalLength
+
+
+class HitRateBins(Strict):
+    edges: list[Fraction] = Field(min_length=2)
+    probabilities: list[NonNegFloat] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> HitRateBins:
+        e = self.edges
+        if len(self.probabilities) != len(e) - 1:
+            raise ValueError(
+                f"{len(e)} edges make {len(e) - 1} bins but {len(self.probabilities)} "
+                "probabilities were given"
+            )
+        if any(b <= a for a, b in zip(e, e[1:], strict=False)):
+            raise ValueError("edges must increase strictly")
+        total = sum(self.probabilities)
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"probabilities must sum to 1, they sum to {total:.6g}")
+        return self
+
+
+class HitRateBeta(Strict):
+    a: PositiveFloat
+    b: PositiveFloat
+
+
+class HitRateDist(Strict):
+    bins: HitRateBins | None = None
+    beta: HitRateBeta | None = None
+    samples: list[Fraction] | None = None
+    shift: Annotated[float, Field(ge=-1, le=1)] = 0.0
+    scale: NonNegFloat = 1.0
+    mix_weight: Fraction = 0.0
+    mix_with: HitRateDist | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> HitRateDist:
+        given = [k for k in ("bins", "beta", "samples") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of bins, beta, samples" + (f" (got {given})" if given else "")
+            )
+        if self.samples is not None and not self.samples:
+            raise ValueError("samples must not be empty")
+        if self.mix_weight > 0 and self.mix_with is None:
+            raise ValueError("mix_weight > 0 needs mix_with")
+        return self
+
+
+class Anomalous(Strict):
+    """Long-input / short-output requests that RLD finishes locally (no WAN transfer)."""
+
+    share: Fraction
+    input_tokens: LengthDist
+    output_tokens: LengthDist
+    hit_rate: Fraction = 0.0
+    output_threshold_tokens: PositiveInt = Field(
+        default=500, description="output below this (with a long input) marks a request anomalous"
+    )
+
+
+class Workload(Strict):
+    kind: Literal["workload"] = "workload"
+    name: str
+    source: Source
+    notes: str = ""
+    input_tokens: LengthDist
+    output_tokens: LengthDist
+    hit_rate: HitRateDist
+    anomalous: Anomalous | None = None
+    rate_rps: PositiveFloat | None = Field(
+        default=None, description="observed arrival rate, requests per second (from a trace)"
+    )
+
+
+# ----------------------------------------------------------------------------------- scenarios
+
+
+class RoleChoice(Strict):
+    chips: list[str] = Field(min_length=1, description="chip profile names, or ['*'] for all")
+    chips_per_instance: list[PositiveInt] = Field(
+        default_factory=lambda: [8], min_length=1, description="tensor-parallel degree options"
+    )
+
+
+class Roles(Strict):
+    P: RoleChoice
+    RLD: RoleChoice
+    MD: RoleChoice
+
+
+class Sla(Strict):
+    ttft_p50_s: PositiveFloat
+    ttft_p90_s: PositiveFloat
+    ttft_p99_s: PositiveFloat
+    tpot_ms: PositiveFloat
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Sla:
+        if not self.ttft_p50_s <= self.ttft_p90_s <= self.ttft_p99_s:
+            raise ValueError("TTFT targets must satisfy p50 <= p90 <= p99")
+        return self
+
+
+class Serving(Strict):
+    chunk_size_tokens: PositiveInt = 8192
+    prefill_utilization_cap: OpenFraction = 0.85
+    decode_memory_utilization: OpenFraction = 0.9
+    link_utilization_cap: OpenFraction = 0.8
+    handover: Literal["auto", "one-shot", "catch-up"] = "auto"
+    catch_up_threshold_tokens: PositiveInt = 64
+    anomalous_filter: bool = True
+    routing: Literal["optimize", "all-relay", "no-relay"] = "optimize"
+    hit_rate_points_per_bin: PositiveInt = 3
+    length_points: PositiveInt = 3
+
+
+class Baseline(Strict):
+    chip: str
+    chips_per_instance: PositiveInt = 8
+
+
+class Revenue(Strict):
+    """API prices: the revenue side of the bathtub."""
+
+    uncached_input_usd_per_mtok: NonNegFloat
+    cached_input_price_fraction: Fraction = Field(
+        description="cached-token price as a fraction of the uncached price (10-25% today)"
+    )
+    output_usd_per_mtok: NonNegFloat
+    source: Source
+
+
+class Limits(Strict):
+    max_chips: dict[str, PositiveInt] = Field(default_factory=dict)
+    budget_usd_per_hour: PositiveFloat | None = None
+    max_rate_rps: PositiveFloat | None = None
+
+
+class Scenario(Strict):
+    kind: Literal["scenario"] = "scenario"
+    name: str
+    description: str = ""
+    model: str
+    workload: str | Workload
+    link: str = Field(description="WAN link profile between datacenter A and B")
+    rdma: str = Field(description="intra-datacenter RDMA link profile")
+    roles: Roles
+    baseline: Baseline | None = None
+    sla: Sla
+    serving: Serving = Field(default_factory=Serving)
+    rate_rps: PositiveFloat | None = Field(default=None, description="target request rate")
+    limits: Limits = Field(default_factory=Limits)
+    revenue: Revenue | None = None
+    overrides: dict[str, dict[str, dict[str, object]]] = Field(
+        default_factory=dict,
+        description="kind -> profile name -> fields to replace (deep-merged before validation)",
+    )
+
+
+KINDS: dict[str, type[Strict]] = {
+    "chip": Chip,
+    "model": Model,
+    "link": Link,
+    "workload": Workload,
+    "scenario": Scenario,
+}
+KIND_DIRS = {"chip": "chips", "model": "models", "link": "links", "workload": "workloads"}
+
+
+for _cls in (LognormalLength, EmpiricalLength, HitRateDist, Anomalous, Workload, Scenario):
+    _cls.model_rebuild()

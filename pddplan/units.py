@@ -1,0 +1,63 @@
+"""The only home of unit constants and conversions.
+
+Inside pddplan every quantity is SI: seconds, bytes, bytes per second, FLOP per second.
+Profiles may use the units people think in (TFLOPS, GB, TB/s, Gbit/s); the loader converts
+them once, with the helpers below. Decimal prefixes throughout (1 GB = 1e9 bytes), as in
+datasheets; a bandwidth always says whether it counts bits or bytes.
+"""
+
+from __future__ import annotations
+
+KILO = 1e3
+MEGA = 1e6
+GIGA = 1e9
+TERA = 1e12
+
+BITS_PER_BYTE = 8.0
+
+SECONDS_PER_MS = 1e-3
+SECONDS_PER_HOUR = 3600.0
+HOURS_PER_MONTH = 730.0  # 8760 h / 12, the convention of cloud price sheets
+
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "fp4": 0.5,
+    "int4": 0.5,
+}
+
+
+def tflops_to_flops_per_s(tflops: float) -> float:
+    return tflops * TERA
+
+
+def gb_to_bytes(gb: float) -> float:
+    return gb * GIGA
+
+
+def tb_per_s_to_bytes_per_s(tb_per_s: float) -> float:
+    return tb_per_s * TERA
+
+
+def gb_per_s_to_bytes_per_s(gb_per_s: float) -> float:
+    return gb_per_s * GIGA
+
+
+def gbit_per_s_to_bytes_per_s(gbit_per_s: float) -> float:
+    """Gbit/s (network line rate) to bytes/s: divide by 8 bits per byte."""
+    return gbit_per_s * GIGA / BITS_PER_BYTE
+
+
+def bytes_per_s_to_gbit_per_s(bytes_per_s: float) -> float:
+    return bytes_per_s * BITS_PER_BYTE / GIGA
+
+
+def ms_to_s(ms: float) -> float:
+    return ms * SECONDS_PER_MS
+
+
+def usd_per_month_to_usd_per_hour(usd_per_month: float) -> float:
+    return usd_per_month / HOURS_PER_MONTH
