@@ -274,6 +274,29 @@ class Instance:
         )
 
 
+    def offline_output_tokens_per_s_per_chip(
+        self, input_tokens: float, output_tokens: float, max_batch: int = 2048, chunk_size_tokens: int = 8192
+    ) -> float:
+        """Offline (max-throughput) output tokens/s per chip, prefill and decode on the same chips.
+
+        Notes
+        -----
+        The batch is the largest that fits in memory at the mean context ``I + O/2`` (capped at
+        the engine's ``max_batch``); each request costs its prefill plus ``O`` decode steps shared
+        with ``B - 1`` others: ``T = t_prefill(I) + O t_step(B, I + O/2) / B`` instance-seconds,
+        so the throughput per chip is ``O / (T tp)``. This is how published offline benchmarks
+        (in-flight batching, all requests queued at once) are set up.
+        """
+        ctx = input_tokens + output_tokens / 2.0
+        b = min(self.max_batch_memory(ctx), max_batch)
+        if b < 1:
+            return 0.0
+        per_request_s = float(self.prefill_s(input_tokens, 0.0, chunk_size_tokens)) + output_tokens * float(
+            self.decode_step_s(b, ctx)
+        ) / b
+        return output_tokens / per_request_s / self.tensor_parallel
+
+
 # ---------------------------------------------------------------------------------- workload
 
 

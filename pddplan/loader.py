@@ -364,6 +364,16 @@ def _deep_merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any
 _OVERRIDE_KINDS = {"chips": "chip", "models": "model", "links": "link", "workloads": "workload"}
 
 
+def _in_override(ov: Mapping[str, Any], path: Path_) -> bool:
+    cur: Any = ov
+    for part in path:
+        if isinstance(cur, Mapping) and part in cur:
+            cur = cur[part]
+        else:
+            return isinstance(cur, Mapping) and cur is not ov
+    return True
+
+
 def load_scenario(
     name_or_path: str | None,
     registry: Registry,
@@ -401,14 +411,19 @@ def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenari
         if not ov:
             return _load_cached(ppath, kind)
         base = read_yaml(ppath)
-        merged = YamlDoc(_deep_merge(base.data, ov), base.lines, f"{ppath} (overridden in {file})")
+        merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
         try:
             return KINDS[kind].model_validate(merged.data)
         except ValidationError as exc:
             err = validation_to_profile_error(exc, KINDS[kind], merged)
-            okey = ("overrides", group, name)
+            path = _data_path(exc.errors(include_url=False)[0]["loc"], merged.data)
+            okey: Path_ = ("overrides", group, name, *path)
+            if _in_override(ov, path):
+                # the offending value came from the scenario: name the scenario's key and line
+                msg = err.message.split(": ", 2)[-1]
+                raise ProfileError(msg, file=file, key=_dotted(okey), line=_line_for(doc, okey)) from None
             raise ProfileError(
-                err.message, file=file, key=None, line=_line_for(doc, okey)
+                f"{err.message} (with the overrides of {file})", file=None
             ) from None
 
     model = get("model", scen.model, ("model",))

@@ -93,15 +93,21 @@ def step_time_s(
 
     Notes
     -----
-    ``t = max(F / (tp P eta(n)), (W + K) / (B eta_m)) + AR(n c) + t_0``.
+    The linear layers (GEMMs over the weights) and attention (over the KV cache) run as
+    separate kernels one after the other, so each is its own roofline and the two add:
+
+    ``t = max(F_lin / (tp P eta(n)), W / (B eta_m)) + max(F_att / (tp P eta(n)), K / (B eta_m))
+    + AR(n c) + t_0``.
     """
     n = np.asarray(tokens, dtype=float)
-    flops = n * linear_flops_per_token + np.asarray(context_token_pairs, dtype=float) * attention_flops_per_pair
     eff = gemm_efficiency(np.maximum(n, 1e-9), compute_efficiency, half_saturation_tokens)
-    compute_s = flops / (tensor_parallel * peak_flops_per_s * eff)
-    memory_s = (weight_read_bytes_per_chip + kv_read_bytes_per_chip) / (memory_bytes_per_s * memory_efficiency)
+    flops_per_s = tensor_parallel * peak_flops_per_s * eff
+    bytes_per_s = memory_bytes_per_s * memory_efficiency
+    linear_s = np.maximum(n * linear_flops_per_token / flops_per_s, weight_read_bytes_per_chip / bytes_per_s)
+    attn_flops = np.asarray(context_token_pairs, dtype=float) * attention_flops_per_pair
+    attention_s = np.maximum(attn_flops / flops_per_s, kv_read_bytes_per_chip / bytes_per_s)
     comm_s = allreduce_time_s(n * comm_bytes_per_token, tensor_parallel, scaleup_bytes_per_s_bidir, scaleup_efficiency)
-    return np.maximum(compute_s, memory_s) + comm_s + overhead_s
+    return linear_s + attention_s + comm_s + overhead_s
 
 
 def prefill_time_s(

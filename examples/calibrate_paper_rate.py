@@ -1,0 +1,41 @@
+"""Find the rate at which the same-datacenter baseline of a scenario needs a given chip count.
+
+Usage: python examples/calibrate_paper_rate.py [SCENARIO] [CHIPS]
+(defaults: examples/pdd-paper.yaml, 88 — the brief's baseline of 88 GPU-A).
+
+Prints the highest rate [req/s] whose baseline plan uses at most CHIPS chips; that rate goes
+into the scenario's ``rate_rps``. Only the baseline is involved: nothing on the PDD side is tuned.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pddplan.loader import Registry, load_scenario
+from pddplan.solver import SAME_DC, baseline_at_rate
+
+
+def baseline_chips(scenario: str, rate: float) -> int:
+    rs = load_scenario(scenario, Registry.default())
+    plan = baseline_at_rate(rs, SAME_DC, rate)
+    return sum(plan.chips_of().values())
+
+
+def calibrate(scenario: str, chips: int) -> float:
+    lo, hi = 0.01, 0.01
+    while baseline_chips(scenario, hi) <= chips:
+        lo, hi = hi, hi * 2
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if baseline_chips(scenario, mid) <= chips:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+if __name__ == "__main__":
+    scen = sys.argv[1] if len(sys.argv) > 1 else "examples/pdd-paper.yaml"
+    target = int(sys.argv[2]) if len(sys.argv) > 2 else 88
+    rate = calibrate(scen, target)
+    print(f"{rate:.4f} req/s: baseline uses {baseline_chips(scen, rate)} chips (target {target})")

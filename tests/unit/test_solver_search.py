@@ -1,0 +1,115 @@
+"""The solver's search is exact within the model: it matches brute-force enumeration."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pddplan.errors import InfeasibleError
+from pddplan.loader import Registry, load_scenario
+from pddplan.solver import Solver, build_problem
+
+SMALL = {
+    "roles": {
+        "P": {"chips": ["gpu-a", "h800-sxm"], "chips_per_instance": [4, 8]},
+        "RLD": {"chips": ["gpu-a", "h20"], "chips_per_instance": [4, 8]},
+        "MD": {"chips": ["gpu-b", "h20"], "chips_per_instance": [4, 8]},
+    }
+}
+
+
+def _problem(rate_patch: dict | None = None):
+    rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), {**SMALL, **(rate_patch or {})})
+    return build_problem(rs)
+
+
+def _brute_force_cost(pb, rate: float) -> float:
+    """Least cost by enumerating every threshold, mode, option triple and count."""
+    s = Solver(pb)
+    best = math.inf
+    n_max = 40
+    for thr in pb.thresholds:
+        route = s.route(rate, thr)
+        if route.link_utilization > pb.link_utilization_cap:
+            continue
+        p_costs = []
+        for p in pb.options["P"]:
+            offs, wts, _ = s.ttft_offsets(p, route)
+            mean_s = float(np.sum(pb.classes.weight * s.prefill_s(p)))
+            for n in range(1, n_max + 1):
+                if rate * mean_s / n > pb.prefill_utilization_cap:
+                    continue
+                q, _, _ = s.ttft_at(p, n, rate, offs, wts)
+                if all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, pb.ttft_targets_s, strict=True)):
+                    p_costs.append(n * p.price_usd_per_hour)
+                    break
+        if not p_costs:
+            continue
+        for mode in pb.handover_modes:
+            has_rld = bool(np.any(route.relay | ~pb.on_decode_side))
+            for m in pb.options["MD"]:
+                ctx, md_time, ext_busy, _, rld_time, rld_tokens, _ = s.decode_load(route, m, mode)
+                b_m = m.max_batch_at_tpot(ctx, pb.tpot_s)
+                if b_m < 1:
+                    continue
+                conc_m = float(np.sum(rate * pb.classes.weight * md_time))
+                ext = float(np.sum(pb.classes.weight * ext_busy))
+                n_m = next(n for n in range(1, 10_000) if n >= conc_m / b_m + rate * ext - 1e-9)
+                cost_m = n_m * m.price_usd_per_hour
+                r_costs = [0.0] if not has_rld else []
+                if has_rld:
+                    w = pb.classes.weight
+                    occ = w * rld_time
+                    ctx_r = float(np.sum(occ * (pb.classes.input_tokens + rld_tokens / 2)) / np.sum(occ))
+                    conc_r = float(np.sum(rate * w * rld_time))
+                    for r in pb.options["RLD"]:
+                        b_r = r.max_batch_at_tpot(ctx_r, pb.tpot_s)
+                        if b_r < 1:
+                            continue
+                        n_r = next(n for n in range(1, 10_000) if n * b_r >= conc_r - 1e-9)
+                        r_costs.append(n_r * r.price_usd_per_hour)
+                if not r_costs:
+                    continue
+                best = min(best, min(p_costs) + cost_m + min(r_costs))
+    return best + pb.wan.price_usd_per_hour
+
+
+@pytest.mark.parametrize("rate", [0.5, 2.35, 6.0])
+def test_solver_matches_brute_force(rate: float) -> None:
+    pb = _problem()
+    plan = Solver(pb).solve_rate(rate)
+    assert plan.cost_usd_per_hour == pytest.approx(_brute_force_cost(pb, rate), rel=1e-9)
+
+
+def test_returned_plan_meets_every_constraint_by_the_model() -> None:
+    pb = _problem()
+    s = Solver(pb)
+    plan = s.solve_rate(3.0)
+    p, n_p = plan.roles["P"]
+    offs, wts, _ = s.ttft_offsets(p, plan.route)
+    q, _, util = s.ttft_at(p, n_p, 3.0, offs, wts)
+    assert all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, pb.ttft_targets_s, strict=True))
+    assert util <= pb.prefill_utilization_cap
+    assert plan.route.link_utilization <= pb.link_utilization_cap
+    md = plan.decode["MD"]
+    assert md is not None and md.instances * md.batch_per_instance >= md.concurrency
+
+
+def test_infeasible_names_the_line_and_the_relaxation() -> None:
+    pb = _problem()
+    s = Solver(pb)
+    too_fast = s.line_rate_limit() * 1.5
+    with pytest.raises(InfeasibleError) as err:
+        s.solve_rate(too_fast)
+    assert err.value.binding == "line utilization"
+    assert "Gbit/s" in str(err.value) and err.value.exit_code == 3
+
+
+def test_infeasible_ttft_names_the_percentile() -> None:
+    pb = _problem({"sla": {"ttft_p50_s": 0.01, "ttft_p90_s": 0.02, "ttft_p99_s": 0.03, "tpot_ms": 50}})
+    with pytest.raises(InfeasibleError) as err:
+        Solver(pb).solve_rate(1.0)
+    assert err.value.binding.startswith("TTFT p")
+    assert "needs at least" in str(err.value)
