@@ -254,6 +254,7 @@ class Instance:
         return e1 - slope, slope
 
     def max_batch_memory(self, context_tokens: float) -> int:
+        """Largest number of sequences at ``context_tokens`` whose KV fits [-]."""
         return int(
             memory.max_batch_in_memory(
                 context_tokens,
@@ -268,10 +269,18 @@ class Instance:
 
     def max_batch_at_tpot(self, context_tokens: float, tpot_s: float) -> int:
         """Largest batch that fits in memory and steps within ``tpot_s`` at a context [-]."""
-        b_mem = self.max_batch_memory(context_tokens)
-        return compute.max_batch_at_step_time(
-            lambda b: self.decode_step_s(b, context_tokens), tpot_s, min(b_mem, 1 << 16)
-        )
+        key = (float(context_tokens), float(tpot_s))
+        cache = self._batch_cache
+        if key not in cache:
+            b_mem = self.max_batch_memory(context_tokens)
+            cache[key] = compute.max_batch_at_step_time(
+                lambda b: self.decode_step_s(b, context_tokens), tpot_s, min(b_mem, 1 << 16)
+            )
+        return cache[key]
+
+    @cached_property
+    def _batch_cache(self) -> dict[tuple[float, float], int]:
+        return {}
 
 
     def offline_output_tokens_per_s_per_chip(

@@ -285,7 +285,7 @@ class Solver:
         if util >= 1:
             return (math.inf, math.inf, math.inf), 0.0, util
         pw, theta, _ = queueing.waiting_time_params(rate, n, mean_s, max(scv, 0.0))
-        q = tuple(queueing.mixture_quantile(p, offs, wts, pw, theta) for p in PERCENTILES)
+        q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts, pw, theta))
         att = float(queueing.mixture_cdf(self.pb.ttft_targets_s[2], offs, wts, pw, theta))
         return q, att, util  # type: ignore[return-value]
 
@@ -303,7 +303,7 @@ class Solver:
         q, att, util = self.ttft_at(inst, n, rate, offs, wts)
         if ok(q) or not pb.enforce_ttft:
             return PrefillSizing(n, util, q, att, "prefill capacity (utilization cap)")
-        floor_q = tuple(queueing.mixture_quantile(p, offs, wts) for p in PERCENTILES)
+        floor_q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts))
         if not ok(floor_q):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
         lo, hi = n, n * 2
@@ -352,6 +352,19 @@ class Solver:
             pb.on_decode_side, 0.0, c.output_tokens
         )
         return ctx_md, md_time, extend_busy, stall, rld_time, rld_tokens, extra
+
+    def rld_context_tokens(self, route: Route) -> float:
+        """Mean context of RLD's sequences, weighted by their time there (input + half the eager
+        tokens; anomalous requests: input + half their output)."""
+        pb = self.pb
+        c = pb.classes
+        w_relay = c.weight * route.relay_wait_s
+        w_anom = np.where(pb.on_decode_side, 0.0, c.weight * c.output_tokens)
+        occ = w_relay + w_anom
+        if np.sum(occ) <= 0:
+            return 0.0
+        ctx = np.where(pb.on_decode_side, c.input_tokens + route.eager_tokens / 2, c.input_tokens + c.output_tokens / 2)
+        return float(np.sum(occ * ctx) / np.sum(occ))
 
     def size_decode(self, inst: Instance, rate: float, time_s: np.ndarray, context_tokens: float, extra_busy: float = 0.0) -> DecodeSizing | None:
         w = self.pb.classes.weight
@@ -414,20 +427,26 @@ class Solver:
             md_rows.append((m, md, stall, rld_time, rld_tokens, extra))
         if not md_rows:
             return None
-        r_opts: list[Instance | None] = list(pb.options["RLD"]) if has_rld else [None]
+        r_opts = list(pb.options["RLD"]) if has_rld else []
+        ctx_r = self.rld_context_tokens(route) if has_rld else 0.0
+        b_r = np.array([r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts], dtype=float)
+        b_mem_r = np.array([r.max_batch_memory(ctx_r) for r in r_opts], dtype=float)
+        price_r = np.array([r.price_usd_per_hour for r in r_opts], dtype=float)
         combos = []
-        for mi, (m, md, stall, rld_time, rld_tokens, extra) in enumerate(md_rows):
-            w = pb.classes.weight
-            occ = w * rld_time
-            ctx_r = float(np.sum(occ * (pb.classes.input_tokens + rld_tokens / 2)) / np.sum(occ)) if np.sum(occ) > 0 else 0.0
-            for r in r_opts:
-                if r is None:
-                    combos.append((md.instances * m.price_usd_per_hour, mi, None, None))
+        w = pb.classes.weight
+        for mi, (m, md, _stall, rld_time, _tokens, _extra) in enumerate(md_rows):
+            md_cost = md.instances * m.price_usd_per_hour
+            if not has_rld:
+                combos.append((md_cost, mi, None, None))
+                continue
+            conc = float(np.sum(rate * w * rld_time))
+            for ri, r in enumerate(r_opts):
+                if b_r[ri] < 1:
                     continue
-                rs = self.size_decode(r, rate, rld_time, ctx_r)
-                if rs is None:
-                    continue
-                combos.append((md.instances * m.price_usd_per_hour + rs.instances * r.price_usd_per_hour, mi, r, rs))
+                n_r = max(math.ceil(conc / b_r[ri] - 1e-9), 1)
+                bound = "memory" if b_r[ri] >= b_mem_r[ri] else "TPOT"
+                rs = DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)
+                combos.append((md_cost + n_r * price_r[ri], mi, r, rs))
         if not combos:
             return None
         p_costs = np.array([s.instances * p.price_usd_per_hour for p, s in p_ok])

@@ -88,36 +88,52 @@ def mixture_cdf(t_s, offsets_s, weights, wait_probability: float, tail_rate_per_
     return np.sum(w * (1.0 - surv), axis=-1) / np.sum(w)
 
 
-def mixture_quantile(p: float, offsets_s, weights, wait_probability: float = 0.0, tail_rate_per_s: float = 0.0) -> float:
-    """The ``p``-quantile of ``W + D`` (see :func:`mixture_cdf`) [s].
+def mixture_quantiles(
+    ps, offsets_s, weights, wait_probability: float = 0.0, tail_rate_per_s: float = 0.0
+) -> list[float]:
+    """The ``p``-quantiles of ``W + D`` (see :func:`mixture_cdf`) for several ``p`` [s].
 
-    With no waiting (``wait_probability = 0``) this is the weighted quantile of the offsets.
+    With no waiting (``wait_probability = 0``) these are weighted quantiles of the offsets.
+    Otherwise the CDF is evaluated on a shared grid, each quantile is bracketed on a finer grid
+    to ``range / 128^2`` and interpolated linearly.
     """
     d = np.asarray(offsets_s, dtype=float)
     w = np.asarray(weights, dtype=float)
+    ps = [float(p) for p in ps]
     if not np.all(np.isfinite(d)) or (wait_probability > 0 and tail_rate_per_s <= 0):
-        return math.inf
-    order = np.argsort(d)
-    cum = np.cumsum(w[order]) / np.sum(w)
+        return [math.inf for _ in ps]
     if wait_probability <= 0:
-        idx = int(np.searchsorted(cum, p - 1e-12))
-        return float(d[order][min(idx, len(d) - 1)])
-    lo = float(d.min())
-    hi = float(d.max()) + (math.log(max(wait_probability, 1e-300) / max(1.0 - p, 1e-12)) / tail_rate_per_s if wait_probability > 1 - p else 0.0) + 1e-9
-    if mixture_cdf(lo, d, w, wait_probability, tail_rate_per_s) >= p:
-        return lo
-    f = lambda t: float(mixture_cdf(t, d, w, wait_probability, tail_rate_per_s)) - p  # noqa: E731
-    while f(hi) < 0:
-        hi = hi * 2 + 1.0
-    for _ in range(200):  # bisection on the monotone CDF
-        mid = 0.5 * (lo + hi)
-        if f(mid) < 0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-6 + 1e-9 * hi:
-            break
-    return hi
+        order = np.argsort(d)
+        cum = np.cumsum(w[order]) / np.sum(w)
+        idx = np.searchsorted(cum, np.asarray(ps) - 1e-12)
+        return [float(d[order][min(int(i), len(d) - 1)]) for i in idx]
+    lo0 = float(d.min())
+    p_max = max(ps)
+    # above max(d) only the wait's tail remains: P(W > t - d_max) <= 1 - p bounds the quantile
+    hi0 = float(d.max()) + max(math.log(wait_probability / max(1.0 - p_max, 1e-300)), 0.0) / tail_rate_per_s
+    hi0 += 1e-9
+    grid = np.linspace(lo0, hi0, 129)
+    f0 = mixture_cdf(grid, d, w, wait_probability, tail_rate_per_s)
+    out = []
+    for p in ps:
+        if f0[0] >= p:
+            out.append(lo0)
+            continue
+        i = min(max(int(np.searchsorted(f0 - p, 0.0)), 1), len(grid) - 1)
+        g = np.linspace(grid[i - 1], grid[i], 129)
+        f = mixture_cdf(g, d, w, wait_probability, tail_rate_per_s) - p
+        j = min(max(int(np.searchsorted(f, 0.0)), 1), len(g) - 1)
+        f_lo, f_hi = float(f[j - 1]), float(f[j])
+        lo, hi = float(g[j - 1]), float(g[j])
+        out.append(hi if f_hi <= f_lo else lo + (hi - lo) * (-f_lo) / (f_hi - f_lo))
+    return out
+
+
+def mixture_quantile(
+    p: float, offsets_s, weights, wait_probability: float = 0.0, tail_rate_per_s: float = 0.0
+) -> float:
+    """The ``p``-quantile of ``W + D`` (see :func:`mixture_quantiles`) [s]."""
+    return mixture_quantiles([p], offsets_s, weights, wait_probability, tail_rate_per_s)[0]
 
 
 def weighted_quantile(values, weights, p: float) -> float:

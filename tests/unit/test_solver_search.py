@@ -60,10 +60,8 @@ def _brute_force_cost(pb, rate: float) -> float:
                 cost_m = n_m * m.price_usd_per_hour
                 r_costs = [0.0] if not has_rld else []
                 if has_rld:
-                    w = pb.classes.weight
-                    occ = w * rld_time
-                    ctx_r = float(np.sum(occ * (pb.classes.input_tokens + rld_tokens / 2)) / np.sum(occ))
-                    conc_r = float(np.sum(rate * w * rld_time))
+                    ctx_r = s.rld_context_tokens(route)
+                    conc_r = float(np.sum(rate * pb.classes.weight * rld_time))
                     for r in pb.options["RLD"]:
                         b_r = r.max_batch_at_tpot(ctx_r, pb.tpot_s)
                         if b_r < 1:
