@@ -74,19 +74,32 @@ def model_numbers(m: Model) -> ModelNumbers:
     att = a.attention
     kvb = units.DTYPE_BYTES[m.dtypes.kv_cache]
     if isinstance(att, GqaAttention):
-        att_params = float(arch.gqa_attention_params(a.hidden_size, att.heads, att.kv_heads, att.head_dim))
+        att_params = float(
+            arch.gqa_attention_params(a.hidden_size, att.heads, att.kv_heads, att.head_dim)
+        )
         kv_tok = float(memory.gqa_kv_bytes_per_token(a.layers, att.kv_heads, att.head_dim, kvb))
         kv_seq = 0.0
-        pair = float(arch.attention_flops_per_token_per_context(a.layers, att.heads, att.head_dim, att.head_dim))
+        pair = float(
+            arch.attention_flops_per_token_per_context(
+                a.layers, att.heads, att.head_dim, att.head_dim
+            )
+        )
         latent, kv_heads = False, att.kv_heads
     elif isinstance(att, MlaAttention):
         att_params = float(
             arch.mla_attention_params(
-                a.hidden_size, att.heads, att.kv_lora_rank, att.qk_rope_head_dim,
-                att.qk_nope_head_dim, att.v_head_dim, att.q_lora_rank,
+                a.hidden_size,
+                att.heads,
+                att.kv_lora_rank,
+                att.qk_rope_head_dim,
+                att.qk_nope_head_dim,
+                att.v_head_dim,
+                att.q_lora_rank,
             )
         )
-        kv_tok = float(memory.mla_kv_bytes_per_token(a.layers, att.kv_lora_rank, att.qk_rope_head_dim, kvb))
+        kv_tok = float(
+            memory.mla_kv_bytes_per_token(a.layers, att.kv_lora_rank, att.qk_rope_head_dim, kvb)
+        )
         kv_seq = 0.0
         pair = float(
             arch.attention_flops_per_token_per_context(
@@ -99,7 +112,11 @@ def model_numbers(m: Model) -> ModelNumbers:
         att_params = float(arch.gqa_attention_params(a.hidden_size, att.heads, 1, att.head_dim))
         kv_tok = att.kv_bytes_per_token
         kv_seq = att.kv_bytes_per_sequence
-        pair = float(arch.attention_flops_per_token_per_context(a.layers, att.heads, att.head_dim, att.head_dim))
+        pair = float(
+            arch.attention_flops_per_token_per_context(
+                a.layers, att.heads, att.head_dim, att.head_dim
+            )
+        )
         latent, kv_heads = True, 1
 
     ffn = a.ffn
@@ -107,10 +124,15 @@ def model_numbers(m: Model) -> ModelNumbers:
     lm_head = float(a.vocab_size * a.hidden_size)
     if isinstance(ffn, MoeFfn):
         moe_layers = a.layers - ffn.dense_layers
-        dense_ffn = ffn.dense_layers * float(arch.dense_ffn_params(a.hidden_size, ffn.dense_intermediate_size or 0))
-        expert = moe_layers * float(arch.dense_ffn_params(a.hidden_size, ffn.expert_intermediate_size))
+        dense_ffn = ffn.dense_layers * float(
+            arch.dense_ffn_params(a.hidden_size, ffn.dense_intermediate_size or 0)
+        )
+        expert = moe_layers * float(
+            arch.dense_ffn_params(a.hidden_size, ffn.expert_intermediate_size)
+        )
         shared_and_router = moe_layers * (
-            ffn.shared_experts * float(arch.dense_ffn_params(a.hidden_size, ffn.expert_intermediate_size))
+            ffn.shared_experts
+            * float(arch.dense_ffn_params(a.hidden_size, ffn.expert_intermediate_size))
             + a.hidden_size * ffn.experts
         )
         dense = a.layers * att_params + dense_ffn + shared_and_router + emb
@@ -118,7 +140,11 @@ def model_numbers(m: Model) -> ModelNumbers:
         active = dense - emb + lm_head + ffn.top_k * expert
         experts, top_k = ffn.experts, ffn.top_k
     else:
-        dense = a.layers * (att_params + float(arch.dense_ffn_params(a.hidden_size, ffn.intermediate_size))) + emb
+        dense = (
+            a.layers
+            * (att_params + float(arch.dense_ffn_params(a.hidden_size, ffn.intermediate_size)))
+            + emb
+        )
         total = dense
         active = dense - emb + lm_head
         expert, experts, top_k = 0.0, 0, 0
@@ -183,7 +209,11 @@ class Instance:
 
     @cached_property
     def weight_bytes_per_chip(self) -> float:
-        return float(memory.weight_bytes_per_chip(self.model.total_params, self.model.weight_dtype_bytes, self.tensor_parallel))
+        return float(
+            memory.weight_bytes_per_chip(
+                self.model.total_params, self.model.weight_dtype_bytes, self.tensor_parallel
+            )
+        )
 
     @cached_property
     def kv_bytes_per_token_per_instance(self) -> float:
@@ -210,7 +240,10 @@ class Instance:
             half_saturation_tokens=d.compute_half_saturation_tokens,
             memory_bytes_per_s=units.tb_per_s_to_bytes_per_s(ds.memory_bandwidth_tb_per_s),
             memory_efficiency=d.memory_bandwidth_efficiency,
-            comm_bytes_per_token=compute.ALLREDUCES_PER_LAYER * self.model.layers * self.model.hidden_size * 2.0,
+            comm_bytes_per_token=compute.ALLREDUCES_PER_LAYER
+            * self.model.layers
+            * self.model.hidden_size
+            * 2.0,
             scaleup_bytes_per_s_bidir=units.gb_per_s_to_bytes_per_s(ds.scaleup_bandwidth_gb_per_s),
             scaleup_efficiency=d.scaleup_efficiency,
             overhead_s=units.ms_to_s(d.step_overhead_ms),
@@ -282,9 +315,12 @@ class Instance:
     def _batch_cache(self) -> dict[tuple[float, float], int]:
         return {}
 
-
     def offline_output_tokens_per_s_per_chip(
-        self, input_tokens: float, output_tokens: float, max_batch: int = 2048, chunk_size_tokens: int = 8192
+        self,
+        input_tokens: float,
+        output_tokens: float,
+        max_batch: int = 2048,
+        chunk_size_tokens: int = 8192,
     ) -> float:
         """Offline (max-throughput) output tokens/s per chip, prefill and decode on the same chips.
 
@@ -300,9 +336,10 @@ class Instance:
         b = min(self.max_batch_memory(ctx), max_batch)
         if b < 1:
             return 0.0
-        per_request_s = float(self.prefill_s(input_tokens, 0.0, chunk_size_tokens)) + output_tokens * float(
-            self.decode_step_s(b, ctx)
-        ) / b
+        per_request_s = (
+            float(self.prefill_s(input_tokens, 0.0, chunk_size_tokens))
+            + output_tokens * float(self.decode_step_s(b, ctx)) / b
+        )
         return output_tokens / per_request_s / self.tensor_parallel
 
 
@@ -345,7 +382,9 @@ def length_points(dist: LengthDist, n: int) -> tuple[np.ndarray, np.ndarray]:
         return vals, np.full(n, 1.0 / n)
     assert isinstance(dist, EmpiricalLength)
     vals = np.asarray(dist.empirical.values, dtype=float)
-    w = np.asarray(dist.empirical.weights if dist.empirical.weights else np.ones(len(vals)), dtype=float)
+    w = np.asarray(
+        dist.empirical.weights if dist.empirical.weights else np.ones(len(vals)), dtype=float
+    )
     v, wv = _compress(vals, w / w.sum(), n)
     return np.round(v), wv
 
@@ -358,13 +397,20 @@ def _compress(values: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarr
         return v, w
     cum = np.cumsum(w)
     idx = np.minimum((cum - w / 2) * n, n - 1).astype(int)
-    out_v = np.array([np.average(v[idx == i], weights=w[idx == i]) if np.any(idx == i) else np.nan for i in range(n)])
+    out_v = np.array(
+        [
+            np.average(v[idx == i], weights=w[idx == i]) if np.any(idx == i) else np.nan
+            for i in range(n)
+        ]
+    )
     out_w = np.array([w[idx == i].sum() for i in range(n)])
     keep = out_w > 0
     return out_v[keep], out_w[keep]
 
 
-def hit_rate_points(dist: HitRateDist, points_per_bin: int, n_continuous: int = 24) -> tuple[np.ndarray, np.ndarray]:
+def hit_rate_points(
+    dist: HitRateDist, points_per_bin: int, n_continuous: int = 24
+) -> tuple[np.ndarray, np.ndarray]:
     """Discretize a hit-rate distribution into (hit rates, weights), transforms applied."""
     if dist.bins is not None:
         e = np.asarray(dist.bins.edges, dtype=float)
@@ -390,7 +436,9 @@ def hit_rate_points(dist: HitRateDist, points_per_bin: int, n_continuous: int = 
     return h[keep], w[keep] / w[keep].sum()
 
 
-def request_classes(wl: Workload, points_per_bin: int = 3, n_length: int = 3, anomalous_filter: bool = True) -> RequestClasses:
+def request_classes(
+    wl: Workload, points_per_bin: int = 3, n_length: int = 3, anomalous_filter: bool = True
+) -> RequestClasses:
     """The workload as weighted classes; anomalous requests are flagged (and kept) separately."""
     h, wh = hit_rate_points(wl.hit_rate, points_per_bin)
     li, wi = length_points(wl.input_tokens, n_length)

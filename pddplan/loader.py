@@ -37,7 +37,11 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 _StrictLoader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float")]
+    k: [
+        (tag, rx)
+        for tag, rx in v
+        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float")
+    ]
     for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _StrictLoader.add_implicit_resolver(
@@ -64,7 +68,9 @@ class YamlDoc:
     file: str
 
 
-def _build(node: yaml.Node, loader: _StrictLoader, path: Path_, lines: dict[Path_, int], file: str) -> Any:
+def _build(
+    node: yaml.Node, loader: _StrictLoader, path: Path_, lines: dict[Path_, int], file: str
+) -> Any:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
@@ -405,7 +411,9 @@ def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenari
         try:
             ppath = registry.path(kind, name)
         except NotFoundError as exc:
-            raise ProfileError(str(exc), file=file, key=_dotted(key), line=_line_for(doc, key)) from None
+            raise ProfileError(
+                str(exc), file=file, key=_dotted(key), line=_line_for(doc, key)
+            ) from None
         group = next(g for g, k in _OVERRIDE_KINDS.items() if k == kind)
         ov = scen.overrides.get(group, {}).get(name)
         if not ov:
@@ -421,10 +429,10 @@ def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenari
             if _in_override(ov, path):
                 # the offending value came from the scenario: name the scenario's key and line
                 msg = err.message.split(": ", 2)[-1]
-                raise ProfileError(msg, file=file, key=_dotted(okey), line=_line_for(doc, okey)) from None
-            raise ProfileError(
-                f"{err.message} (with the overrides of {file})", file=None
-            ) from None
+                raise ProfileError(
+                    msg, file=file, key=_dotted(okey), line=_line_for(doc, okey)
+                ) from None
+            raise ProfileError(f"{err.message} (with the overrides of {file})", file=None) from None
 
     model = get("model", scen.model, ("model",))
     if isinstance(scen.workload, Workload):
@@ -434,9 +442,13 @@ def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenari
     link = get("link", scen.link, ("link",))
     rdma = get("link", scen.rdma, ("rdma",))
     if link.type != "wan":
-        raise ProfileError("must name a WAN link profile", file=file, key="link", line=doc.lines.get(("link",)))
+        raise ProfileError(
+            "must name a WAN link profile", file=file, key="link", line=doc.lines.get(("link",))
+        )
     if rdma.type != "rdma":
-        raise ProfileError("must name an RDMA link profile", file=file, key="rdma", line=doc.lines.get(("rdma",)))
+        raise ProfileError(
+            "must name an RDMA link profile", file=file, key="rdma", line=doc.lines.get(("rdma",))
+        )
 
     all_chips = list(registry.index("chip"))
     names: dict[str, Path_] = {}

@@ -54,12 +54,16 @@ def solve_scenario(
     if max_chips:
         unknown = [c for c in max_chips if c not in rs.chips]
         if unknown:
-            raise UsageError(f"--max-chips names chips the scenario does not use: {', '.join(unknown)}")
+            raise UsageError(
+                f"--max-chips names chips the scenario does not use: {', '.join(unknown)}"
+            )
         pb.max_chips = {**pb.max_chips, **max_chips}
     check_options(pb)
     solver = Solver(pb)
     rate = rate_rps if rate_rps is not None else scen.rate_rps
-    budget = budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
+    budget = (
+        budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
+    )
     cap = max_rate_rps if max_rate_rps is not None else scen.limits.max_rate_rps
     if budget is not None and rate_rps is None:
         rate = None
@@ -90,7 +94,9 @@ def solve_scenario(
             try:
                 base.append(baseline_at_rate(rs, topo, plan.rate_rps))
             except InfeasibleError as exc:
-                notes.append(f"baseline {topo.name} cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
+                notes.append(
+                    f"baseline {topo.name} cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"
+                )
     return Outcome(mode, plan, base, bound, pb, notes)
 
 
@@ -104,4 +110,3 @@ def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:
 
 def ratio(a: float, b: float) -> float:
     return a / b if b else math.inf
-

@@ -61,7 +61,9 @@ class LinkNumbers:
             name=link.name,
             bandwidth_gbit_per_s=bw,
             goodput_bytes_per_s=float(
-                network.link_goodput_bytes_per_s(units.gbit_per_s_to_bytes_per_s(bw), link.efficiency)
+                network.link_goodput_bytes_per_s(
+                    units.gbit_per_s_to_bytes_per_s(bw), link.efficiency
+                )
             ),
             rtt_s=units.ms_to_s(link.rtt_ms),
             setup_rtts=link.setup_rtts,
@@ -126,7 +128,10 @@ class Problem:
         """RDMA KV copy P -> RLD: the whole context (RLD keeps no long-lived prefix cache)."""
         c = self.classes
         return network.transfer_time_s(
-            c.input_tokens * self.model.kv_bytes_per_token, self.rdma.goodput_bytes_per_s, self.rdma.rtt_s, self.rdma.setup_rtts
+            c.input_tokens * self.model.kv_bytes_per_token,
+            self.rdma.goodput_bytes_per_s,
+            self.rdma.rtt_s,
+            self.rdma.setup_rtts,
         )
 
     @cached_property
@@ -229,7 +234,8 @@ class Solver:
         if key not in self._prefill_cache:
             c = self.pb.classes
             self._prefill_cache[key] = np.asarray(
-                inst.prefill_s(c.uncached_tokens, c.cached_tokens, self.pb.chunk_size_tokens), dtype=float
+                inst.prefill_s(c.uncached_tokens, c.cached_tokens, self.pb.chunk_size_tokens),
+                dtype=float,
             )
         return self._prefill_cache[key]
 
@@ -239,21 +245,37 @@ class Solver:
         w = pb.classes.weight
         relay = pb.relay_mask(threshold)
         if pb.topology.cross_dc:
-            util = float(network.link_utilization(rate, np.sum(w * pb.wan_bytes), pb.wan.goodput_bytes_per_s))
+            util = float(
+                network.link_utilization(rate, np.sum(w * pb.wan_bytes), pb.wan.goodput_bytes_per_s)
+            )
             link = pb.wan
         else:
-            util = float(network.link_utilization(rate, np.sum(w * pb.wan_bytes), pb.rdma.goodput_bytes_per_s))
+            util = float(
+                network.link_utilization(
+                    rate, np.sum(w * pb.wan_bytes), pb.rdma.goodput_bytes_per_s
+                )
+            )
             link = pb.rdma
         wan_s = np.where(
             pb.on_decode_side,
-            network.transfer_time_s(pb.wan_bytes, link.goodput_bytes_per_s, link.rtt_s, link.setup_rtts, min(util, 0.999999)),
+            network.transfer_time_s(
+                pb.wan_bytes,
+                link.goodput_bytes_per_s,
+                link.rtt_s,
+                link.setup_rtts,
+                min(util, 0.999999),
+            ),
             0.0,
         )
         wait = np.where(relay, pipeline.relay_wait_s(wan_s, pb.rdma_to_rld_s), 0.0)
-        eager = np.where(relay, pipeline.eager_tokens(wait, pb.tpot_s, pb.classes.output_tokens), 0.0)
+        eager = np.where(
+            relay, pipeline.eager_tokens(wait, pb.tpot_s, pb.classes.output_tokens), 0.0
+        )
         return Route(threshold, relay, util, wan_s, wait, eager)
 
-    def ttft_offsets(self, inst: Instance, route: Route) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def ttft_offsets(
+        self, inst: Instance, route: Route
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes.
 
         Pipeline id: 0 = P-MD (or P-D), 1 = P-RLD-MD, 2 = anomalous on RLD.
@@ -271,12 +293,18 @@ class Solver:
             f, fw = np.ones(1), np.ones(1)
         d_direct = (pre + first_step)[:, None] + route.wan_s[:, None] * f[None, :]
         offs = np.where(direct[:, None], d_direct, local[:, None] * np.ones_like(f)[None, :])
-        wts = np.where(direct[:, None], w[:, None] * fw[None, :], np.where(np.arange(len(f))[None, :] == 0, w[:, None], 0.0))
+        wts = np.where(
+            direct[:, None],
+            w[:, None] * fw[None, :],
+            np.where(np.arange(len(f))[None, :] == 0, w[:, None], 0.0),
+        )
         pids = np.repeat(pid[:, None], len(f), axis=1)
         keep = wts.ravel() > 0
         return offs.ravel()[keep], wts.ravel()[keep], pids.ravel()[keep]
 
-    def ttft_at(self, inst: Instance, n: int, rate: float, offs, wts) -> tuple[tuple[float, float, float], float, float]:
+    def ttft_at(
+        self, inst: Instance, n: int, rate: float, offs, wts
+    ) -> tuple[tuple[float, float, float], float, float]:
         pre = self.prefill_s(inst)
         w = self.pb.classes.weight
         mean_s = float(np.sum(w * pre))
@@ -297,7 +325,7 @@ class Solver:
         offs, wts, _ = self.ttft_offsets(inst, route)
         targets = pb.ttft_targets_s
 
-        def ok(q: tuple[float, float, float]) -> bool:
+        def ok(q: tuple[float, ...]) -> bool:
             return all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, targets, strict=True))
 
         q, att, util = self.ttft_at(inst, n, rate, offs, wts)
@@ -330,27 +358,45 @@ class Solver:
         """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option."""
         pb = self.pb
         c = pb.classes
-        ctx_md = float(np.sum(c.weight * pb.on_decode_side * (c.input_tokens + c.output_tokens / 2)) / max(np.sum(c.weight * pb.on_decode_side), 1e-300))
+        ctx_md = float(
+            np.sum(c.weight * pb.on_decode_side * (c.input_tokens + c.output_tokens / 2))
+            / max(np.sum(c.weight * pb.on_decode_side), 1e-300)
+        )
         e0, e1 = md.extend_affine(ctx_md)
         link = pb.wan
-        ho_s = float(network.transfer_time_s(network.handover_payload_bytes(pb.catch_up_threshold_tokens, TOKEN_ID_BYTES_PER_TOKEN), link.goodput_bytes_per_s, link.rtt_s, 0.0))
+        ho_s = float(
+            network.transfer_time_s(
+                network.handover_payload_bytes(
+                    pb.catch_up_threshold_tokens, TOKEN_ID_BYTES_PER_TOKEN
+                ),
+                link.goodput_bytes_per_s,
+                link.rtt_s,
+                0.0,
+            )
+        )
         if mode == "one-shot":
             extra, stall, rounds = pipeline.one_shot_handover(route.eager_tokens, e0, e1, ho_s)
             extend_busy = np.where(route.eager_tokens > 0, e0 + e1 * route.eager_tokens, 0.0)
         else:
-            extra, stall, rounds = pipeline.catch_up_handover(route.eager_tokens, pb.catch_up_threshold_tokens, e0, e1, pb.tpot_s, ho_s)
+            extra, stall, rounds = pipeline.catch_up_handover(
+                route.eager_tokens, pb.catch_up_threshold_tokens, e0, e1, pb.tpot_s, ho_s
+            )
             extend_busy = rounds * e0 + e1 * (route.eager_tokens + extra / pb.tpot_s)
         extra = np.where(route.relay, extra, 0.0)
         stall = np.where(route.relay, stall, 0.0)
         extend_busy = np.where(route.relay, extend_busy, 0.0)
-        md_tokens = np.where(pb.on_decode_side, np.maximum(c.output_tokens - route.eager_tokens - extra / pb.tpot_s, 0.0), 0.0)
+        md_tokens = np.where(
+            pb.on_decode_side,
+            np.maximum(c.output_tokens - route.eager_tokens - extra / pb.tpot_s, 0.0),
+            0.0,
+        )
         md_time = md_tokens * pb.tpot_s + stall
         rld_time = np.where(route.relay, route.relay_wait_s + extra, 0.0) + np.where(
             pb.on_decode_side, 0.0, c.output_tokens * pb.tpot_s
         )
-        rld_tokens = np.where(route.relay, np.minimum(route.eager_tokens + extra / pb.tpot_s, c.output_tokens), 0.0) + np.where(
-            pb.on_decode_side, 0.0, c.output_tokens
-        )
+        rld_tokens = np.where(
+            route.relay, np.minimum(route.eager_tokens + extra / pb.tpot_s, c.output_tokens), 0.0
+        ) + np.where(pb.on_decode_side, 0.0, c.output_tokens)
         return ctx_md, md_time, extend_busy, stall, rld_time, rld_tokens, extra
 
     def rld_context_tokens(self, route: Route) -> float:
@@ -363,10 +409,21 @@ class Solver:
         occ = w_relay + w_anom
         if np.sum(occ) <= 0:
             return 0.0
-        ctx = np.where(pb.on_decode_side, c.input_tokens + route.eager_tokens / 2, c.input_tokens + c.output_tokens / 2)
+        ctx = np.where(
+            pb.on_decode_side,
+            c.input_tokens + route.eager_tokens / 2,
+            c.input_tokens + c.output_tokens / 2,
+        )
         return float(np.sum(occ * ctx) / np.sum(occ))
 
-    def size_decode(self, inst: Instance, rate: float, time_s: np.ndarray, context_tokens: float, extra_busy: float = 0.0) -> DecodeSizing | None:
+    def size_decode(
+        self,
+        inst: Instance,
+        rate: float,
+        time_s: np.ndarray,
+        context_tokens: float,
+        extra_busy: float = 0.0,
+    ) -> DecodeSizing | None:
         w = self.pb.classes.weight
         conc = float(np.sum(rate * w * time_s))
         if conc <= 0:
@@ -419,7 +476,9 @@ class Solver:
         has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
         md_rows = []
         for m in pb.options["MD"]:
-            ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = self.decode_load(route, m, mode)
+            ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = self.decode_load(
+                route, m, mode
+            )
             ext_mean = float(np.sum(pb.classes.weight * ext_busy))
             md = self.size_decode(m, rate, md_time, ctx, ext_mean)
             if md is None:
@@ -432,7 +491,7 @@ class Solver:
         b_r = np.array([r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts], dtype=float)
         b_mem_r = np.array([r.max_batch_memory(ctx_r) for r in r_opts], dtype=float)
         price_r = np.array([r.price_usd_per_hour for r in r_opts], dtype=float)
-        combos = []
+        combos: list[tuple[float, int, Instance | None, DecodeSizing | None]] = []
         w = pb.classes.weight
         for mi, (m, md, _stall, rld_time, _tokens, _extra) in enumerate(md_rows):
             md_cost = md.instances * m.price_usd_per_hour
@@ -445,8 +504,8 @@ class Solver:
                     continue
                 n_r = max(math.ceil(conc / b_r[ri] - 1e-9), 1)
                 bound = "memory" if b_r[ri] >= b_mem_r[ri] else "TPOT"
-                rs = DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)
-                combos.append((md_cost + n_r * price_r[ri], mi, r, rs))
+                sizing = DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)
+                combos.append((md_cost + n_r * price_r[ri], mi, r, sizing))
         if not combos:
             return None
         p_costs = np.array([s.instances * p.price_usd_per_hour for p, s in p_ok])
@@ -457,16 +516,20 @@ class Solver:
         for flat in order:
             pi, ci = np.unravel_index(flat, tot.shape)
             p, ps = p_ok[pi]
-            _, mi, r, rs = combos[ci]
+            _, mi, r_inst, rs = combos[ci]
             m, md, stall, rld_time, rld_tokens, extra = md_rows[mi]
             roles: dict[str, tuple[Instance, int] | None] = {
                 "P": (p, ps.instances),
-                "RLD": (r, rs.instances) if r is not None and rs is not None and rs.instances > 0 else None,
+                "RLD": (r, rs.instances)
+                if r is not None and rs is not None and rs.instances > 0
+                else None,
                 "MD": (m, md.instances),
             }
             if not self._fits_inventory(roles):
                 continue
-            role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
+            role_cost = {
+                k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()
+            }
             w = pb.classes.weight
             share = float(np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens))
             binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
@@ -474,7 +537,9 @@ class Solver:
                 binding.append(f"RLD: {rs.batch_bound_by}")
             if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
                 binding.append("line utilization")
-            ttft_ok = all(q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True))
+            ttft_ok = all(
+                q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True)
+            )
             return Plan(
                 topology=pb.topology.name,
                 rate_rps=rate,
@@ -505,14 +570,20 @@ class Solver:
         scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0)
         pw, theta, mean_wait = queueing.waiting_time_params(plan.rate_rps, n, mean_s, max(scv, 0.0))
         out: dict[str, dict[str, float]] = {}
-        names = {0: "P-MD" if self.pb.topology.cross_dc else "P-D", 1: "P-RLD-MD", 2: "P-RLD (anomalous)"}
+        names = {
+            0: "P-MD" if self.pb.topology.cross_dc else "P-D",
+            1: "P-RLD-MD",
+            2: "P-RLD (anomalous)",
+        }
         for pid, name in names.items():
             mask = pids == pid
             if not np.any(mask):
                 continue
             row = {"share": float(np.sum(wts[mask]) / np.sum(wts))}
             for p in PERCENTILES:
-                row[f"p{int(p * 100)}"] = queueing.mixture_quantile(p, offs[mask], wts[mask], pw, theta)
+                row[f"p{int(p * 100)}"] = queueing.mixture_quantile(
+                    p, offs[mask], wts[mask], pw, theta
+                )
             out[name] = row
         out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}
         return out
@@ -530,7 +601,13 @@ class Solver:
         pb = self.pb
         if "line utilization" in reasons and len(reasons) == 1:
             need = rate * float(np.sum(pb.classes.weight * pb.wan_bytes)) / pb.link_utilization_cap
-            gbit = units.bytes_per_s_to_gbit_per_s(need / (pb.wan.goodput_bytes_per_s / units.gbit_per_s_to_bytes_per_s(pb.wan.bandwidth_gbit_per_s)))
+            gbit = units.bytes_per_s_to_gbit_per_s(
+                need
+                / (
+                    pb.wan.goodput_bytes_per_s
+                    / units.gbit_per_s_to_bytes_per_s(pb.wan.bandwidth_gbit_per_s)
+                )
+            )
             return InfeasibleError(
                 f"no plan fits at {rate:.4g} req/s: the line would run above its utilization cap "
                 f"{pb.link_utilization_cap:.0%}; it needs a line of at least {gbit:.1f} Gbit/s, or a rate of at most "
@@ -572,7 +649,11 @@ class Solver:
         if not pb.topology.cross_dc:
             return math.inf
         per_req = float(np.sum(pb.classes.weight * pb.wan_bytes))
-        return math.inf if per_req <= 0 else pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / per_req
+        return (
+            math.inf
+            if per_req <= 0
+            else pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / per_req
+        )
 
     def solve_budget(self, budget_usd_per_hour: float, hi_rate: float) -> Plan:
         """Most goodput within a budget (and inventory): bisection on the rate."""
@@ -585,7 +666,13 @@ class Solver:
         except InfeasibleError:
             pass
         for _ in range(40):
-            mid = (lo + hi) / 2 if lo > 0 else hi / 2 ** 0.5 if lo_plan is None and hi > 1e-6 else (lo + hi) / 2
+            mid = (
+                (lo + hi) / 2
+                if lo > 0
+                else hi / 2**0.5
+                if lo_plan is None and hi > 1e-6
+                else (lo + hi) / 2
+            )
             try:
                 plan = self.solve_rate(mid)
                 good = plan.cost_usd_per_hour <= budget_usd_per_hour
@@ -635,11 +722,18 @@ class Solver:
 # ------------------------------------------------------------------------------ construction
 
 
-def build_problem(rs: ResolvedScenario, topology: Topology = PDD, wan_bandwidth_scale: float = 1.0) -> Problem:
+def build_problem(
+    rs: ResolvedScenario, topology: Topology = PDD, wan_bandwidth_scale: float = 1.0
+) -> Problem:
     scen = rs.scenario
     sv = scen.serving
     model = model_numbers(rs.model)
-    classes = request_classes(rs.workload, sv.hit_rate_points_per_bin, sv.length_points, anomalous_filter=sv.anomalous_filter)
+    classes = request_classes(
+        rs.workload,
+        sv.hit_rate_points_per_bin,
+        sv.length_points,
+        anomalous_filter=sv.anomalous_filter,
+    )
     options: dict[str, list[Instance]] = {}
     if topology.name == "same-dc":
         assert scen.baseline is not None

@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 bad profile or data file, 2 usage error or unknown name
 from __future__ import annotations
 
 import sys
+
 import typer
 
 from pddplan.cli import common
@@ -26,7 +27,9 @@ app = typer.Typer(
 @app.callback()
 def _root(
     profiles: common.ProfilesOpt = None,
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", is_eager=True
+    ),
 ) -> None:
     if version:
         from pddplan import __version__

@@ -16,10 +16,15 @@ if TYPE_CHECKING:
 
 FormatOpt = Annotated[
     str,
-    typer.Option("--format", "-f", help="Output format: table, csv, md or json.", metavar="table|csv|md|json"),
+    typer.Option(
+        "--format", "-f", help="Output format: table, csv, md or json.", metavar="table|csv|md|json"
+    ),
 ]
 OutputOpt = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Write the result to FILE instead of stdout.", dir_okay=False)
+    Path | None,
+    typer.Option(
+        "--output", "-o", help="Write the result to FILE instead of stdout.", dir_okay=False
+    ),
 ]
 ProfilesOpt = Annotated[
     list[Path] | None,

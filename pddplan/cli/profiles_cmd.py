@@ -56,7 +56,10 @@ def show_cmd(
 
 @profiles_app.command("validate")
 def validate_cmd(
-    files: Annotated[list[Path] | None, typer.Argument(help="Profile or scenario files; none: every profile on the search path.")] = None,
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Profile or scenario files; none: every profile on the search path."),
+    ] = None,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
 ) -> None:
@@ -79,11 +82,23 @@ def validate_cmd(
             obj = load_file(f)
             if getattr(obj, "kind", "") == "scenario":
                 load_scenario(str(f), reg)
-            rows.append({"file": str(f), "kind": obj.kind, "name": getattr(obj, "name", ""), "status": "ok", "error": ""})
+            rows.append(
+                {
+                    "file": str(f),
+                    "kind": obj.kind,
+                    "name": getattr(obj, "name", ""),
+                    "status": "ok",
+                    "error": "",
+                }
+            )
         except PddplanError as exc:
             failed.append(str(exc))
-            rows.append({"file": str(f), "kind": "", "name": "", "status": "error", "error": str(exc)})
-    common.emit(Report("profile validation", [Section("files", rows)], {"files": rows}), fmt, output)
+            rows.append(
+                {"file": str(f), "kind": "", "name": "", "status": "error", "error": str(exc)}
+            )
+    common.emit(
+        Report("profile validation", [Section("files", rows)], {"files": rows}), fmt, output
+    )
     if failed:
         for msg in failed:
             common.info(f"pddplan: error: {msg}")
@@ -91,7 +106,9 @@ def validate_cmd(
 
 
 def schema_cmd(
-    kind: Annotated[str, typer.Option("--kind", "-k", help="scenario, chip, model, link or workload.")] = "scenario",
+    kind: Annotated[
+        str, typer.Option("--kind", "-k", help="scenario, chip, model, link or workload.")
+    ] = "scenario",
     output: common.OutputOpt = None,
 ) -> None:
     """Print the JSON Schema of scenario (or profile) files, for editors.

@@ -10,7 +10,9 @@ from pddplan.cli import common
 
 ScenarioArg = Annotated[
     str | None,
-    typer.Argument(help="Scenario file, or the name of a bundled scenario (default: the bundled default)."),
+    typer.Argument(
+        help="Scenario file, or the name of a bundled scenario (default: the bundled default)."
+    ),
 ]
 
 
@@ -22,18 +24,40 @@ def parse_max_chips(values: list[str] | None) -> dict[str, int]:
         for part in v.split(","):
             name, sep, num = part.partition("=")
             if not sep or not num.strip().isdigit() or int(num) <= 0:
-                raise UsageError(f"--max-chips expects CHIP=N with N a positive whole number, not {part!r}")
+                raise UsageError(
+                    f"--max-chips expects CHIP=N with N a positive whole number, not {part!r}"
+                )
             out[name.strip()] = int(num)
     return out
 
 
 def solve_cmd(
     scenario: ScenarioArg = None,
-    rate: Annotated[float | None, typer.Option("--rate", help="Target request rate [req/s]: the least-cost plan serving it.", min=0.0)] = None,
-    budget: Annotated[float | None, typer.Option("--budget", help="Budget [USD/hour]: the plan with the most goodput within it.", min=0.0)] = None,
-    max_chips: Annotated[list[str] | None, typer.Option("--max-chips", help="Inventory limit CHIP=N (repeatable or comma-separated).")] = None,
-    max_rate: Annotated[float | None, typer.Option("--max-rate", help="Upper bound on the rate when no target is given [req/s].", min=0.0)] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Add one row per hit-rate class.")] = False,
+    rate: Annotated[
+        float | None,
+        typer.Option(
+            "--rate", help="Target request rate [req/s]: the least-cost plan serving it.", min=0.0
+        ),
+    ] = None,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget", help="Budget [USD/hour]: the plan with the most goodput within it.", min=0.0
+        ),
+    ] = None,
+    max_chips: Annotated[
+        list[str] | None,
+        typer.Option("--max-chips", help="Inventory limit CHIP=N (repeatable or comma-separated)."),
+    ] = None,
+    max_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-rate", help="Upper bound on the rate when no target is given [req/s].", min=0.0
+        ),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Add one row per hit-rate class.")
+    ] = False,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
 ) -> None:
@@ -56,7 +80,11 @@ def solve_cmd(
         raise UsageError("--rate must be above 0")
     rs = load_scenario(scenario, common.registry())
     out = solve_scenario(
-        rs, rate_rps=rate, budget_usd_per_hour=budget, max_chips=parse_max_chips(max_chips), max_rate_rps=max_rate
+        rs,
+        rate_rps=rate,
+        budget_usd_per_hour=budget,
+        max_chips=parse_max_chips(max_chips),
+        max_rate_rps=max_rate,
     )
     common.emit(solve_report(out, explain=explain), fmt, output)
 

@@ -46,7 +46,9 @@ def mla_attention_params(
         q = h * q_lora_rank + q_lora_rank * heads * qk
     else:
         q = h * heads * qk
-    kv = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank * heads * (qk_nope_head_dim + v_head_dim)
+    kv = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank * heads * (
+        qk_nope_head_dim + v_head_dim
+    )
     o = heads * v_head_dim * h
     return q + kv + o
 

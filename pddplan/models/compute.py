@@ -103,10 +103,14 @@ def step_time_s(
     eff = gemm_efficiency(np.maximum(n, 1e-9), compute_efficiency, half_saturation_tokens)
     flops_per_s = tensor_parallel * peak_flops_per_s * eff
     bytes_per_s = memory_bytes_per_s * memory_efficiency
-    linear_s = np.maximum(n * linear_flops_per_token / flops_per_s, weight_read_bytes_per_chip / bytes_per_s)
+    linear_s = np.maximum(
+        n * linear_flops_per_token / flops_per_s, weight_read_bytes_per_chip / bytes_per_s
+    )
     attn_flops = np.asarray(context_token_pairs, dtype=float) * attention_flops_per_pair
     attention_s = np.maximum(attn_flops / flops_per_s, kv_read_bytes_per_chip / bytes_per_s)
-    comm_s = allreduce_time_s(n * comm_bytes_per_token, tensor_parallel, scaleup_bytes_per_s_bidir, scaleup_efficiency)
+    comm_s = allreduce_time_s(
+        n * comm_bytes_per_token, tensor_parallel, scaleup_bytes_per_s_bidir, scaleup_efficiency
+    )
     return linear_s + attention_s + comm_s + overhead_s
 
 

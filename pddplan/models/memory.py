@@ -60,7 +60,9 @@ def weight_bytes_per_chip(total_params, weight_dtype_bytes, tensor_parallel):
 
 def kv_bytes_per_sequence(context_tokens, kv_bytes_per_token, kv_bytes_per_sequence_const=0.0):
     """KV bytes of one sequence at a context length [bytes]: linear plus a per-sequence constant."""
-    return np.asarray(context_tokens, dtype=float) * kv_bytes_per_token + kv_bytes_per_sequence_const
+    return (
+        np.asarray(context_tokens, dtype=float) * kv_bytes_per_token + kv_bytes_per_sequence_const
+    )
 
 
 def max_batch_in_memory(
@@ -89,6 +91,10 @@ def max_batch_in_memory(
     -----
     ``b = floor((n M u - n W) / (c k + s))``, clipped at 0.
     """
-    free = chips * (np.asarray(memory_bytes_per_chip, dtype=float) * memory_utilization - weight_bytes_per_chip_)
-    per_seq = kv_bytes_per_sequence(context_tokens, kv_bytes_per_token_per_instance, kv_bytes_per_sequence_per_instance)
+    free = chips * (
+        np.asarray(memory_bytes_per_chip, dtype=float) * memory_utilization - weight_bytes_per_chip_
+    )
+    per_seq = kv_bytes_per_sequence(
+        context_tokens, kv_bytes_per_token_per_instance, kv_bytes_per_sequence_per_instance
+    )
     return np.maximum(np.floor(free / per_seq), 0.0)

@@ -25,7 +25,11 @@ def uncached_kv_bytes(input_tokens, hit_rate, kv_bytes_per_token):
     The decode side keeps its own prefix cache (decode-side radix cache), so a hit need not be
     resent: ``bytes = L (1 - h) k``.
     """
-    return np.asarray(input_tokens, dtype=float) * (1.0 - np.asarray(hit_rate, dtype=float)) * kv_bytes_per_token
+    return (
+        np.asarray(input_tokens, dtype=float)
+        * (1.0 - np.asarray(hit_rate, dtype=float))
+        * kv_bytes_per_token
+    )
 
 
 def link_goodput_bytes_per_s(bandwidth_bytes_per_s, efficiency):
@@ -51,7 +55,9 @@ def transfer_time_s(payload_bytes, goodput_bytes_per_s, rtt_s, setup_rtts, utili
     """
     rho = np.asarray(utilization, dtype=float)
     slowdown = np.where(rho < 1.0, 1.0 / np.maximum(1.0 - rho, 1e-12), np.inf)
-    return (setup_rtts + 0.5) * np.asarray(rtt_s, dtype=float) + np.asarray(payload_bytes, dtype=float) / goodput_bytes_per_s * slowdown
+    return (setup_rtts + 0.5) * np.asarray(rtt_s, dtype=float) + np.asarray(
+        payload_bytes, dtype=float
+    ) / goodput_bytes_per_s * slowdown
 
 
 def link_utilization(rate_per_s, mean_payload_bytes, goodput_bytes_per_s):

@@ -54,7 +54,12 @@ def one_shot_handover(eager_tokens_, extend_fixed_s, extend_per_token_s, handove
 
 
 def catch_up_handover(
-    eager_tokens_, threshold_tokens, extend_fixed_s, extend_per_token_s, rld_tpot_s, handover_transfer_s
+    eager_tokens_,
+    threshold_tokens,
+    extend_fixed_s,
+    extend_per_token_s,
+    rld_tpot_s,
+    handover_transfer_s,
 ):
     """Catch-Up hand-over: MD ingests batches of at most ``threshold`` tokens while RLD relays.
 
@@ -81,7 +86,9 @@ def catch_up_handover(
     rounds_full = np.minimum(rounds_full, MAX_CATCH_UP_ROUNDS)
     backlog = np.maximum(k - rounds_full * gain, 0.0)
     final_stall = np.where(backlog > 0, extend_fixed_s + extend_per_token_s * backlog, 0.0)
-    rld_extra = rounds_full * (e_t + handover_transfer_s) + np.where(k > 0, handover_transfer_s, 0.0)
+    rld_extra = rounds_full * (e_t + handover_transfer_s) + np.where(
+        k > 0, handover_transfer_s, 0.0
+    )
     stall = np.where(rounds_full > 0, np.minimum(final_stall, e_t), final_stall)
     rounds = rounds_full + (backlog > 0)
     return rld_extra, stall, rounds

@@ -43,7 +43,13 @@ def erlang_c(servers: int, offered_load: float) -> float:
     return b / (1.0 - rho * (1.0 - b))
 
 
-def waiting_time_params(rate_per_s: float, servers: int, mean_service_s: float, service_scv: float, arrival_scv: float = 1.0):
+def waiting_time_params(
+    rate_per_s: float,
+    servers: int,
+    mean_service_s: float,
+    service_scv: float,
+    arrival_scv: float = 1.0,
+):
     """Parameters of the approximate waiting time in a G/G/c pool.
 
     Returns
@@ -110,7 +116,10 @@ def mixture_quantiles(
     lo0 = float(d.min())
     p_max = max(ps)
     # above max(d) only the wait's tail remains: P(W > t - d_max) <= 1 - p bounds the quantile
-    hi0 = float(d.max()) + max(math.log(wait_probability / max(1.0 - p_max, 1e-300)), 0.0) / tail_rate_per_s
+    hi0 = (
+        float(d.max())
+        + max(math.log(wait_probability / max(1.0 - p_max, 1e-300)), 0.0) / tail_rate_per_s
+    )
     hi0 += 1e-9
     grid = np.linspace(lo0, hi0, 129)
     f0 = mixture_cdf(grid, d, w, wait_probability, tail_rate_per_s)

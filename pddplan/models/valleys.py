@@ -409,6 +409,7 @@ def _whole_positive(name: str, value: object) -> int:
     """``value`` as an int, if it is a whole real number >= 1; else raise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not math.isfinite(value) or value != int(value) or value < 1:
+    v = float(value)
+    if not math.isfinite(v) or v != int(v) or v < 1:
         raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-    return int(value)
+    return int(v)

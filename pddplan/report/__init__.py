@@ -68,7 +68,9 @@ def render_md(rep: Report) -> str:
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "|".join("---" for _ in cols) + "|")
         for r in sec.rows:
-            out.append("| " + " | ".join(_display(r.get(c)).replace("|", "\\|") for c in cols) + " |")
+            out.append(
+                "| " + " | ".join(_display(r.get(c)).replace("|", "\\|") for c in cols) + " |"
+            )
         out.append("")
     for n in rep.notes:
         out.append(f"- {n}")
@@ -94,7 +96,9 @@ def render_table(rep: Report, file: Any, is_terminal: bool) -> None:
     from rich.table import Table
 
     # a pipe gets a console wide enough that nothing is truncated or folded
-    console = Console(file=file, width=None if is_terminal else 100_000, force_terminal=False, highlight=False)
+    console = Console(
+        file=file, width=None if is_terminal else 100_000, force_terminal=False, highlight=False
+    )
     console.print(f"[bold]{rep.title}[/bold]")
     for sec in rep.sections:
         cols = sec.column_names()

@@ -51,7 +51,14 @@ def list_report(reg: Registry, kinds: list[str]) -> Report:
         for name, path in reg.index(kind).items():
             obj = reg.load(kind, name)
             origin = "bundled" if bundled in path.resolve().parents else str(path.parent.parent)
-            rows.append({"name": name, "display_name": getattr(obj, "display_name", name), **_summary(kind, obj), "origin": origin})
+            rows.append(
+                {
+                    "name": name,
+                    "display_name": getattr(obj, "display_name", name),
+                    **_summary(kind, obj),
+                    "origin": origin,
+                }
+            )
         sections.append(Section(f"{kind}s", rows))
         payload[f"{kind}s"] = rows
     return Report("pddplan profiles", sections, {"profiles": payload})
@@ -65,7 +72,9 @@ def _flatten(prefix: str, obj: Any, out: list[Row]) -> None:
         for i, v in enumerate(obj):
             _flatten(f"{prefix}[{i}]", v, out)
     else:
-        out.append({"key": prefix, "value": obj if not isinstance(obj, list) else ", ".join(map(str, obj))})
+        out.append(
+            {"key": prefix, "value": obj if not isinstance(obj, list) else ", ".join(map(str, obj))}
+        )
 
 
 def show_report(kind: str, path: Path, obj: Any) -> Report:
@@ -87,6 +96,8 @@ def show_report(kind: str, path: Path, obj: Any) -> Report:
             "flops_per_token_linear": 2 * m.active_params,
             "attention_flops_per_token_per_context_token": m.attention_flops_per_pair,
         }
-        sections.append(Section("derived (SI)", [{"key": k, "value": v} for k, v in derived.items()]))
+        sections.append(
+            Section("derived (SI)", [{"key": k, "value": v} for k, v in derived.items()])
+        )
         payload["derived"] = derived
     return Report(f"pddplan profile {obj.name}", sections, payload)

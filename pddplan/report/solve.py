@@ -19,7 +19,13 @@ def _role_rows(plan: Plan) -> list[Row]:
             continue
         inst, n = v
         dc = DATACENTER[role] if plan.topology != "same-dc" else "A"
-        name = role if plan.topology == "pdd" or role == "P" else "D" if plan.topology == "same-dc" else role
+        name = (
+            role
+            if plan.topology == "pdd" or role == "P"
+            else "D"
+            if plan.topology == "same-dc"
+            else role
+        )
         rows.append(
             {
                 "role": name,
@@ -31,11 +37,15 @@ def _role_rows(plan: Plan) -> list[Row]:
                 "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],
                 "batch_per_instance": dec.batch_per_instance if dec else None,
                 "utilization": plan.prefill.utilization if role == "P" else None,
-                "bound_by": plan.prefill.bound_by if role == "P" else (dec.batch_bound_by if dec else None),
+                "bound_by": plan.prefill.bound_by
+                if role == "P"
+                else (dec.batch_bound_by if dec else None),
             }
         )
     if plan.link_cost_usd_per_hour:
-        rows.append({"role": "line", "datacenter": "A-B", "cost_usd_per_hour": plan.link_cost_usd_per_hour})
+        rows.append(
+            {"role": "line", "datacenter": "A-B", "cost_usd_per_hour": plan.link_cost_usd_per_hour}
+        )
     return rows
 
 
@@ -140,9 +150,17 @@ def solve_report(out: Outcome, explain: bool = False) -> Report:
         {"figure": "ttft_p50_s", "value": plan.prefill.ttft_s[0], "target": sla[0]},
         {"figure": "ttft_p90_s", "value": plan.prefill.ttft_s[1], "target": sla[1]},
         {"figure": "ttft_p99_s", "value": plan.prefill.ttft_s[2], "target": sla[2]},
-        {"figure": "tpot_ms", "value": out.problem.tpot_s * 1e3, "target": out.problem.tpot_s * 1e3},
+        {
+            "figure": "tpot_ms",
+            "value": out.problem.tpot_s * 1e3,
+            "target": out.problem.tpot_s * 1e3,
+        },
         {"figure": "rld_output_token_share", "value": plan.rld_output_token_share, "target": None},
-        {"figure": "link_utilization", "value": plan.route.link_utilization, "target": out.problem.link_utilization_cap},
+        {
+            "figure": "link_utilization",
+            "value": plan.route.link_utilization,
+            "target": out.problem.link_utilization_cap,
+        },
         {"figure": "routing", "value": _routing_text(plan), "target": None},
         {"figure": "handover", "value": plan.handover, "target": None},
         {"figure": "md_stall_ms", "value": plan.md_stall_s * 1e3, "target": None},
@@ -151,7 +169,13 @@ def solve_report(out: Outcome, explain: bool = False) -> Report:
     if out.mode != "rate":
         summary.append({"figure": "scale_bound", "value": out.scale_bound, "target": None})
     pipes = [
-        {"pipeline": k, "share": v["share"], "ttft_p50_s": v["p50"], "ttft_p90_s": v["p90"], "ttft_p99_s": v["p99"]}
+        {
+            "pipeline": k,
+            "share": v["share"],
+            "ttft_p50_s": v["p50"],
+            "ttft_p90_s": v["p90"],
+            "ttft_p99_s": v["p99"],
+        }
         for k, v in pj["ttft_by_pipeline_s"].items()
     ]
     base_rows: list[Row] = []
@@ -186,7 +210,10 @@ def solve_report(out: Outcome, explain: bool = False) -> Report:
         "mode": out.mode,
         "scale_bound": out.scale_bound,
         "plan": pj,
-        "sla": {"ttft_s": dict(zip(("p50", "p90", "p99"), sla, strict=True)), "tpot_ms": out.problem.tpot_s * 1e3},
+        "sla": {
+            "ttft_s": dict(zip(("p50", "p90", "p99"), sla, strict=True)),
+            "tpot_ms": out.problem.tpot_s * 1e3,
+        },
         "baselines": base_json,
     }
     if explain:

@@ -20,7 +20,12 @@ from pddplan.solver import Solver, build_problem
     link=st.sampled_from(["wan-10g-cross-city", "wan-25g-cross-country", "wan-100g-cross-city"]),
 )
 def test_every_returned_plan_meets_the_sla(rate, p50, spread, tpot_ms, link) -> None:
-    sla = {"ttft_p50_s": p50, "ttft_p90_s": p50 * spread, "ttft_p99_s": p50 * spread * 2, "tpot_ms": tpot_ms}
+    sla = {
+        "ttft_p50_s": p50,
+        "ttft_p90_s": p50 * spread,
+        "ttft_p99_s": p50 * spread * 2,
+        "tpot_ms": tpot_ms,
+    }
     rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), {"sla": sla, "link": link})
     pb = build_problem(rs)
     s = Solver(pb)
@@ -43,7 +48,9 @@ def test_every_returned_plan_meets_the_sla(rate, p50, spread, tpot_ms, link) -> 
             roles = plan.roles[role]
             assert roles is not None
             inst = roles[0]
-            assert float(inst.decode_step_s(d.batch_per_instance, d.context_tokens)) <= pb.tpot_s * (1 + 1e-9)
+            assert float(
+                inst.decode_step_s(d.batch_per_instance, d.context_tokens)
+            ) <= pb.tpot_s * (1 + 1e-9)
             assert d.instances * d.batch_per_instance >= d.concurrency - 1e-9
     assert plan.meets_sla
     assert np.isfinite(plan.cost_usd_per_hour)

@@ -21,7 +21,9 @@ SMALL = {
 
 
 def _problem(rate_patch: dict | None = None):
-    rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), {**SMALL, **(rate_patch or {})})
+    rs = load_scenario(
+        "examples/pdd-paper.yaml", Registry.default(), {**SMALL, **(rate_patch or {})}
+    )
     return build_problem(rs)
 
 
@@ -106,7 +108,9 @@ def test_infeasible_names_the_line_and_the_relaxation() -> None:
 
 
 def test_infeasible_ttft_names_the_percentile() -> None:
-    pb = _problem({"sla": {"ttft_p50_s": 0.01, "ttft_p90_s": 0.02, "ttft_p99_s": 0.03, "tpot_ms": 50}})
+    pb = _problem(
+        {"sla": {"ttft_p50_s": 0.01, "ttft_p90_s": 0.02, "ttft_p99_s": 0.03, "tpot_ms": 50}}
+    )
     with pytest.raises(InfeasibleError) as err:
         Solver(pb).solve_rate(1.0)
     assert err.value.binding.startswith("TTFT p")

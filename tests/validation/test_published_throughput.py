@@ -27,13 +27,17 @@ MAX_UNDER = 0.10
 
 
 @pytest.mark.parametrize(("chip", "input_tokens", "output_tokens", "published"), PUBLISHED)
-def test_trtllm_llama33_70b_fp8_tp2(chip: str, input_tokens: int, output_tokens: int, published: float) -> None:
+def test_trtllm_llama33_70b_fp8_tp2(
+    chip: str, input_tokens: int, output_tokens: int, published: float
+) -> None:
     reg = Registry.default()
     model = model_numbers(reg.load("model", "llama-3.3-70b"))
     inst = Instance(reg.load("chip", chip), model, 2, 0.9)
     predicted = inst.offline_output_tokens_per_s_per_chip(input_tokens, output_tokens)
     gap = predicted / published - 1.0
-    assert -MAX_UNDER <= gap <= MAX_OVER, f"{chip} {input_tokens}/{output_tokens}: model {predicted:.0f} vs {published:.0f} ({gap:+.1%})"
+    assert -MAX_UNDER <= gap <= MAX_OVER, (
+        f"{chip} {input_tokens}/{output_tokens}: model {predicted:.0f} vs {published:.0f} ({gap:+.1%})"
+    )
 
 
 def test_h200_beats_h100_as_published() -> None:
@@ -41,6 +45,10 @@ def test_h200_beats_h100_as_published() -> None:
     reg = Registry.default()
     model = model_numbers(reg.load("model", "llama-3.3-70b"))
     for i, o in ((1000, 1000), (8192, 1024)):
-        h100 = Instance(reg.load("chip", "h100-sxm"), model, 2, 0.9).offline_output_tokens_per_s_per_chip(i, o)
-        h200 = Instance(reg.load("chip", "h200-sxm"), model, 2, 0.9).offline_output_tokens_per_s_per_chip(i, o)
+        h100 = Instance(
+            reg.load("chip", "h100-sxm"), model, 2, 0.9
+        ).offline_output_tokens_per_s_per_chip(i, o)
+        h200 = Instance(
+            reg.load("chip", "h200-sxm"), model, 2, 0.9
+        ).offline_output_tokens_per_s_per_chip(i, o)
         assert h200 > h100

@@ -1,0 +1,152 @@
+"""Unit tests of pddplan.models.queueing: Erlang C, G/G/c waits and the TTFT mixture quantile."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pddplan.models import queueing as q
+
+
+@pytest.mark.parametrize(
+    ("c", "a", "expected"),
+    [
+        (1, 0.5, 0.5),  # M/M/1: P(wait) = rho
+        (2, 1.0, 1.0 / 3.0),  # (a^2/2)/(1-a/2) / (1 + a + (a^2/2)/(1-a/2)) = 1 / 3
+        (1, 0.9, 0.9),
+        # c = 3, a = 2: (8/6 * 3) / (1 + 2 + 2 + 8/6 * 3) = 4 / 9
+        (3, 2.0, 4.0 / 9.0),
+        # c = 10, a = 8: textbook value 0.4092
+        (10, 8.0, 0.40918),
+    ],
+)
+def test_erlang_c_known_values(c: int, a: float, expected: float) -> None:
+    assert q.erlang_c(c, a) == pytest.approx(expected, rel=1e-4)
+
+
+def test_erlang_c_edges() -> None:
+    assert q.erlang_c(4, 0.0) == 0.0
+    assert q.erlang_c(4, 4.0) == 1.0  # saturated
+    assert q.erlang_c(4, 5.0) == 1.0
+    assert q.erlang_c(0, 1.0) == 1.0  # no servers: everyone waits
+
+
+def test_erlang_c_large_pool_is_stable() -> None:
+    # 500 servers at 90% load: finite, in (0, 1), no overflow from factorials
+    p = q.erlang_c(500, 450.0)
+    assert 0.0 < p < 1.0
+    assert q.erlang_c(500, 400.0) < p < q.erlang_c(500, 490.0)
+
+
+def test_waiting_time_params_mm2() -> None:
+    # M/M/2, lambda = 1, mean service 1 s: a = 1, C = 1/3, theta = 2 (2 - 1) / (1 + 1) = 1,
+    # mean wait C / theta = 1/3 s (the exact M/M/c mean wait C / (c mu - lambda))
+    pw, theta, mean = q.waiting_time_params(1.0, 2, 1.0, 1.0)
+    assert pw == pytest.approx(1 / 3)
+    assert theta == pytest.approx(1.0)
+    assert mean == pytest.approx(1 / 3)
+
+
+def test_waiting_time_params_general_service() -> None:
+    # deterministic service (c_s^2 = 0) halves theta's denominator: theta = 2 (2 - 1) / 1 = 2
+    pw, theta, mean = q.waiting_time_params(1.0, 2, 1.0, 0.0)
+    assert theta == pytest.approx(2.0)
+    assert mean == pytest.approx(pw / 2.0)
+
+
+def test_waiting_time_params_overload() -> None:
+    pw, theta, mean = q.waiting_time_params(3.0, 2, 1.0, 1.0)  # a = 3 >= 2 servers
+    assert (pw, theta) == (1.0, 0.0)
+    assert math.isinf(mean)
+
+
+def test_wait_survival() -> None:
+    # P(W > t) = 0.4 exp(-2 t)
+    assert q.wait_survival(0.0, 0.4, 2.0) == pytest.approx(0.4)
+    assert q.wait_survival(1.0, 0.4, 2.0) == pytest.approx(0.4 * math.exp(-2.0))
+    assert q.wait_survival(-1.0, 0.4, 2.0) == 1.0
+    t = np.array([-1.0, 0.0, 0.5, 1.0])
+    np.testing.assert_allclose(q.wait_survival(t, 0.4, 2.0), [q.wait_survival(x, 0.4, 2.0) for x in t])
+
+
+def test_mixture_cdf() -> None:
+    # D in {1, 2} with weights {0.5, 0.5}, P(W > t) = 0.4 exp(-2 t)
+    # F(1.5) = 0.5 (1 - 0.4 e^{-1}) + 0.5 (1 - 1) = 0.5 (1 - 0.147152) = 0.426424
+    f = q.mixture_cdf(1.5, [1.0, 2.0], [0.5, 0.5], 0.4, 2.0)
+    assert f == pytest.approx(0.5 * (1 - 0.4 * math.exp(-1.0)))
+    t = np.array([0.5, 1.5, 3.0])
+    out = q.mixture_cdf(t, [1.0, 2.0], [0.5, 0.5], 0.4, 2.0)
+    np.testing.assert_allclose(out, [q.mixture_cdf(x, [1.0, 2.0], [0.5, 0.5], 0.4, 2.0) for x in t])
+    assert out[0] == 0.0
+
+
+OFFSETS = [5.0, 1.0, 2.0]  # deliberately unsorted
+WEIGHTS = [0.2, 0.5, 0.3]
+
+
+@pytest.mark.parametrize(
+    ("p", "expected"),
+    [(0.1, 1.0), (0.5, 1.0), (0.5000001, 2.0), (0.8, 2.0), (0.81, 5.0), (1.0, 5.0)],
+)
+def test_mixture_quantile_without_wait_is_weighted_quantile(p: float, expected: float) -> None:
+    # sorted: 1 (CDF 0.5), 2 (0.8), 5 (1.0): the lowest value whose CDF reaches p
+    assert q.mixture_quantile(p, OFFSETS, WEIGHTS) == expected
+    assert q.weighted_quantile(OFFSETS, WEIGHTS, p) == expected
+
+
+def test_mixture_quantile_unnormalized_weights() -> None:
+    assert q.mixture_quantile(0.6, OFFSETS, [2.0, 5.0, 3.0]) == 2.0
+
+
+def test_mixture_quantile_infinite_offset() -> None:
+    assert math.isinf(q.mixture_quantile(0.5, [1.0, math.inf], [0.5, 0.5]))
+
+
+# With W: P(W > t) = 0.4 e^{-2t}. Analytical quantiles of W + D:
+#  CDF jumps at 1 (0.5 * 0.6 = 0.3); 1 < t < 2: 0.5 (1 - 0.4 e^{-2(t-1)})
+#  -> p = 0.4 at t = 1 + ln(2)/2 = 1.346574
+#  CDF at 2-: 0.5 (1 - 0.4 e^{-2}) = 0.472933, jumps by 0.3 * 0.6 = 0.18 at 2 -> p = 0.5 at t = 2
+#  CDF at 5- ~ 0.799727, jumps by 0.2 * 0.6 = 0.12 at 5 -> p = 0.9 at t = 5
+#  p = 0.99: 0.08 e^{-2(t-5)} + 0.3 * 0.4 e^{-2(t-2)} + 0.5 * 0.4 e^{-2(t-1)} = 0.01 -> t ~ 6.03975
+ANALYTIC = [(0.4, 1.0 + math.log(2) / 2), (0.5, 2.0), (0.9, 5.0)]
+# The quantile search resolves to (range of the bracket) / 128^2: here the bracket is
+# [min d, max d + ln(pw / (1 - p)) / theta] ~ [1, 5.7], so ~3e-4 s; allow 5e-4 s.
+QUANTILE_ABS_TOL = 5e-4
+
+
+@pytest.mark.parametrize(("p", "expected"), ANALYTIC)
+def test_mixture_quantile_with_wait_analytic(p: float, expected: float) -> None:
+    got = q.mixture_quantile(p, OFFSETS, WEIGHTS, 0.4, 2.0)
+    assert got == pytest.approx(expected, abs=QUANTILE_ABS_TOL)
+
+
+def test_mixture_quantile_p99_solves_the_cdf() -> None:
+    t = q.mixture_quantile(0.99, OFFSETS, WEIGHTS, 0.4, 2.0)
+    assert float(q.mixture_cdf(t, OFFSETS, WEIGHTS, 0.4, 2.0)) == pytest.approx(0.99, abs=1e-5)
+    # dominated by the last term, 5 + ln(8)/2 = 6.0397; the other two add
+    # 0.12 e^{-8.08} + 0.2 e^{-10.08} ~ 4.6e-5 to the 0.01 tail: + ln(1.0046)/2 ~ 2.3e-3 s
+    assert t == pytest.approx(5 + math.log(8) / 2 + 0.5 * math.log(1 + 4.6e-3), abs=2e-4)
+
+
+def test_mixture_quantile_monte_carlo() -> None:
+    """Seeded Monte-Carlo check, 400,000 samples; tolerance 0.03 s (> 5 standard errors: the
+    quantile's standard error sqrt(p(1-p)/N)/f is at most ~0.006 s here)."""
+    rng = np.random.default_rng(20240601)
+    n = 400_000
+    d = rng.choice(np.array(OFFSETS), size=n, p=np.array(WEIGHTS))
+    waits = np.where(rng.random(n) < 0.4, rng.exponential(1 / 2.0, size=n), 0.0)
+    samples = d + waits
+    for p in (0.3, 0.4, 0.6, 0.95, 0.99):
+        mc = float(np.quantile(samples, p, method="inverted_cdf"))
+        assert q.mixture_quantile(p, OFFSETS, WEIGHTS, 0.4, 2.0) == pytest.approx(mc, abs=0.03), p
+
+
+def test_mixture_quantile_low_p_returns_min_offset() -> None:
+    # P(W + D <= 1) = 0.3 >= 0.2
+    assert q.mixture_quantile(0.2, OFFSETS, WEIGHTS, 0.4, 2.0) == 1.0
+
+
+def test_mixture_quantile_wait_without_tail_rate_is_infinite() -> None:
+    assert math.isinf(q.mixture_quantile(0.5, OFFSETS, WEIGHTS, 1.0, 0.0))
