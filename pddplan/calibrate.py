@@ -1,7 +1,8 @@
 """Fit a chip's efficiency derates to measured prefill latencies and decode step times.
 
 The measurements are rows of ``phase, tokens, batch, context, tp, latency_ms, source`` (see
-:func:`parse_measurements`). A *predictor* maps a set of derates to the latency of every row;
+:func:`parse_measurements`): prefill latencies, times to first token measured at a client, and
+decode step times. A *predictor* maps a set of derates to the latency of every row;
 :func:`instance_predictor` builds it from :class:`pddplan.deployment.Instance`, so the fit
 calibrates exactly the step-time model that ``solve`` uses. :func:`fit_derates` then
 
@@ -10,6 +11,12 @@ calibrates exactly the step-time model that ``solve`` uses. :func:`fit_derates` 
 2. fits the identified ones with :func:`scipy.optimize.least_squares` on log-latency residuals
    (relative errors), bounded to physical ranges, from a few deterministic starting points,
 3. reports the error of the default and of the fitted derates per row and as median / max.
+
+Client-side times to first token (``ttft`` rows) hold per-request costs that no engine step
+has (HTTP, tokenization, scheduling). Left to the step model they would be charged to
+``step_overhead_ms`` and distort the bandwidth efficiency with it; instead a nuisance offset
+``ttft_offset_ms`` is added to those rows, fitted first, reported, and never written to a chip
+profile.
 
 Nothing here prints or touches YAML; the CLI (``pddplan calibrate``) renders and writes.
 
@@ -37,6 +44,8 @@ from pddplan import units
 from pddplan.errors import ProfileError
 
 if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
+
     from pddplan.deployment import ModelNumbers
     from pddplan.spec import Chip
 
@@ -72,7 +81,10 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("step_overhead_ms", "ms", 0.0, 1000.0, scale_floor=1.0),
 )
 PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
-_BY_NAME = {p.name: p for p in PARAMETERS}
+#: Per-request time in a client-measured TTFT outside the engine's steps (a nuisance parameter:
+#: fitted only when ``ttft`` rows exist, never part of a chip profile). Up to 10 s.
+TTFT_OFFSET = Parameter("ttft_offset_ms", "ms", 0.0, 10_000.0, scale_floor=1.0)
+_BY_NAME = {p.name: p for p in (*PARAMETERS, TTFT_OFFSET)}
 
 #: A parameter whose 100% change moves the log-latencies by less than this (root mean square)
 #: is not identified: the rows barely depend on it. 1e-3 is 0.1% of latency, ten times below a
@@ -90,7 +102,7 @@ Predictor = Callable[[Derates], np.ndarray]
 
 # -------------------------------------------------------------------------------- measurements
 
-PHASES = ("prefill", "decode")
+PHASES = ("prefill", "ttft", "decode")
 COLUMNS = ("phase", "tokens", "batch", "context", "tp", "latency_ms", "source")
 
 
@@ -100,8 +112,9 @@ class Measurements:
 
     Attributes
     ----------
-    is_prefill : bool, True for a prefill row (latency of the whole prefill), False for a
-        decode row (time of one decode step).
+    phase : str, ``prefill`` (latency of the whole prefill, engine side), ``ttft`` (a time to
+        first token measured at a client: a prefill plus per-request costs) or ``decode``
+        (time of one decode step).
     tokens : [tokens] uncached tokens of a prefill; 1 for decode rows.
     batch : [-] sequences in a decode step; 1 for prefill rows.
     context_tokens : [tokens] cached prefix of a prefill, or context length of a decode step.
@@ -112,7 +125,7 @@ class Measurements:
     file : the file name, for messages.
     """
 
-    is_prefill: np.ndarray
+    phase: np.ndarray
     tokens: np.ndarray
     batch: np.ndarray
     context_tokens: np.ndarray
@@ -126,8 +139,13 @@ class Measurements:
         return len(self.latency_s)
 
     @property
-    def phase(self) -> list[str]:
-        return ["prefill" if p else "decode" for p in self.is_prefill]
+    def is_prefill(self) -> np.ndarray:
+        """Rows computed as a prefill (``prefill`` and ``ttft``)."""
+        return self.phase != "decode"
+
+    @property
+    def is_ttft(self) -> np.ndarray:
+        return self.phase == "ttft"
 
 
 def _number(text: str, column: str, file: str, line: int, *, whole: bool, minimum: float) -> float:
@@ -149,6 +167,62 @@ def _number(text: str, column: str, file: str, line: int, *, whole: bool, minimu
     return value
 
 
+_Row = tuple[str, float, float, float, float, float, str, int]
+
+
+def _parse_row(cell: Mapping[str, str], file: str, line: int) -> _Row:
+    """Validate one data row (cells by column name, already stripped)."""
+
+    def num(col: str, *, whole: bool, minimum: float, default: float | None = None) -> float:
+        if cell[col] == "" and default is not None:
+            return default
+        if cell[col] == "":
+            raise ProfileError("value is missing", file=file, key=col, line=line)
+        return _number(cell[col], col, file, line, whole=whole, minimum=minimum)
+
+    phase = cell["phase"].lower()
+    if phase not in PHASES:
+        raise ProfileError(
+            f"unknown phase {cell['phase']!r} (allowed: {', '.join(PHASES)})",
+            file=file,
+            key="phase",
+            line=line,
+        )
+    if phase != "decode":
+        tokens = num("tokens", whole=True, minimum=1)
+        batch = num("batch", whole=True, minimum=1, default=1.0)
+        if batch != 1:
+            raise ProfileError(
+                f"a {phase} row is one sequence: batch must be 1 or empty (got {cell['batch']!r})",
+                file=file,
+                key="batch",
+                line=line,
+            )
+    else:
+        batch = num("batch", whole=True, minimum=1)
+        tokens = num("tokens", whole=True, minimum=1, default=1.0)
+        if tokens != 1:
+            raise ProfileError(
+                "a decode step makes one token per sequence: tokens must be 1 or empty "
+                f"(got {cell['tokens']!r})",
+                file=file,
+                key="tokens",
+                line=line,
+            )
+    context = num("context", whole=True, minimum=0, default=0.0)
+    tp = num("tp", whole=True, minimum=1)
+    latency_ms = num("latency_ms", whole=False, minimum=0.0)
+    source = cell["source"]
+    if len(source) < 3:
+        raise ProfileError(
+            "every measurement needs a source (at least 3 characters)",
+            file=file,
+            key="source",
+            line=line,
+        )
+    return (phase, tokens, batch, context, tp, units.ms_to_s(latency_ms), source, line)
+
+
 def parse_measurements(text: str, file: str) -> Measurements:
     """Parse and validate a measurements CSV.
 
@@ -162,10 +236,11 @@ def parse_measurements(text: str, file: str) -> Measurements:
     Columns (all required, any order, nothing else):
 
     - ``phase``: ``prefill`` (``latency_ms`` is the whole prefill of ``tokens`` uncached tokens
-      over a cached prefix of ``context`` tokens) or ``decode`` (``latency_ms`` is one decode
-      step of ``batch`` sequences at context ``context``).
-    - ``tokens``: prefill: uncached tokens (>= 1); decode: empty or 1.
-    - ``batch``: decode: sequences in the step (>= 1); prefill: empty or 1.
+      over a cached prefix of ``context`` tokens, timed in the engine), ``ttft`` (the same,
+      timed at a client as time to first token: per-request costs included) or ``decode``
+      (``latency_ms`` is one decode step of ``batch`` sequences at context ``context``).
+    - ``tokens``: prefill and ttft: uncached tokens (>= 1); decode: empty or 1.
+    - ``batch``: decode: sequences in the step (>= 1); prefill and ttft: empty or 1.
     - ``context``: tokens already in the cache (>= 0; empty means 0).
     - ``tp``: chips of the instance (tensor-parallel degree, >= 1).
     - ``latency_ms``: the measured time [ms], > 0.
@@ -208,7 +283,7 @@ def parse_measurements(text: str, file: str) -> Measurements:
         )
     idx = {c: header.index(c) for c in COLUMNS}
 
-    rows: list[tuple[bool, float, float, float, float, float, str, int]] = []
+    rows: list[_Row] = []
     for raw in reader:
         line = reader.line_num
         if not any(c.strip() for c in raw):
@@ -217,65 +292,14 @@ def parse_measurements(text: str, file: str) -> Measurements:
             raise ProfileError(
                 f"expected {len(header)} fields, found {len(raw)}", file=file, line=line
             )
-        cell = {c: raw[i].strip() for c, i in idx.items()}
-        phase = cell["phase"].lower()
-        if phase not in PHASES:
-            raise ProfileError(
-                f"unknown phase {cell['phase']!r} (allowed: {', '.join(PHASES)})",
-                file=file,
-                key="phase",
-                line=line,
-            )
-        prefill = phase == "prefill"
-
-        def num(col: str, *, whole: bool, minimum: float, default: float | None = None) -> float:
-            if cell[col] == "" and default is not None:
-                return default
-            if cell[col] == "":
-                raise ProfileError("value is missing", file=file, key=col, line=line)
-            return _number(cell[col], col, file, line, whole=whole, minimum=minimum)
-
-        if prefill:
-            tokens = num("tokens", whole=True, minimum=1)
-            batch = num("batch", whole=True, minimum=1, default=1.0)
-            if batch != 1:
-                raise ProfileError(
-                    "a prefill row is one sequence: batch must be 1 or empty "
-                    f"(got {cell['batch']!r})",
-                    file=file,
-                    key="batch",
-                    line=line,
-                )
-        else:
-            batch = num("batch", whole=True, minimum=1)
-            tokens = num("tokens", whole=True, minimum=1, default=1.0)
-            if tokens != 1:
-                raise ProfileError(
-                    "a decode step makes one token per sequence: tokens must be 1 or empty "
-                    f"(got {cell['tokens']!r})",
-                    file=file,
-                    key="tokens",
-                    line=line,
-                )
-        context = num("context", whole=True, minimum=0, default=0.0)
-        tp = num("tp", whole=True, minimum=1)
-        latency_ms = num("latency_ms", whole=False, minimum=0.0)
-        source = cell["source"]
-        if len(source) < 3:
-            raise ProfileError(
-                "every measurement needs a source (at least 3 characters)",
-                file=file,
-                key="source",
-                line=line,
-            )
-        rows.append((prefill, tokens, batch, context, tp, units.ms_to_s(latency_ms), source, line))
+        rows.append(_parse_row({c: raw[i].strip() for c, i in idx.items()}, file, line))
     if not rows:
         raise ProfileError(
             "no measurements: the file has a header but no rows", file=file, line=header_line
         )
     cols = list(zip(*rows, strict=True))
     return Measurements(
-        is_prefill=np.array(cols[0], dtype=bool),
+        phase=np.array(cols[0], dtype=str),
         tokens=np.array(cols[1], dtype=float),
         batch=np.array(cols[2], dtype=float),
         context_tokens=np.array(cols[3], dtype=float),
@@ -302,8 +326,12 @@ def read_measurements(path: Path) -> Measurements:
 
 
 def with_derates(chip: Chip, derates: Derates) -> Chip:
-    """A copy of ``chip`` whose derates are replaced by ``derates`` (others unchanged)."""
-    return chip.model_copy(update={"derates": chip.derates.model_copy(update=dict(derates))})
+    """A copy of ``chip`` whose derates are replaced by those in ``derates``.
+
+    Keys that are not derates (such as ``ttft_offset_ms``) are ignored.
+    """
+    update = {k: float(v) for k, v in derates.items() if k in PARAMETER_NAMES}
+    return chip.model_copy(update={"derates": chip.derates.model_copy(update=update)})
 
 
 def default_derates(chip: Chip) -> dict[str, float]:
@@ -316,9 +344,18 @@ def instance_predictor(
 ) -> Predictor:
     """A function mapping derates to the predicted latency [s] of every row of ``data``.
 
-    Prefill rows use :meth:`Instance.prefill_s` (chunked at ``chunk_size_tokens``), decode rows
-    :meth:`Instance.decode_step_s`, each on an instance of ``tp`` chips of ``chip`` with the
-    given derates.
+    Parameters
+    ----------
+    chip : the chip whose derates are replaced (datasheet and price are kept).
+    model : the model's numbers (:func:`pddplan.deployment.model_numbers`).
+    data : the measurement rows.
+    chunk_size_tokens : [tokens] chunked-prefill chunk size of the measured engine.
+
+    Notes
+    -----
+    ``prefill`` rows: :meth:`Instance.prefill_s`; ``ttft`` rows: the same plus
+    ``ttft_offset_ms`` (0 when absent); ``decode`` rows: :meth:`Instance.decode_step_s`. Each
+    row runs on an instance of its ``tp`` chips of ``chip`` with the given derates.
     """
     from pddplan.deployment import Instance
 
@@ -326,9 +363,10 @@ def instance_predictor(
     for tp in np.unique(data.tensor_parallel):
         on_tp = data.tensor_parallel == tp
         groups.append((int(tp), on_tp & data.is_prefill, on_tp & ~data.is_prefill))
+    ttft = data.is_ttft
 
-    def predict(derates: Derates) -> np.ndarray:
-        c = with_derates(chip, derates)
+    def predict(params: Derates) -> np.ndarray:
+        c = with_derates(chip, params)
         out = np.empty(len(data))
         for tp, pre, dec in groups:
             inst = Instance(c, model, tp)
@@ -338,9 +376,29 @@ def instance_predictor(
                 )
             if dec.any():
                 out[dec] = inst.decode_step_s(data.batch[dec], data.context_tokens[dec])
-        return out
+        offset_s = units.ms_to_s(float(params.get(TTFT_OFFSET.name, 0.0)))
+        return out + np.where(ttft, offset_s, 0.0)
 
     return predict
+
+
+def structural_reasons(data: Measurements) -> dict[str, str]:
+    """Parameters that the rows cannot identify by their design, whatever their values.
+
+    ``scaleup_efficiency`` needs rows at two or more tensor-parallel degrees, one above 1:
+    at a single degree the all-reduce time grows with the tokens of a step like the other
+    per-token costs and cannot be told apart from them.
+    """
+    tps = sorted({int(t) for t in data.tensor_parallel})
+    out: dict[str, str] = {}
+    if tps == [1]:
+        out["scaleup_efficiency"] = "not identified: every row has tp = 1 (no all-reduce)"
+    elif len(tps) == 1:
+        out["scaleup_efficiency"] = (
+            f"not identified: every row has tp = {tps[0]}; the all-reduce time is told apart "
+            "from other per-token costs only by rows at two or more tp values"
+        )
+    return out
 
 
 # ---------------------------------------------------------------------------- identifiability
@@ -352,8 +410,8 @@ class Identification:
 
     identified: tuple[str, ...]
     reasons: dict[str, str]  # parameter -> why it is not identified
-    sensitivity: dict[str, float]  # delta_msqr of each free parameter [-]
-    collinearity: float  # gamma_K of the identified set [-] (1 for a single parameter)
+    sensitivity: dict[str, float]  # delta_msqr of each candidate parameter [-]
+    collinearity: float  # gamma_K of the identified set [-] (1 for one parameter or none)
 
 
 def _scale(name: str, value: float) -> float:
@@ -361,10 +419,12 @@ def _scale(name: str, value: float) -> float:
 
 
 def sensitivities(predict: Predictor, point: Derates, names: Sequence[str]) -> np.ndarray:
-    """Scaled sensitivity matrix ``S[i, j] = d log t_i / d theta_j * scale_j`` [-].
+    """Scaled sensitivity matrix ``S[i, j] = d ln t_i / d theta_j * scale_j`` [-].
 
-    Forward differences with a relative step of :data:`SENSITIVITY_STEP`, stepping backward
-    where the forward step would leave the parameter's range.
+    ``scale_j`` is the parameter's value (at least its ``scale_floor``), so ``S[:, j]`` is the
+    relative change of each latency per relative change of the parameter. Forward differences
+    with a relative step of :data:`SENSITIVITY_STEP`, stepping backward where the forward step
+    would leave the parameter's range.
     """
     base = np.log(predict(point))
     out = np.zeros((len(base), len(names)))
@@ -393,48 +453,59 @@ def collinearity_index(s: np.ndarray) -> float:
 def identify(
     predict: Predictor,
     point: Derates,
-    free: Sequence[str],
+    candidates: Sequence[str],
     *,
+    first: Sequence[str] = (),
     sensitivity_min: float = SENSITIVITY_MIN,
     collinearity_max: float = COLLINEARITY_MAX,
 ) -> Identification:
-    """Decide which of ``free`` the rows identify at ``point``.
+    """Decide which of ``candidates`` the rows identify at ``point``.
+
+    Parameters
+    ----------
+    predict : maps parameters to predicted latencies [s].
+    point : [mixed units] where the sensitivities are taken.
+    candidates : parameter names to consider.
+    first : candidates taken before the others (nuisance parameters that stand for a cost the
+        model lacks), in this order.
+    sensitivity_min, collinearity_max : thresholds, see :data:`SENSITIVITY_MIN` and
+        :data:`COLLINEARITY_MAX`.
 
     Notes
     -----
     A parameter is dropped when its importance ``delta_msqr = sqrt(mean_i S_ij^2)`` is below
-    ``sensitivity_min``. While the collinearity index of the remaining set exceeds
-    ``collinearity_max``, the parameter whose removal lowers the index most is dropped (ties:
-    the less important one); it is reported as collinear with the parameters left. At most
-    ``n_rows`` parameters are kept.
+    ``sensitivity_min``. The others are taken in decreasing importance (``first`` ones ahead),
+    a forward selection as in [1]_: one joins the identified set only if the set's collinearity
+    index stays within ``collinearity_max``; otherwise it is reported as collinear with the
+    set. At most as many parameters as rows are kept.
     """
-    s = sensitivities(predict, point, free)
-    delta = {n: float(np.sqrt(np.mean(s[:, j] ** 2))) for j, n in enumerate(free)}
-    col = {n: j for j, n in enumerate(free)}
+    s = sensitivities(predict, point, candidates)
+    delta = {n: float(np.sqrt(np.mean(s[:, j] ** 2))) for j, n in enumerate(candidates)}
+    col = {n: j for j, n in enumerate(candidates)}
     reasons: dict[str, str] = {}
-    keep = []
-    for n in free:
+
+    def gamma(names: Sequence[str]) -> float:
+        return collinearity_index(s[:, [col[n] for n in names]])
+
+    order = [n for n in first if n in col]
+    order += sorted((n for n in candidates if n not in order), key=lambda m: -delta[m])
+    chosen: list[str] = []
+    for n in order:
         if delta[n] < sensitivity_min:
             reasons[n] = (
                 f"not identified: the rows barely depend on it (sensitivity {delta[n]:.2g})"
             )
+        elif len(chosen) >= s.shape[0]:
+            reasons[n] = "not identified: no more rows than parameters"
+        elif (g := gamma([*chosen, n])) > collinearity_max:
+            reasons[n] = (
+                f"not identified: collinear with {', '.join(chosen)} "
+                f"(collinearity index {g:.3g} > {collinearity_max:g})"
+            )
         else:
-            keep.append(n)
-
-    def gamma(names: Iterable[str]) -> float:
-        return collinearity_index(s[:, [col[n] for n in names]])
-
-    g = gamma(keep)
-    while len(keep) > 1 and (g > collinearity_max or len(keep) > s.shape[0]):
-        trial = sorted(keep, key=lambda n: (gamma([m for m in keep if m != n]), delta[n]))
-        drop = trial[0]
-        keep = [m for m in keep if m != drop]
-        g_before, g = g, gamma(keep)
-        reasons[drop] = (
-            f"not identified: collinear with {', '.join(keep)} "
-            f"(collinearity index {g_before:.3g} > {collinearity_max:g})"
-        )
-    return Identification(tuple(keep), reasons, delta, g if keep else 1.0)
+            chosen.append(n)
+    keep = tuple(n for n in candidates if n in chosen)
+    return Identification(keep, reasons, delta, gamma(keep) if keep else 1.0)
 
 
 # ------------------------------------------------------------------------------------- fitting
@@ -449,21 +520,22 @@ class ErrorSummary:
 
     @classmethod
     def of(cls, predicted: np.ndarray, measured: np.ndarray) -> ErrorSummary:
-        e = np.abs(predicted / measured - 1.0) * 100.0
+        e = np.abs(np.asarray(predicted) / np.asarray(measured) - 1.0) * 100.0
         return cls(float(np.median(e)), float(np.max(e)))
 
 
 @dataclass(frozen=True)
 class ParameterFit:
-    """The outcome for one derate."""
+    """The outcome for one parameter."""
 
     name: str
     unit: str
     default: float
     fitted: float  # equals default when not fitted
     status: str  # "fitted", "fitted (at bound)", "held fixed", or "not identified: ..."
-    sensitivity: float | None  # delta_msqr at the defaults [-]; None when held fixed
+    sensitivity: float | None  # delta_msqr at the defaults [-]; None when not a candidate
     stderr: float | None  # approximate 1-sigma uncertainty of the fitted value, its unit
+    in_profile: bool = True  # False for a nuisance parameter (ttft_offset_ms)
 
     @property
     def was_fitted(self) -> bool:
@@ -472,7 +544,7 @@ class ParameterFit:
 
 @dataclass(frozen=True)
 class FitResult:
-    """Fitted derates, per-row predictions and error summaries."""
+    """Fitted parameters, per-row predictions and error summaries."""
 
     parameters: tuple[ParameterFit, ...]
     measured_s: np.ndarray
@@ -484,7 +556,12 @@ class FitResult:
     success: bool
     message: str
     evaluations: int
-    derates: dict[str, float] = field(default_factory=dict)  # all five, fitted or default
+    values: dict[str, float] = field(default_factory=dict)  # every parameter, fitted or default
+
+    @property
+    def derates(self) -> dict[str, float]:
+        """The five chip derates (fitted or default), as a profile needs them."""
+        return {n: self.values[n] for n in PARAMETER_NAMES}
 
     @property
     def fitted_names(self) -> list[str]:
@@ -493,6 +570,9 @@ class FitResult:
     @property
     def not_identified(self) -> list[ParameterFit]:
         return [p for p in self.parameters if p.status.startswith("not identified")]
+
+    def parameter(self, name: str) -> ParameterFit:
+        return next(p for p in self.parameters if p.name == name)
 
 
 def _to_x(name: str, value: float) -> float:
@@ -509,19 +589,21 @@ def _x_bounds(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(lo), np.array(hi)
 
 
-def _starts(names: Sequence[str], defaults: Derates) -> list[np.ndarray]:
-    """Deterministic starting points: the defaults, then the defaults moved down and up.
+def _starts(names: Sequence[str], point: Derates) -> list[np.ndarray]:
+    """Deterministic starting points: the defaults, then all moved down by half and up by two.
 
-    Moving the efficiencies and the overhead together helps the fit leave a branch of the
-    roofline's ``max()`` where one term hides the other.
+    Moving every parameter together helps the fit leave a branch of the roofline's ``max()``
+    where one term hides the other. A parameter at 0 moves to its ``scale_floor`` times the
+    factor.
     """
     lo, hi = _x_bounds(names)
     out = []
     for factor in (1.0, 0.5, 2.0):
         x = []
         for n in names:
-            v = defaults[n] * factor if defaults[n] > 0 else _BY_NAME[n].scale_floor * factor
-            x.append(_to_x(n, min(max(v, _BY_NAME[n].lower), _BY_NAME[n].upper)))
+            p = _BY_NAME[n]
+            v = point[n] * factor if (point[n] > 0 or factor == 1.0) else p.scale_floor * factor
+            x.append(_to_x(n, min(max(v, p.lower), p.upper)))
         out.append(np.clip(np.array(x), lo, hi))
     return out
 
@@ -532,6 +614,8 @@ def fit_derates(
     defaults: Derates,
     *,
     fixed: Iterable[str] = (),
+    nuisance: Sequence[str] = (),
+    unidentifiable: Mapping[str, str] | None = None,
     sensitivity_min: float = SENSITIVITY_MIN,
     collinearity_max: float = COLLINEARITY_MAX,
 ) -> FitResult:
@@ -540,9 +624,15 @@ def fit_derates(
     Parameters
     ----------
     measured_s : [s] measured latency of each row, > 0.
-    predict : maps derates (all of :data:`PARAMETER_NAMES`) to predicted latencies [s].
-    defaults : [mixed units] the starting derates, also kept for parameters not fitted.
-    fixed : names held at their defaults whatever the data say.
+    predict : maps parameters (the derates of :data:`PARAMETER_NAMES` and the ``nuisance``
+        ones) to predicted latencies [s].
+    defaults : [mixed units] the derates to start from, also kept for those not fitted; a
+        nuisance parameter missing here starts at 0.
+    fixed : derates held at their defaults whatever the data say.
+    nuisance : extra parameters that are fitted first and reported but are no derates
+        (``ttft_offset_ms`` when the rows hold ``ttft`` measurements).
+    unidentifiable : parameter -> reason, for those the rows cannot identify by design
+        (see :func:`structural_reasons`).
     sensitivity_min, collinearity_max : identifiability thresholds (see :func:`identify`).
 
     Returns
@@ -551,13 +641,14 @@ def fit_derates(
 
     Notes
     -----
-    Residuals ``r_i = ln t_pred,i - ln t_meas,i`` (relative errors, so a 2 ms decode step and a
-    2 s prefill weigh alike); :func:`scipy.optimize.least_squares` (trust-region reflective)
-    with the bounds of :data:`PARAMETERS`, the half-saturation point in log space. Identified
-    parameters are chosen at the defaults and checked again at the fit; a parameter that stops
-    being identified there is returned to its default and the rest refitted once. Standard
-    errors come from the Jacobian at the optimum, ``cov = s^2 (J^T J)^-1`` with
-    ``s^2 = sum r^2 / (n - p)``: an approximation that ignores the model's own error.
+    Residuals ``r_i = ln t_pred,i - ln t_meas,i`` (relative errors, so a 20 ms decode step and
+    a 2 s prefill weigh alike); :func:`scipy.optimize.least_squares` (trust-region reflective)
+    with the bounds of :data:`PARAMETERS`, the half-saturation point in log space, from the
+    starts of :func:`_starts`, keeping the lowest cost. Identified parameters are chosen at
+    the defaults and checked again at the fit; those no longer identified there go back to
+    their defaults and the rest is refitted once. Standard errors come from the Jacobian at
+    the optimum, ``cov = s^2 (J^T J)^-1`` with ``s^2 = sum r^2 / (n - p)``: an approximation
+    that ignores the model's own error.
     """
     from scipy.optimize import least_squares
 
@@ -565,16 +656,15 @@ def fit_derates(
     if measured_s.ndim != 1 or len(measured_s) == 0 or np.any(~(measured_s > 0)):
         raise ValueError("measured_s must be a non-empty 1-d array of positive latencies")
     fixed = set(fixed)
-    unknown = fixed - set(PARAMETER_NAMES)
+    unknown = (fixed | set(nuisance)) - set(_BY_NAME)
     if unknown:
-        raise ValueError(
-            f"unknown derate(s) {sorted(unknown)}; allowed: {', '.join(PARAMETER_NAMES)}"
-        )
-    point = {n: float(defaults[n]) for n in PARAMETER_NAMES}
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; allowed: {', '.join(_BY_NAME)}")
+    all_names = [*PARAMETER_NAMES, *nuisance]
+    point = {n: float(defaults.get(n, 0.0)) for n in all_names}
     log_meas = np.log(measured_s)
     evaluations = 0
 
-    def run(names: Sequence[str]) -> tuple[dict[str, float], object]:
+    def run(names: Sequence[str]) -> tuple[dict[str, float], OptimizeResult]:
         nonlocal evaluations
 
         def residuals(x: np.ndarray) -> np.ndarray:
@@ -594,43 +684,47 @@ def fit_derates(
         out.update({n: _from_x(n, float(v)) for n, v in zip(names, best.x, strict=True)})
         return out, best
 
-    free = [n for n in PARAMETER_NAMES if n not in fixed]
-    ident = identify(
-        predict, point, free, sensitivity_min=sensitivity_min, collinearity_max=collinearity_max
-    )
-    names = list(ident.identified)
-    reasons = dict(ident.reasons)
-    fitted = dict(point)
-    res = None
-    gamma = ident.collinearity
-    if names:
-        fitted, res = run(names)
-        again = identify(
+    reasons = dict(unidentifiable or {})
+    candidates = [n for n in all_names if n not in fixed and n not in reasons]
+
+    def which(at: Derates, names: Sequence[str]) -> Identification:
+        return identify(
             predict,
-            fitted,
+            at,
             names,
+            first=nuisance,
             sensitivity_min=sensitivity_min,
             collinearity_max=collinearity_max,
         )
+
+    ident = which(point, candidates)
+    reasons.update(ident.reasons)
+    names = list(ident.identified)
+    fitted: dict[str, float] = dict(point)
+    res: OptimizeResult | None = None
+    gamma = ident.collinearity
+    if names:
+        fitted, res = run(names)
+        again = which(fitted, names)
         if set(again.identified) != set(names):
             for n, why in again.reasons.items():
                 reasons[n] = why + " at the fitted point"
             names = list(again.identified)
             gamma = again.collinearity
             fitted, res = run(names) if names else (dict(point), None)
+    values = {n: (fitted[n] if n in names else point[n]) for n in all_names}
 
     default_s = predict(point)
-    fitted_s = predict(fitted)
-    stderr = _stderr(res, names, fitted, len(measured_s))
+    fitted_s = predict(values)
+    stderr = _stderr(res, names, values, len(measured_s))
     params = []
-    for p in PARAMETERS:
-        n = p.name
+    for n in all_names:
+        p = _BY_NAME[n]
         if n in fixed:
             status = "held fixed"
         elif n in names:
-            at_bound = min(abs(fitted[n] - p.lower), abs(fitted[n] - p.upper)) <= 1e-6 * max(
-                1.0, abs(p.upper)
-            )
+            tol = 1e-6 * max(1.0, abs(p.upper))
+            at_bound = min(abs(values[n] - p.lower), abs(values[n] - p.upper)) <= tol
             status = "fitted (at bound)" if at_bound else "fitted"
         else:
             status = reasons.get(n, "not identified")
@@ -639,14 +733,13 @@ def fit_derates(
                 name=n,
                 unit=p.unit,
                 default=point[n],
-                fitted=fitted[n] if n in names else point[n],
+                fitted=values[n],
                 status=status,
                 sensitivity=ident.sensitivity.get(n),
                 stderr=stderr.get(n),
+                in_profile=n in PARAMETER_NAMES,
             )
         )
-    success = bool(res.success) if res is not None else True
-    message = str(res.message) if res is not None else "nothing to fit: no parameter is identified"
     return FitResult(
         parameters=tuple(params),
         measured_s=measured_s,
@@ -655,19 +748,23 @@ def fit_derates(
         default_errors=ErrorSummary.of(default_s, measured_s),
         fitted_errors=ErrorSummary.of(fitted_s, measured_s),
         collinearity=gamma if names else 1.0,
-        success=success,
-        message=message,
+        success=bool(res.success) if res is not None else True,
+        message=str(res.message)
+        if res is not None
+        else "nothing to fit: no parameter is identified",
         evaluations=evaluations,
-        derates={n: (fitted[n] if n in names else point[n]) for n in PARAMETER_NAMES},
+        values=values,
     )
 
 
-def _stderr(res: object, names: Sequence[str], fitted: Derates, n_rows: int) -> dict[str, float]:
+def _stderr(
+    res: OptimizeResult | None, names: Sequence[str], values: Derates, n_rows: int
+) -> dict[str, float]:
     """Approximate standard errors of the fitted parameters, in their own units."""
     if res is None or n_rows <= len(names):
         return {}
-    jac = np.asarray(getattr(res, "jac"), dtype=float)
-    s2 = 2.0 * float(getattr(res, "cost")) / (n_rows - len(names))
+    jac = np.asarray(res.jac, dtype=float)
+    s2 = 2.0 * float(res.cost) / (n_rows - len(names))
     try:
         cov = s2 * np.linalg.inv(jac.T @ jac)
     except np.linalg.LinAlgError:
@@ -675,7 +772,7 @@ def _stderr(res: object, names: Sequence[str], fitted: Derates, n_rows: int) -> 
     out = {}
     for j, n in enumerate(names):
         sx = math.sqrt(max(float(cov[j, j]), 0.0))
-        out[n] = fitted[n] * sx if _BY_NAME[n].log else sx
+        out[n] = values[n] * sx if _BY_NAME[n].log else sx
     return out
 
 
@@ -696,33 +793,52 @@ def calibrated_chip(
 ) -> Chip:
     """A complete chip profile: ``chip`` with the fitted derates (4 significant digits).
 
-    The derates' ``source`` names the measurements file, the fit and its errors; fitted keys
-    leave the ``estimated`` list, keys kept at their defaults keep their status.
+    Parameters
+    ----------
+    chip : the chip the fit started from; datasheet and price are copied unchanged.
+    fit : the result of :func:`fit_derates`.
+    name : the new profile's name (the file stem it will be written to).
+    measurements_file, model_name, chunk_size_tokens : recorded in the derates' ``source``.
+
+    Notes
+    -----
+    The derates' ``source`` names the measurements file, the fit, what was fitted, what was
+    kept and why, and the errors before and after. Fitted keys leave the ``estimated`` list;
+    keys kept at their defaults keep their status. Nuisance parameters are not derates and
+    are only mentioned.
     """
     from pddplan.spec import Chip as ChipCls
 
-    fitted = fit.fitted_names
-    kept = [p for p in fit.parameters if not p.was_fitted]
-    kept_text = "; ".join(f"{p.name} ({p.status})" for p in kept) or "none"
+    derate_fits = [p for p in fit.parameters if p.in_profile]
+    fitted = [p.name for p in derate_fits if p.was_fitted]
+    kept = "; ".join(f"{p.name} ({p.status})" for p in derate_fits if not p.was_fitted)
+    nuisance = "".join(
+        f" A nuisance {p.name} of {p.fitted:.4g} {p.unit} was fitted for the ttft rows "
+        "(per-request costs outside the engine steps) and is not part of this profile."
+        for p in fit.parameters
+        if not p.in_profile and p.was_fitted
+    )
+    d, f = fit.default_errors, fit.fitted_errors
     source = (
-        f"pddplan calibrate: scipy least_squares fit on log latency of {len(fit.measured_s)} rows "
-        f"of {measurements_file} (model {model_name}, prefill chunk {chunk_size_tokens} tokens), "
-        f"starting from the derates of chip profile {chip.name}. Fitted: {', '.join(fitted) or 'none'}. "
-        f"Kept from {chip.name}: {kept_text}. Error vs the measurements, median / max absolute: "
-        f"default derates {fit.default_errors.median_abs_pct:.1f}% / {fit.default_errors.max_abs_pct:.1f}%, "
-        f"fitted {fit.fitted_errors.median_abs_pct:.1f}% / {fit.fitted_errors.max_abs_pct:.1f}%. "
-        f"Values rounded to 4 significant digits. Original derates source: {chip.derates.source}"
+        f"pddplan calibrate: scipy least_squares fit on log latency of {len(fit.measured_s)} "
+        f"rows of {measurements_file} (model {model_name}, prefill chunk {chunk_size_tokens} "
+        f"tokens), starting from the derates of chip profile {chip.name}. "
+        f"Fitted: {', '.join(fitted) or 'none'}. Kept from {chip.name}: {kept or 'none'}."
+        f"{nuisance} Error against the measurements, median / max absolute: default derates "
+        f"{d.median_abs_pct:.1f}% / {d.max_abs_pct:.1f}%, fitted {f.median_abs_pct:.1f}% / "
+        f"{f.max_abs_pct:.1f}%. Fitted values rounded to 4 significant digits. "
+        f"Source of the derates of {chip.name}: {chip.derates.source}"
     )
     data = chip.model_dump(mode="json")
     data["name"] = name
     data["display_name"] = f"{chip.display_name} (calibrated: {name})"
     data["notes"] = (
-        f"Calibrated copy of {chip.name} written by pddplan calibrate from {measurements_file}. "
-        + (chip.notes or "")
+        f"Calibrated copy of {chip.name} written by pddplan calibrate from {measurements_file}; "
+        f"only the derates differ. {chip.notes}"
     ).strip()
     derates = data["derates"]
-    for p in fit.parameters:
-        derates[p.name] = _round(fit.derates[p.name]) if p.was_fitted else p.default
+    for p in derate_fits:
+        derates[p.name] = _round(p.fitted) if p.was_fitted else p.default
     derates["source"] = source
     derates["estimated"] = [k for k in chip.derates.estimated if k not in fitted]
     return ChipCls.model_validate(data)

@@ -287,18 +287,18 @@ class Instance:
         return e1 - slope, slope
 
     def max_batch_memory(self, context_tokens: float) -> int:
-        """Largest number of sequences at ``context_tokens`` whose KV fits [-]."""
-        return int(
-            memory.max_batch_in_memory(
-                context_tokens,
-                self.memory_bytes_per_chip,
-                self.tensor_parallel,
-                self.memory_utilization,
-                self.weight_bytes_per_chip,
-                self.kv_bytes_per_token_per_instance,
-                self.kv_bytes_per_sequence_per_instance,
-            )
+        """Largest number of sequences at ``context_tokens`` whose KV fits [-] (at least one
+        token of context per sequence is assumed; capped at 2^20)."""
+        b = memory.max_batch_in_memory(
+            max(float(context_tokens), 1.0),
+            self.memory_bytes_per_chip,
+            self.tensor_parallel,
+            self.memory_utilization,
+            self.weight_bytes_per_chip,
+            self.kv_bytes_per_token_per_instance,
+            self.kv_bytes_per_sequence_per_instance,
         )
+        return int(min(float(b), float(1 << 20)))
 
     def max_batch_at_tpot(self, context_tokens: float, tpot_s: float) -> int:
         """Largest batch that fits in memory and steps within ``tpot_s`` at a context [-]."""
@@ -358,7 +358,9 @@ class RequestClasses:
 
     @property
     def cached_tokens(self) -> np.ndarray:
-        return np.floor(self.input_tokens * self.hit_rate)
+        """Prefix tokens served from the cache; the last input token is always computed (its
+        logits give the first output token)."""
+        return cached_prefix_tokens(self.input_tokens, self.hit_rate)
 
     @property
     def uncached_tokens(self) -> np.ndarray:
@@ -366,6 +368,12 @@ class RequestClasses:
 
     def __len__(self) -> int:
         return len(self.weight)
+
+
+def cached_prefix_tokens(input_tokens, hit_rate):
+    """Cached prefix of a request [tokens]: ``min(floor(L h), L - 1)``."""
+    li = np.asarray(input_tokens, dtype=float)
+    return np.minimum(np.floor(li * np.asarray(hit_rate, dtype=float)), li - 1.0)
 
 
 def length_points(dist: LengthDist, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -308,7 +308,7 @@ class Solver:
         pre = self.prefill_s(inst)
         w = self.pb.classes.weight
         mean_s = float(np.sum(w * pre))
-        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0)
+        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0) if mean_s > 0 else 0.0
         util = rate * mean_s / n
         if util >= 1:
             return (math.inf, math.inf, math.inf), 0.0, util
@@ -407,8 +407,11 @@ class Solver:
         w_relay = c.weight * route.relay_wait_s
         w_anom = np.where(pb.on_decode_side, 0.0, c.weight * c.output_tokens)
         occ = w_relay + w_anom
-        if np.sum(occ) <= 0:
-            return 0.0
+        if np.sum(occ) <= 0:  # nothing waits on RLD: size it for the relayed inputs
+            sel = route.relay | ~pb.on_decode_side
+            return float(
+                np.sum(c.weight * sel * c.input_tokens) / max(np.sum(c.weight * sel), 1e-300)
+            )
         ctx = np.where(
             pb.on_decode_side,
             c.input_tokens + route.eager_tokens / 2,
@@ -520,8 +523,8 @@ class Solver:
             m, md, stall, rld_time, rld_tokens, extra = md_rows[mi]
             roles: dict[str, tuple[Instance, int] | None] = {
                 "P": (p, ps.instances),
-                "RLD": (r, rs.instances)
-                if r is not None and rs is not None and rs.instances > 0
+                "RLD": (r_inst, rs.instances)
+                if r_inst is not None and rs is not None and rs.instances > 0
                 else None,
                 "MD": (m, md.instances),
             }
@@ -567,7 +570,7 @@ class Solver:
         pre = self.prefill_s(p_inst)
         w = self.pb.classes.weight
         mean_s = float(np.sum(w * pre))
-        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0)
+        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0) if mean_s > 0 else 0.0
         pw, theta, mean_wait = queueing.waiting_time_params(plan.rate_rps, n, mean_s, max(scv, 0.0))
         out: dict[str, dict[str, float]] = {}
         names = {

@@ -78,3 +78,15 @@ def tmp_profiles(tmp_path: Path) -> TmpProfiles:
         return base
 
     return build
+
+
+@pytest.fixture
+def broken_dir() -> Path:
+    """``tests/fixtures/broken``: profiles that are broken on purpose, one fault each."""
+    return BROKEN
+
+
+@pytest.fixture(name="chip_yaml")
+def chip_yaml_fixture() -> Callable[..., str]:
+    """``chip_yaml(name, price=1.0)``: the text of a valid chip profile."""
+    return chip_yaml

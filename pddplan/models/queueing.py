@@ -63,6 +63,8 @@ def waiting_time_params(
     ``P(W > t) ~ C(c, a) exp(-theta t)`` with ``theta = 2 (c mu - lambda) / (c_a^2 + c_s^2)``;
     mean ``C / theta`` (Allen-Cunneen [1]_, Kingman tail [2]_).
     """
+    if mean_service_s <= 0 or rate_per_s <= 0:
+        return 0.0, math.inf, 0.0
     mu = 1.0 / mean_service_s
     a = rate_per_s * mean_service_s
     if a >= servers:

@@ -1,0 +1,427 @@
+"""The bathtub: the return on serving a request against its prefix hit rate.
+
+Two views over a grid of hit rates:
+
+- **marginal**: one request of hit rate ``h`` served by the solved plan. Its cost is the
+  instance-time it occupies on P (its prefill), on RLD and MD (its share of a decode batch for as
+  long as it decodes there) and on the line (its transfer time), each priced at the plan's $/s;
+  its revenue follows the scenario's API prices, with cached input billed at a fraction.
+- **re-provisioned**: the best plan if all traffic had hit rate ``h`` (one solve per point),
+  read as BCR (requests within SLA per dollar) and as revenue per cost.
+
+Valleys come from :func:`pddplan.models.valleys.find_valleys`; nothing about a particular hit
+rate is assumed. Singular points come from the tail-chunk arithmetic of chunked prefill.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from pddplan import units
+from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, cached_prefix_tokens
+from pddplan.errors import InfeasibleError
+from pddplan.loader import ResolvedScenario
+from pddplan.models import network, valleys
+from pddplan.planner import Outcome, solve_scenario
+from pddplan.solver import PDD, Plan, Solver, build_problem
+from pddplan.spec import Revenue
+
+TOKENS_PER_MTOK = 1e6
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    hit_rate: float
+    prefill_s: float
+    cost_usd: float  # marginal cost of one request on the solved plan
+    revenue_usd: float | None
+    requests_per_usd: float  # 1 / cost: the marginal BCR
+    revenue_per_cost: float | None
+    prefill_tokens_per_s: float  # uncached tokens per second of prefill (chunking visible)
+    reprovisioned_bcr_requests_per_usd: float | None = None
+    reprovisioned_revenue_per_cost: float | None = None
+    reprovisioned_rate_rps: float | None = None
+
+
+@dataclass
+class BathtubResult:
+    outcome: Outcome
+    input_tokens: float
+    output_tokens: float
+    chunk_size_tokens: int
+    points: list[CurvePoint]
+    metric: str  # which curve the valleys are found on
+    valleys: list[valleys.Valley]
+    reprovisioned_valleys: list[valleys.Valley]
+    valley_traffic_share: float
+    no_valley_reason: str
+    singular: list[dict[str, float]]
+    advice: list[str] = field(default_factory=list)
+    chunk_advice: list[dict[str, float]] = field(default_factory=list)
+    price_fraction_without_valley: float | None = None
+    capacity_advice: list[dict[str, float]] = field(default_factory=list)
+
+
+def hit_rate_grid(step: float, extra: list[float]) -> np.ndarray:
+    n = int(round(1.0 / step))
+    grid = np.linspace(0.0, 1.0, n + 1)
+    return np.unique(np.clip(np.concatenate([grid, np.asarray(extra, dtype=float)]), 0.0, 1.0))
+
+
+def revenue_usd(revenue: Revenue, input_tokens, hit_rate, output_tokens):
+    """Revenue of one request [USD]: uncached input at full price, cached input at a fraction.
+
+    Notes
+    -----
+    ``R = (L (1 - h) p_in + L h f p_in + O p_out) / 10^6`` with prices per million tokens.
+    """
+    h = np.asarray(hit_rate, dtype=float)
+    p_in = revenue.uncached_input_usd_per_mtok / TOKENS_PER_MTOK
+    p_out = revenue.output_usd_per_mtok / TOKENS_PER_MTOK
+    return (
+        input_tokens * ((1 - h) * p_in + h * revenue.cached_input_price_fraction * p_in)
+        + output_tokens * p_out
+    )
+
+
+def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_tokens: float, hit_rate):
+    """Marginal cost of one request at each hit rate on a solved plan [USD], and its prefill [s].
+
+    Notes
+    -----
+    ``c = t_P (price_P / 3600) + t_MD / b_MD (price_MD / 3600) + t_RLD / b_RLD (price_RLD / 3600)
+    + t_line (price_line / 3600)``, where ``t_P`` is the request's prefill time, ``t_MD`` and
+    ``t_RLD`` its decode time on each pool shared by a batch of ``b``, and ``t_line`` its WAN
+    bytes over the line's goodput. Requests whose hit rate is below the plan's routing threshold
+    are relayed: RLD decodes them until MD holds their KV.
+    """
+    pb = solver.pb
+    h = np.asarray(hit_rate, dtype=float)
+    p_inst, _ = plan.roles["P"]  # type: ignore[misc]
+    cached = cached_prefix_tokens(input_tokens, h)
+    uncached = input_tokens - cached
+    pre = np.asarray(p_inst.prefill_s(uncached, cached, pb.chunk_size_tokens), dtype=float)
+    cost = pre * p_inst.price_usd_per_hour / units.SECONDS_PER_HOUR
+    wan_bytes = network.uncached_kv_bytes(input_tokens, h, pb.model.kv_bytes_per_token)
+    util = plan.route.link_utilization
+    if pb.topology.cross_dc:
+        wan_s = network.transfer_time_s(
+            wan_bytes, pb.wan.goodput_bytes_per_s, pb.wan.rtt_s, pb.wan.setup_rtts, util
+        )
+        line_busy_s = wan_bytes / pb.wan.goodput_bytes_per_s
+        cost = cost + line_busy_s * pb.wan.price_usd_per_hour / units.SECONDS_PER_HOUR
+    else:
+        wan_s = np.zeros_like(h)
+    relay = (h < plan.threshold) & (plan.roles["RLD"] is not None)
+    rdma_s = network.transfer_time_s(
+        input_tokens * pb.model.kv_bytes_per_token,
+        pb.rdma.goodput_bytes_per_s,
+        pb.rdma.rtt_s,
+        pb.rdma.setup_rtts,
+    )
+    wait = np.where(relay, np.maximum(wan_s - rdma_s, 0.0), 0.0)
+    eager = np.minimum(np.ceil(wait / pb.tpot_s), output_tokens)
+    md_s = (output_tokens - eager) * pb.tpot_s
+    md = plan.decode["MD"]
+    m_inst, _ = plan.roles["MD"]  # type: ignore[misc]
+    if md is not None and md.batch_per_instance:
+        cost = (
+            cost + md_s / md.batch_per_instance * m_inst.price_usd_per_hour / units.SECONDS_PER_HOUR
+        )
+    rld = plan.decode.get("RLD")
+    if plan.roles["RLD"] is not None and rld is not None and rld.batch_per_instance:
+        r_inst, _ = plan.roles["RLD"]
+        ho = float(
+            network.transfer_time_s(
+                network.handover_payload_bytes(eager, TOKEN_ID_BYTES_PER_TOKEN),
+                pb.wan.goodput_bytes_per_s,
+                pb.wan.rtt_s,
+                0.0,
+            ).max()
+        )
+        rld_s = np.where(relay, wait + ho, 0.0)
+        cost = (
+            cost
+            + rld_s / rld.batch_per_instance * r_inst.price_usd_per_hour / units.SECONDS_PER_HOUR
+        )
+    return cost, pre, uncached
+
+
+def analyze(
+    rs: ResolvedScenario,
+    *,
+    step: float = 0.01,
+    tolerance: float = 0.02,
+    reprovision: bool = True,
+    capacity_curve: dict[str, np.ndarray] | None = None,
+    rate_rps: float | None = None,
+) -> BathtubResult:
+    """Compute both views of the bathtub, its valleys, singular points and advice."""
+    out = solve_scenario(rs, rate_rps=rate_rps, baselines=False)
+    plan = out.plan
+    solver = Solver(out.problem)
+    pb = out.problem
+    keep = pb.on_decode_side
+    w = pb.classes.weight * keep
+    l_in = float(np.sum(w * pb.classes.input_tokens) / np.sum(w))
+    l_out = float(np.sum(w * pb.classes.output_tokens) / np.sum(w))
+    chunk = pb.chunk_size_tokens
+    sing = valleys.singular_hit_rates(int(round(l_in)), chunk)
+    grid = hit_rate_grid(step, [s.hit_rate for s in sing])
+    cost, pre, uncached = marginal_costs(plan, solver, l_in, l_out, grid)
+    rev = revenue_usd(rs.scenario.revenue, l_in, grid, l_out) if rs.scenario.revenue else None
+    tok_per_s = np.where(pre > 0, uncached / np.maximum(pre, 1e-12), np.nan)
+
+    re_bcr: list[float | None] = [None] * len(grid)
+    re_rpc: list[float | None] = [None] * len(grid)
+    re_rate: list[float | None] = [None] * len(grid)
+    if reprovision:
+        re_bcr, re_rpc, re_rate = _reprovisioned(rs, grid, plan.rate_rps, l_in, l_out)
+
+    points = [
+        CurvePoint(
+            hit_rate=float(h),
+            prefill_s=float(pre[i]),
+            cost_usd=float(cost[i]),
+            revenue_usd=float(rev[i]) if rev is not None else None,
+            requests_per_usd=float(1.0 / cost[i]),
+            revenue_per_cost=float(rev[i] / cost[i]) if rev is not None else None,
+            prefill_tokens_per_s=float(tok_per_s[i]),
+            reprovisioned_bcr_requests_per_usd=re_bcr[i],
+            reprovisioned_revenue_per_cost=re_rpc[i],
+            reprovisioned_rate_rps=re_rate[i],
+        )
+        for i, h in enumerate(grid)
+    ]
+    metric = "revenue_per_cost" if rev is not None else "requests_per_usd"
+    y = np.array([getattr(p, metric) for p in points], dtype=float)
+    found = valleys.find_valleys(grid, y, tolerance=tolerance)
+    hw = pb.classes.hit_rate[keep]
+    share = valleys.share_in_intervals(found, hw, pb.classes.weight[keep]) if found else 0.0
+    re_metric = (
+        "reprovisioned_revenue_per_cost"
+        if rev is not None
+        else "reprovisioned_bcr_requests_per_usd"
+    )
+    re_y = np.array(
+        [np.nan if getattr(p, re_metric) is None else getattr(p, re_metric) for p in points],
+        dtype=float,
+    )
+    re_found = (
+        valleys.find_valleys(grid, re_y, tolerance=tolerance)
+        if np.sum(np.isfinite(re_y)) >= 3
+        else []
+    )
+    reason = ""
+    if not found:
+        reason = _no_valley_reason(y, tolerance, metric)
+    res = BathtubResult(
+        outcome=out,
+        input_tokens=l_in,
+        output_tokens=l_out,
+        chunk_size_tokens=chunk,
+        points=points,
+        metric=metric,
+        valleys=found,
+        reprovisioned_valleys=re_found,
+        valley_traffic_share=share,
+        no_valley_reason=reason,
+        singular=_singular_rows(sing, grid, tok_per_s),
+    )
+    _advise(res, rs, solver, plan, tolerance, capacity_curve)
+    return res
+
+
+def _no_valley_reason(y: np.ndarray, tolerance: float, metric: str) -> str:
+    d = np.diff(y)
+    if np.all(d >= -1e-12):
+        shape = "rises monotonically with the hit rate"
+    elif np.all(d <= 1e-12):
+        shape = "falls monotonically with the hit rate"
+    else:
+        shape = "has no dip deeper than the tolerance"
+    return f"{metric} {shape} (tolerance {tolerance:.0%} of the enclosing peaks)"
+
+
+def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: float, l_out: float):
+    """Best plan per hit rate: at the scenario's rate, or at 95% of what the line carries when
+    the line cannot carry the scenario's rate at that hit rate."""
+    bcr: list[float | None] = []
+    rpc: list[float | None] = []
+    rates: list[float | None] = []
+    base = rs.workload
+    for h in grid:
+        dist = base.hit_rate.model_copy(
+            update={
+                "bins": None,
+                "beta": None,
+                "samples": [float(h)],
+                "shift": 0.0,
+                "scale": 1.0,
+                "mix_weight": 0.0,
+                "mix_with": None,
+            }
+        )
+        rs_h = replace(rs, workload=base.model_copy(update={"hit_rate": dist}))
+        try:
+            pb = build_problem(rs_h, PDD)
+            solver = Solver(pb)
+            r_h = min(rate, 0.95 * solver.line_rate_limit())
+            p = solver.solve_rate(r_h)
+        except InfeasibleError:
+            bcr.append(None)
+            rpc.append(None)
+            rates.append(None)
+            continue
+        bcr.append(p.bcr_requests_per_usd)
+        rates.append(r_h)
+        if rs.scenario.revenue is not None:
+            r = float(revenue_usd(rs.scenario.revenue, l_in, h, l_out))
+            rpc.append(r * p.goodput_rps * units.SECONDS_PER_HOUR / p.cost_usd_per_hour)
+        else:
+            rpc.append(None)
+    return bcr, rpc, rates
+
+
+def _singular_rows(
+    sing: list[valleys.SingularPoint], grid: np.ndarray, tok_per_s: np.ndarray
+) -> list[dict[str, float]]:
+    rows = []
+    for s in sing:
+        i = int(np.searchsorted(grid, s.hit_rate))
+        i = min(max(i, 1), len(grid) - 1)
+        before = float(tok_per_s[i - 1]) if grid[i] >= s.hit_rate else float("nan")
+        at = float(tok_per_s[i]) if abs(grid[i] - s.hit_rate) < 1e-12 else float("nan")
+        # the point just past a chunk boundary against the grid point just below it
+        drop = 1.0 - at / before if before and not math.isnan(at) else float("nan")
+        rows.append(
+            {
+                "hit_rate": s.hit_rate,
+                "full_chunks": s.chunks_full,
+                "tail_tokens": s.tail_tokens,
+                "interval_lo": s.interval_lo,
+                "interval_hi": s.interval_hi,
+                "prefill_tokens_per_s": at,
+                "prefill_tokens_per_s_below": before,
+                "throughput_drop": drop,
+            }
+        )
+    return rows
+
+
+def _advise(
+    res: BathtubResult,
+    rs: ResolvedScenario,
+    solver: Solver,
+    plan: Plan,
+    tolerance: float,
+    curve: dict[str, np.ndarray] | None,
+) -> None:
+    adv = res.advice
+    # chunk sizes: the worst tail-chunk penalty across the workload's hit rates for each size
+    p_inst, _ = plan.roles["P"]  # type: ignore[misc]
+    pb = solver.pb
+    keep = pb.on_decode_side
+    hits = pb.classes.hit_rate[keep]
+    wts = pb.classes.weight[keep] / pb.classes.weight[keep].sum()
+    l_in = res.input_tokens
+    for c in (2048, 4096, 8192, 16384, 32768):
+        cached = cached_prefix_tokens(l_in, hits)
+        unc = l_in - cached
+        t_c = np.asarray(p_inst.prefill_s(unc, cached, c), dtype=float)
+        t_inf = np.asarray(p_inst.prefill_s(unc, cached, 1 << 30), dtype=float)
+        res.chunk_advice.append(
+            {
+                "chunk_size_tokens": c,
+                "mean_prefill_s": float(np.sum(wts * t_c)),
+                "chunking_overhead": float(np.sum(wts * t_c) / np.sum(wts * t_inf) - 1.0),
+                "singular_points": len(valleys.singular_hit_rates(int(round(l_in)), c)),
+            }
+        )
+    best = min(res.chunk_advice, key=lambda r: r["mean_prefill_s"])
+    adv.append(
+        f"chunk size: {best['chunk_size_tokens']} tokens gives the lowest mean prefill time on this "
+        f"workload ({best['mean_prefill_s']:.3g} s, {best['chunking_overhead']:+.1%} against unchunked); "
+        f"the scenario uses {res.chunk_size_tokens}"
+    )
+    if not res.valleys:
+        adv.append(f"no valley: {res.no_valley_reason}")
+        return
+    deepest = max(res.valleys, key=lambda v: v.depth_fraction)
+    adv.append(
+        f"valley {deepest.start_x:.2f}-{deepest.end_x:.2f} (deepest at {deepest.deepest_x:.2f}, "
+        f"{deepest.depth_fraction:.1%} below its rims) holds {res.valley_traffic_share:.1%} of the traffic"
+    )
+    adv.append(
+        f"escape it: traffic in the valley needs a hit rate of at least {deepest.end_x:.2f} to be back at "
+        "the level of the rims"
+    )
+    if rs.scenario.revenue is not None and res.metric == "revenue_per_cost":
+        frac = _price_without_valley(res, rs.scenario.revenue, tolerance)
+        res.price_fraction_without_valley = frac
+        if frac is not None:
+            adv.append(
+                f"make it shallower: at a cached-token price of {frac:.0%} of the uncached price "
+                f"(now {rs.scenario.revenue.cached_input_price_fraction:.0%}) the valley disappears"
+            )
+        else:
+            adv.append("no cached-token price fraction in [0, 1] removes the valley")
+    if curve is not None:
+        need = deepest.end_x
+        cap = np.asarray(curve["capacity_tokens"], dtype=float)
+        mean = np.asarray(curve["mean_hit_rate"], dtype=float)
+        ok = np.nonzero(mean >= need)[0]
+        if len(ok):
+            adv.append(
+                f"cache capacity: {cap[ok[0]]:.4g} tokens brings the trace's mean hit rate to "
+                f"{mean[ok[0]]:.2f}, out of the valley"
+            )
+        else:
+            adv.append(
+                f"cache capacity: no capacity in the curve reaches a mean hit rate of {need:.2f} "
+                f"(best {mean.max():.2f})"
+            )
+        res.capacity_advice = [
+            {"capacity_tokens": float(c), "mean_hit_rate": float(m)}
+            for c, m in zip(cap, mean, strict=False)
+        ]
+
+
+def _price_without_valley(res: BathtubResult, revenue: Revenue, tolerance: float) -> float | None:
+    grid = np.array([p.hit_rate for p in res.points])
+    cost = np.array([p.cost_usd for p in res.points])
+
+    def has_valley(frac: float) -> bool:
+        rv = revenue.model_copy(update={"cached_input_price_fraction": frac})
+        y = revenue_usd(rv, res.input_tokens, grid, res.output_tokens) / cost
+        return bool(valleys.find_valleys(grid, y, tolerance=tolerance))
+
+    # the fraction nearest to today's price at which no valley is left
+    fracs = np.linspace(0.0, 1.0, 101)
+    free = [float(f) for f in fracs if not has_valley(float(f))]
+    if not free:
+        return None
+    now = revenue.cached_input_price_fraction
+    return min(free, key=lambda f: abs(f - now))
+
+
+def curve_rows(res: BathtubResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "hit_rate": p.hit_rate,
+            "prefill_s": p.prefill_s,
+            "prefill_tokens_per_s": p.prefill_tokens_per_s,
+            "cost_usd": p.cost_usd,
+            "revenue_usd": p.revenue_usd,
+            "requests_per_usd": p.requests_per_usd,
+            "revenue_per_cost": p.revenue_per_cost,
+            "reprovisioned_bcr_requests_per_usd": p.reprovisioned_bcr_requests_per_usd,
+            "reprovisioned_revenue_per_cost": p.reprovisioned_revenue_per_cost,
+            "reprovisioned_rate_rps": p.reprovisioned_rate_rps,
+        }
+        for p in res.points
+    ]

@@ -1,0 +1,102 @@
+"""Plots (matplotlib, from the ``plot`` extra, imported only when a plot is asked for)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from pddplan.errors import UsageError
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--plot needs matplotlib: pip install 'pddplan[plot]'") from None
+    return plt
+
+
+def check_plot_path(path: Path) -> None:
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise UsageError(f"--plot {path}: the file must end in .png, .svg or .pdf")
+
+
+def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) -> None:
+    """The bathtub curve with valleys shaded, singular points marked, and the workload's
+    hit-rate histogram beneath."""
+    check_plot_path(path)
+    plt = _pyplot()
+    x = np.array([p.hit_rate for p in res.points])
+    y = np.array([getattr(p, res.metric) for p in res.points], dtype=float)
+    fig, (ax, axh) = plt.subplots(
+        2,
+        1,
+        figsize=(9, 6.5),
+        sharex=True,
+        gridspec_kw={"height_ratios": [3, 1.2]},
+        constrained_layout=True,
+    )
+    label = {
+        "revenue_per_cost": "revenue / cost (marginal)",
+        "requests_per_usd": "requests per USD (marginal)",
+    }[res.metric]
+    ax.plot(x, y, color="tab:blue", lw=2, label=label)
+    for i, v in enumerate(res.valleys):
+        ax.axvspan(
+            v.start_x, v.end_x, color="tab:red", alpha=0.15, label="valley" if i == 0 else None
+        )
+        ax.annotate(
+            f"valley: -{v.depth_fraction:.0%}\nat h={v.deepest_x:.2f}",
+            (v.deepest_x, v.deepest_y),
+            textcoords="offset points",
+            xytext=(0, -30),
+            ha="center",
+            color="tab:red",
+        )
+    sx = [s["hit_rate"] for s in res.singular]
+    if sx:
+        sy = np.interp(sx, x, y)
+        ax.scatter(sx, sy, marker="v", color="black", zorder=3, label="tail-chunk singular points")
+    ax.set_ylabel(label)
+    import textwrap
+
+    title = "Return against prefix hit rate"
+    if not res.valleys:
+        title += f" — no valley: {res.no_valley_reason}"
+    ax.set_title("\n".join(textwrap.wrap(title, 95)), fontsize=10)
+    ax.grid(alpha=0.3)
+    re = np.array(
+        [
+            np.nan if p.reprovisioned_revenue_per_cost is None else p.reprovisioned_revenue_per_cost
+            for p in res.points
+        ],
+        dtype=float,
+    )
+    if res.metric == "revenue_per_cost" and np.any(np.isfinite(re)):
+        ax2 = ax.twinx()
+        ax2.plot(x, re, color="tab:green", lw=1.2, ls="--", label="re-provisioned revenue / cost")
+        ax2.set_ylabel("re-provisioned revenue / cost", color="tab:green")
+        ax2.tick_params(axis="y", colors="tab:green")
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, loc="upper center", fontsize=8)
+    else:
+        ax.legend(loc="upper center", fontsize=8)
+    bins = np.linspace(0, 1, 51)
+    axh.hist(hit_rates, bins=bins, weights=weights, color="tab:gray")
+    for v in res.valleys:
+        axh.axvspan(v.start_x, v.end_x, color="tab:red", alpha=0.15)
+    axh.set_ylabel("share of requests")
+    axh.set_xlabel("prefix-cache hit rate")
+    axh.set_title("workload hit-rate distribution (the classes pddplan evaluates)", fontsize=9)
+    axh.set_xlim(0, 1)
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)

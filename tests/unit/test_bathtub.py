@@ -1,0 +1,135 @@
+"""Bathtub analysis: valleys come out of the model or not at all; singular points follow the
+chunk arithmetic."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pddplan.bathtub import analyze, revenue_usd
+from pddplan.loader import Registry, load_scenario
+from pddplan.spec import Revenue
+
+REVENUE = {
+    "uncached_input_usd_per_mtok": 0.6,
+    "cached_input_price_fraction": 0.1,
+    "output_usd_per_mtok": 2.4,
+    "source": "test prices",
+}
+
+# A long-context, short-output workload on a dense GQA model: attention over the cached prefix
+# makes prefill cost concave in the hit rate while revenue falls linearly, so the model should
+# produce a bathtub.
+LONG_CONTEXT = {
+    "workload": {
+        "kind": "workload",
+        "name": "long",
+        "source": "constructed for a test",
+        "input_tokens": {"fixed": 262144},
+        "output_tokens": {"fixed": 64},
+        "hit_rate": {"beta": {"a": 2, "b": 2}},
+    },
+    "model": "llama-3.1-70b",
+    "roles": {
+        "P": {"chips": ["h100-sxm"], "chips_per_instance": [8]},
+        "RLD": {"chips": ["h100-sxm"], "chips_per_instance": [8]},
+        "MD": {"chips": ["h200-sxm"], "chips_per_instance": [8]},
+    },
+    "baseline": {"chip": "h100-sxm"},
+    "rate_rps": 0.05,
+    "sla": {"ttft_p50_s": 60, "ttft_p90_s": 120, "ttft_p99_s": 240, "tpot_ms": 100},
+    "revenue": REVENUE,
+}
+
+
+def test_revenue_by_hand() -> None:
+    rv = Revenue(**REVENUE)
+    # 1M input at h = 0.5: 0.5 * 0.6 + 0.5 * 0.1 * 0.6 = 0.33 USD; 1M output: 2.4 USD
+    assert revenue_usd(rv, 1e6, 0.5, 1e6) == pytest.approx(0.33 + 2.4)
+
+
+def test_long_context_scenario_has_a_valley() -> None:
+    rs = load_scenario(None, Registry.default(), LONG_CONTEXT)
+    res = analyze(rs, reprovision=False)
+    assert res.metric == "revenue_per_cost"
+    assert len(res.valleys) >= 1
+    v = max(res.valleys, key=lambda v: v.depth_fraction)
+    assert 0.0 < v.deepest_x < 1.0
+    assert v.depth_fraction > 0.02
+    # the valley lies below both rims by its depth
+    ys = {p.hit_rate: p.revenue_per_cost for p in res.points}
+    assert ys[v.left_peak_x] - v.deepest_y >= v.depth - 1e-12
+    assert ys[v.right_peak_x] - v.deepest_y >= v.depth - 1e-12
+    assert 0.0 < res.valley_traffic_share <= 1.0
+    assert any("valley" in a for a in res.advice)
+
+
+def test_default_agent_scenario_reports_no_valley_with_a_reason() -> None:
+    rs = load_scenario(None, Registry.default())
+    res = analyze(rs, reprovision=False)
+    assert res.valleys == []
+    assert "tolerance" in res.no_valley_reason or "monoton" in res.no_valley_reason
+
+
+def test_singular_points_follow_chunk_arithmetic() -> None:
+    rs = load_scenario(None, Registry.default())
+    res = analyze(rs, reprovision=False)
+    l_in = round(res.input_tokens)
+    c = res.chunk_size_tokens
+    expected = sorted(1 - (k * c + 1) / l_in for k in range(1, (l_in - 1) // c + 1))
+    got = sorted(s["hit_rate"] for s in res.singular)
+    assert got == pytest.approx(expected, abs=1.0 / l_in)
+    for s in res.singular:
+        assert s["tail_tokens"] == 1
+        # one more (tiny) chunk costs a weight read and a step overhead: throughput drops
+        assert s["throughput_drop"] > 0
+
+
+def test_valley_disappears_at_some_cached_price_or_says_none() -> None:
+    rs = load_scenario(None, Registry.default(), LONG_CONTEXT)
+    res = analyze(rs, reprovision=False)
+    frac = res.price_fraction_without_valley
+    assert frac is None or 0.0 <= frac <= 1.0
+
+
+def test_cli_bathtub_json_and_plot(tmp_path) -> None:
+    png = tmp_path / "bathtub.png"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pddplan",
+            "bathtub",
+            "--format",
+            "json",
+            "--no-reprovision",
+            "--plot",
+            str(png),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["schema_version"]
+    assert isinstance(doc["valleys"], list)
+    assert doc["valleys"] or doc["no_valley_reason"]
+    assert len(doc["singular_points"]) >= 1
+    assert png.stat().st_size > 10_000
+    assert np.all(np.diff([p["hit_rate"] for p in doc["curve"]]) > 0)
+
+
+def test_cli_bathtub_bad_plot_suffix_is_a_usage_error(tmp_path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "pddplan", "bathtub", "--plot", str(tmp_path / "x.txt")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
