@@ -9,7 +9,7 @@ Two views over a grid of hit rates:
 - **re-provisioned**: the best plan if all traffic had hit rate ``h`` (one solve per point),
   read as BCR (requests within SLA per dollar) and as revenue per cost.
 
-Valleys come from :func:`pddplan.models.valleys.find_valleys`; nothing about a particular hit
+Valleys come from :func:`pddplan.models.vmath.find_valleys`; nothing about a particular hit
 rate is assumed. Singular points come from the tail-chunk arithmetic of chunked prefill.
 """
 
@@ -25,7 +25,8 @@ from pddplan import units
 from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, cached_prefix_tokens
 from pddplan.errors import InfeasibleError
 from pddplan.loader import ResolvedScenario
-from pddplan.models import network, valleys
+from pddplan.models import network
+from pddplan.models import valleys as vmath
 from pddplan.planner import Outcome, solve_scenario
 from pddplan.solver import PDD, Plan, Solver, build_problem
 from pddplan.spec import Revenue
@@ -55,8 +56,8 @@ class BathtubResult:
     chunk_size_tokens: int
     points: list[CurvePoint]
     metric: str  # which curve the valleys are found on
-    valleys: list[valleys.Valley]
-    reprovisioned_valleys: list[valleys.Valley]
+    valleys: list[vmath.Valley]
+    reprovisioned_valleys: list[vmath.Valley]
     valley_traffic_share: float
     no_valley_reason: str
     singular: list[dict[str, float]]
@@ -170,7 +171,7 @@ def analyze(
     l_in = float(np.sum(w * pb.classes.input_tokens) / np.sum(w))
     l_out = float(np.sum(w * pb.classes.output_tokens) / np.sum(w))
     chunk = pb.chunk_size_tokens
-    sing = valleys.singular_hit_rates(int(round(l_in)), chunk)
+    sing = vmath.singular_hit_rates(int(round(l_in)), chunk)
     grid = hit_rate_grid(step, [s.hit_rate for s in sing])
     cost, pre, uncached = marginal_costs(plan, solver, l_in, l_out, grid)
     rev = revenue_usd(rs.scenario.revenue, l_in, grid, l_out) if rs.scenario.revenue else None
@@ -199,9 +200,9 @@ def analyze(
     ]
     metric = "revenue_per_cost" if rev is not None else "requests_per_usd"
     y = np.array([getattr(p, metric) for p in points], dtype=float)
-    found = valleys.find_valleys(grid, y, tolerance=tolerance)
+    found = vmath.find_valleys(grid, y, tolerance=tolerance)
     hw = pb.classes.hit_rate[keep]
-    share = valleys.share_in_intervals(found, hw, pb.classes.weight[keep]) if found else 0.0
+    share = vmath.share_in_intervals(found, hw, pb.classes.weight[keep]) if found else 0.0
     re_metric = (
         "reprovisioned_revenue_per_cost"
         if rev is not None
@@ -212,7 +213,7 @@ def analyze(
         dtype=float,
     )
     re_found = (
-        valleys.find_valleys(grid, re_y, tolerance=tolerance)
+        vmath.find_valleys(grid, re_y, tolerance=tolerance)
         if np.sum(np.isfinite(re_y)) >= 3
         else []
     )
@@ -288,7 +289,7 @@ def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: fl
 
 
 def _singular_rows(
-    sing: list[valleys.SingularPoint], grid: np.ndarray, tok_per_s: np.ndarray
+    sing: list[vmath.SingularPoint], grid: np.ndarray, tok_per_s: np.ndarray
 ) -> list[dict[str, float]]:
     rows = []
     for s in sing:
@@ -339,7 +340,7 @@ def _advise(
                 "chunk_size_tokens": c,
                 "mean_prefill_s": float(np.sum(wts * t_c)),
                 "chunking_overhead": float(np.sum(wts * t_c) / np.sum(wts * t_inf) - 1.0),
-                "singular_points": len(valleys.singular_hit_rates(int(round(l_in)), c)),
+                "singular_points": len(vmath.singular_hit_rates(int(round(l_in)), c)),
             }
         )
     best = min(res.chunk_advice, key=lambda r: r["mean_prefill_s"])
@@ -398,7 +399,7 @@ def _price_without_valley(res: BathtubResult, revenue: Revenue, tolerance: float
     def has_valley(frac: float) -> bool:
         rv = revenue.model_copy(update={"cached_input_price_fraction": frac})
         y = revenue_usd(rv, res.input_tokens, grid, res.output_tokens) / cost
-        return bool(valleys.find_valleys(grid, y, tolerance=tolerance))
+        return bool(vmath.find_valleys(grid, y, tolerance=tolerance))
 
     # the fraction nearest to today's price at which no valley is left
     fracs = np.linspace(0.0, 1.0, 101)
