@@ -33,7 +33,7 @@ import csv
 import difflib
 import io
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Parameter:
-    """One derate the fit may move, with its physical range.
+    """One parameter the fit may move (a derate or a nuisance offset), with its range.
 
     ``log`` parameters are fitted in log space (they span orders of magnitude);
     ``scale_floor`` is the smallest value used as the parameter's scale in the sensitivity
@@ -223,6 +223,19 @@ def _parse_row(cell: Mapping[str, str], file: str, line: int) -> _Row:
     return (phase, tokens, batch, context, tp, units.ms_to_s(latency_ms), source, line)
 
 
+def _records(text: str, file: str) -> Iterator[tuple[int, list[str]]]:
+    """CSV records with the line each one ends on; malformed CSV becomes a ProfileError."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ProfileError(f"malformed CSV: {exc}", file=file, line=reader.line_num) from None
+        yield reader.line_num, row
+
+
 def parse_measurements(text: str, file: str) -> Measurements:
     """Parse and validate a measurements CSV.
 
@@ -248,13 +261,12 @@ def parse_measurements(text: str, file: str) -> Measurements:
 
     Blank lines are skipped. Every error names the file, the line and the column.
     """
-    reader = csv.reader(io.StringIO(text))
+    records = _records(text, file)
     header: list[str] | None = None
     header_line = 0
-    for row in reader:
+    for line, row in records:
         if any(c.strip() for c in row):
-            header = [c.strip() for c in row]
-            header_line = reader.line_num
+            header, header_line = [c.strip() for c in row], line
             break
     if header is None:
         raise ProfileError(
@@ -284,8 +296,7 @@ def parse_measurements(text: str, file: str) -> Measurements:
     idx = {c: header.index(c) for c in COLUMNS}
 
     rows: list[_Row] = []
-    for raw in reader:
-        line = reader.line_num
+    for line, raw in records:
         if not any(c.strip() for c in raw):
             continue
         if len(raw) != len(header):
@@ -552,6 +563,8 @@ class FitResult:
     fitted_s: np.ndarray
     default_errors: ErrorSummary
     fitted_errors: ErrorSummary
+    profile_s: np.ndarray  # fitted derates, nuisance parameters at their defaults (0)
+    profile_errors: ErrorSummary
     collinearity: float
     success: bool
     message: str
@@ -581,6 +594,12 @@ def _to_x(name: str, value: float) -> float:
 
 def _from_x(name: str, x: float) -> float:
     return math.exp(x) if _BY_NAME[name].log else x
+
+
+def _at_bound(name: str, value: float) -> bool:
+    p = _BY_NAME[name]
+    tol = 1e-6 * max(1.0, abs(p.upper))
+    return min(abs(value - p.lower), abs(value - p.upper)) <= tol
 
 
 def _x_bounds(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -708,7 +727,17 @@ def fit_derates(
         again = which(fitted, names)
         if set(again.identified) != set(names):
             for n, why in again.reasons.items():
-                reasons[n] = why + " at the fitted point"
+                b = _BY_NAME[n]
+                if _at_bound(n, fitted[n]):
+                    bound = (
+                        b.lower if abs(fitted[n] - b.lower) <= abs(fitted[n] - b.upper) else b.upper
+                    )
+                    reasons[n] = (
+                        f"not identified: the fit drives it to its bound {bound:g} {b.unit}, "
+                        "where the rows no longer depend on it"
+                    )
+                else:
+                    reasons[n] = why + " at the fitted point"
             names = list(again.identified)
             gamma = again.collinearity
             fitted, res = run(names) if names else (dict(point), None)
@@ -716,6 +745,7 @@ def fit_derates(
 
     default_s = predict(point)
     fitted_s = predict(values)
+    profile_s = predict({n: (values[n] if n in PARAMETER_NAMES else point[n]) for n in all_names})
     stderr = _stderr(res, names, values, len(measured_s))
     params = []
     for n in all_names:
@@ -723,9 +753,7 @@ def fit_derates(
         if n in fixed:
             status = "held fixed"
         elif n in names:
-            tol = 1e-6 * max(1.0, abs(p.upper))
-            at_bound = min(abs(values[n] - p.lower), abs(values[n] - p.upper)) <= tol
-            status = "fitted (at bound)" if at_bound else "fitted"
+            status = "fitted (at bound)" if _at_bound(n, values[n]) else "fitted"
         else:
             status = reasons.get(n, "not identified")
         params.append(
@@ -747,6 +775,8 @@ def fit_derates(
         fitted_s=fitted_s,
         default_errors=ErrorSummary.of(default_s, measured_s),
         fitted_errors=ErrorSummary.of(fitted_s, measured_s),
+        profile_s=profile_s,
+        profile_errors=ErrorSummary.of(profile_s, measured_s),
         collinearity=gamma if names else 1.0,
         success=bool(res.success) if res is not None else True,
         message=str(res.message)
@@ -812,21 +842,23 @@ def calibrated_chip(
     derate_fits = [p for p in fit.parameters if p.in_profile]
     fitted = [p.name for p in derate_fits if p.was_fitted]
     kept = "; ".join(f"{p.name} ({p.status})" for p in derate_fits if not p.was_fitted)
+    d, f, o = fit.default_errors, fit.fitted_errors, fit.profile_errors
     nuisance = "".join(
         f" A nuisance {p.name} of {p.fitted:.4g} {p.unit} was fitted for the ttft rows "
-        "(per-request costs outside the engine steps) and is not part of this profile."
+        "(per-request costs outside the engine steps) and is not part of this profile; "
+        f"without it the profile's error is {o.median_abs_pct:.1f}% / {o.max_abs_pct:.1f}% "
+        "(median / max)."
         for p in fit.parameters
         if not p.in_profile and p.was_fitted
     )
-    d, f = fit.default_errors, fit.fitted_errors
     source = (
         f"pddplan calibrate: scipy least_squares fit on log latency of {len(fit.measured_s)} "
         f"rows of {measurements_file} (model {model_name}, prefill chunk {chunk_size_tokens} "
         f"tokens), starting from the derates of chip profile {chip.name}. "
-        f"Fitted: {', '.join(fitted) or 'none'}. Kept from {chip.name}: {kept or 'none'}."
-        f"{nuisance} Error against the measurements, median / max absolute: default derates "
+        f"Fitted: {', '.join(fitted) or 'none'}. Kept from {chip.name}: {kept or 'none'}. "
+        "Error against the measurements, median / max absolute: default derates "
         f"{d.median_abs_pct:.1f}% / {d.max_abs_pct:.1f}%, fitted {f.median_abs_pct:.1f}% / "
-        f"{f.max_abs_pct:.1f}%. Fitted values rounded to 4 significant digits. "
+        f"{f.max_abs_pct:.1f}%.{nuisance} Fitted values rounded to 4 significant digits. "
         f"Source of the derates of {chip.name}: {chip.derates.source}"
     )
     data = chip.model_dump(mode="json")

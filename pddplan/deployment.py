@@ -282,9 +282,17 @@ class Instance:
 
     def extend_affine(self, context_tokens: float) -> tuple[float, float]:
         """``e(k) ~ e_0 + e_1 k`` fitted through k = 1 and k = 256 [s], [s/token]."""
-        e1, e256 = (float(v) for v in self.extend_s(np.array([1.0, 256.0]), context_tokens))
-        slope = (e256 - e1) / 255.0
-        return e1 - slope, slope
+        key = float(context_tokens)
+        cache = self._extend_cache
+        if key not in cache:
+            e1, e256 = (float(v) for v in self.extend_s(np.array([1.0, 256.0]), context_tokens))
+            slope = (e256 - e1) / 255.0
+            cache[key] = (e1 - slope, slope)
+        return cache[key]
+
+    @cached_property
+    def _extend_cache(self) -> dict[float, tuple[float, float]]:
+        return _physics_cache(self.physics_key, "extend")
 
     def max_batch_memory(self, context_tokens: float) -> int:
         """Largest number of sequences at ``context_tokens`` whose KV fits [-] (at least one
@@ -313,7 +321,22 @@ class Instance:
 
     @cached_property
     def _batch_cache(self) -> dict[tuple[float, float], int]:
-        return {}
+        return _physics_cache(self.physics_key, "batch")
+
+    @cached_property
+    def physics_key(self) -> tuple[Any, ...]:
+        """What the instance's timings depend on: not the price. Equal keys share caches."""
+        return (
+            self.chip.datasheet.model_dump_json(exclude={"source", "estimated"}),
+            self.chip.derates.model_dump_json(exclude={"source", "estimated"}),
+            self.model,
+            self.tensor_parallel,
+            self.memory_utilization,
+        )
+
+    def cache(self, name: str) -> dict[Any, Any]:
+        """A memo table shared by every instance of the same physics (see :attr:`physics_key`)."""
+        return _physics_cache(self.physics_key, name)
 
     def offline_output_tokens_per_s_per_chip(
         self,
@@ -343,6 +366,21 @@ class Instance:
         return output_tokens / per_request_s / self.tensor_parallel
 
 
+_PHYSICS: dict[tuple[Any, ...], dict[str, dict[Any, Any]]] = {}
+_PHYSICS_MAX = 4096
+
+
+def _physics_cache(key: tuple[Any, ...], name: str) -> dict[Any, Any]:
+    """Memo tables keyed by an instance's physics, so that what-if points that change only
+    prices (or nothing the instance sees) reuse its timings."""
+    tables = _PHYSICS.get(key)
+    if tables is None:
+        if len(_PHYSICS) >= _PHYSICS_MAX:
+            _PHYSICS.clear()
+        tables = _PHYSICS[key] = {}
+    return tables.setdefault(name, {})
+
+
 # ---------------------------------------------------------------------------------- workload
 
 
@@ -355,6 +393,7 @@ class RequestClasses:
     output_tokens: np.ndarray
     weight: np.ndarray
     anomalous: np.ndarray  # bool
+    routing_edges: np.ndarray | None = None  # hit-rate bin edges, where the workload has bins
 
     @property
     def cached_tokens(self) -> np.ndarray:
@@ -368,6 +407,17 @@ class RequestClasses:
 
     def __len__(self) -> int:
         return len(self.weight)
+
+    @cached_property
+    def key(self) -> tuple[bytes, ...]:
+        """Content key of the classes (for memo tables)."""
+        return (
+            self.hit_rate.tobytes(),
+            self.input_tokens.tobytes(),
+            self.output_tokens.tobytes(),
+            self.weight.tobytes(),
+            self.anomalous.tobytes(),
+        )
 
 
 def cached_prefix_tokens(input_tokens, hit_rate):
@@ -469,7 +519,12 @@ def request_classes(
         out.append(AO.ravel())
         wts.append(AW.ravel())
         anom.append(np.full(AI.size, anomalous_filter))
+    edges = None
+    if wl.hit_rate.bins is not None and wl.hit_rate.mix_with is None:
+        e = np.asarray(wl.hit_rate.bins.edges, dtype=float)
+        edges = np.unique(np.clip((e + wl.hit_rate.shift) * wl.hit_rate.scale, 0.0, 1.0))
     return RequestClasses(
+        routing_edges=edges,
         hit_rate=np.concatenate(hit),
         input_tokens=np.concatenate(inp),
         output_tokens=np.concatenate(out),

@@ -38,6 +38,7 @@ class ProfileError(PddplanError):
         if key:
             where += f"{key}: "
         super().__init__(f"{where}{message}")
+        self.detail = message  # the message without file, line and key
         self.file = file
         self.key = key
         self.line = line

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import os
 import re
 import types
@@ -113,11 +114,24 @@ def parse_yaml(text: str, file: str) -> YamlDoc:
 
 
 def read_yaml(path: Path) -> YamlDoc:
+    """Parse a YAML file; parses are cached by path, size and modification time.
+
+    The returned document is shared: callers must not modify ``data`` (merges copy it).
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        st = path.stat()
     except OSError as exc:
         raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
-    return parse_yaml(text, str(path))
+    return _read_yaml_cached(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=512)
+def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProfileError(f"cannot read file: {exc.strerror}", file=path) from None
+    return parse_yaml(text, path)
 
 
 def _dotted(path: Iterable[str | int]) -> str:

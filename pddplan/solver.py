@@ -38,6 +38,8 @@ from pddplan.spec import Link
 ROLES = ("P", "RLD", "MD")
 PERCENTILES = (0.5, 0.9, 0.99)
 HANDOVER_MODES = ("one-shot", "catch-up")
+#: Routing thresholds tried for a continuous hit-rate distribution (between class points).
+MAX_ROUTING_THRESHOLDS = 8
 Progress = Callable[[int, int], None]
 
 
@@ -142,9 +144,14 @@ class Problem:
         if self.routing == "all-relay":
             return [2.0]
         h = np.unique(self.classes.hit_rate[~self.classes.anomalous])
-        mids = (h[:-1] + h[1:]) / 2
-        if len(mids) > 12:
-            mids = np.quantile(mids, np.linspace(0, 1, 12))
+        edges = self.classes.routing_edges
+        if edges is not None:
+            # route by the workload's own hit-rate bins: their interior edges
+            mids = edges[(edges > h.min()) & (edges <= h.max())]
+        else:
+            mids = (h[:-1] + h[1:]) / 2
+            if len(mids) > MAX_ROUTING_THRESHOLDS:
+                mids = np.quantile(mids, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
         return [0.0, *sorted({float(x) for x in mids}), 2.0]
 
     def relay_mask(self, threshold: float) -> np.ndarray:
@@ -226,18 +233,19 @@ class Plan:
 class Solver:
     def __init__(self, problem: Problem) -> None:
         self.pb = problem
-        self._prefill_cache: dict[int, np.ndarray] = {}
 
     # ---- per-option quantities
     def prefill_s(self, inst: Instance) -> np.ndarray:
-        key = id(inst)
-        if key not in self._prefill_cache:
-            c = self.pb.classes
-            self._prefill_cache[key] = np.asarray(
+        """Prefill time of every class on an instance [s] (memoized by physics and classes)."""
+        c = self.pb.classes
+        table = inst.cache("prefill")
+        key = (c.key, self.pb.chunk_size_tokens)
+        if key not in table:
+            table[key] = np.asarray(
                 inst.prefill_s(c.uncached_tokens, c.cached_tokens, self.pb.chunk_size_tokens),
                 dtype=float,
             )
-        return self._prefill_cache[key]
+        return table[key]
 
     # ---- route (rate, threshold)
     def route(self, rate: float, threshold: float) -> Route:
@@ -454,13 +462,17 @@ class Solver:
                 reasons["line utilization"] = reasons.get("line utilization", 0) + 1
                 step += len(modes)
                 continue
+            if best is not None and self.lower_bound(rate, route) >= best.cost_usd_per_hour - 1e-9:
+                step += len(modes)  # no plan on this route can beat the incumbent
+                continue
             p_sizes = [(p, self.size_prefill(p, rate, route)) for p in pb.options["P"]]
             p_ok = [(p, s) for p, s in p_sizes if s is not None]
             if not p_ok:
                 reasons["TTFT"] = reasons.get("TTFT", 0) + 1
                 step += len(modes)
                 continue
-            for mode in modes:
+            relays = bool(np.any(route.relay))
+            for mode in modes if relays else modes[:1]:  # the mode only matters when relaying
                 step += 1
                 if progress:
                     progress(step, total)
@@ -473,6 +485,43 @@ class Solver:
         if best is None:
             raise self._infeasible(rate, reasons)
         return best
+
+    def lower_bound(self, rate: float, route: Route) -> float:
+        """A cost no plan on this route can undercut [USD/h]: prefill at its utilization cap
+        (TTFT can only add instances), MD for the tokens it must decode (without stalls or
+        extend passes), one RLD instance when anything is relayed, and the line."""
+        pb = self.pb
+        c = pb.classes
+        w = c.weight
+        p_lb = min(
+            max(
+                1,
+                math.ceil(
+                    rate * float(np.sum(w * self.prefill_s(p))) / pb.prefill_utilization_cap - 1e-9
+                ),
+            )
+            * p.price_usd_per_hour
+            for p in pb.options["P"]
+        )
+        md_tokens = np.where(
+            pb.on_decode_side, np.maximum(c.output_tokens - route.eager_tokens, 0.0), 0.0
+        )
+        conc = float(np.sum(rate * w * md_tokens * pb.tpot_s))
+        ctx = float(
+            np.sum(w * pb.on_decode_side * (c.input_tokens + c.output_tokens / 2))
+            / max(np.sum(w * pb.on_decode_side), 1e-300)
+        )
+        md_lb = math.inf
+        for m in pb.options["MD"]:
+            b = m.max_batch_at_tpot(ctx, pb.tpot_s)
+            if b >= 1:
+                md_lb = min(md_lb, max(1, math.ceil(conc / b - 1e-9)) * m.price_usd_per_hour)
+        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
+        rld_lb = (
+            min((r.price_usd_per_hour for r in pb.options["RLD"]), default=0.0) if has_rld else 0.0
+        )
+        line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        return p_lb + md_lb + rld_lb + line
 
     def _best_for(self, rate: float, route: Route, mode: str, p_ok) -> Plan | None:
         pb = self.pb

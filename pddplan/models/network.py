@@ -12,6 +12,7 @@ References
 
 from __future__ import annotations
 
+import functools
 from statistics import NormalDist
 
 import numpy as np
@@ -82,11 +83,15 @@ _STD_NORMAL = NormalDist()  # standard normal, for quantiles without importing s
 normal_ppf = np.vectorize(_STD_NORMAL.inv_cdf, otypes=[float])
 
 
-def jitter_points(jitter_cv, points: int = 9):
-    """Equal-probability discretization of the jitter factor: (factors, weights)."""
-    p = (np.arange(points) + 0.5) / points
+@functools.lru_cache(maxsize=64)
+def jitter_points(jitter_cv: float, points: int = 9) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-probability discretization of the jitter factor: (factors, weights).
+
+    The arrays are cached and shared: callers must not modify them.
+    """
     if jitter_cv <= 0:
         return np.ones(1), np.ones(1)
+    p = (np.arange(points) + 0.5) / points
     return jitter_quantile(p, jitter_cv), np.full(points, 1.0 / points)
 
 

@@ -99,44 +99,45 @@ def mixture_cdf(t_s, offsets_s, weights, wait_probability: float, tail_rate_per_
 def mixture_quantiles(
     ps, offsets_s, weights, wait_probability: float = 0.0, tail_rate_per_s: float = 0.0
 ) -> list[float]:
-    """The ``p``-quantiles of ``W + D`` (see :func:`mixture_cdf`) for several ``p`` [s].
+    """The ``p``-quantiles of ``W + D`` (see :func:`mixture_cdf`) for several ``p`` [s], exactly.
 
-    With no waiting (``wait_probability = 0``) these are weighted quantiles of the offsets.
-    Otherwise the CDF is evaluated on a shared grid, each quantile is bracketed on a finer grid
-    to ``range / 128^2`` and interpolated linearly.
+    Notes
+    -----
+    With the offsets sorted, ``d_1 <= ... <= d_n``, and ``t`` in ``[d_j, d_{j+1})``:
+    ``F(t) = A_j - B_j exp(-theta (t - d_n))`` with ``A_j = sum_{k<=j} w_k`` and
+    ``B_j = P_w sum_{k<=j} w_k exp(theta (d_k - d_n))`` (shifted by ``d_n`` so nothing
+    overflows). ``F`` jumps by ``(1 - P_w) w_j`` at ``d_j`` (no wait) and rises smoothly in
+    between, so each quantile is either a breakpoint or ``d_n - ln((A_j - p) / B_j) / theta``.
+    With no waiting these are the weighted quantiles of the offsets.
     """
     d = np.asarray(offsets_s, dtype=float)
     w = np.asarray(weights, dtype=float)
     ps = [float(p) for p in ps]
     if not np.all(np.isfinite(d)) or (wait_probability > 0 and tail_rate_per_s <= 0):
         return [math.inf for _ in ps]
-    if wait_probability <= 0:
-        order = np.argsort(d)
-        cum = np.cumsum(w[order]) / np.sum(w)
-        idx = np.searchsorted(cum, np.asarray(ps) - 1e-12)
-        return [float(d[order][min(int(i), len(d) - 1)]) for i in idx]
-    lo0 = float(d.min())
-    p_max = max(ps)
-    # above max(d) only the wait's tail remains: P(W > t - d_max) <= 1 - p bounds the quantile
-    hi0 = (
-        float(d.max())
-        + max(math.log(wait_probability / max(1.0 - p_max, 1e-300)), 0.0) / tail_rate_per_s
-    )
-    hi0 += 1e-9
-    grid = np.linspace(lo0, hi0, 129)
-    f0 = mixture_cdf(grid, d, w, wait_probability, tail_rate_per_s)
+    order = np.argsort(d, kind="stable")
+    d = d[order]
+    w = w[order] / np.sum(w)
+    a = np.cumsum(w)
+    if wait_probability <= 0 or not math.isfinite(tail_rate_per_s):
+        idx = np.searchsorted(a, np.asarray(ps) - 1e-12)
+        return [float(d[min(int(i), len(d) - 1)]) for i in idx]
+    theta = tail_rate_per_s
+    d_n = float(d[-1])
+    b = wait_probability * np.cumsum(w * np.exp(theta * (d - d_n)))
+    f_at = a - b * np.exp(-theta * (d - d_n))  # F(d_j), after the jump at d_j
+    d_next = np.append(d[1:], np.inf)
+    f_before_next = a - b * np.exp(-theta * (d_next - d_n))  # F just before d_{j+1}
     out = []
     for p in ps:
-        if f0[0] >= p:
-            out.append(lo0)
+        j = int(np.searchsorted(f_before_next, p))  # first interval whose top reaches p
+        j = min(j, len(d) - 1)
+        if f_at[j] >= p:
+            # p falls inside the jump at d_j, or inside an earlier jump at the same offset
+            k = int(np.searchsorted(f_at, p))
+            out.append(float(d[min(k, j)]))
             continue
-        i = min(max(int(np.searchsorted(f0 - p, 0.0)), 1), len(grid) - 1)
-        g = np.linspace(grid[i - 1], grid[i], 129)
-        f = mixture_cdf(g, d, w, wait_probability, tail_rate_per_s) - p
-        j = min(max(int(np.searchsorted(f, 0.0)), 1), len(g) - 1)
-        f_lo, f_hi = float(f[j - 1]), float(f[j])
-        lo, hi = float(g[j - 1]), float(g[j])
-        out.append(hi if f_hi <= f_lo else lo + (hi - lo) * (-f_lo) / (f_hi - f_lo))
+        out.append(d_n - math.log((a[j] - p) / b[j]) / theta)
     return out
 
 

@@ -100,3 +100,45 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
     finally:
         plt.close(fig)
+
+
+def sweep_plot(rows: list[dict], paths: list[str], path: Path) -> None:
+    """BCR ratio against one swept parameter (lines) or two (heatmap)."""
+    check_plot_path(path)
+    plt = _pyplot()
+    keys = [k for k in (rows[0] if rows else {}) if k.startswith("bcr_ratio_vs_")]
+    fig, ax = plt.subplots(figsize=(8, 5), constrained_layout=True)
+    if len(paths) == 1:
+        x = [r[paths[0]] for r in rows]
+        for k in keys:
+            ax.plot(
+                x,
+                [r.get(k, np.nan) if r.get("feasible") else np.nan for r in rows],
+                marker="o",
+                label=k.replace("bcr_ratio_vs_", "BCR ratio vs "),
+            )
+        ax.axhline(1.0, color="gray", lw=0.8, ls="--")
+        ax.set_xlabel(paths[0])
+        ax.set_ylabel("PDD BCR / baseline BCR")
+        ax.legend()
+        ax.grid(alpha=0.3)
+    else:
+        xs = sorted({r[paths[0]] for r in rows})
+        ys = sorted({r[paths[1]] for r in rows})
+        k = keys[0] if keys else None
+        z = np.full((len(ys), len(xs)), np.nan)
+        for r in rows:
+            if k and r.get("feasible"):
+                z[ys.index(r[paths[1]]), xs.index(r[paths[0]])] = r.get(k, np.nan)
+        im = ax.imshow(z, origin="lower", aspect="auto", cmap="RdYlGn", extent=None)
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs], rotation=45)
+        ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+        ax.set_xlabel(paths[0])
+        ax.set_ylabel(paths[1])
+        fig.colorbar(im, ax=ax, label=(k or "").replace("bcr_ratio_vs_", "BCR ratio vs "))
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)

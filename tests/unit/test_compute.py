@@ -82,14 +82,18 @@ def test_step_time_memory_bound() -> None:
     # compute = 100 * 2e9 / (2 * 1e15 * 0.5*100/200) = 2e11 / 5e14 = 4e-4 s
     # memory = 1e9 / (1e12 * 0.5) = 2e-3 s  -> max is memory
     # all-reduce of 100 * 1e4 = 1e6 B over 2 ranks: 2 * 1/2 * 1e6 / (2e11 * 0.5) = 1e-5 s
-    t = compute.step_time_s(100, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **_no_attention())
+    t = compute.step_time_s(
+        100, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **_no_attention()
+    )
     assert t == pytest.approx(2e-3 + 1e-5 + 1e-3)
 
 
 def test_step_time_compute_bound() -> None:
     # 10,000 tokens: compute = 2e13 / (2e15 * 0.5 * 10000/10100) = 0.0202 s > memory 2e-3 s
     # all-reduce of 1e8 B: 1e8 / 1e11 = 1e-3 s
-    t = compute.step_time_s(10_000, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **_no_attention())
+    t = compute.step_time_s(
+        10_000, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **_no_attention()
+    )
     compute_s = 2e13 / (2e15 * 0.5 * 10_000 / 10_100)
     assert compute_s == pytest.approx(0.0202)
     assert t == pytest.approx(compute_s + 1e-3 + 1e-3)
@@ -99,8 +103,12 @@ def test_step_time_picks_max_of_compute_and_memory() -> None:
     # raise the weight read until memory (W / 5e11) overtakes compute (0.0202 s) at W = 1.01e10
     kw = _no_attention()
     common = 1e-3 + 1e-3  # all-reduce + overhead at 10,000 tokens
-    t_small = compute.step_time_s(10_000, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **kw)
-    t_big = compute.step_time_s(10_000, 0, weight_read_bytes_per_chip=2e10, kv_read_bytes_per_chip=0.0, **kw)
+    t_small = compute.step_time_s(
+        10_000, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **kw
+    )
+    t_big = compute.step_time_s(
+        10_000, 0, weight_read_bytes_per_chip=2e10, kv_read_bytes_per_chip=0.0, **kw
+    )
     assert t_small == pytest.approx(0.0202 + common)
     assert t_big == pytest.approx(2e10 / 5e11 + common)  # 0.04 s memory-bound
 
@@ -109,10 +117,14 @@ def test_step_time_attention_part() -> None:
     # attention only (no linear FLOPs, no weights): 100 tokens x 1e6 pairs x 1e5 FLOP = 1e11 FLOP
     # at 2e15 * 0.25 = 5e14 FLOP/s -> 2e-4 s; KV read 1e9 B / 5e11 = 2e-3 s -> memory-bound
     kw = {**STEP, "linear_flops_per_token": 0.0}
-    t = compute.step_time_s(100, 1e6, weight_read_bytes_per_chip=0.0, kv_read_bytes_per_chip=1e9, **kw)
+    t = compute.step_time_s(
+        100, 1e6, weight_read_bytes_per_chip=0.0, kv_read_bytes_per_chip=1e9, **kw
+    )
     assert t == pytest.approx(2e-3 + 1e-5 + 1e-3)
     # 100x the pairs: compute 2e-2 s dominates
-    t = compute.step_time_s(100, 1e8, weight_read_bytes_per_chip=0.0, kv_read_bytes_per_chip=1e9, **kw)
+    t = compute.step_time_s(
+        100, 1e8, weight_read_bytes_per_chip=0.0, kv_read_bytes_per_chip=1e9, **kw
+    )
     assert t == pytest.approx(2e-2 + 1e-5 + 1e-3)
 
 
@@ -120,7 +132,9 @@ def test_step_time_array_matches_scalar() -> None:
     n = np.array([1.0, 100.0, 8192.0])
     pairs = np.array([1e3, 1e6, 1e8])
     kv = np.array([1e6, 1e8, 1e9])
-    out = compute.step_time_s(n, pairs, weight_read_bytes_per_chip=WEIGHTS, kv_read_bytes_per_chip=kv, **STEP)
+    out = compute.step_time_s(
+        n, pairs, weight_read_bytes_per_chip=WEIGHTS, kv_read_bytes_per_chip=kv, **STEP
+    )
     for i in range(3):
         one = compute.step_time_s(
             n[i], pairs[i], weight_read_bytes_per_chip=WEIGHTS, kv_read_bytes_per_chip=kv[i], **STEP
@@ -147,7 +161,12 @@ def _step(tokens: float, context_before: float) -> float:
 
 def _prefill(u, p, c=8192):
     return compute.prefill_time_s(
-        u, p, c, kv_bytes_per_token_per_chip=KV_PER_TOKEN, weight_read_bytes_per_chip=WEIGHTS, **STEP
+        u,
+        p,
+        c,
+        kv_bytes_per_token_per_chip=KV_PER_TOKEN,
+        weight_read_bytes_per_chip=WEIGHTS,
+        **STEP,
     )
 
 
@@ -232,7 +251,9 @@ def test_decode_step_with_experts_touched() -> None:
 def test_decode_dense_model_reads_no_experts() -> None:
     dense = {**DECODE, "experts": 0, "top_k": 0}
     t = compute.decode_step_time_s(4, 1000, **dense, **STEP)
-    expected = compute.step_time_s(4, 4000, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=4.4e5, **STEP)
+    expected = compute.step_time_s(
+        4, 4000, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=4.4e5, **STEP
+    )
     assert t == pytest.approx(float(expected), rel=1e-12)
 
 
@@ -241,7 +262,9 @@ def test_decode_array_matches_scalar() -> None:
     c = np.array([100.0, 1000.0, 8192.0, 65536.0])
     out = compute.decode_step_time_s(b, c, **DECODE, **STEP)
     for i in range(4):
-        assert out[i] == pytest.approx(float(compute.decode_step_time_s(b[i], c[i], **DECODE, **STEP)), rel=1e-12)
+        assert out[i] == pytest.approx(
+            float(compute.decode_step_time_s(b[i], c[i], **DECODE, **STEP)), rel=1e-12
+        )
     grid = compute.decode_step_time_s(b[:, None], c[None, :], **DECODE, **STEP)
     assert grid.shape == (4, 4)
     assert np.all(np.diff(grid, axis=0) >= 0) and np.all(np.diff(grid, axis=1) >= 0)

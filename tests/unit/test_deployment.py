@@ -283,7 +283,9 @@ def test_length_points_lognormal_many_points_mean_within_5pct() -> None:
 
 
 def test_length_points_lognormal_clipped() -> None:
-    v, _ = length_points(LognormalLength(lognormal={"mean": 2000.0, "cv": 3.0, "min": 500, "max": 4000}), 9)
+    v, _ = length_points(
+        LognormalLength(lognormal={"mean": 2000.0, "cv": 3.0, "min": 500, "max": 4000}), 9
+    )
     assert v.min() >= 500 and v.max() <= 4000
 
 
@@ -298,7 +300,9 @@ def test_length_points_empirical_keeps_mean() -> None:
 
 
 def test_hit_rate_points_bins() -> None:
-    dist = HitRateDist.model_validate({"bins": {"edges": [0.0, 0.5, 1.0], "probabilities": [0.2, 0.8]}})
+    dist = HitRateDist.model_validate(
+        {"bins": {"edges": [0.0, 0.5, 1.0], "probabilities": [0.2, 0.8]}}
+    )
     h, w = hit_rate_points(dist, 2)
     # two points per bin at 1/4 and 3/4 of each bin
     np.testing.assert_allclose(h, [0.125, 0.375, 0.625, 0.875])

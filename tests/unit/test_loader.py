@@ -66,7 +66,9 @@ def test_duplicate_keys_rejected_with_both_lines(broken_dir: Path) -> None:
 
 
 def test_duplicate_top_level_key_in_text() -> None:
-    with pytest.raises(ProfileError, match=r"x\.yaml:3: name: duplicate key 'name' \(first at line 1\)"):
+    with pytest.raises(
+        ProfileError, match=r"x\.yaml:3: name: duplicate key 'name' \(first at line 1\)"
+    ):
         parse_yaml("name: a\nkind: chip\nname: b\n", "x.yaml")
 
 
@@ -90,7 +92,9 @@ BROKEN_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("rel", "key", "line", "fragment"), BROKEN_CASES, ids=[c[0] for c in BROKEN_CASES])
+@pytest.mark.parametrize(
+    ("rel", "key", "line", "fragment"), BROKEN_CASES, ids=[c[0] for c in BROKEN_CASES]
+)
 def test_broken_profile_error_names_file_key_and_line(
     broken_dir: Path, rel: str, key: str, line: int | None, fragment: str
 ) -> None:
@@ -136,7 +140,9 @@ def test_unknown_top_level_key(tmp_path: Path, chip_yaml) -> None:
 
 def test_wrong_type_is_rejected(tmp_path: Path, chip_yaml) -> None:
     p = tmp_path / "wrong-type.yaml"
-    p.write_text(chip_yaml("wrong-type").replace("memory_gb: 80.0", "memory_gb: lots"), encoding="utf-8")
+    p.write_text(
+        chip_yaml("wrong-type").replace("memory_gb: 80.0", "memory_gb: lots"), encoding="utf-8"
+    )
     with pytest.raises(ProfileError, match=r"wrong-type\.yaml:9: datasheet\.memory_gb: .*'lots'"):
         load_file(p)
 
@@ -144,13 +150,17 @@ def test_wrong_type_is_rejected(tmp_path: Path, chip_yaml) -> None:
 def test_missing_key_is_rejected(tmp_path: Path, chip_yaml) -> None:
     p = tmp_path / "missing.yaml"
     p.write_text(chip_yaml("missing").replace("  memory_gb: 80.0\n", ""), encoding="utf-8")
-    with pytest.raises(ProfileError, match=r"missing\.yaml:\d+: datasheet\.memory_gb: required key is missing"):
+    with pytest.raises(
+        ProfileError, match=r"missing\.yaml:\d+: datasheet\.memory_gb: required key is missing"
+    ):
         load_file(p)
 
 
 def test_estimated_must_name_existing_keys(tmp_path: Path, chip_yaml) -> None:
     p = tmp_path / "est.yaml"
-    text = chip_yaml("est").replace('  source: "unit-test price"\n', '  source: "unit-test price"\n  estimated: [rental]\n')
+    text = chip_yaml("est").replace(
+        '  source: "unit-test price"\n', '  source: "unit-test price"\n  estimated: [rental]\n'
+    )
     p.write_text(text, encoding="utf-8")
     with pytest.raises(ProfileError, match=r"est\.yaml:\d+: price: .*rental"):
         load_file(p)
@@ -210,7 +220,9 @@ def test_env_var_adds_a_directory(tmp_profiles, monkeypatch: pytest.MonkeyPatch,
     assert "h100-sxm" in reg.index("chip")
 
 
-def test_profiles_option_comes_before_env_var(tmp_profiles, monkeypatch: pytest.MonkeyPatch, chip_yaml) -> None:
+def test_profiles_option_comes_before_env_var(
+    tmp_profiles, monkeypatch: pytest.MonkeyPatch, chip_yaml
+) -> None:
     env_dir = tmp_profiles({"chips/same.yaml": chip_yaml("same", 1.0)})
     cli_dir = tmp_profiles({"chips/same.yaml": chip_yaml("same", 2.0)})
     monkeypatch.setenv(ENV_VAR, str(env_dir))
@@ -270,7 +282,10 @@ sla: {ttft_p50_s: 5.0, ttft_p90_s: 10.0, ttft_p99_s: 20.0, tpot_ms: 50.0}
 
 def test_scenario_override_deep_merges(tmp_path: Path, bundled_registry: Registry) -> None:
     p = tmp_path / "scen.yaml"
-    p.write_text(SCENARIO + "overrides:\n  chips:\n    gpu-a:\n      price: {rental_usd_per_hour: 9.75}\n", encoding="utf-8")
+    p.write_text(
+        SCENARIO + "overrides:\n  chips:\n    gpu-a:\n      price: {rental_usd_per_hour: 9.75}\n",
+        encoding="utf-8",
+    )
     rs = load_scenario(str(p), bundled_registry)
     base = bundled_registry.load("chip", "gpu-a")
     chip = rs.chips["gpu-a"]
@@ -280,12 +295,18 @@ def test_scenario_override_deep_merges(tmp_path: Path, bundled_registry: Registr
     assert chip.datasheet == base.datasheet
     # the un-overridden chip and the shared cache are untouched
     assert rs.chips["gpu-b"] == bundled_registry.load("chip", "gpu-b")
-    assert bundled_registry.load("chip", "gpu-a").price.rental_usd_per_hour == base.price.rental_usd_per_hour
+    assert (
+        bundled_registry.load("chip", "gpu-a").price.rental_usd_per_hour
+        == base.price.rental_usd_per_hour
+    )
 
 
 def test_bad_override_names_the_scenario_file(tmp_path: Path, bundled_registry: Registry) -> None:
     p = tmp_path / "bad-override.yaml"
-    p.write_text(SCENARIO + "overrides:\n  chips:\n    gpu-a:\n      price: {rental_usd_per_hour: -1.0}\n", encoding="utf-8")
+    p.write_text(
+        SCENARIO + "overrides:\n  chips:\n    gpu-a:\n      price: {rental_usd_per_hour: -1.0}\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ProfileError) as ei:
         load_scenario(str(p), bundled_registry)
     msg = str(ei.value)
@@ -297,14 +318,18 @@ def test_bad_override_names_the_scenario_file(tmp_path: Path, bundled_registry: 
 def test_unknown_override_group(tmp_path: Path, bundled_registry: Registry) -> None:
     p = tmp_path / "bad-group.yaml"
     p.write_text(SCENARIO + "overrides:\n  chip:\n    gpu-a: {notes: x}\n", encoding="utf-8")
-    with pytest.raises(ProfileError, match=r"bad-group\.yaml:13: overrides\.chip: .*did you mean 'chips'"):
+    with pytest.raises(
+        ProfileError, match=r"bad-group\.yaml:13: overrides\.chip: .*did you mean 'chips'"
+    ):
         load_scenario(str(p), bundled_registry)
 
 
 def test_scenario_unknown_profile_names_the_key(tmp_path: Path, bundled_registry: Registry) -> None:
     p = tmp_path / "unknown-model.yaml"
     p.write_text(SCENARIO.replace("model: qwen3-235b-a22b", "model: qwen9"), encoding="utf-8")
-    with pytest.raises(ProfileError, match=r"unknown-model\.yaml:3: model: no model profile named 'qwen9'"):
+    with pytest.raises(
+        ProfileError, match=r"unknown-model\.yaml:3: model: no model profile named 'qwen9'"
+    ):
         load_scenario(str(p), bundled_registry)
 
 

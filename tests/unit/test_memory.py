@@ -57,7 +57,9 @@ def test_gqa_kv_replication_array() -> None:
 
 def test_latent_kv_replication_equals_tp() -> None:
     assert memory.latent_kv_replication(8) == 8.0
-    np.testing.assert_array_equal(memory.latent_kv_replication(np.array([1, 4, 16])), [1.0, 4.0, 16.0])
+    np.testing.assert_array_equal(
+        memory.latent_kv_replication(np.array([1, 4, 16])), [1.0, 4.0, 16.0]
+    )
 
 
 def test_weight_bytes_per_chip() -> None:

@@ -29,7 +29,9 @@ def test_uncached_kv_bytes_array() -> None:
 def test_link_goodput() -> None:
     # 100 Gbit/s = 12.5e9 B/s at 0.8 -> 1e10 B/s (the 10 GB/s of wan-100g-cross-city)
     assert network.link_goodput_bytes_per_s(12.5e9, 0.8) == pytest.approx(1e10)
-    np.testing.assert_allclose(network.link_goodput_bytes_per_s(np.array([1.25e9, 12.5e9]), 0.8), [1e9, 1e10])
+    np.testing.assert_allclose(
+        network.link_goodput_bytes_per_s(np.array([1.25e9, 12.5e9]), 0.8), [1e9, 1e10]
+    )
 
 
 def test_transfer_time_idle_link() -> None:
@@ -54,7 +56,9 @@ def test_transfer_time_array_matches_scalar() -> None:
     rho = np.array([0.0, 0.3, 0.5, 0.9])
     out = network.transfer_time_s(x, 1e10, 0.02, 2.0, rho)
     for i in range(4):
-        assert out[i] == pytest.approx(float(network.transfer_time_s(x[i], 1e10, 0.02, 2.0, rho[i])))
+        assert out[i] == pytest.approx(
+            float(network.transfer_time_s(x[i], 1e10, 0.02, 2.0, rho[i]))
+        )
     # an empty payload still pays the set-up and propagation: 2.5 * 0.02 = 0.05 s
     assert out[0] == pytest.approx(0.05)
 
@@ -62,7 +66,9 @@ def test_transfer_time_array_matches_scalar() -> None:
 def test_link_utilization() -> None:
     # 10 req/s * 100 MB / 10 GB/s = 0.1
     assert network.link_utilization(10.0, 1e8, 1e10) == pytest.approx(0.1)
-    np.testing.assert_allclose(network.link_utilization(np.array([10.0, 50.0]), 1e8, 1e10), [0.1, 0.5])
+    np.testing.assert_allclose(
+        network.link_utilization(np.array([10.0, 50.0]), 1e8, 1e10), [0.1, 0.5]
+    )
 
 
 @pytest.mark.parametrize("cv", [0.1, 0.3, 0.5, 1.0, 2.0])
@@ -104,4 +110,6 @@ def test_handover_payload_bytes() -> None:
     # 100 token IDs at 16 B each plus a 64 B header = 1,664 B
     assert network.handover_payload_bytes(100, 16.0, 64.0) == 1664.0
     assert network.handover_payload_bytes(100, 16.0) == 1600.0
-    np.testing.assert_array_equal(network.handover_payload_bytes(np.array([0.0, 64.0, 100.0]), 16.0), [0, 1024, 1600])
+    np.testing.assert_array_equal(
+        network.handover_payload_bytes(np.array([0.0, 64.0, 100.0]), 16.0), [0, 1024, 1600]
+    )

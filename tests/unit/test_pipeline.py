@@ -60,7 +60,13 @@ def test_one_shot_array() -> None:
 
 # Catch-up: T = 64, e(k) = 0.01 + 0.001 k, tpot 50 ms, ID transfer 2 ms.
 # e(T) = 0.074 s; while MD extends 64 tokens RLD adds 0.074 / 0.05 = 1.48 -> gain 62.52 per round
-CU = dict(threshold_tokens=64, extend_fixed_s=0.01, extend_per_token_s=0.001, rld_tpot_s=0.05, handover_transfer_s=0.002)
+CU = dict(
+    threshold_tokens=64,
+    extend_fixed_s=0.01,
+    extend_per_token_s=0.001,
+    rld_tpot_s=0.05,
+    handover_transfer_s=0.002,
+)
 
 
 def test_catch_up_two_rounds_by_hand() -> None:
@@ -122,9 +128,13 @@ def test_catch_up_round_cap_reports_the_real_final_stall() -> None:
 
 def test_rld_output_share() -> None:
     # (0.5 * 10 + 0.5 * 0) / (0.5 * 100 + 0.5 * 100) = 5 / 100
-    assert pl.rld_output_share(np.array([10.0, 0.0]), np.array([100.0, 100.0]), np.array([0.5, 0.5])) == pytest.approx(0.05)
+    assert pl.rld_output_share(
+        np.array([10.0, 0.0]), np.array([100.0, 100.0]), np.array([0.5, 0.5])
+    ) == pytest.approx(0.05)
     # 64K/1K scenario in the brief: RLD at 6.2 % -> 63.488 eager tokens of 1,024 on average
-    assert pl.rld_output_share(np.array([63.488]), np.array([1024.0]), np.array([1.0])) == pytest.approx(0.062)
+    assert pl.rld_output_share(
+        np.array([63.488]), np.array([1024.0]), np.array([1.0])
+    ) == pytest.approx(0.062)
 
 
 def test_little_concurrency() -> None:

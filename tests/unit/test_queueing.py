@@ -68,7 +68,9 @@ def test_wait_survival() -> None:
     assert q.wait_survival(1.0, 0.4, 2.0) == pytest.approx(0.4 * math.exp(-2.0))
     assert q.wait_survival(-1.0, 0.4, 2.0) == 1.0
     t = np.array([-1.0, 0.0, 0.5, 1.0])
-    np.testing.assert_allclose(q.wait_survival(t, 0.4, 2.0), [q.wait_survival(x, 0.4, 2.0) for x in t])
+    np.testing.assert_allclose(
+        q.wait_survival(t, 0.4, 2.0), [q.wait_survival(x, 0.4, 2.0) for x in t]
+    )
 
 
 def test_mixture_cdf() -> None:
@@ -150,3 +152,22 @@ def test_mixture_quantile_low_p_returns_min_offset() -> None:
 
 def test_mixture_quantile_wait_without_tail_rate_is_infinite() -> None:
     assert math.isinf(q.mixture_quantile(0.5, OFFSETS, WEIGHTS, 1.0, 0.0))
+
+
+def test_mixture_quantile_far_apart_offsets() -> None:
+    # D in {0, 38} equally likely, P(W > t) = 0.5 e^{-20 t}. Below 38 s the CDF is
+    # 0.5 (1 - 0.5 e^{-20 t}); it reaches 0.4 at e^{-20 t} = 0.4 -> t = ln(2.5) / 20 = 0.045815 s.
+    # (theta (d_n - d_1) = 760: a naive exp(theta (d_k - d_n)) underflows to 0 here.)
+    got = q.mixture_quantile(0.4, [0.0, 38.0], [1.0, 1.0], 0.5, 20.0)
+    assert got == pytest.approx(math.log(2.5) / 20, abs=QUANTILE_ABS_TOL)
+    # p = 0.2 lies inside the no-wait atom at 0 (F(0) = 0.5 * 0.5 = 0.25): the quantile is 0
+    assert q.mixture_quantile(0.2, [0.0, 36.0], [1.0, 1.0], 0.5, 20.0) == 0.0
+
+
+def test_mixture_quantile_where_cdf_flattens_below_p() -> None:
+    # D in {0, 5}, P(W > t) = 0.5 e^{-8 t}: F rises towards 0.5 (to within 0.25 e^{-40}, below
+    # double precision) before the jump at 5 s. p = 0.5 must give a finite answer whose CDF
+    # reaches p, not an exception.
+    got = q.mixture_quantile(0.5, [0.0, 5.0], [1.0, 1.0], 0.5, 8.0)
+    assert math.isfinite(got) and 0.0 <= got <= 5.0
+    assert float(q.mixture_cdf(got, [0.0, 5.0], [1.0, 1.0], 0.5, 8.0)) >= 0.5 - 1e-12

@@ -31,7 +31,9 @@ def test_gbit_is_one_eighth_of_gbyte() -> None:
 
 @pytest.mark.parametrize("gbit", [0.0, 1.0, 10.0, 25.0, 40.0, 100.0, 400.0])
 def test_gbit_round_trip(gbit: float) -> None:
-    assert units.bytes_per_s_to_gbit_per_s(units.gbit_per_s_to_bytes_per_s(gbit)) == pytest.approx(gbit)
+    assert units.bytes_per_s_to_gbit_per_s(units.gbit_per_s_to_bytes_per_s(gbit)) == pytest.approx(
+        gbit
+    )
 
 
 def test_time_and_money() -> None:

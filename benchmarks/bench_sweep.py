@@ -1,0 +1,43 @@
+"""Speed of what-if sweeps (issue: what-if and procurement).
+
+Prints solved scenarios per second on one core (the default scenario, a price sweep) and the
+wall time of a sweep of N points on J processes (default 10,000 points on 2).
+
+Usage: python benchmarks/bench_sweep.py [--points N] [--jobs J] [--single N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from pddplan.whatif import Axis, run_sweep
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--points", type=int, default=10_000)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--single", type=int, default=300, help="points for the one-core figure")
+    a = ap.parse_args()
+
+    def axis(n: int) -> list[Axis]:
+        prices = [round(2.0 + 2.0 * i / max(n - 1, 1), 6) for i in range(n)]
+        return [Axis("chips.gpu-b.price_usd_per_hour", prices)]
+
+    run_sweep(None, [], axis(3))  # warm the caches and imports
+    t0 = time.perf_counter()
+    rows = run_sweep(None, [], axis(a.single), jobs=1)
+    one_core = a.single / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    rows = run_sweep(None, [], axis(a.points), jobs=a.jobs)
+    wall = time.perf_counter() - t0
+    ok = sum(1 for r in rows if r.get("feasible"))
+    print(f"one core: {one_core:7.1f} solved scenarios/s   (goal >= 200)")
+    print(
+        f"{a.points} points on {a.jobs} processes: {wall:6.1f} s, {ok} feasible   (goal < 60 s for 10,000 on 2)"
+    )
+
+
+if __name__ == "__main__":
+    main()

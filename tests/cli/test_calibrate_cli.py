@@ -1,0 +1,178 @@
+"""CLI tests of ``pddplan calibrate``: the shipped measurements, the written profile, errors.
+
+Success paths run in process (typer's CliRunner); exit codes and the one-line error on stderr
+go through a real subprocess, since only ``pddplan.cli.main`` maps errors to exit codes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from pddplan.cli import app
+from pddplan.cli.calibrate_cmd import calibrate_cmd
+from pddplan.loader import ENV_VAR, Registry, bundled_profiles_dir, load_file, load_scenario
+
+REPO = Path(__file__).resolve().parents[2]
+SHIPPED = REPO / "examples" / "measurements" / "h100-published.csv"
+BATCHED = REPO / "examples" / "measurements" / "h100-published-batched.csv"
+ARGS = ["--chip", "h100-sxm", "--model", "llama-3.3-70b"]
+
+
+def invoke(*args: str) -> Any:
+    result = CliRunner().invoke(app, list(args), env={ENV_VAR: ""})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
+    return subprocess.run(
+        [sys.executable, "-m", "pddplan", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """One run on the shipped file: its JSON document and the profile it wrote."""
+    out = tmp_path_factory.mktemp("calibrated")
+    profile = out / "chips" / "h100-nim.yaml"
+    res = invoke("calibrate", str(SHIPPED), *ARGS, "--write", str(profile), "-f", "json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout), profile
+
+
+def test_help_example_runs() -> None:
+    doc = calibrate_cmd.__doc__ or ""
+    example = doc.strip().splitlines()[-1].strip()
+    assert example.startswith("Example: pddplan calibrate ")
+    argv = shlex.split(example.removeprefix("Example: pddplan "))
+    old = Path.cwd()
+    os.chdir(REPO)  # the example names the file relative to the repository root
+    try:
+        res = invoke(*argv)
+    finally:
+        os.chdir(old)
+    assert res.exit_code == 0, res.output
+    assert "calibration of h100-sxm derates" in res.stdout
+    assert "fitted" in res.stdout
+
+
+def test_shipped_file_fit_improves_on_defaults(shipped: tuple[dict[str, Any], Path]) -> None:
+    doc, _ = shipped
+    assert doc["schema_version"]
+    assert doc["fit"]["success"] is True
+    errors = doc["errors"]
+    assert errors["fitted"]["median_abs_error_pct"] < 5.0
+    assert errors["fitted"]["max_abs_error_pct"] < 10.0
+    assert errors["default"]["median_abs_error_pct"] > 3 * errors["fitted"]["median_abs_error_pct"]
+    status = {p["parameter"]: p["status"] for p in doc["parameters"]}
+    assert status["compute_efficiency"] == "fitted"
+    assert status["memory_bandwidth_efficiency"] == "fitted"
+    assert status["ttft_offset_ms"] == "fitted"
+    assert status["scaleup_efficiency"].startswith("not identified: every row has tp = 2")
+    assert status["step_overhead_ms"].startswith("not identified")
+    assert set(doc["derates"]) == {
+        "compute_efficiency",
+        "compute_half_saturation_tokens",
+        "memory_bandwidth_efficiency",
+        "scaleup_efficiency",
+        "step_overhead_ms",
+    }
+    assert len(doc["rows"]) == 10
+    assert all(r["source"].startswith("NVIDIA NIM") for r in doc["rows"])
+    assert [r["line"] for r in doc["rows"]] == list(range(2, 12))
+
+
+def test_written_profile_is_a_chip_that_solve_can_use(
+    shipped: tuple[dict[str, Any], Path],
+) -> None:
+    doc, profile = shipped
+    chip = load_file(profile, "chip")
+    assert chip.kind == "chip" and chip.name == "h100-nim"
+    for name, value in doc["derates"].items():
+        assert getattr(chip.derates, name) == pytest.approx(value, rel=1e-3)
+    assert "h100-published.csv" in chip.derates.source
+    assert doc["profile_file"] == str(profile)
+
+    # a scenario finds it by name through --profiles DIR (the registry solve uses) ...
+    reg = Registry(dirs=[profile.parent.parent, bundled_profiles_dir()])
+    rs = load_scenario(None, reg, patch={"roles": {"P": {"chips": ["h100-nim"]}}})
+    assert rs.chips["h100-nim"].derates == chip.derates
+    # ... or takes its derates as an override of another chip (scenarios deep-merge overrides)
+    derates = yaml.safe_load(profile.read_text())["derates"]
+    rs = load_scenario(None, reg, patch={"overrides": {"chips": {"gpu-a": {"derates": derates}}}})
+    assert rs.chips["gpu-a"].derates.compute_efficiency == chip.derates.compute_efficiency
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "md"])
+def test_every_format_renders(fmt: str, tmp_path: Path) -> None:
+    out = tmp_path / f"report.{fmt}"
+    res = invoke("calibrate", str(BATCHED), *ARGS, "--format", fmt, "-o", str(out))
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert "median_abs_error_pct" in text and "memory_bandwidth_efficiency" in text
+    if fmt == "csv":
+        sections = [s for s in text.split("\n\n") if s.startswith("# rows")]
+        rows = list(csv.DictReader(io.StringIO(sections[0].split("\n", 1)[1])))
+        assert [int(r["batch"]) for r in rows] == [5, 25, 50, 100, 150]
+
+
+def test_bad_csv_is_one_line_error_with_line_number(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "phase,tokens,batch,context,tp,latency_ms,source\n"
+        "decode,1,8,1024,2,20.5,test\n"
+        "warmup,1,8,1024,2,20.5,test\n"
+    )
+    res = run("calibrate", str(bad), *ARGS)
+    assert res.returncode == 1
+    assert res.stdout == ""
+    assert res.stderr.strip() == (
+        f"pddplan: error: {bad}:3: phase: unknown phase 'warmup' (allowed: prefill, ttft, decode)"
+    )
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--fix", "speed"], "--fix: 'speed' is not a derate"),
+        (["--write", "profile.yml"], "--write: the profile file must end in .yaml"),
+        (["--format", "xml"], "--format"),
+    ],
+)
+def test_usage_errors(extra: list[str], fragment: str) -> None:
+    from pddplan.errors import UsageError
+
+    res = CliRunner().invoke(app, ["calibrate", str(BATCHED), *ARGS, *extra])
+    assert isinstance(res.exception, UsageError)
+    assert fragment in str(res.exception)
+    assert UsageError.exit_code == 2
+
+
+def test_unknown_chip_is_not_found() -> None:
+    from pddplan.errors import NotFoundError
+
+    res = CliRunner().invoke(
+        app, ["calibrate", str(BATCHED), "--chip", "h100", "--model", "llama-3.3-70b"]
+    )
+    assert isinstance(res.exception, NotFoundError)
+    assert "did you mean" in str(res.exception)

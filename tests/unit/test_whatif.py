@@ -1,0 +1,127 @@
+"""What-if: sweep paths and values, break-even by bisection, chip ranking."""
+
+from __future__ import annotations
+
+import pytest
+
+from pddplan.errors import UsageError
+from pddplan.loader import Registry, load_scenario
+from pddplan.whatif import (
+    Axis,
+    breakeven,
+    check_path,
+    parse_set,
+    parse_values,
+    patch_for,
+    rank_chips,
+    run_sweep,
+    solve_point,
+    validate_axes,
+)
+
+
+def test_parse_values_list_range_and_words() -> None:
+    assert parse_values("1,2.5,x") == [1, 2.5, "x"]
+    assert parse_values("10:100:30") == [10, 40, 70, 100]
+    assert parse_values("0.1:0.3:0.1") == [0.1, 0.2, 0.3]
+    with pytest.raises(UsageError):
+        parse_values("5:1:1")
+    with pytest.raises(UsageError):
+        parse_set("no-equals-sign")
+
+
+def test_patch_targets_the_named_profiles() -> None:
+    rs = load_scenario(None, Registry.default())
+    assert patch_for("link.bandwidth_gbit_per_s", 25, rs) == {
+        "overrides": {"links": {rs.scenario.link: {"bandwidth_gbit_per_s": 25}}}
+    }
+    assert patch_for("chips.gpu-b.price_usd_per_hour", 3, rs) == {
+        "overrides": {"chips": {"gpu-b": {"price": {"rental_usd_per_hour": 3}}}}
+    }
+    assert patch_for("sla.ttft_p99_s", 9, rs) == {"sla": {"ttft_p99_s": 9}}
+    loaded = load_scenario(
+        None, Registry.default(), patch_for("chips.gpu-b.price_usd_per_hour", 3.3, rs)
+    )
+    assert loaded.chips["gpu-b"].price.rental_usd_per_hour == 3.3
+
+
+def test_unknown_path_gets_did_you_mean() -> None:
+    rs = load_scenario(None, Registry.default())
+    with pytest.raises(UsageError, match="did you mean 'link.bandwidth_gbit_per_s'"):
+        check_path("link.bandwidth_gbitps", rs)
+
+
+def test_bad_value_fails_before_any_point_is_solved() -> None:
+    with pytest.raises(UsageError, match="greater than 0"):
+        validate_axes(None, Registry.default(), [Axis("link.bandwidth_gbit_per_s", [100, -1])])
+
+
+def test_sweep_rows_in_grid_order_with_infeasible_rows() -> None:
+    axes = [Axis("link.bandwidth_gbit_per_s", [10, 100]), Axis("rate_rps", [1, 2])]
+    rows = run_sweep(None, [], axes)
+    assert [(r["link.bandwidth_gbit_per_s"], r["rate_rps"]) for r in rows] == [
+        (10, 1),
+        (10, 2),
+        (100, 1),
+        (100, 2),
+    ]
+    by = {(r["link.bandwidth_gbit_per_s"], r["rate_rps"]): r for r in rows}
+    assert by[(10, 2)]["feasible"] is False and by[(10, 2)]["binding"] == "line utilization"
+    assert by[(100, 2)]["feasible"] is True and by[(100, 2)]["cost_usd_per_hour"] > 0
+    # cost never falls as the rate grows on the same line
+    assert by[(100, 2)]["cost_usd_per_hour"] >= by[(100, 1)]["cost_usd_per_hour"]
+
+
+def test_parallel_sweep_matches_serial() -> None:
+    axes = [Axis("chips.gpu-b.price_usd_per_hour", [2.0, 2.4, 2.8, 3.2, 3.6, 4.0, 4.4, 4.8, 5.2])]
+    serial = run_sweep(None, [], axes, jobs=1)
+    parallel = run_sweep(None, [], axes, jobs=2)
+    assert serial == parallel
+
+
+def test_breakeven_crossing_is_a_root_of_the_ratio() -> None:
+    reg = Registry.default()
+    be = breakeven(
+        "examples/pdd-paper.yaml", reg, "chips.gpu-b.price_usd_per_hour", "same-dc", 2.0, 8.0
+    )
+    assert be.value is not None and 2.0 < be.value < 8.0
+    assert be.ratio_lo > 1.0 > be.ratio_hi
+    lo = solve_point(
+        "examples/pdd-paper.yaml",
+        [],
+        [Axis("chips.gpu-b.price_usd_per_hour", [be.value * 0.99])],
+        [be.value * 0.99],
+    )
+    hi = solve_point(
+        "examples/pdd-paper.yaml",
+        [],
+        [Axis("chips.gpu-b.price_usd_per_hour", [be.value * 1.01])],
+        [be.value * 1.01],
+    )
+    assert lo["bcr_ratio_vs_same-dc"] >= 1.0 >= hi["bcr_ratio_vs_same-dc"]
+
+
+def test_breakeven_reports_no_crossing() -> None:
+    be = breakeven(
+        "examples/pdd-paper.yaml",
+        Registry.default(),
+        "chips.gpu-b.price_usd_per_hour",
+        "same-dc",
+        0.5,
+        1.0,
+    )
+    assert be.value is None and be.ratio_lo > 1 and be.ratio_hi > 1
+
+
+def test_rank_chips_per_role() -> None:
+    reg = Registry.default()
+    rs = load_scenario(None, reg)
+    rows = rank_chips(rs, reg, "h100-sxm")
+    by = {r["chip"]: r for r in rows}
+    assert by["h100-sxm"]["prefill_advantage"] == pytest.approx(1.0)
+    assert by["h100-sxm"]["decode_advantage"] == pytest.approx(1.0)
+    # the decode-strong illustrative chip is better at decode than at prefill; the compute-strong
+    # one is at least as good at prefill as the flagship (it is priced lower at equal compute)
+    assert by["gpu-b"]["best_role"] == "decode"
+    assert by["gpu-a"]["prefill_advantage"] > 1.0
+    assert by["tpu-v5e"]["chips_per_instance"] is None  # 16 GB chips cannot hold 235 GB of weights
