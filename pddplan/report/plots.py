@@ -53,15 +53,19 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
             f"valley: -{v.depth_fraction:.0%}\nat h={v.deepest_x:.2f}",
             (v.deepest_x, v.deepest_y),
             textcoords="offset points",
-            xytext=(0, -30),
+            xytext=(0, 18),
             ha="center",
             color="tab:red",
+            arrowprops={"arrowstyle": "->", "color": "tab:red"},
         )
     sx = [s["hit_rate"] for s in res.singular]
     if sx:
         sy = np.interp(sx, x, y)
         ax.scatter(sx, sy, marker="v", color="black", zorder=3, label="tail-chunk singular points")
     ax.set_ylabel(label)
+    finite = y[np.isfinite(y) & (y > 0)]
+    if finite.size and finite.max() / finite.min() > 4:
+        ax.set_yscale("log")  # keep a shallow valley visible next to a steep rim
     import textwrap
 
     title = "Return against prefix hit rate"

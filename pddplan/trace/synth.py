@@ -29,6 +29,7 @@ class SynthParams:
     turn_blocks_mean: float = 6.0
     first_turn_blocks_mean: float = 20.0
     max_blocks: int = 256
+    end_probability: float = 0.2
     output_tokens_median: float = 60.0
     output_tokens_sigma: float = 1.4
 
@@ -77,30 +78,35 @@ def synthetic_requests(
         first = rng.geometric(1.0 / p.first_turn_blocks_mean, m)
         turn = rng.geometric(1.0 / p.turn_blocks_mean, m)
         pick = rng.random(m)
+        ends = rng.random(m) < p.end_probability
         partial = rng.integers(0, p.block_tokens, m)
         out = np.maximum(
             1, np.round(rng.lognormal(np.log(p.output_tokens_median), p.output_tokens_sigma, m))
         ).astype(int)
         for i in range(m):
             t_ms += gaps[i]
+            j = -1
             if is_new[i] or not convs:
-                blocks = list(prompts[prompt_pick[i]]) if use_prompt[i] else []
+                prefix = prompts[prompt_pick[i]] if use_prompt[i] else []
                 add = int(first[i])
-                convs.append(blocks)
-                if len(convs) > p.active_conversations:
-                    convs[0] = convs[-1]
-                    convs.pop()
-                j = len(convs) - 1
             else:
                 # recent conversations are likelier to continue
                 j = len(convs) - 1 - int(len(convs) * pick[i] ** 3)
-                blocks = convs[j]
+                prefix = convs[j]
                 add = int(turn[i])
-            add = min(add, max(1, p.max_blocks - len(blocks)))
-            blocks = blocks + list(range(next_id, next_id + add))
+            add = min(add, max(1, p.max_blocks - len(prefix)))
+            blocks = prefix + list(range(next_id, next_id + add))
             next_id += add
-            if len(blocks) >= p.max_blocks:
-                convs[j] = list(prompts[prompt_pick[i]])
+            finished = len(blocks) >= p.max_blocks or (j >= 0 and bool(ends[i]))
+            if j < 0:
+                if not finished:
+                    if len(convs) >= p.active_conversations:
+                        convs[0] = convs[-1]
+                        convs.pop()
+                    convs.append(blocks)
+            elif finished:
+                convs[j] = convs[-1]
+                convs.pop()
             else:
                 convs[j] = blocks
             yield {

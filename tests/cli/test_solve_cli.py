@@ -1,0 +1,104 @@
+"""`pddplan solve` from the command line: the JSON contract, formats, errors and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pddplan", *args], capture_output=True, text=True, cwd=cwd, check=False)
+
+
+def test_json_contract() -> None:
+    r = run("solve", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["schema_version"]
+    plan = d["plan"]
+    for role in ("P", "RLD", "MD"):
+        if plan["roles"][role] is not None:
+            assert {"chip", "chips_per_instance", "instances"} <= set(plan["roles"][role])
+    for key in ("cost_usd_per_hour", "goodput_rps", "bcr_requests_per_usd", "rld_output_token_share", "link_utilization"):
+        assert isinstance(plan[key], float)
+    assert set(plan["ttft_s"]) == {"p50", "p90", "p99"}
+    names = {b["name"] for b in d["baselines"]}
+    assert names == {"same-dc", "no-relay"}
+    for b in d["baselines"]:
+        assert b["bcr_ratio"] == plan["bcr_requests_per_usd"] / b["bcr_requests_per_usd"]
+    sla = d["sla"]["ttft_s"]
+    for p in ("p50", "p90", "p99"):
+        assert plan["ttft_s"][p] <= sla[p]
+
+
+def test_explain_rows_one_per_class() -> None:
+    r = run("solve", "--explain", "--format", "json")
+    d = json.loads(r.stdout)
+    assert len(d["classes"]) > 5
+    assert {"route", "wan_bytes", "wan_s", "ttft_mean_s", "eager_tokens"} <= set(d["classes"][0])
+    assert abs(sum(c["share"] for c in d["classes"]) - 1.0) < 1e-9
+
+
+def test_csv_and_md_and_output_file(tmp_path: Path) -> None:
+    r = run("solve", "--format", "csv")
+    first = r.stdout.split("\n\n")[0]
+    rows = list(csv.DictReader(io.StringIO("\n".join(first.splitlines()[1:]))))
+    assert {row["role"] for row in rows} >= {"P", "MD"}
+    r = run("solve", "--format", "md")
+    assert "| role |" in r.stdout
+    out = tmp_path / "plan.json"
+    r = run("solve", "--format", "json", "-o", str(out))
+    assert r.returncode == 0 and r.stdout == ""
+    assert json.loads(out.read_text())["plan"]["cost_usd_per_hour"] > 0
+
+
+def test_piped_table_is_not_truncated() -> None:
+    r = run("solve", "--explain")
+    assert "…" not in r.stdout and "P-RLD (anomalous)" in r.stdout
+
+
+def test_infeasible_exit_3_names_constraint_and_relaxation(tmp_path: Path) -> None:
+    r = run("solve", "--rate", "1000")
+    assert r.returncode == 3
+    assert "line" in r.stderr and "Gbit/s" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_budget_mode_and_max_bcr_mode() -> None:
+    r = run("solve", "--budget", "200", "--format", "json")
+    d = json.loads(r.stdout)
+    assert d["mode"] == "budget" and d["plan"]["cost_usd_per_hour"] <= 200
+    r = run("solve", "examples/pdd-paper.yaml", "--max-rate", "3", "--format", "json")
+    assert r.returncode == 0, r.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("solve", "--format", "xml").returncode == 2
+    assert run("solve", "--rate", "1", "--budget", "2").returncode == 2
+    r = run("solve", "--max-chips", "gpu-a=many")
+    assert r.returncode == 2 and "CHIP=N" in r.stderr
+    r = run("solve", "no-such-scenario")
+    assert r.returncode == 2
+
+
+def test_inventory_limit_is_respected() -> None:
+    r = run("solve", "--max-chips", "gpu-b=24", "--format", "json")
+    if r.returncode == 0:
+        d = json.loads(r.stdout)
+        assert d["plan"]["chips"].get("gpu-b", 0) <= 24
+    else:
+        assert r.returncode == 3 and "inventory" in r.stderr
+
+
+def test_help_examples_run() -> None:
+    """Every command's help carries a runnable example; run the solve and bathtub ones."""
+    for cmd in ("solve", "bathtub", "sweep", "breakeven", "profiles"):
+        r = run(cmd, "--help")
+        assert r.returncode == 0
+    assert run("solve", "--rate", "2", "--format", "md").returncode == 0
