@@ -15,7 +15,7 @@ import numpy as np
 from pddplan import units
 from pddplan.models import architecture as arch
 from pddplan.models import compute, memory
-from pddplan.models.network import normal_ppf
+from pddplan.models.network import normal_cdf, normal_ppf
 from pddplan.spec import (
     Chip,
     CompressedAttention,
@@ -433,9 +433,11 @@ def length_points(dist: LengthDist, n: int) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(dist, LognormalLength):
         p = dist.lognormal
         sigma = np.sqrt(np.log1p(p.cv**2))
-        mu = np.log(p.mean) - sigma**2 / 2
-        q = (np.arange(n) + 0.5) / n
-        vals = np.exp(mu + sigma * normal_ppf(q))
+        # each of n equal-probability slices is represented by its conditional mean, so the
+        # discretized mean equals the distribution's: E[X | slice i] = n m (Phi(z_{i+1} - s) -
+        # Phi(z_i - s)) with z the slice's standard-normal bounds
+        z = np.concatenate([[-np.inf], normal_ppf(np.arange(1, n) / n), [np.inf]])
+        vals = n * p.mean * np.diff(normal_cdf(z - sigma))
         vals = np.clip(np.round(vals), p.min, p.max if p.max is not None else np.inf)
         return vals, np.full(n, 1.0 / n)
     assert isinstance(dist, EmpiricalLength)

@@ -214,7 +214,11 @@ def validation_to_profile_error(
     """Turn pydantic's first error into one line naming file, key path and line."""
     errors = exc.errors(include_url=False)
     # prefer errors that are not union fan-out noise: shortest data path first
-    best = min(errors, key=lambda e: (e["type"] == "union_tag_invalid", len(e["loc"])))
+    # a misspelt key shows up twice: as an unknown key and as a missing one; name the typo
+    best = min(
+        errors,
+        key=lambda e: (e["type"] == "union_tag_invalid", len(e["loc"]), e["type"] != "extra_forbidden"),
+    )
     path = _data_path(best["loc"], doc.data)
     msg = best["msg"]
     if best["type"] == "extra_forbidden":

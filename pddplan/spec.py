@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -162,7 +162,7 @@ class Architecture(Strict):
     layers: PositiveInt
     hidden_size: PositiveInt
     vocab_size: PositiveInt
-    tied_embeddings: bool = False
+    tied_embeddings: StrictBool = False
     attention: Attention
     ffn: Ffn
 
@@ -364,7 +364,7 @@ class Serving(Strict):
     link_utilization_cap: OpenFraction = 0.8
     handover: Literal["auto", "one-shot", "catch-up"] = "auto"
     catch_up_threshold_tokens: PositiveInt = 64
-    anomalous_filter: bool = True
+    anomalous_filter: StrictBool = True
     routing: Literal["optimize", "all-relay", "no-relay"] = "optimize"
     hit_rate_points_per_bin: PositiveInt = 3
     length_points: PositiveInt = 3

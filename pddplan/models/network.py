@@ -81,6 +81,7 @@ def jitter_quantile(probability, jitter_cv):
 
 _STD_NORMAL = NormalDist()  # standard normal, for quantiles without importing scipy
 normal_ppf = np.vectorize(_STD_NORMAL.inv_cdf, otypes=[float])
+normal_cdf = np.vectorize(_STD_NORMAL.cdf, otypes=[float])
 
 
 @functools.lru_cache(maxsize=64)

@@ -89,7 +89,7 @@ def catch_up_handover(
     rld_extra = rounds_full * (e_t + handover_transfer_s) + np.where(
         k > 0, handover_transfer_s, 0.0
     )
-    stall = np.where(rounds_full > 0, np.minimum(final_stall, e_t), final_stall)
+    stall = final_stall  # each earlier round shows at most e(T) <= the final one-shot's stall
     rounds = rounds_full + (backlog > 0)
     return rld_extra, stall, rounds
 

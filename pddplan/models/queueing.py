@@ -104,10 +104,10 @@ def mixture_quantiles(
     Notes
     -----
     With the offsets sorted, ``d_1 <= ... <= d_n``, and ``t`` in ``[d_j, d_{j+1})``:
-    ``F(t) = A_j - B_j exp(-theta (t - d_n))`` with ``A_j = sum_{k<=j} w_k`` and
-    ``B_j = P_w sum_{k<=j} w_k exp(theta (d_k - d_n))`` (shifted by ``d_n`` so nothing
-    overflows). ``F`` jumps by ``(1 - P_w) w_j`` at ``d_j`` (no wait) and rises smoothly in
-    between, so each quantile is either a breakpoint or ``d_n - ln((A_j - p) / B_j) / theta``.
+    ``F(t) = A_j - C_j exp(-theta (t - d_j))`` with ``A_j = sum_{k<=j} w_k`` and
+    ``C_j = P_w sum_{k<=j} w_k exp(-theta (d_j - d_k))`` (accumulated in log space).
+    ``F`` jumps by ``(1 - P_w) w_j`` at ``d_j`` (no wait) and rises smoothly in between, so
+    each quantile is either a breakpoint or ``d_j + ln(C_j / (A_j - p)) / theta``.
     With no waiting these are the weighted quantiles of the offsets.
     """
     d = np.asarray(offsets_s, dtype=float)
@@ -123,11 +123,15 @@ def mixture_quantiles(
         idx = np.searchsorted(a, np.asarray(ps) - 1e-12)
         return [float(d[min(int(i), len(d) - 1)]) for i in idx]
     theta = tail_rate_per_s
-    d_n = float(d[-1])
-    b = wait_probability * np.cumsum(w * np.exp(theta * (d - d_n)))
-    f_at = a - b * np.exp(-theta * (d - d_n))  # F(d_j), after the jump at d_j
+    # log c_j = log(P_w sum_{k<=j} w_k exp(-theta (d_j - d_k))), accumulated in log space so
+    # that neither far-apart offsets nor large theta overflow or underflow
+    with np.errstate(divide="ignore"):
+        log_terms = np.log(wait_probability * w) + theta * d
+    log_c = np.logaddexp.accumulate(log_terms) - theta * d
+    c = np.exp(log_c)
+    f_at = a - c  # F(d_j), after the jump at d_j
     d_next = np.append(d[1:], np.inf)
-    f_before_next = a - b * np.exp(-theta * (d_next - d_n))  # F just before d_{j+1}
+    f_before_next = a - c * np.exp(-theta * (d_next - d))  # F just before d_{j+1}
     out = []
     for p in ps:
         j = int(np.searchsorted(f_before_next, p))  # first interval whose top reaches p
@@ -137,7 +141,11 @@ def mixture_quantiles(
             k = int(np.searchsorted(f_at, p))
             out.append(float(d[min(k, j)]))
             continue
-        out.append(d_n - math.log((a[j] - p) / b[j]) / theta)
+        if a[j] - p <= 0:  # F reaches p only at the next breakpoint
+            out.append(float(d_next[j]) if math.isfinite(d_next[j]) else float(d[j]))
+            continue
+        t = float(d[j]) + (float(log_c[j]) - math.log(a[j] - p)) / theta
+        out.append(min(max(t, float(d[j])), float(d_next[j])))
     return out
 
 

@@ -23,8 +23,9 @@ from pddplan.sim.events import DECODE_DONE, EXTEND_DONE, LINE_DONE, PREFILL_DONE
 
 #: Context-grid points of the decode step-time table (linear interpolation in between).
 STEP_TABLE_POINTS = 257
-#: Tolerance on a flow's or a sequence's remaining work when completions are collected.
-_EPS_WORK = 1e-6
+#: Work left below which a flow or a sequence counts as done: this much time at full speed [s]
+#: (far below any modelled time, far above float rounding of the clocks).
+_EPS_TIME_S = 1e-9
 
 
 class FcfsPool:
@@ -107,7 +108,7 @@ class PsLine:
         self._advance(t_s)
         out = []
         h = self.heap
-        lim = self.v + _EPS_WORK * max(1.0, self.v * 1e-12)
+        lim = self.v + _EPS_TIME_S * self.c / self.n + self.v * 1e-13
         while h and h[0][0] <= lim:
             out.append(heapq.heappop(h)[1])
         self.n -= len(out)
@@ -287,7 +288,7 @@ class DecodePool:
         out = []
         h = self.heaps[j]
         where = self.where
-        lim = self.u[j] + _EPS_WORK
+        lim = self.u[j] * (1.0 + 1e-13) + _EPS_TIME_S / self.s[j]
         while h:
             uf, seq, r = h[0]
             info = where.get(r)

@@ -144,6 +144,14 @@ def test_validate_all_shipped_profiles_exits_0() -> None:
     assert r.stderr == ""
 
 
+def test_validate_bundled_scenario(invoke) -> None:
+    scen = bundled_profiles_dir() / "scenarios" / "default.yaml"
+    r = invoke("profiles", "validate", str(scen), "--format", "json")
+    assert r.exit_code == 0, r.stdout
+    (row,) = json.loads(r.stdout)["files"]
+    assert (row["kind"], row["status"]) == ("scenario", "ok")
+
+
 BROKEN_CLI = [
     ("links/negative-bandwidth.yaml", "bandwidth_gbit_per_s", 5),
     ("chips/duplicate-key.yaml", "datasheet.memory_gb", 12),

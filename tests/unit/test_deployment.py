@@ -326,7 +326,7 @@ def test_hit_rate_points_shift_scale_and_mix() -> None:
     np.testing.assert_allclose(w[order], [0.375, 0.375, 0.25])
 
 
-def test_hit_rate_points_beta_mean(reg: Registry) -> None:
+def test_hit_rate_points_beta_mean() -> None:
     dist = HitRateDist.model_validate({"beta": {"a": 2.0, "b": 2.0}})
     h, w = hit_rate_points(dist, 3)
     assert w.sum() == pytest.approx(1.0)

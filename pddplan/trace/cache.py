@@ -1,0 +1,384 @@
+"""Prefix caches replayed over a trace: how many leading blocks of each request hit.
+
+The model
+---------
+Each request lists the hash ids of its prompt's blocks; an id names the block *and* its whole
+prefix (ids chain), so the cache is a prefix tree keyed by id. A request's hit is the longest
+leading run of its blocks present in the cache when it arrives. Then every block of the request
+is touched (inserted if missing): the reference string of the replay is, per request, its
+distinct blocks from the last to the first, so a request's first block is its most recently
+used. With chained ids every access to a block also touches its ancestors afterwards, so an
+ancestor is always more recent than its descendants and LRU evicts leaves first: the cached set
+stays a prefix-closed subtree. Blocks evict whole.
+
+LRU with a capacity of ``C`` blocks holds the ``C`` most recently used distinct blocks (the
+state after a request is what a per-access LRU would hold, even when a request has more than
+``C`` blocks). LRU is a stack algorithm: the cache of ``C`` blocks is contained in the cache of
+``C + 1`` blocks at every moment, so a request's hit never falls when the capacity grows, and the
+unbounded cache (every block ever seen) bounds them all.
+
+Implementations
+---------------
+:class:`UnboundedReplayer`
+    Vectorized over whole blocks of the trace (a seen-bitmap).
+:class:`LruStackReplayer`
+    Exact LRU for several capacities in one pass, vectorized: for every access it computes the
+    block's LRU stack distance (the number of distinct blocks used since its last use, itself
+    included) at the request's arrival, with a Fenwick tree over access stamps; a block hits in a
+    cache of ``C`` blocks when its distance is at most ``C``.
+:class:`ReferenceLru`
+    A plain ``OrderedDict`` LRU, one request at a time: the oracle of the tests, and the engine for
+    capacities too small for the vectorized batches to pay off.
+
+All take requests as a flat array of dense block ids (see :mod:`pddplan.trace.blockindex`)
+and the number of ids of each request, and return each request's hit in blocks.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from itertools import repeat, takewhile
+
+import numpy as np
+
+INF_DISTANCE = np.int64(1) << np.int64(62)
+"""Stack distance of a block never seen before."""
+
+SMALL_CAPACITY_BLOCKS = 2048
+"""Capacities below this many blocks replay on :class:`ReferenceLru` (see :func:`make_replayers`)."""
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    off = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=off[1:])
+    return off
+
+
+def _grow(arr: np.ndarray, size: int, fill: int) -> np.ndarray:
+    if size <= len(arr):
+        return arr
+    out = np.full(max(size, 2 * len(arr), 1024), fill, dtype=arr.dtype)
+    out[: len(arr)] = arr
+    return out
+
+
+class UnboundedReplayer:
+    """Unbounded prefix cache: a block hits once any earlier request has used it."""
+
+    def __init__(self) -> None:
+        self.seen = np.zeros(0, dtype=bool)
+        self._first = np.zeros(0, dtype=np.int64)
+
+    def relayout(self, index: np.ndarray) -> None:
+        self.seen = self.seen[index]
+        self._first = np.full(len(index), INF_DISTANCE, dtype=np.int64)
+
+    def process(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Hit blocks of each request (leading run of blocks used by earlier requests)."""
+        n = len(counts)
+        hits = counts.astype(np.int64, copy=True)
+        if ids.size == 0:
+            return hits
+        size = int(ids.max()) + 1
+        self.seen = _grow(self.seen, size, False)
+        self._first = _grow(self._first, size, INF_DISTANCE)
+        off = _offsets(counts)
+        q = np.repeat(np.arange(n, dtype=np.int64), counts)
+        np.minimum.at(self._first, ids, q)
+        first_req = self._first[ids]
+        self._first[ids] = INF_DISTANCE
+        cached = self.seen[ids] | (first_req < q)
+        self.seen[ids] = True
+        miss = np.flatnonzero(~cached)
+        np.minimum.at(hits, q[miss], miss - off[q[miss]])
+        return hits
+
+
+class _Fenwick:
+    """Counts of marks at integer positions 0 .. size - 1, vectorized queries and updates."""
+
+    def __init__(self, size: int, ones: int = 0) -> None:
+        self.size = size
+        self.levels = max(1, size.bit_length())
+        i = np.arange(size + 2, dtype=np.int64)
+        low = i & -i
+        # marks at 0 .. ones - 1: node i covers positions (i - low(i), i] (1-based)
+        tree = np.clip(np.minimum(i, ones) - (i - low), 0, None)
+        tree[0] = 0
+        tree[size + 1] = 0  # dump slot for updates past the end
+        self.tree = tree.astype(np.int32)
+
+    def prefix(self, pos: np.ndarray) -> np.ndarray:
+        """Marks at positions < ``pos`` (0-based)."""
+        i = pos.astype(np.int64, copy=True)
+        s = np.zeros(len(i), dtype=np.int64)
+        while True:
+            s += self.tree[i]
+            i &= i - 1
+            if not i.any():
+                return s
+
+    def add(self, pos: np.ndarray, delta: np.ndarray) -> None:
+        i = pos.astype(np.int64) + 1
+        d = delta.astype(np.int32)
+        end = self.size + 1
+        for _ in range(self.levels):
+            np.add.at(self.tree, i, d)
+            i = np.minimum(i + (i & -i), end)
+            keep = i < end
+            if not keep.all():
+                i, d = i[keep], d[keep]
+                if i.size == 0:
+                    return
+
+
+class LruStackReplayer:
+    """Exact LRU prefix caches of several capacities, replayed together (see module doc).
+
+    Parameters
+    ----------
+    capacities_blocks : sequence of int
+        Cache capacities [blocks], each >= 1.
+    batch_accesses : int
+        Target accesses per vectorized batch (smaller when the smallest capacity is smaller).
+
+    Notes
+    -----
+    Within a batch every request's queries see the cache as it stood when the batch began,
+    corrected exactly for the batch's earlier requests: a block already used earlier in the batch
+    has a stack distance below the batch's access count, which is kept below the smallest
+    capacity, so it hits; a block last used before the batch has distance
+    ``live(>= L) - moved(>= L) + distinct``, where ``live(>= L)`` comes from the Fenwick tree,
+    ``distinct`` counts the blocks the batch used before this request, and ``moved(>= L)``
+    (blocks among those whose previous use was at or after ``L``) is computed exactly only when
+    its bounds leave a capacity undecided. Stamps are renumbered when they outgrow twice the
+    distinct blocks, so memory stays proportional to the distinct blocks.
+    """
+
+    def __init__(self, capacities_blocks: Sequence[int], batch_accesses: int = 8192) -> None:
+        caps = np.unique(np.asarray(list(capacities_blocks), dtype=np.int64))
+        if caps.size == 0 or caps[0] < 1:
+            raise ValueError("capacities must be >= 1 block")
+        if caps[-1] >= (1 << 40):
+            raise ValueError("capacities must be below 2**40 blocks")
+        self.caps = caps
+        self.limit = int(max(1, min(batch_accesses, caps[0])))
+        self.last = np.zeros(0, dtype=np.int64)  # stamp of each block's last use; -1: never
+        self._first = np.zeros(0, dtype=np.int64)  # scratch: first batch position of a block
+        self.live = 0  # distinct blocks seen (= marked stamps)
+        self.pos = 0  # next stamp
+        self.fen = _Fenwick(1 << 16)
+
+    def relayout(self, index: np.ndarray) -> None:
+        self.last = self.last[index]
+        self._first = np.full(len(index), INF_DISTANCE, dtype=np.int64)
+
+    # ---------------------------------------------------------------------------- stamps
+
+    def _compact(self, need: int) -> None:
+        """Renumber live stamps 0 .. live - 1 (order kept); size the tree for ``need`` more."""
+        seen = np.flatnonzero(self.last >= 0)
+        stamps = self.last[seen]
+        mark = np.zeros(max(self.pos, 1), dtype=bool)
+        mark[stamps] = True
+        rank = np.cumsum(mark, dtype=np.int64) - 1
+        self.last[seen] = rank[stamps]
+        self.pos = len(seen)
+        size = 1 << 16
+        while size < 2 * (self.pos + need):
+            size <<= 1
+        self.fen = _Fenwick(size, ones=self.pos)
+
+    # --------------------------------------------------------------------------- replay
+
+    def distances(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Stack distance of every access at its request's arrival, capped above the caps.
+
+        Exact where it is at most the largest capacity; a distance above every capacity is
+        returned as ``caps[-1] + 1`` and a never-seen block as ``caps[-1] + 2``.
+        """
+        out = np.empty(len(ids), dtype=np.int64)
+        if ids.size == 0:
+            return out
+        size = int(ids.max()) + 1
+        self.last = _grow(self.last, size, -1)
+        self._first = _grow(self._first, size, INF_DISTANCE)
+        off = _offsets(counts)
+        starts = off[:-1]
+        n = len(counts)
+        r = 0
+        while r < n:
+            e = int(np.searchsorted(starts, starts[r] + self.limit, side="left"))
+            e = max(e, r + 1)
+            s, t = int(off[r]), int(off[e])
+            out[s:t] = self._batch(ids[s:t], counts[r:e])
+            r = e
+        return out
+
+    def _batch(self, a: np.ndarray, n: np.ndarray) -> np.ndarray:
+        m = len(a)
+        caps = self.caps
+        over, never = caps[-1] + 1, caps[-1] + 2
+        if m == 0:
+            return np.empty(0, dtype=np.int64)
+        if self.pos + m > self.fen.size:
+            self._compact(m)
+        nr = len(n)
+        off = _offsets(n)
+        j = np.arange(m, dtype=np.int64)
+        q = np.repeat(np.arange(nr, dtype=np.int64), n)
+        k = j - off[q]
+        stamp = self.pos + off[q] + (n[q] - 1 - k)  # last block first: the first is the MRU
+        last0 = self.last[a]
+        np.minimum.at(self._first, a, j)
+        fp = self._first[a]
+        self._first[a] = INF_DISTANCE
+        first_req = q[fp]
+        is_first = fp == j
+        earlier = first_req < q  # used by an earlier request of this batch: a hit (see Notes)
+        old = is_first & (last0 >= 0)
+        distinct = np.cumsum(np.bincount(q[is_first], minlength=nr)) - np.bincount(
+            q[is_first], minlength=nr
+        )
+        moved_n = np.bincount(q[old], minlength=nr)
+        moved = np.cumsum(moved_n) - moved_n
+
+        d = np.full(m, never, dtype=np.int64)
+        d[earlier] = 1
+        ca = np.flatnonzero(~earlier & (last0 >= 0))
+        if ca.size:
+            lq = last0[ca]
+            rq = q[ca]
+            live_ge = self.live - self.fen.prefix(lq)
+            hi = live_ge + distinct[rq]
+            lo = hi - moved[rq]
+            i = np.searchsorted(caps, lo, side="left")
+            undecided = (i < len(caps)) & (caps[np.minimum(i, len(caps) - 1)] < hi)
+            if undecided.any():
+                u = np.flatnonzero(undecided)
+                pr = q[old]
+                pl = last0[old]
+                exact = np.empty(len(u), dtype=np.int64)
+                step = max(1, (1 << 22) // max(1, len(pr)))
+                for s0 in range(0, len(u), step):
+                    uu = u[s0 : s0 + step]
+                    both = (pr[None, :] < rq[uu, None]) & (pl[None, :] >= lq[uu, None])
+                    exact[s0 : s0 + step] = both.sum(axis=1)
+                hi[u] -= exact
+                lo[u] = hi[u]
+            d[ca] = np.minimum(hi, over)
+
+        # update: every block used here gets its newest stamp
+        np.maximum.at(self.last, a, stamp)
+        blocks = a[is_first]
+        prev = last0[is_first]
+        had = prev >= 0
+        self.fen.add(
+            np.concatenate([prev[had], self.last[blocks]]),
+            np.concatenate([np.full(int(had.sum()), -1), np.ones(len(blocks), dtype=np.int64)]),
+        )
+        self.live += int(len(blocks) - had.sum())
+        self.pos += m
+        return d
+
+    def process(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Hit blocks of each request, one column per capacity (sorted ascending)."""
+        d = self.distances(ids, counts)
+        return hits_from_distances(d, counts, self.caps)
+
+
+def hits_from_distances(d: np.ndarray, counts: np.ndarray, caps: np.ndarray) -> np.ndarray:
+    """Leading run of each request whose stack distances are within each capacity.
+
+    Parameters
+    ----------
+    d : numpy.ndarray
+        Stack distance of each access (flat, requests in order), each <= ``caps[-1] + 2``.
+    counts : numpy.ndarray
+        Accesses per request.
+    caps : numpy.ndarray
+        Capacities [blocks], ascending.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(requests, len(caps))`` hit blocks.
+    """
+    n = len(counts)
+    out = np.zeros((n, len(caps)), dtype=np.int64)
+    if d.size == 0:
+        return out
+    q = np.repeat(np.arange(n, dtype=np.int64), counts)
+    span = int(caps[-1]) + 3
+    running = np.maximum.accumulate(d + q * span) - q * span  # running max within a request
+    for c, cap in enumerate(caps):
+        out[:, c] = np.bincount(q, weights=running <= cap, minlength=n).astype(np.int64)
+    return out
+
+
+class ReferenceLru:
+    """A plain LRU (``OrderedDict``) prefix cache, one request at a time.
+
+    Parameters
+    ----------
+    capacity_blocks : int or None
+        Capacity [blocks]; None for unbounded.
+    """
+
+    def __init__(self, capacity_blocks: int | None) -> None:
+        if capacity_blocks is not None and capacity_blocks < 1:
+            raise ValueError("capacity must be >= 1 block")
+        self.capacity_blocks = capacity_blocks
+        self.cache: OrderedDict[int, None] = OrderedDict()
+
+    def relayout(self, index: np.ndarray) -> None:
+        new_of_old = {int(o): i for i, o in enumerate(index.tolist())}
+        self.cache = OrderedDict((new_of_old[k], None) for k in self.cache)
+
+    def request(self, ids: list[int]) -> int:
+        """Replay one request (its block ids in prompt order); return its hit [blocks]."""
+        cache = self.cache
+        hit = len(list(takewhile(cache.__contains__, ids)))
+        distinct = list(dict.fromkeys(ids))
+        list(map(cache.pop, distinct, repeat(None)))
+        cache.update(zip(reversed(distinct), repeat(None)))
+        if self.capacity_blocks is not None:
+            extra = len(cache) - self.capacity_blocks
+            if extra > 0:
+                list(map(cache.popitem, repeat(False, extra)))
+        return hit
+
+    def process(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Hit blocks of each request."""
+        flat = ids.tolist()
+        off = _offsets(counts).tolist()
+        return np.fromiter(
+            (self.request(flat[off[i] : off[i + 1]]) for i in range(len(counts))),
+            dtype=np.int64,
+            count=len(counts),
+        )
+
+
+def prefix_hits(requests: Sequence[Sequence[int]], capacity_blocks: int | None) -> list[int]:
+    """Hit blocks of each request replayed through one prefix cache (reference engine).
+
+    Parameters
+    ----------
+    requests : sequence of sequences of int
+        Each request's block hash ids, in prompt order, requests in arrival order.
+    capacity_blocks : int or None
+        LRU capacity [blocks]; None for unbounded.
+
+    Returns
+    -------
+    list of int
+        Leading blocks of each request found in the cache on arrival.
+
+    Examples
+    --------
+    >>> prefix_hits([[1, 2], [1, 2, 3], [1, 4]], None)
+    [0, 2, 1]
+    """
+    lru = ReferenceLru(capacity_blocks)
+    return [lru.request(list(r)) for r in requests]

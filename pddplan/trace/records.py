@@ -1,0 +1,563 @@
+"""Streaming readers of request traces: Mooncake-style JSONL and per-request CSV.
+
+A trace is read in blocks of about :data:`BLOCK_BYTES` of whole lines; each block becomes a
+:class:`ParsedBlock` of flat numpy arrays (one entry per request, and for JSONL the hash ids of
+all its requests concatenated). Nothing keeps more than a few blocks in memory, so a trace of any
+size streams through. JSONL blocks can be parsed in worker processes (:func:`iter_blocks` with
+``jobs > 1``); results come back in file order.
+
+JSONL lines are parsed on a fast path (``orjson`` when installed, else :mod:`json`, with the
+fields checked on whole numpy arrays) and, when anything in a block looks wrong, again line by
+line on a slow path that names the first bad line, or skips and counts bad lines when asked.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import math
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from pddplan.errors import ProfileError, UsageError
+
+try:  # orjson is optional: used when installed, never required
+    import orjson
+
+    _loads: Callable[[bytes], Any] = orjson.loads
+    _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError)
+except ImportError:  # pragma: no cover - depends on the environment
+    _loads = json.loads
+    _JSON_ERRORS = (ValueError,)
+
+BLOCK_BYTES = 8 << 20
+"""Bytes of whole lines per parsed block."""
+
+MAX_BAD_LINE_MESSAGES = 5
+"""How many skipped lines' messages are kept for the report (all are counted)."""
+
+MAX_LENGTH_TOKENS = 10**12
+"""Longest input or output accepted [tokens]; longer is treated as a data error."""
+
+JSONL_FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
+CSV_TIMESTAMP_COLUMNS = {"timestamp": 1.0, "timestamp_ms": 1.0, "timestamp_s": 1000.0}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass
+class ParsedBlock:
+    """The requests of one block of a trace, in file order.
+
+    Attributes
+    ----------
+    timestamp_ms : numpy.ndarray
+        Arrival time of each request [ms]; NaN where the trace has no timestamps (CSV).
+    input_tokens, output_tokens : numpy.ndarray
+        Prompt and generated lengths [tokens], int64.
+    line : numpy.ndarray
+        Line number (1-based) of each request in the file.
+    hash_ids : numpy.ndarray or None
+        JSONL: the block hash ids of all requests, concatenated (int64).
+    hash_counts : numpy.ndarray or None
+        JSONL: how many hash ids each request has.
+    cached_tokens : numpy.ndarray or None
+        CSV: prompt tokens served from the cache (float64; ``hit_rate * input`` when the CSV gives
+        a hit rate).
+    bad_count : int
+        Lines skipped as bad (only with ``skip_bad_lines``).
+    bad_messages : list of str
+        The first few skipped lines' messages.
+    """
+
+    timestamp_ms: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    line: np.ndarray
+    hash_ids: np.ndarray | None = None
+    hash_counts: np.ndarray | None = None
+    cached_tokens: np.ndarray | None = None
+    bad_count: int = 0
+    bad_messages: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.input_tokens)
+
+
+class _BadLines:
+    """Collects skipped lines, or raises at the first one."""
+
+    def __init__(self, file: str, skip: bool) -> None:
+        self.file = file
+        self.skip = skip
+        self.count = 0
+        self.messages: list[str] = []
+
+    def bad(self, line: int, message: str) -> None:
+        if not self.skip:
+            raise ProfileError(message, file=self.file, line=line)
+        self.count += 1
+        if len(self.messages) < MAX_BAD_LINE_MESSAGES:
+            self.messages.append(f"line {line}: {message}")
+
+
+# ------------------------------------------------------------------------------- validation
+
+
+def _describe(v: Any) -> str:
+    text = json.dumps(v) if not isinstance(v, bytes) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _as_int(v: Any) -> int | None:
+    """``v`` as an int if it is an integer (or an integral float), else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+        return int(v)
+    return None
+
+
+def _length(rec: dict[str, Any], key: str, minimum: int) -> int:
+    if key not in rec:
+        raise ValueError(f"missing field {key!r}")
+    n = _as_int(rec[key])
+    if n is None:
+        raise ValueError(f"{key}: expected an integer number of tokens, got {_describe(rec[key])}")
+    if n < minimum:
+        what = "a negative length" if n < 0 else "zero"
+        raise ValueError(f"{key}: {what} ({n}) is not allowed; need >= {minimum}")
+    if n > MAX_LENGTH_TOKENS:
+        raise ValueError(f"{key}: {n} tokens is implausibly large (limit {MAX_LENGTH_TOKENS:.0e})")
+    return n
+
+
+def _timestamp(rec: dict[str, Any]) -> float:
+    if "timestamp" not in rec:
+        raise ValueError("missing field 'timestamp'")
+    v = rec["timestamp"]
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise ValueError(f"timestamp: expected a number of milliseconds, got {_describe(v)}")
+    return float(v)
+
+
+def string_block_id(s: str) -> int:
+    """A stable signed 64-bit id for a string hash id (blake2b of its UTF-8 bytes)."""
+    digest = hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+def _hash_ids(rec: dict[str, Any]) -> list[int]:
+    if "hash_ids" not in rec:
+        raise ValueError("missing field 'hash_ids'")
+    ids = rec["hash_ids"]
+    if not isinstance(ids, list):
+        raise ValueError(f"hash_ids: expected a list of block ids, got {_describe(ids)}")
+    out: list[int] = []
+    for i, h in enumerate(ids):
+        if isinstance(h, int) and not isinstance(h, bool):
+            out.append(h if _INT64_MIN <= h <= _INT64_MAX else string_block_id(str(h)))
+        elif isinstance(h, str):
+            out.append(string_block_id(h))
+        else:
+            raise ValueError(
+                f"hash_ids[{i}]: expected an integer or string block id, got {_describe(h)}"
+            )
+    return out
+
+
+# ------------------------------------------------------------------------------------ JSONL
+
+
+def _jsonl_slow(lines: list[bytes], first_line: int, bad: _BadLines) -> ParsedBlock:
+    """Line-by-line parse with precise messages; bad lines raise or are skipped."""
+    ts: list[float] = []
+    inp: list[int] = []
+    out: list[int] = []
+    line_no: list[int] = []
+    counts: list[int] = []
+    ids: list[int] = []
+    for i, raw in enumerate(lines):
+        n = first_line + i
+        if not raw.strip():
+            continue
+        try:
+            rec = _loads(raw)
+        except _JSON_ERRORS as exc:
+            bad.bad(n, f"malformed JSON: {exc}")
+            continue
+        try:
+            if not isinstance(rec, dict):
+                raise ValueError(f"expected a JSON object, got {_describe(rec)}")
+            t = _timestamp(rec)
+            li = _length(rec, "input_length", 1)
+            lo = _length(rec, "output_length", 0)
+            h = _hash_ids(rec)
+        except ValueError as exc:
+            bad.bad(n, str(exc))
+            continue
+        ts.append(t)
+        inp.append(li)
+        out.append(lo)
+        line_no.append(n)
+        counts.append(len(h))
+        ids.extend(h)
+    return ParsedBlock(
+        timestamp_ms=np.asarray(ts, dtype=np.float64),
+        input_tokens=np.asarray(inp, dtype=np.int64),
+        output_tokens=np.asarray(out, dtype=np.int64),
+        line=np.asarray(line_no, dtype=np.int64),
+        hash_ids=np.asarray(ids, dtype=np.int64),
+        hash_counts=np.asarray(counts, dtype=np.int64),
+        bad_count=bad.count,
+        bad_messages=bad.messages,
+    )
+
+
+def _int_column(values: tuple[Any, ...], minimum: int) -> np.ndarray | None:
+    """The column as int64 if every value is an integer >= minimum, else None (slow path)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
+            return None
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind != "i":
+        return None
+    if arr.size and (arr.min() < minimum or arr.max() > MAX_LENGTH_TOKENS):
+        return None
+    return arr.astype(np.int64, copy=False)
+
+
+def _jsonl_fast(lines: list[bytes], first_line: int) -> ParsedBlock | None:
+    """Whole-block parse; None when any line needs the slow path."""
+    try:
+        recs = list(map(_loads, lines))
+        cols = list(zip(*map(itemgetter(*JSONL_FIELDS), recs), strict=True))
+    except (*_JSON_ERRORS, KeyError, TypeError):
+        return None
+    if not cols:
+        return None
+    ts = np.asarray(cols[0])
+    if ts.dtype.kind not in "if" or not np.all(np.isfinite(ts)):
+        return None
+    inp = _int_column(cols[1], 1)
+    out = _int_column(cols[2], 0)
+    if inp is None or out is None:
+        return None
+    lists = cols[3]
+    if set(map(type, lists)) != {list}:
+        return None
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    total = int(counts.sum())
+    if total and set(map(type, chain.from_iterable(lists))) != {int}:
+        return None
+    try:
+        ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
+    except OverflowError:
+        return None
+    return ParsedBlock(
+        timestamp_ms=ts.astype(np.float64),
+        input_tokens=inp,
+        output_tokens=out,
+        line=np.arange(first_line, first_line + len(lines), dtype=np.int64),
+        hash_ids=ids,
+        hash_counts=counts,
+    )
+
+
+def parse_jsonl_block(
+    data: bytes, first_line: int, file: str, skip_bad_lines: bool = False
+) -> ParsedBlock:
+    """Parse whole JSONL lines.
+
+    Parameters
+    ----------
+    data : bytes
+        Whole lines (the last may lack its newline).
+    first_line : int
+        Line number (1-based) of the first line of ``data``.
+    file : str
+        File name for messages.
+    skip_bad_lines : bool
+        Skip and count bad lines instead of raising.
+
+    Returns
+    -------
+    ParsedBlock
+
+    Raises
+    ------
+    ProfileError
+        At the first malformed line, missing field, negative length or non-integer block id,
+        naming the file and line, unless ``skip_bad_lines``.
+    """
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    if not lines:
+        return _jsonl_slow([], first_line, _BadLines(file, skip_bad_lines))
+    fast = _jsonl_fast(lines, first_line)
+    if fast is not None:
+        return fast
+    return _jsonl_slow(lines, first_line, _BadLines(file, skip_bad_lines))
+
+
+def _parse_job(args: tuple[bytes, int, str, bool]) -> ParsedBlock:
+    return parse_jsonl_block(*args)
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    try:
+        if path.suffix == ".gz":
+            return gzip.open(path, "rb")
+        return path.open("rb")
+    except OSError as exc:
+        raise ProfileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
+
+
+def _raw_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """Whole-line byte blocks of the file with the line number of their first line."""
+    line = 1
+    carry = b""
+    with _open_binary(path) as fh:
+        while True:
+            try:
+                raw = fh.read(block_bytes)
+            except (OSError, EOFError) as exc:
+                raise ProfileError(f"cannot read trace: {exc}", file=str(path)) from None
+            if not raw:
+                if carry:
+                    yield carry, line
+                return
+            data = carry + raw
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            carry = data[cut:]
+            data = data[:cut]
+            yield data, line
+            line += data.count(b"\n")
+
+
+def iter_jsonl_blocks(
+    path: Path,
+    *,
+    skip_bad_lines: bool = False,
+    jobs: int = 1,
+    block_bytes: int = BLOCK_BYTES,
+) -> Iterator[ParsedBlock]:
+    """Parse a JSONL trace block by block, in file order.
+
+    Parameters
+    ----------
+    path : Path
+        The trace (``.gz`` is decompressed on the fly).
+    skip_bad_lines : bool
+        Skip and count bad lines instead of raising at the first.
+    jobs : int
+        Worker processes for parsing; 1 parses in this process. Workers only start when the
+        file has more than one block.
+    block_bytes : int
+        Bytes of whole lines per block.
+
+    Yields
+    ------
+    ParsedBlock
+    """
+    file = str(path)
+    raw = _raw_blocks(path, block_bytes)
+    first = next(raw, None)
+    if first is None:
+        return
+    second = next(raw, None)
+    if second is None or jobs <= 1:
+        for data, line in chain([first], [second] if second else [], raw):
+            yield parse_jsonl_block(data, line, file, skip_bad_lines)
+        return
+
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    window = 2 * jobs
+    pending: deque[Future[ParsedBlock]] = deque()
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    try:
+        for data, line in chain([first, second], raw):
+            pending.append(pool.submit(_parse_job, (data, line, file, skip_bad_lines)))
+            while len(pending) > window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -------------------------------------------------------------------------------------- CSV
+
+
+def _csv_number(row: dict[str, str], key: str) -> float:
+    text = (row.get(key) or "").strip()
+    if not text:
+        raise ValueError(f"missing field {key!r}")
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError(f"{key}: expected a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{key}: expected a finite number, got {text!r}")
+    return v
+
+
+def _csv_length(row: dict[str, str], key: str, minimum: int) -> int:
+    v = _csv_number(row, key)
+    if not v.is_integer():
+        raise ValueError(f"{key}: expected an integer number of tokens, got {v:g}")
+    if v < minimum:
+        what = "a negative length" if v < 0 else "zero"
+        raise ValueError(f"{key}: {what} ({v:g}) is not allowed; need >= {minimum}")
+    if v > MAX_LENGTH_TOKENS:
+        raise ValueError(f"{key}: {v:g} tokens is implausibly large (limit {MAX_LENGTH_TOKENS:.0e})")
+    return int(v)
+
+
+def iter_csv_blocks(
+    path: Path, *, skip_bad_lines: bool = False, block_rows: int = 200_000
+) -> Iterator[ParsedBlock]:
+    """Parse a per-request CSV trace block by block.
+
+    Columns: ``input_length``, ``output_length``, and ``cached_tokens`` or ``hit_rate`` (if both,
+    ``cached_tokens`` is used); optional ``timestamp`` or ``timestamp_ms`` [ms] or
+    ``timestamp_s`` [s]. Other columns are ignored.
+
+    Raises
+    ------
+    ProfileError
+        For a missing column, or a bad row (naming its line) unless ``skip_bad_lines``.
+    """
+    file = str(path)
+    with _open_binary(path) as raw_fh:
+        fh = io.TextIOWrapper(raw_fh, encoding="utf-8", newline="")
+        reader = csv.DictReader(fh)
+        try:
+            header = reader.fieldnames
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise ProfileError(f"unreadable CSV header: {exc}", file=file, line=1) from None
+        if not header:
+            raise ProfileError("the trace is empty: no CSV header and no requests", file=file)
+        cols = {h.strip(): h for h in header if h is not None}
+        for need in ("input_length", "output_length"):
+            if need not in cols:
+                raise ProfileError(
+                    f"CSV header lacks column {need!r} (columns: {', '.join(cols)})",
+                    file=file,
+                    line=1,
+                )
+        hit_col = "cached_tokens" if "cached_tokens" in cols else "hit_rate"
+        if hit_col not in cols:
+            raise ProfileError(
+                "CSV header needs a 'cached_tokens' or a 'hit_rate' column "
+                f"(columns: {', '.join(cols)})",
+                file=file,
+                line=1,
+            )
+        ts_col = next((c for c in CSV_TIMESTAMP_COLUMNS if c in cols), None)
+        ts_scale = CSV_TIMESTAMP_COLUMNS[ts_col] if ts_col else 1.0
+        bad = _BadLines(file, skip_bad_lines)
+        ts: list[float] = []
+        inp: list[int] = []
+        out: list[int] = []
+        cached: list[float] = []
+        lines: list[int] = []
+
+        def flush() -> ParsedBlock:
+            blk = ParsedBlock(
+                timestamp_ms=np.asarray(ts, dtype=np.float64),
+                input_tokens=np.asarray(inp, dtype=np.int64),
+                output_tokens=np.asarray(out, dtype=np.int64),
+                line=np.asarray(lines, dtype=np.int64),
+                cached_tokens=np.asarray(cached, dtype=np.float64),
+                bad_count=bad.count,
+                bad_messages=list(bad.messages),
+            )
+            for lst in (ts, inp, out, cached, lines):
+                lst.clear()
+            bad.count = 0
+            bad.messages = []
+            return blk
+
+        while True:
+            try:
+                row_raw = next(reader, None)
+            except UnicodeDecodeError as exc:
+                raise ProfileError(
+                    f"not UTF-8 text: {exc.reason}", file=file, line=reader.line_num + 1
+                ) from None
+            except csv.Error as exc:
+                bad.bad(reader.line_num, f"malformed CSV row: {exc}")
+                continue
+            if row_raw is None:
+                break
+            line = reader.line_num
+            row = {k.strip(): v for k, v in row_raw.items() if isinstance(k, str)}
+            if all(not (v or "").strip() for v in row.values() if isinstance(v, str)):
+                continue  # a blank row
+            try:
+                li = _csv_length(row, "input_length", 1)
+                lo = _csv_length(row, "output_length", 0)
+                if hit_col == "cached_tokens":
+                    c = _csv_number(row, "cached_tokens")
+                    if c < 0 or c > li:
+                        raise ValueError(
+                            f"cached_tokens: {c:g} is outside [0, input_length = {li}]"
+                        )
+                else:
+                    h = _csv_number(row, "hit_rate")
+                    if not 0.0 <= h <= 1.0:
+                        raise ValueError(f"hit_rate: {h:g} is outside [0, 1]")
+                    c = h * li
+                t = _csv_number(row, ts_col) * ts_scale if ts_col else math.nan
+            except ValueError as exc:
+                bad.bad(line, str(exc))
+                continue
+            ts.append(t)
+            inp.append(li)
+            out.append(lo)
+            cached.append(c)
+            lines.append(line)
+            if len(inp) >= block_rows:
+                yield flush()
+        yield flush()
+
+
+# ------------------------------------------------------------------------------- detection
+
+
+def detect_format(path: Path, fmt: str = "auto") -> str:
+    """``jsonl`` or ``csv``: from ``fmt``, else the file suffix, else the first character."""
+    if fmt in ("jsonl", "csv"):
+        return fmt
+    if fmt != "auto":
+        raise UsageError(f"--trace-format must be auto, jsonl or csv, not {fmt!r}")
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    last = suffixes[-1] if suffixes else ""
+    if last in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if last == ".csv":
+        return "csv"
+    with _open_binary(path) as fh:
+        try:
+            head = fh.read(4096).lstrip()
+        except (OSError, EOFError) as exc:
+            raise ProfileError(f"cannot read trace: {exc}", file=str(path)) from None
+    return "jsonl" if head.startswith(b"{") else "csv"
