@@ -48,6 +48,7 @@ def solve_scenario(
     max_rate_rps: float | None = None,
     progress: Progress | None = None,
     baselines: bool = True,
+    max_bcr: bool = False,
 ) -> Outcome:
     scen = rs.scenario
     pb = build_problem(rs, PDD)
@@ -65,8 +66,10 @@ def solve_scenario(
         budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
     )
     cap = max_rate_rps if max_rate_rps is not None else scen.limits.max_rate_rps
-    if budget is not None and rate_rps is None:
+    if (budget is not None and rate_rps is None) or max_bcr:
         rate = None
+    if max_bcr:
+        budget = None
     line_rate = solver.line_rate_limit()
     hi = min(x for x in (line_rate, cap or math.inf, DEFAULT_RATE_CEILING_RPS))
     if rate is not None:

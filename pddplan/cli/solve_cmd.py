@@ -55,6 +55,9 @@ def solve_cmd(
             "--max-rate", help="Upper bound on the rate when no target is given [req/s].", min=0.0
         ),
     ] = None,
+    max_bcr: Annotated[
+        bool, typer.Option("--max-bcr", help="Ignore the scenario's rate: the plan of highest BCR.")
+    ] = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="Add one row per hit-rate class.")
     ] = False,
@@ -63,8 +66,9 @@ def solve_cmd(
 ) -> None:
     """Size P / RLD / MD for a scenario and compare with the same-datacenter and no-relay baselines.
 
-    Without --rate or --budget the scenario's rate_rps is the target; a scenario without one gets
-    the plan of highest BCR. Exit code 3 when no plan fits.
+    Without --rate or --budget the scenario's rate_rps is the target; --max-bcr (or a scenario
+    without a rate) asks for the plan of highest BCR, and the output says what bounds its scale.
+    Exit code 3 when no plan fits.
 
     Example: pddplan solve --rate 2 --format md
     """
@@ -74,8 +78,8 @@ def solve_cmd(
     from pddplan.report.solve import solve_report
 
     common.check_format(fmt)
-    if rate is not None and budget is not None:
-        raise UsageError("give --rate or --budget, not both")
+    if sum((rate is not None, budget is not None, max_bcr)) > 1:
+        raise UsageError("give one of --rate, --budget and --max-bcr")
     if rate is not None and rate <= 0:
         raise UsageError("--rate must be above 0")
     rs = load_scenario(scenario, common.registry())
@@ -85,6 +89,7 @@ def solve_cmd(
         budget_usd_per_hour=budget,
         max_chips=parse_max_chips(max_chips),
         max_rate_rps=max_rate,
+        max_bcr=max_bcr,
     )
     common.emit(solve_report(out, explain=explain), fmt, output)
 

@@ -13,7 +13,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pddplan", *args], capture_output=True, text=True, cwd=cwd, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pddplan", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
 
 
 def test_json_contract() -> None:
@@ -25,7 +31,13 @@ def test_json_contract() -> None:
     for role in ("P", "RLD", "MD"):
         if plan["roles"][role] is not None:
             assert {"chip", "chips_per_instance", "instances"} <= set(plan["roles"][role])
-    for key in ("cost_usd_per_hour", "goodput_rps", "bcr_requests_per_usd", "rld_output_token_share", "link_utilization"):
+    for key in (
+        "cost_usd_per_hour",
+        "goodput_rps",
+        "bcr_requests_per_usd",
+        "rld_output_token_share",
+        "link_utilization",
+    ):
         assert isinstance(plan[key], float)
     assert set(plan["ttft_s"]) == {"p50", "p90", "p99"}
     names = {b["name"] for b in d["baselines"]}
@@ -102,3 +114,14 @@ def test_help_examples_run() -> None:
         r = run(cmd, "--help")
         assert r.returncode == 0
     assert run("solve", "--rate", "2", "--format", "md").returncode == 0
+
+
+def test_max_bcr_mode_says_what_bounds_the_scale() -> None:
+    r = run("solve", "examples/pdd-paper.yaml", "--max-bcr", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["mode"] == "max-bcr"
+    assert "line" in d["scale_bound"]
+    # the highest-BCR plan is at least as good as the plan at the scenario's own rate
+    fixed = json.loads(run("solve", "examples/pdd-paper.yaml", "--format", "json").stdout)
+    assert d["plan"]["bcr_requests_per_usd"] >= fixed["plan"]["bcr_requests_per_usd"]
