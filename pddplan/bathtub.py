@@ -25,7 +25,7 @@ from pddplan import units
 from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, cached_prefix_tokens
 from pddplan.errors import InfeasibleError
 from pddplan.loader import ResolvedScenario
-from pddplan.models import network
+from pddplan.models import network, pipeline
 from pddplan.models import valleys as vmath
 from pddplan.planner import Outcome, solve_scenario
 from pddplan.solver import PDD, Plan, Solver, build_problem
@@ -124,8 +124,8 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
         pb.rdma.rtt_s,
         pb.rdma.setup_rtts,
     )
-    wait = np.where(relay, np.maximum(wan_s - rdma_s, 0.0), 0.0)
-    eager = np.minimum(np.ceil(wait / pb.tpot_s), output_tokens)
+    wait = np.where(relay, pipeline.relay_wait_s(wan_s, rdma_s), 0.0)
+    eager = pipeline.eager_tokens(wait, pb.tpot_s, output_tokens)
     md_s = (output_tokens - eager) * pb.tpot_s
     md = plan.decode["MD"]
     m_inst, _ = plan.roles["MD"]  # type: ignore[misc]

@@ -20,6 +20,15 @@ def _pyplot():
     return plt
 
 
+def _save(plt, fig, path: Path) -> None:
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)
+
+
 def check_plot_path(path: Path) -> None:
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--plot {path}: the file must end in .png, .svg or .pdf")
@@ -98,12 +107,7 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
     axh.set_xlabel("prefix-cache hit rate")
     axh.set_title("workload hit-rate distribution (the classes pddplan evaluates)", fontsize=9)
     axh.set_xlim(0, 1)
-    try:
-        fig.savefig(path, dpi=120)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        plt.close(fig)
+    _save(plt, fig, path)
 
 
 def sweep_plot(rows: list[dict], paths: list[str], path: Path) -> None:
@@ -140,9 +144,4 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path) -> None:
         ax.set_xlabel(paths[0])
         ax.set_ylabel(paths[1])
         fig.colorbar(im, ax=ax, label=(k or "").replace("bcr_ratio_vs_", "BCR ratio vs "))
-    try:
-        fig.savefig(path, dpi=120)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        plt.close(fig)
+    _save(plt, fig, path)
