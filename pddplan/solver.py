@@ -9,7 +9,9 @@ chips (the first decode step is bounded by the TPOT target, which is what decode
 sized for). RLD's and MD's counts depend on each other only through the hand-over (MD's extend
 pass). So for every (threshold, hand-over mode) the cost splits into
 ``cost_P(p) + cost_RM(r, m) + line`` and the minimum is taken over every option triple; with
-inventory limits the triples are visited in cost order until one fits.
+inventory limits the triples are visited in cost order until one fits. A route whose cost lower
+bound exceeds the best plan so far is skipped. Among plans of equal cost the one with the lower
+TTFT p99 (then p90, p50) wins.
 """
 
 from __future__ import annotations
@@ -462,7 +464,7 @@ class Solver:
                 reasons["line utilization"] = reasons.get("line utilization", 0) + 1
                 step += len(modes)
                 continue
-            if best is not None and self.lower_bound(rate, route) >= best.cost_usd_per_hour - 1e-9:
+            if best is not None and self.lower_bound(rate, route) > best.cost_usd_per_hour + 1e-9:
                 step += len(modes)  # no plan on this route can beat the incumbent
                 continue
             p_sizes = [(p, self.size_prefill(p, rate, route)) for p in pb.options["P"]]
@@ -480,7 +482,7 @@ class Solver:
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                if best is None or cand.cost_usd_per_hour < best.cost_usd_per_hour - 1e-9:
+                if best is None or _better(cand, best):
                     best = cand
         if best is None:
             raise self._infeasible(rate, reasons)
@@ -769,6 +771,13 @@ class Solver:
             else:
                 hi = mid
         return best
+
+
+def _better(a: Plan, b: Plan) -> bool:
+    """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50."""
+    if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
+        return a.cost_usd_per_hour < b.cost_usd_per_hour
+    return tuple(reversed(a.prefill.ttft_s)) < tuple(reversed(b.prefill.ttft_s))
 
 
 # ------------------------------------------------------------------------------ construction
