@@ -139,6 +139,14 @@ class BlockIndex:
         self._distinct = int(np.count_nonzero(self._present))
         return hi < max(self.direct_floor, self.direct_slack * (self._distinct + 1))
 
+    def distinct(self) -> int:
+        """Distinct raw ids seen so far."""
+        if self.mode == "hash":
+            assert self._map is not None
+            return self._map.n
+        self._distinct = int(np.count_nonzero(self._present))
+        return self._distinct
+
     def map(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Dense ids of ``raw``.
 
@@ -157,7 +165,8 @@ class BlockIndex:
             lo, hi = int(raw.min()), int(raw.max())
             if self._direct_ok(lo, hi):
                 if hi >= len(self._present):
-                    grown = np.zeros(max(hi + 1, 2 * len(self._present)), dtype=bool)
+                    n = len(self._present)
+                    grown = np.zeros(max(hi + 1, n + n // 4, 1024), dtype=bool)
                     grown[: len(self._present)] = self._present
                     self._present = grown
                 self._present[raw] = True

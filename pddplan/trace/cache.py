@@ -20,7 +20,7 @@ unbounded cache (every block ever seen) bounds them all.
 Implementations
 ---------------
 :class:`UnboundedReplayer`
-    Vectorized over whole blocks of the trace (a seen-bitmap).
+    Vectorized over whole blocks of the trace (the first request to use each block).
 :class:`LruStackReplayer`
     Exact LRU for several capacities in one pass, vectorized: for every access it computes the
     block's LRU stack distance (the number of distinct blocks used since its last use, itself
@@ -42,11 +42,13 @@ from itertools import repeat, takewhile
 
 import numpy as np
 
-INF_DISTANCE = np.int64(1) << np.int64(62)
-"""Stack distance of a block never seen before."""
+_TOP32 = 2**31 - 1
+# Per-block arrays hold 0 for "never": they are allocated zeroed (lazily, by the OS) and grown
+# without writing a fill value. Minima are kept as _TOP32 - value under np.maximum.
 
 SMALL_CAPACITY_BLOCKS = 2048
-"""Capacities below this many blocks replay on :class:`ReferenceLru` (see :func:`make_replayers`)."""
+"""Capacities below this many blocks replay on :class:`ReferenceLru`: the vectorized engine's
+batches may not exceed the smallest capacity, and below this size their overhead dominates."""
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -55,11 +57,13 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return off
 
 
-def _grow(arr: np.ndarray, size: int, fill: int) -> np.ndarray:
+def _grow(arr: np.ndarray, size: int) -> np.ndarray:
+    """``arr`` extended with zeros to at least ``size`` entries (by half at a time)."""
     if size <= len(arr):
         return arr
-    out = np.full(max(size, 2 * len(arr), 1024), fill, dtype=arr.dtype)
-    out[: len(arr)] = arr
+    n = len(arr)
+    out = np.zeros(max(size, n + n // 2, 1024), dtype=arr.dtype)
+    out[:n] = arr
     return out
 
 
@@ -67,31 +71,31 @@ class UnboundedReplayer:
     """Unbounded prefix cache: a block hits once any earlier request has used it."""
 
     def __init__(self) -> None:
-        self.seen = np.zeros(0, dtype=bool)
-        self._first = np.zeros(0, dtype=np.int64)
+        # _TOP32 - (first request to use each block); 0: never used
+        self.first_rev = np.zeros(0, dtype=np.int32)
+        self.requests = 0
 
     def relayout(self, index: np.ndarray) -> None:
-        self.seen = self.seen[index]
-        self._first = np.full(len(index), INF_DISTANCE, dtype=np.int64)
+        self.first_rev = self.first_rev[index]
 
     def process(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Hit blocks of each request (leading run of blocks used by earlier requests)."""
         n = len(counts)
         hits = counts.astype(np.int64, copy=True)
+        r0 = self.requests
+        self.requests += n
+        if self.requests >= _TOP32:
+            raise ValueError(f"more than {_TOP32 - 1} requests")
         if ids.size == 0:
             return hits
-        size = int(ids.max()) + 1
-        self.seen = _grow(self.seen, size, False)
-        self._first = _grow(self._first, size, INF_DISTANCE)
+        self.first_rev = _grow(self.first_rev, int(ids.max()) + 1)
         off = _offsets(counts)
-        q = np.repeat(np.arange(n, dtype=np.int64), counts)
-        np.minimum.at(self._first, ids, q)
-        first_req = self._first[ids]
-        self._first[ids] = INF_DISTANCE
-        cached = self.seen[ids] | (first_req < q)
-        self.seen[ids] = True
-        miss = np.flatnonzero(~cached)
-        np.minimum.at(hits, q[miss], miss - off[q[miss]])
+        q = np.repeat(np.arange(r0, r0 + n, dtype=np.int32), counts)
+        rev = _TOP32 - q
+        np.maximum.at(self.first_rev, ids, rev)
+        miss = np.flatnonzero(self.first_rev[ids] <= rev)  # first use at or after q
+        qm = q[miss] - r0
+        np.minimum.at(hits, qm, miss - off[qm])
         return hits
 
 
@@ -101,36 +105,36 @@ class _Fenwick:
     def __init__(self, size: int, ones: int = 0) -> None:
         self.size = size
         self.levels = max(1, size.bit_length())
-        i = np.arange(size + 2, dtype=np.int64)
-        low = i & -i
-        # marks at 0 .. ones - 1: node i covers positions (i - low(i), i] (1-based)
-        tree = np.clip(np.minimum(i, ones) - (i - low), 0, None)
-        tree[0] = 0
-        tree[size + 1] = 0  # dump slot for updates past the end
-        self.tree = tree.astype(np.int32)
+        # marks at 0 .. ones - 1: node i (1-based) covers positions (i - low(i), i], so nodes
+        # up to `ones` are full (low(i) marks) and, above, only the ancestors of `ones` count
+        tree = np.zeros(size + 2, dtype=np.int32)
+        if ones:
+            i = np.arange(1, ones + 1, dtype=np.int32)
+            tree[1 : ones + 1] = i & -i
+            j = ones + (ones & -ones)
+            while j <= size:
+                tree[j] = ones - (j - (j & -j))
+                j += j & -j
+        self.tree = tree
 
     def prefix(self, pos: np.ndarray) -> np.ndarray:
         """Marks at positions < ``pos`` (0-based)."""
         i = pos.astype(np.int64, copy=True)
         s = np.zeros(len(i), dtype=np.int64)
-        while True:
+        for _ in range(self.levels):
             s += self.tree[i]
             i &= i - 1
-            if not i.any():
-                return s
+        return s
 
     def add(self, pos: np.ndarray, delta: np.ndarray) -> None:
+        """Add ``delta`` at positions ``pos`` (0-based, < size)."""
         i = pos.astype(np.int64) + 1
         d = delta.astype(np.int32)
-        end = self.size + 1
+        end = self.size + 1  # a dump slot: updates that climb past the root land there
         for _ in range(self.levels):
             np.add.at(self.tree, i, d)
-            i = np.minimum(i + (i & -i), end)
-            keep = i < end
-            if not keep.all():
-                i, d = i[keep], d[keep]
-                if i.size == 0:
-                    return
+            i += i & -i
+            np.minimum(i, end, out=i)
 
 
 class LruStackReplayer:
@@ -164,46 +168,47 @@ class LruStackReplayer:
             raise ValueError("capacities must be below 2**40 blocks")
         self.caps = caps
         self.limit = int(max(1, min(batch_accesses, caps[0])))
-        self.last = np.zeros(0, dtype=np.int64)  # stamp of each block's last use; -1: never
-        self._first = np.zeros(0, dtype=np.int64)  # scratch: first batch position of a block
+        self.last = np.zeros(0, dtype=np.int64)  # 1 + stamp of each block's last use; 0: never
+        self._first = np.zeros(0, dtype=np.int32)  # scratch: _TOP32 - first batch position
         self.live = 0  # distinct blocks seen (= marked stamps)
         self.pos = 0  # next stamp
         self.fen = _Fenwick(1 << 16)
 
     def relayout(self, index: np.ndarray) -> None:
         self.last = self.last[index]
-        self._first = np.full(len(index), INF_DISTANCE, dtype=np.int64)
+        self._first = np.zeros(len(index), dtype=np.int32)
 
     # ---------------------------------------------------------------------------- stamps
 
     def _compact(self, need: int) -> None:
         """Renumber live stamps 0 .. live - 1 (order kept); size the tree for ``need`` more."""
-        seen = np.flatnonzero(self.last >= 0)
-        stamps = self.last[seen]
+        valid = self.last > 0
+        stamps = self.last[valid] - 1
+        del self.fen  # free the old tree before the new one exists
         mark = np.zeros(max(self.pos, 1), dtype=bool)
         mark[stamps] = True
-        rank = np.cumsum(mark, dtype=np.int64) - 1
-        self.last[seen] = rank[stamps]
-        self.pos = len(seen)
-        size = 1 << 16
-        while size < 2 * (self.pos + need):
-            size <<= 1
-        self.fen = _Fenwick(size, ones=self.pos)
+        rank = np.cumsum(mark, dtype=np.int32)
+        del mark
+        self.last[valid] = rank[stamps]  # 1-based rank: the new stamp + 1
+        del rank, stamps
+        self.pos = int(np.count_nonzero(valid))
+        self.fen = _Fenwick(max(1 << 16, 3 * (self.pos + need)), ones=self.pos)
 
     # --------------------------------------------------------------------------- replay
 
     def distances(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Stack distance of every access at its request's arrival, capped above the caps.
+        """Stack distance of every access at its request's arrival, as far as the caps need.
 
-        Exact where it is at most the largest capacity; a distance above every capacity is
-        returned as ``caps[-1] + 1`` and a never-seen block as ``caps[-1] + 2``.
+        Any returned value is on the same side of every capacity as the true distance (values
+        are exact only where that takes exactness); a distance above every capacity is returned
+        as ``caps[-1] + 1`` and a never-seen block as ``caps[-1] + 2``.
         """
         out = np.empty(len(ids), dtype=np.int64)
         if ids.size == 0:
             return out
         size = int(ids.max()) + 1
-        self.last = _grow(self.last, size, -1)
-        self._first = _grow(self._first, size, INF_DISTANCE)
+        self.last = _grow(self.last, size)
+        self._first = _grow(self._first, size)
         off = _offsets(counts)
         starts = off[:-1]
         n = len(counts)
@@ -230,10 +235,10 @@ class LruStackReplayer:
         q = np.repeat(np.arange(nr, dtype=np.int64), n)
         k = j - off[q]
         stamp = self.pos + off[q] + (n[q] - 1 - k)  # last block first: the first is the MRU
-        last0 = self.last[a]
-        np.minimum.at(self._first, a, j)
-        fp = self._first[a]
-        self._first[a] = INF_DISTANCE
+        last0 = self.last[a] - 1  # -1: never used
+        np.maximum.at(self._first, a, (_TOP32 - j).astype(np.int32))
+        fp = _TOP32 - self._first[a].astype(np.int64)
+        self._first[a] = 0
         first_req = q[fp]
         is_first = fp == j
         earlier = first_req < q  # used by an earlier request of this batch: a hit (see Notes)
@@ -270,12 +275,12 @@ class LruStackReplayer:
             d[ca] = np.minimum(hi, over)
 
         # update: every block used here gets its newest stamp
-        np.maximum.at(self.last, a, stamp)
+        np.maximum.at(self.last, a, stamp + 1)
         blocks = a[is_first]
         prev = last0[is_first]
         had = prev >= 0
         self.fen.add(
-            np.concatenate([prev[had], self.last[blocks]]),
+            np.concatenate([prev[had], self.last[blocks] - 1]),
             np.concatenate([np.full(int(had.sum()), -1), np.ones(len(blocks), dtype=np.int64)]),
         )
         self.live += int(len(blocks) - had.sum())

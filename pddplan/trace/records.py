@@ -14,6 +14,7 @@ line on a slow path that names the first bad line, or skips and counts bad lines
 from __future__ import annotations
 
 import csv
+import gc
 import gzip
 import hashlib
 import io
@@ -21,11 +22,13 @@ import json
 import math
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import chain
+from functools import partial
+from itertools import chain, islice
 from operator import itemgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -39,6 +42,8 @@ try:  # orjson is optional: used when installed, never required
 except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
     _JSON_ERRORS = (ValueError,)
+
+_FAST_ERRORS: tuple[type[Exception], ...] = (*_JSON_ERRORS, KeyError, TypeError)
 
 BLOCK_BYTES = 8 << 20
 """Bytes of whole lines per parsed block."""
@@ -180,7 +185,53 @@ def _hash_ids(rec: dict[str, Any]) -> list[int]:
 # ------------------------------------------------------------------------------------ JSONL
 
 
-def _jsonl_slow(lines: list[bytes], first_line: int, bad: _BadLines) -> ParsedBlock:
+class LineError(Exception):
+    """A bad line, numbered within its block (0-based); picklable across worker processes."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(line, message)
+        self.line = line
+        self.message = message
+
+
+class _LocalBadLines:
+    """Bad lines of one block, numbered within the block: raise at the first, or collect."""
+
+    def __init__(self, skip: bool) -> None:
+        self.skip = skip
+        self.count = 0
+        self.first: list[tuple[int, str]] = []
+
+    def bad(self, line: int, message: str) -> None:
+        if not self.skip:
+            raise LineError(line, message)
+        self.count += 1
+        if len(self.first) < MAX_BAD_LINE_MESSAGES:
+            self.first.append((line, message))
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Parsing allocates millions of small containers: cyclic GC passes over them are waste."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+@dataclass
+class LocalBlock:
+    """A parsed block with lines numbered from 0 within the block (see :func:`parse_jsonl_local`)."""
+
+    block: ParsedBlock
+    lines: int
+    bad: list[tuple[int, str]]
+
+
+def _jsonl_slow(lines: list[bytes], bad: _LocalBadLines) -> ParsedBlock:
     """Line-by-line parse with precise messages; bad lines raise or are skipped."""
     ts: list[float] = []
     inp: list[int] = []
@@ -188,13 +239,12 @@ def _jsonl_slow(lines: list[bytes], first_line: int, bad: _BadLines) -> ParsedBl
     line_no: list[int] = []
     counts: list[int] = []
     ids: list[int] = []
-    for i, raw in enumerate(lines):
-        n = first_line + i
+    for n, raw in enumerate(lines):
         if not raw.strip():
             continue
-        try:
-            rec = _loads(raw)
-        except _JSON_ERRORS as exc:
+        try:  # the standard parser here: exact big integers, and clear messages
+            rec = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
             bad.bad(n, f"malformed JSON: {exc}")
             continue
         try:
@@ -221,17 +271,15 @@ def _jsonl_slow(lines: list[bytes], first_line: int, bad: _BadLines) -> ParsedBl
         hash_ids=np.asarray(ids, dtype=np.int64),
         hash_counts=np.asarray(counts, dtype=np.int64),
         bad_count=bad.count,
-        bad_messages=bad.messages,
     )
 
 
-def _int_column(values: tuple[Any, ...], minimum: int) -> np.ndarray | None:
-    """The column as int64 if every value is an integer >= minimum, else None (slow path)."""
+def _int_column(values: list[Any], minimum: int) -> np.ndarray | None:
+    """The column as int64 if every value is an integer in range, else None (slow path)."""
     arr = np.asarray(values)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
             return None
-        arr = arr.astype(np.int64)
     elif arr.dtype.kind != "i":
         return None
     if arr.size and (arr.min() < minimum or arr.max() > MAX_LENGTH_TOKENS):
@@ -239,15 +287,34 @@ def _int_column(values: tuple[Any, ...], minimum: int) -> np.ndarray | None:
     return arr.astype(np.int64, copy=False)
 
 
-def _jsonl_fast(lines: list[bytes], first_line: int) -> ParsedBlock | None:
-    """Whole-block parse; None when any line needs the slow path."""
+def _only_integers(raw: bytes, n_lines: int) -> bool:
+    """Whether lines known to hold the four JSONL_FIELDS keys can hold nothing but integers.
+
+    A cheap byte count instead of a type check of every hash id: exactly 8 quotes per line means
+    no other key and no string value; exactly 3 ``e`` per line (one in each of ``timestamp``,
+    ``input_length``, ``output_length``) means no ``true``, ``false`` or exponent; with no ``.``,
+    ``E`` or ``null`` every value is an integer or a list of integers.
+    """
+    return (
+        raw.count(b'"') == 8 * n_lines
+        and raw.count(b"e") == 3 * n_lines
+        and b"." not in raw
+        and b"E" not in raw
+        and b"null" not in raw
+    )
+
+
+def _jsonl_fast(lines: list[bytes], raw: bytes | None = None) -> ParsedBlock | None:
+    """Whole-block parse; None when any line needs the slow path.
+
+    ``raw`` is the block's bytes (the lines joined), for a cheap all-integers check.
+    """
     try:
         recs = list(map(_loads, lines))
-        cols = list(zip(*map(itemgetter(*JSONL_FIELDS), recs), strict=True))
-    except (*_JSON_ERRORS, KeyError, TypeError):
+        cols = [list(map(itemgetter(k), recs)) for k in JSONL_FIELDS]
+    except _FAST_ERRORS:
         return None
-    if not cols:
-        return None
+    del recs
     ts = np.asarray(cols[0])
     if ts.dtype.kind not in "if" or not np.all(np.isfinite(ts)):
         return None
@@ -260,20 +327,49 @@ def _jsonl_fast(lines: list[bytes], first_line: int) -> ParsedBlock | None:
         return None
     counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     total = int(counts.sum())
-    if total and set(map(type, chain.from_iterable(lists))) != {int}:
-        return None
+    if total and not (raw is not None and _only_integers(raw, len(lines))):
+        if set(map(type, chain.from_iterable(lists))) != {int}:
+            return None
     try:
         ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
     except OverflowError:
         return None
+    if ids.size and -(2**31) <= ids.min() and ids.max() < 2**31:
+        ids = ids.astype(np.int32)  # half the bytes to ship back from a worker
     return ParsedBlock(
         timestamp_ms=ts.astype(np.float64),
         input_tokens=inp,
         output_tokens=out,
-        line=np.arange(first_line, first_line + len(lines), dtype=np.int64),
+        line=np.arange(len(lines), dtype=np.int64),
         hash_ids=ids,
-        hash_counts=counts,
+        hash_counts=counts.astype(np.int32),
     )
+
+
+def parse_jsonl_local(data: bytes, skip_bad_lines: bool = False) -> LocalBlock:
+    """Parse whole JSONL lines, numbering them from 0 within ``data``.
+
+    Raises
+    ------
+    LineError
+        At the first bad line (its number within ``data``), unless ``skip_bad_lines``.
+    """
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    with _gc_paused():
+        blk = _jsonl_fast(lines, data) if lines else None
+        if blk is not None:
+            return LocalBlock(blk, len(lines), [])
+        bad = _LocalBadLines(skip_bad_lines)
+        return LocalBlock(_jsonl_slow(lines, bad), len(lines), bad.first)
+
+
+def _globalize(local: LocalBlock, first_line: int) -> ParsedBlock:
+    blk = local.block
+    blk.line = blk.line + first_line
+    blk.bad_messages = [f"line {first_line + n}: {m}" for n, m in local.bad]
+    return blk
 
 
 def parse_jsonl_block(
@@ -302,33 +398,24 @@ def parse_jsonl_block(
         At the first malformed line, missing field, negative length or non-integer block id,
         naming the file and line, unless ``skip_bad_lines``.
     """
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()
-    if not lines:
-        return _jsonl_slow([], first_line, _BadLines(file, skip_bad_lines))
-    fast = _jsonl_fast(lines, first_line)
-    if fast is not None:
-        return fast
-    return _jsonl_slow(lines, first_line, _BadLines(file, skip_bad_lines))
-
-
-def _parse_job(args: tuple[bytes, int, str, bool]) -> ParsedBlock:
-    return parse_jsonl_block(*args)
+    try:
+        local = parse_jsonl_local(data, skip_bad_lines)
+    except LineError as exc:
+        raise ProfileError(exc.message, file=file, line=first_line + exc.line) from None
+    return _globalize(local, first_line)
 
 
 def _open_binary(path: Path) -> IO[bytes]:
     try:
         if path.suffix == ".gz":
-            return gzip.open(path, "rb")
+            return cast(IO[bytes], gzip.open(path, "rb"))
         return path.open("rb")
     except OSError as exc:
         raise ProfileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
 
 
-def _raw_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """Whole-line byte blocks of the file with the line number of their first line."""
-    line = 1
+def _raw_blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
+    """Whole-line byte blocks of the file (the last may lack its newline)."""
     carry = b""
     with _open_binary(path) as fh:
         while True:
@@ -338,17 +425,46 @@ def _raw_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
                 raise ProfileError(f"cannot read trace: {exc}", file=str(path)) from None
             if not raw:
                 if carry:
-                    yield carry, line
+                    yield carry
                 return
-            data = carry + raw
-            cut = data.rfind(b"\n") + 1
+            cut = raw.rfind(b"\n") + 1
             if cut == 0:
-                carry = data
+                carry += raw
                 continue
-            carry = data[cut:]
-            data = data[:cut]
-            yield data, line
-            line += data.count(b"\n")
+            yield carry + raw[:cut] if carry else raw[:cut]
+            carry = raw[cut:]
+
+
+def _block_ranges(path: Path, block_bytes: int) -> Iterator[tuple[int, int]]:
+    """(start, end) byte ranges of whole lines, found by seeking (uncompressed files)."""
+    try:
+        size = path.stat().st_size
+        fh = path.open("rb")
+    except OSError as exc:
+        raise ProfileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
+    with fh:
+        start = 0
+        while start < size:
+            end = start + block_bytes
+            while end < size:
+                fh.seek(end)
+                probe = fh.read(1 << 16)
+                cut = probe.find(b"\n")
+                if cut >= 0:
+                    end += cut + 1
+                    break
+                end += len(probe)
+            end = min(end, size)
+            yield start, end
+            start = end
+
+
+def _parse_range(path: str, start: int, end: int, skip_bad_lines: bool) -> LocalBlock:
+    """Worker job: read ``[start, end)`` of a plain file and parse it."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(end - start)
+    return parse_jsonl_local(data, skip_bad_lines)
 
 
 def iter_jsonl_blocks(
@@ -363,42 +479,66 @@ def iter_jsonl_blocks(
     Parameters
     ----------
     path : Path
-        The trace (``.gz`` is decompressed on the fly).
+        The trace (``.gz`` is decompressed on the fly, in this process).
     skip_bad_lines : bool
         Skip and count bad lines instead of raising at the first.
     jobs : int
-        Worker processes for parsing; 1 parses in this process. Workers only start when the
-        file has more than one block.
+        Worker processes for parsing; 1 parses in this process. Workers only start for an
+        uncompressed file of more than one block; each reads its own byte range, and at most
+        ``2 * jobs`` blocks are in flight.
     block_bytes : int
         Bytes of whole lines per block.
 
     Yields
     ------
     ParsedBlock
+
+    Raises
+    ------
+    ProfileError
+        For a bad line (unless ``skip_bad_lines``), naming the file and line.
     """
     file = str(path)
-    raw = _raw_blocks(path, block_bytes)
-    first = next(raw, None)
-    if first is None:
+    first_line = 1
+
+    def finish(get: Callable[[], LocalBlock]) -> ParsedBlock:
+        nonlocal first_line
+        try:
+            local = get()
+        except LineError as exc:
+            raise ProfileError(exc.message, file=file, line=first_line + exc.line) from None
+        blk = _globalize(local, first_line)
+        first_line += local.lines
+        return blk
+
+    if path.suffix == ".gz":
+        for data in _raw_blocks(path, block_bytes):
+            yield finish(partial(parse_jsonl_local, data, skip_bad_lines))
         return
-    second = next(raw, None)
-    if second is None or jobs <= 1:
-        for data, line in chain([first], [second] if second else [], raw):
-            yield parse_jsonl_block(data, line, file, skip_bad_lines)
+    ranges = _block_ranges(path, block_bytes)
+    head = list(islice(ranges, 2))
+    if len(head) < 2 or jobs <= 1:
+        for a, b in chain(head, ranges):
+            yield finish(partial(_parse_range, file, a, b, skip_bad_lines))
         return
 
     from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     window = 2 * jobs
-    pending: deque[Future[ParsedBlock]] = deque()
+    pending: deque[Future[LocalBlock]] = deque()
     pool = ProcessPoolExecutor(max_workers=jobs)
     try:
-        for data, line in chain([first, second], raw):
-            pending.append(pool.submit(_parse_job, (data, line, file, skip_bad_lines)))
+        for a, b in chain(head, ranges):
+            pending.append(pool.submit(_parse_range, file, a, b, skip_bad_lines))
             while len(pending) > window:
-                yield pending.popleft().result()
+                yield finish(pending.popleft().result)
         while pending:
-            yield pending.popleft().result()
+            yield finish(pending.popleft().result)
+    except BrokenProcessPool:
+        raise UsageError(
+            f"a parser process for {file} died (out of memory?); retry with --jobs 1"
+        ) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -427,7 +567,9 @@ def _csv_length(row: dict[str, str], key: str, minimum: int) -> int:
         what = "a negative length" if v < 0 else "zero"
         raise ValueError(f"{key}: {what} ({v:g}) is not allowed; need >= {minimum}")
     if v > MAX_LENGTH_TOKENS:
-        raise ValueError(f"{key}: {v:g} tokens is implausibly large (limit {MAX_LENGTH_TOKENS:.0e})")
+        raise ValueError(
+            f"{key}: {v:g} tokens is implausibly large (limit {MAX_LENGTH_TOKENS:.0e})"
+        )
     return int(v)
 
 

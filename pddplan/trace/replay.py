@@ -3,9 +3,9 @@
 JSONL traces stream: blocks of lines are parsed (in worker processes for big files), mapped to
 dense block ids and fed, in timestamp order, to one engine per kind of cache (see
 :mod:`pddplan.trace.cache`). What is kept per request is its arrival time, lengths and cached
-tokens per capacity (about 24 + 8 x capacities bytes); the hash ids are dropped block by block,
-so memory is the cache state (proportional to the distinct blocks) plus those few numbers per
-request.
+blocks and tokens per capacity (about 28 + 12 x capacities bytes); the hash ids are dropped
+block by block, so memory is the cache state (proportional to the distinct blocks) plus those
+few numbers per request.
 
 A JSONL trace must be replayed in timestamp order. When a timestamp goes backwards the replay
 starts again with the whole trace in memory, sorted (stable) by timestamp, and says so on the
@@ -36,6 +36,7 @@ from pddplan.trace.cache import (
     UnboundedReplayer,
 )
 from pddplan.trace.records import (
+    BLOCK_BYTES,
     MAX_BAD_LINE_MESSAGES,
     ParsedBlock,
     detect_format,
@@ -45,14 +46,24 @@ from pddplan.trace.records import (
 
 UNBOUNDED = math.inf
 
-_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_CAP_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([kmgt]?)\s*$", re.I)
+_SUFFIX = {
+    "": 1,
+    "k": 10**3,
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
+    "ki": 2**10,
+    "mi": 2**20,
+    "gi": 2**30,
+    "ti": 2**40,
+}
+_CAP_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*((?:[kmgt]i?)?)\s*$", re.I)
 
 
 def parse_capacity(text: str) -> float:
-    """One capacity [tokens]: ``unbounded`` (inf), an integer, ``1.5M``, ``64k``, ``1e6``.
+    """One capacity [tokens]: ``unbounded`` (inf), an integer, ``1.5M``, ``64k``, ``1e6``, ``64Ki``.
 
-    Suffixes k, M, G, T are powers of 1000.
+    Suffixes k, M, G, T are powers of 1000; Ki, Mi, Gi, Ti powers of 1024.
 
     Raises
     ------
@@ -137,6 +148,8 @@ class TraceReplay:
         The first few of them.
     sorted_in_memory : bool
         Whether the trace was out of order and sorted in memory.
+    distinct_blocks : int or None
+        Distinct hash ids in the trace (JSONL only).
     """
 
     file: str
@@ -152,6 +165,7 @@ class TraceReplay:
     bad_lines: int = 0
     bad_line_messages: list[str] = field(default_factory=list)
     sorted_in_memory: bool = False
+    distinct_blocks: int | None = None
 
     def __len__(self) -> int:
         return len(self.input_tokens)
@@ -211,6 +225,7 @@ class _Collected:
     block_counts: list[np.ndarray] = field(default_factory=list)
     bad_lines: int = 0
     bad_line_messages: list[str] = field(default_factory=list)
+    distinct_blocks: int = 0
 
 
 def _replay_blocks(
@@ -246,12 +261,13 @@ def _replay_blocks(
         got.output_tokens.append(blk.output_tokens)
         got.hit_blocks.append(h.astype(np.int32))  # a request has < 2**31 blocks
         got.block_counts.append(blk.hash_counts.astype(np.int32))
+    got.distinct_blocks = index.distinct()
     return got
 
 
-def _sorted_blocks(blocks: Iterator[ParsedBlock], piece_accesses: int = 1 << 20) -> Iterator[
-    ParsedBlock
-]:
+def _sorted_blocks(
+    blocks: Iterator[ParsedBlock], piece_accesses: int = 1 << 20
+) -> Iterator[ParsedBlock]:
     """All blocks in memory, re-cut into pieces in stable timestamp order."""
     got = list(blocks)
     bad = sum(b.bad_count for b in got)
@@ -310,6 +326,7 @@ def replay_trace(
     skip_bad_lines: bool = False,
     jobs: int | None = None,
     warn: Callable[[str], None] | None = None,
+    block_bytes: int = BLOCK_BYTES,
 ) -> TraceReplay:
     """Replay a trace through prefix caches.
 
@@ -330,6 +347,8 @@ def replay_trace(
         Parser worker processes (default: usable CPUs, at most 4).
     warn : callable, optional
         Receives one-line warnings (the out-of-order fallback).
+    block_bytes : int
+        Bytes of whole lines parsed at a time.
 
     Returns
     -------
@@ -356,7 +375,9 @@ def replay_trace(
     sorted_in_memory = False
     try:
         parts = _replay_blocks(
-            iter_jsonl_blocks(path, skip_bad_lines=skip_bad_lines, jobs=jobs),
+            iter_jsonl_blocks(
+                path, skip_bad_lines=skip_bad_lines, jobs=jobs, block_bytes=block_bytes
+            ),
             caps,
             block_tokens,
             check_order=True,
@@ -369,7 +390,11 @@ def replay_trace(
             )
         sorted_in_memory = True
         parts = _replay_blocks(
-            _sorted_blocks(iter_jsonl_blocks(path, skip_bad_lines=skip_bad_lines, jobs=jobs)),
+            _sorted_blocks(
+                iter_jsonl_blocks(
+                    path, skip_bad_lines=skip_bad_lines, jobs=jobs, block_bytes=block_bytes
+                )
+            ),
             caps,
             block_tokens,
             check_order=False,
@@ -393,6 +418,7 @@ def replay_trace(
         bad_lines=parts.bad_lines,
         bad_line_messages=parts.bad_line_messages[:MAX_BAD_LINE_MESSAGES],
         sorted_in_memory=sorted_in_memory,
+        distinct_blocks=parts.distinct_blocks,
     )
 
 

@@ -25,7 +25,7 @@ PERCENTILES = (50, 90, 99)
 PROBABILITY_DECIMALS = 6
 
 
-def check_edges(edges: Sequence[float]) -> np.ndarray:
+def check_edges(edges: Sequence[float] | np.ndarray) -> np.ndarray:
     """Hit-rate bin edges: strictly increasing, from 0 to 1.
 
     Raises
@@ -50,10 +50,11 @@ def histogram(hit_rate: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 def probabilities(counts: np.ndarray, decimals: int = PROBABILITY_DECIMALS) -> list[float]:
-    """Counts as probabilities rounded to ``decimals`` that sum to 1 (to float precision).
+    """Counts as probabilities with ``decimals`` decimals that sum to 1.
 
-    The rounding residue goes to the largest bin, so each probability is within
-    ``10**-decimals`` of its exact share.
+    Largest-remainder rounding in units of ``10**-decimals``: the units sum to exactly
+    ``10**decimals``, and each probability is within one unit of its exact share (and zero only
+    for an empty bin, or a share below one unit).
 
     Raises
     ------
@@ -61,14 +62,17 @@ def probabilities(counts: np.ndarray, decimals: int = PROBABILITY_DECIMALS) -> l
         If the counts sum to zero.
     """
     c = np.asarray(counts, dtype=float)
-    total = c.sum()
+    total = float(c.sum())
     if total <= 0:
         raise ValueError("no requests to make probabilities of")
-    p = [round(float(x) / total, decimals) for x in c]
-    big = int(np.argmax(c))
-    rest = math.fsum(p[:big] + p[big + 1 :])
-    p[big] = round(1.0 - rest, decimals)
-    return [0.0 if x == 0 else x for x in p]
+    scale = 10**decimals
+    exact = c / total * scale
+    units = np.floor(exact).astype(np.int64)
+    short = scale - int(units.sum())
+    if short > 0:
+        order = np.argsort(-(exact - units), kind="stable")
+        units[order[:short]] += 1
+    return [round(int(u) / scale, decimals) for u in units]
 
 
 def percentiles(values: np.ndarray) -> dict[str, float]:
@@ -250,8 +254,9 @@ class CapacityCurve:
         """Edges and probabilities (summing to 1) of row ``i``, as a workload's ``hit_rate.bins``."""
         return [float(e) for e in self.bin_edges], probabilities(self.histograms[i])
 
-    def smallest_capacity(self, *, share_above_95: float | None = None,
-                          mean_hit_rate: float | None = None) -> float | None:
+    def smallest_capacity(
+        self, *, share_above_95: float | None = None, mean_hit_rate: float | None = None
+    ) -> float | None:
         """Smallest capacity [tokens] whose row reaches the given target(s); None if none does."""
         ok = np.ones(len(self), dtype=bool)
         if share_above_95 is not None:
@@ -282,37 +287,48 @@ class CapacityCurve:
         return out
 
     def to_csv(self, path: Path) -> None:
-        """Write the curve as CSV (one row per capacity; ``unbounded`` spelled out)."""
-        rows = self.rows()
+        """Write the curve as CSV, one row per capacity (``unbounded`` spelled out).
+
+        Columns: ``capacity_tokens``, ``capacity_blocks`` (the report's ``cache_tokens`` and
+        ``cache_blocks``), ``requests``, ``mean_hit_rate``, ``token_weighted_hit_rate``,
+        ``share_above_95``, ``no_hit_share``, ``share_hit_LO_HI`` per bin, ``block_tokens``.
+        """
+        rename = {"cache_tokens": "capacity_tokens", "cache_blocks": "capacity_blocks"}
+        rows = [{rename.get(k, k): v for k, v in r.items()} for r in self.rows()]
         try:
             with path.open("w", encoding="utf-8", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+                w = csv.DictWriter(fh, fieldnames=[*rows[0], "block_tokens"], lineterminator="\n")
                 w.writeheader()
                 for r in rows:
-                    w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-                fh.write(f"# block_tokens={self.block_tokens}\n")
+                    out = {k: ("" if v is None else v) for k, v in r.items()}
+                    w.writerow({**out, "block_tokens": self.block_tokens})
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
     @classmethod
     def from_csv(cls, path: Path) -> CapacityCurve:
-        """Read a curve written by :meth:`to_csv` (samples are not stored)."""
+        """Read a curve written by :meth:`to_csv` (samples are not stored).
+
+        The capacity column may be ``capacity_tokens`` or ``cache_tokens``.
+        """
         file = str(path)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ProfileError(f"cannot read capacity curve: {exc.strerror}", file=file) from None
         block_tokens = 512
-        lines = []
-        for ln in text.splitlines():
-            if ln.startswith("# block_tokens="):
-                block_tokens = int(ln.split("=", 1)[1])
-            elif ln.strip() and not ln.startswith("#"):
-                lines.append(ln)
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
         reader = csv.DictReader(lines)
-        cols = reader.fieldnames or []
-        need = ("cache_tokens", "requests", "mean_hit_rate", "token_weighted_hit_rate",
-                "share_above_95", "no_hit_share")
+        cols = list(reader.fieldnames or [])
+        cap_col = "capacity_tokens" if "capacity_tokens" in cols else "cache_tokens"
+        need = (
+            cap_col,
+            "requests",
+            "mean_hit_rate",
+            "token_weighted_hit_rate",
+            "share_above_95",
+            "no_hit_share",
+        )
         for c in need:
             if c not in cols:
                 raise ProfileError(f"capacity curve lacks column {c!r}", file=file, line=1)
@@ -323,16 +339,22 @@ class CapacityCurve:
             edges = [float(bin_cols[0].split("_")[2])] + [float(c.split("_")[3]) for c in bin_cols]
         except (IndexError, ValueError):
             raise ProfileError("bad share_hit_LO_HI column names", file=file, line=1) from None
-        caps, vals, hists, req = [], {k: [] for k in need[2:]}, [], 0
+        caps: list[float] = []
+        vals: dict[str, list[float]] = {k: [] for k in need[2:]}
+        hists: list[list[float]] = []
+        req = 0
         for i, r in enumerate(reader, start=2):
             try:
-                lab = r["cache_tokens"].strip()
-                caps.append(math.inf if lab == "unbounded" else math.nan if lab == "trace"
-                            else float(lab))
+                lab = r[cap_col].strip()
+                caps.append(
+                    math.inf if lab == "unbounded" else math.nan if lab == "trace" else float(lab)
+                )
                 for k in vals:
                     vals[k].append(float(r[k]))
                 hists.append([float(r[c]) for c in bin_cols])
                 req = int(float(r["requests"]))
+                if (r.get("block_tokens") or "").strip():
+                    block_tokens = int(float(r["block_tokens"]))
             except (ValueError, AttributeError, TypeError) as exc:
                 raise ProfileError(f"bad capacity curve row: {exc}", file=file, line=i) from None
         if not caps:
@@ -351,11 +373,11 @@ class CapacityCurve:
 
 
 def curve_from_hits(
-    capacity_tokens: Sequence[float],
+    capacity_tokens: Sequence[float] | np.ndarray,
     input_tokens: np.ndarray,
     hit_tokens: np.ndarray,
     *,
-    edges: Sequence[float] = DEFAULT_EDGES,
+    edges: Sequence[float] | np.ndarray = DEFAULT_EDGES,
     block_tokens: int = 512,
     keep_samples: bool = False,
 ) -> CapacityCurve:

@@ -1,0 +1,254 @@
+"""``pddplan hitrate``: a request trace to its hit-rate distribution, capacity curve and workload."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pddplan.cli import common
+
+DEFAULT_BINS = "0,0.9,0.93,0.95,0.97,0.98,0.99,1"
+
+
+def _bins(text: str | None) -> list[float]:
+    from pddplan.errors import UsageError
+
+    try:
+        return [float(x) for x in (text or DEFAULT_BINS).split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--bins: {text!r} is not a comma-separated list of numbers") from None
+
+
+def _command_line(trace: Path, opts: list[tuple[str, object, object]]) -> str:
+    """The command as a user would retype it (options that differ from their default)."""
+    parts = ["pddplan", "hitrate", str(trace)]
+    for flag, value, default in opts:
+        if value == default or value is None:
+            continue
+        if value is True:
+            parts.append(flag)
+        else:
+            parts += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def hitrate_cmd(
+    trace: Annotated[
+        Path,
+        typer.Argument(
+            help="Request trace: Mooncake-style JSONL (timestamp, input_length, output_length, "
+            "hash_ids) or CSV (input_length, output_length, cached_tokens or hit_rate, optional "
+            "timestamp_ms); .gz is read too.",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ],
+    cache_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--cache-tokens",
+            help="Replay LRU prefix caches of these capacities [tokens], comma-separated; "
+            "k/M/G = 1e3/1e6/1e9; 'unbounded' is one of them. The workload YAML uses the "
+            "first one listed. Default: unbounded.",
+            metavar="N[,N...]",
+        ),
+    ] = None,
+    block_tokens: Annotated[
+        int, typer.Option("--block-tokens", help="Tokens per hash-id block.")
+    ] = 512,
+    bins: Annotated[
+        str | None,
+        typer.Option(
+            "--bins",
+            help="Hit-rate bin edges, from 0 to 1. Default: the brief's seven bins "
+            f"{DEFAULT_BINS}.",
+            metavar="E0,E1,...",
+        ),
+    ] = None,
+    warmup: Annotated[
+        float,
+        typer.Option(
+            "--warmup",
+            help="Seconds from the first arrival that warm the cache but are left out of every "
+            "statistic.",
+            metavar="SECONDS",
+        ),
+    ] = 0.0,
+    anomalous_input_tokens: Annotated[
+        int,
+        typer.Option(
+            "--anomalous-input-tokens",
+            help="A request is anomalous (long input, short output) with input >= this ...",
+        ),
+    ] = 32768,
+    anomalous_output_tokens: Annotated[
+        int,
+        typer.Option("--anomalous-output-tokens", help="... and output < this [tokens]."),
+    ] = 500,
+    workload_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--workload-out",
+            help="Write a workload profile (YAML) that solve and bathtub load as is; its name "
+            "is the file's stem.",
+            dir_okay=False,
+            metavar="FILE.yaml",
+        ),
+    ] = None,
+    curve_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--curve-out",
+            help="Write the capacity curve (one row per capacity) as CSV.",
+            dir_okay=False,
+            metavar="FILE.csv",
+        ),
+    ] = None,
+    max_points: Annotated[
+        int,
+        typer.Option("--max-points", help="Points per length distribution in the workload YAML."),
+    ] = 50,
+    skip_bad_lines: Annotated[
+        bool,
+        typer.Option(
+            "--skip-bad-lines", help="Skip and count malformed lines instead of stopping."
+        ),
+    ] = False,
+    trace_format: Annotated[
+        str,
+        typer.Option(
+            "--trace-format", help="auto (from the suffix), jsonl or csv.", metavar="FORMAT"
+        ),
+    ] = "auto",
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            help="Parser processes for big JSONL traces (0: usable CPUs, at most 4).",
+        ),
+    ] = 0,
+    fmt: common.FormatOpt = "table",
+    output: common.OutputOpt = None,
+) -> None:
+    """Read a request trace: hit-rate distribution, lengths, arrival rate, anomalous share.
+
+    Requests are replayed in timestamp order through a prefix cache (unbounded, or LRU at each
+    --cache-tokens capacity); a request's hit is the leading run of its blocks already cached,
+    capped at its input length. Prints one hit-rate distribution per capacity and the capacity
+    curve (mean hit rate and share above 95% against capacity). --workload-out writes a workload
+    profile; so does -o FILE.yaml (the report then goes to stdout).
+
+    Example: pddplan hitrate tests/data/mooncake_excerpt.jsonl --cache-tokens 64k,unbounded
+    """
+    import math
+
+    from pddplan.errors import UsageError
+    from pddplan.trace.analysis import analyze, build_report
+    from pddplan.trace.records import detect_format
+    from pddplan.trace.replay import UNBOUNDED, parse_capacities, replay_trace
+    from pddplan.trace.workload import workload_document, write_workload
+
+    common.check_format(fmt)
+    if output is not None and output.suffix.lower() in (".yaml", ".yml"):
+        if workload_out is not None:
+            raise UsageError("-o FILE.yaml writes the workload profile: drop --workload-out")
+        workload_out, output = output, None
+    if not trace.is_file():
+        raise UsageError(f"trace file not found: {trace}")
+    for flag, value, least in (
+        ("--block-tokens", block_tokens, 1),
+        ("--anomalous-input-tokens", anomalous_input_tokens, 1),
+        ("--anomalous-output-tokens", anomalous_output_tokens, 1),
+        ("--max-points", max_points, 2),
+        ("--jobs", jobs, 0),
+    ):
+        if value < least:
+            raise UsageError(f"{flag} must be >= {least}, not {value}")
+    if not math.isfinite(warmup) or warmup < 0:
+        raise UsageError(f"--warmup must be a number of seconds >= 0, not {warmup:g}")
+    edges = _bins(bins)
+    if detect_format(trace, trace_format) == "csv" and cache_tokens:
+        raise UsageError(
+            "--cache-tokens needs a JSONL trace with hash_ids; a CSV trace carries its own "
+            "cached tokens"
+        )
+    caps = parse_capacities(cache_tokens, block_tokens) if cache_tokens else [UNBOUNDED]
+
+    replay = replay_trace(
+        trace,
+        caps,
+        block_tokens=block_tokens,
+        fmt=trace_format,
+        skip_bad_lines=skip_bad_lines,
+        jobs=jobs or None,
+        warn=lambda msg: common.info(f"pddplan: warning: {msg}"),
+    )
+    analysis = analyze(
+        replay,
+        warmup_s=warmup,
+        edges=edges,
+        anomalous_input_tokens=anomalous_input_tokens,
+        anomalous_output_tokens=anomalous_output_tokens,
+    )
+    if replay.bad_lines:
+        first = replay.bad_line_messages[0] if replay.bad_line_messages else ""
+        common.info(f"pddplan: warning: skipped {replay.bad_lines} bad lines (first: {first})")
+
+    if workload_out is not None:
+        label = "an unbounded" if math.isinf(caps[0]) else f"a {int(caps[0])}-token LRU"
+        cmd = _command_line(
+            trace,
+            [
+                ("--cache-tokens", cache_tokens, None),
+                ("--block-tokens", block_tokens, 512),
+                ("--bins", bins, None),
+                ("--warmup", warmup, 0.0),
+                ("--anomalous-input-tokens", anomalous_input_tokens, 32768),
+                ("--anomalous-output-tokens", anomalous_output_tokens, 500),
+                ("--max-points", max_points, 50),
+                ("--skip-bad-lines", skip_bad_lines, False),
+                ("--trace-format", trace_format, "auto"),
+                ("--workload-out", str(workload_out), None),
+            ],
+        )
+        s = analysis.stats
+        cache = "logged cached tokens" if replay.format == "csv" else f"{label} prefix cache"
+        source = (
+            f"request trace {trace.name} ({replay.format}, {s.requests} requests"
+            + (f" after a {warmup:g} s warm-up" if warmup else "")
+            + f"), hit rates from {'the ' if replay.format == 'csv' else ''}{cache}"
+            + (f" in {block_tokens}-token blocks" if replay.format == "jsonl" else "")
+            + f"; anomalous = input >= {anomalous_input_tokens} and output < "
+            f"{anomalous_output_tokens} tokens; made by: {cmd}"
+        )
+        doc = workload_document(
+            workload_out.stem,
+            source,
+            analysis.workload_inputs(0),
+            edges=analysis.edges,
+            anomalous_input_tokens=anomalous_input_tokens,
+            anomalous_output_tokens=anomalous_output_tokens,
+            max_points=max_points,
+            notes="input_tokens, output_tokens and hit_rate describe the regular requests; "
+            "anomalous ones are their own class. Lengths are empirical (weights = request "
+            "counts); rate_rps = (requests - 1) / span of their arrivals.",
+        )
+        write_workload(workload_out, doc, header=f"Written by {cmd}")
+        common.info(f"pddplan: wrote workload profile {workload_out}")
+    if curve_out is not None:
+        analysis.curve.to_csv(curve_out)
+        common.info(f"pddplan: wrote capacity curve {curve_out}")
+
+    rep = build_report(
+        analysis,
+        workload_file=str(workload_out) if workload_out else None,
+        curve_file=str(curve_out) if curve_out else None,
+    )
+    common.emit(rep, fmt, output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("hitrate")(hitrate_cmd)

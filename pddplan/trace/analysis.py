@@ -1,0 +1,317 @@
+"""From a replayed trace to the statistics ``pddplan hitrate`` prints, and to its report.
+
+:func:`analyze` applies the warm-up window and computes, per capacity, the hit-rate histogram and
+curve point; :func:`build_report` lays the result out as flat, unit-suffixed rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pddplan.errors import UsageError
+from pddplan.results import Report, Section
+from pddplan.trace.replay import UNBOUNDED, TraceReplay, replay_trace, warmup_mask
+from pddplan.trace.stats import (
+    DEFAULT_EDGES,
+    HIGH_HIT,
+    CapacityCurve,
+    WindowStats,
+    anomalous_mask,
+    capacity_label,
+    check_edges,
+    curve_from_hits,
+    histogram,
+    window_stats,
+)
+from pddplan.trace.workload import WorkloadInputs
+
+DEFAULT_ANOMALOUS_INPUT_TOKENS = 32768
+DEFAULT_ANOMALOUS_OUTPUT_TOKENS = 500
+
+
+@dataclass
+class TraceAnalysis:
+    """A replayed trace's statistics over its window (after the warm-up).
+
+    Attributes
+    ----------
+    replay : TraceReplay
+        Per-request results of the whole trace.
+    window : numpy.ndarray
+        Boolean mask of the requests in the statistics window.
+    warmup_s : float
+        Warm-up excluded [s].
+    edges : numpy.ndarray
+        Hit-rate bin edges.
+    stats : WindowStats
+        Arrivals, lengths and anomalous count of the window.
+    anomalous : numpy.ndarray
+        Anomalous mask over the window's requests.
+    curve : CapacityCurve
+        Per capacity (sorted, unbounded last): mean and token-weighted hit rate, share above 95%,
+        histogram.
+    order : numpy.ndarray
+        ``curve`` row ``i`` is replay column ``order[i]``.
+    anomalous_input_tokens, anomalous_output_tokens : int
+        Thresholds of the anomalous class [tokens].
+    """
+
+    replay: TraceReplay
+    window: np.ndarray
+    warmup_s: float
+    edges: np.ndarray
+    stats: WindowStats
+    anomalous: np.ndarray
+    curve: CapacityCurve
+    order: np.ndarray
+    anomalous_input_tokens: int
+    anomalous_output_tokens: int
+
+    def hit_rate(self, column: int) -> np.ndarray:
+        """Per-request hit rate of the window at replay column ``column``."""
+        r = self.replay
+        return r.hit_tokens[self.window, column] / r.input_tokens[self.window]
+
+    def workload_inputs(self, column: int = 0) -> WorkloadInputs:
+        """The window's requests at replay column ``column`` (default: the first capacity asked)."""
+        r = self.replay
+        return WorkloadInputs(
+            input_tokens=r.input_tokens[self.window],
+            output_tokens=r.output_tokens[self.window],
+            hit_rate=self.hit_rate(column),
+            anomalous=self.anomalous,
+            rate_rps=self.stats.rate_rps,
+        )
+
+
+def analyze(
+    replay: TraceReplay,
+    *,
+    warmup_s: float = 0.0,
+    edges: Sequence[float] | np.ndarray = DEFAULT_EDGES,
+    anomalous_input_tokens: int = DEFAULT_ANOMALOUS_INPUT_TOKENS,
+    anomalous_output_tokens: int = DEFAULT_ANOMALOUS_OUTPUT_TOKENS,
+    keep_samples: bool = False,
+) -> TraceAnalysis:
+    """Statistics of ``replay`` after ``warmup_s`` seconds.
+
+    Raises
+    ------
+    UsageError
+        For bad bins, thresholds, or a warm-up that leaves no request.
+    """
+    e = check_edges(edges)
+    if anomalous_input_tokens < 1 or anomalous_output_tokens < 1:
+        raise UsageError("anomalous thresholds must be >= 1 token")
+    window = warmup_mask(replay.timestamp_ms, warmup_s)
+    if not window.any():
+        t = replay.timestamp_ms
+        span = (float(np.max(t)) - float(np.min(t))) / 1000.0
+        raise UsageError(f"--warmup {warmup_s:g} s leaves no requests: the trace spans {span:g} s")
+    inp = replay.input_tokens[window]
+    out = replay.output_tokens[window]
+    anom = anomalous_mask(inp, out, anomalous_input_tokens, anomalous_output_tokens)
+    stats = window_stats(replay.timestamp_ms[window], inp, out, anom)
+    cap = replay.capacity_tokens
+    order = np.argsort(np.where(np.isnan(cap), np.inf, cap), kind="stable")
+    curve = curve_from_hits(
+        cap,
+        inp,
+        replay.hit_tokens[window],
+        edges=e,
+        block_tokens=replay.block_tokens or 1,
+        keep_samples=keep_samples,
+    )
+    return TraceAnalysis(
+        replay=replay,
+        window=window,
+        warmup_s=warmup_s,
+        edges=e,
+        stats=stats,
+        anomalous=anom,
+        curve=curve,
+        order=order,
+        anomalous_input_tokens=anomalous_input_tokens,
+        anomalous_output_tokens=anomalous_output_tokens,
+    )
+
+
+def _bin_label(lo: float, hi: float, last: bool) -> str:
+    return f"[{lo:g}, {hi:g}" + ("]" if last else ")")
+
+
+def _none_if_nan(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def build_report(
+    a: TraceAnalysis,
+    *,
+    workload_file: str | None = None,
+    workload_column: int = 0,
+    curve_file: str | None = None,
+) -> Report:
+    """The ``hitrate`` report: flat sections for table/CSV/markdown and a nested JSON payload."""
+    r = a.replay
+    s = a.stats
+    trace_row: dict[str, Any] = {
+        "trace": r.file,
+        "format": r.format,
+        "requests_read": len(r),
+        "bad_lines_skipped": r.bad_lines,
+        "block_accesses": int(r.block_counts.sum()) if r.block_counts is not None else None,
+        "distinct_blocks": r.distinct_blocks,
+        "warmup_s": a.warmup_s,
+        "requests": s.requests,
+        "duration_s": s.duration_s,
+        "rate_rps": s.rate_rps,
+        "anomalous_requests": s.anomalous_requests,
+        "anomalous_share": s.anomalous_share,
+    }
+    length_rows = [
+        {"length": name, **{f"{k}_tokens": _none_if_nan(v) for k, v in d.items()}}
+        for name, d in (("input", s.input_tokens), ("output", s.output_tokens))
+    ]
+    curve_rows = []
+    for row in a.curve.rows():
+        curve_rows.append({k: v for k, v in row.items() if not k.startswith("share_hit_")})
+    e = a.edges
+    regular = ~a.anomalous
+    dists: list[dict[str, Any]] = []
+    sections = [
+        Section("trace", [trace_row]),
+        Section("lengths", length_rows),
+        Section("hit rate by cache capacity", curve_rows),
+    ]
+    for i, col in enumerate(a.order):
+        h = a.hit_rate(int(col))
+        counts = histogram(h, e)
+        counts_reg = histogram(h[regular], e)
+        n_reg = max(int(regular.sum()), 1)
+        rows = []
+        for b in range(len(e) - 1):
+            rows.append(
+                {
+                    "bin": _bin_label(float(e[b]), float(e[b + 1]), b == len(e) - 2),
+                    "hit_rate_lo": float(e[b]),
+                    "hit_rate_hi": float(e[b + 1]),
+                    "requests": int(counts[b]),
+                    "share": float(counts[b]) / len(h),
+                    "share_regular": float(counts_reg[b]) / n_reg,
+                }
+            )
+        label = capacity_label(float(a.curve.capacity_tokens[i]))
+        title = "hit-rate distribution, " + (
+            "cached tokens as logged"
+            if label == "trace"
+            else "unbounded cache"
+            if label == "unbounded"
+            else f"cache {label} tokens"
+        )
+        sections.append(Section(title, rows))
+        dists.append({"cache_tokens": label, "bins": rows})
+    block = f"{r.block_tokens}-token blocks" if r.format == "jsonl" else "the logged cached tokens"
+    notes = [
+        f"hit rate = cached prompt tokens / input tokens, from {block}"
+        + (", capped at the input length" if r.format == "jsonl" else ""),
+        f"share_above_95 counts requests with hit rate >= {HIGH_HIT:g}; "
+        "token_weighted_hit_rate = all cached tokens / all input tokens",
+        f"anomalous: input >= {a.anomalous_input_tokens} tokens and output < "
+        f"{a.anomalous_output_tokens} tokens; share_regular leaves them out "
+        "(the workload's hit_rate bins)",
+    ]
+    if a.warmup_s:
+        notes.append(
+            f"the first {a.warmup_s:g} s are a warm-up: replayed through the cache, left out of "
+            "every statistic"
+        )
+    if r.sorted_in_memory:
+        notes.append("timestamps were out of order: the trace was sorted in memory first")
+    if r.bad_lines:
+        notes.append(
+            f"{r.bad_lines} bad lines skipped; first: " + "; ".join(r.bad_line_messages[:3])
+        )
+    if workload_file:
+        label = capacity_label(float(r.capacity_tokens[workload_column]))
+        notes.append(f"workload profile written to {workload_file} (hit rate at cache {label})")
+    if curve_file:
+        notes.append(f"capacity curve written to {curve_file}")
+    payload: dict[str, Any] = {
+        "trace": trace_row,
+        "lengths": {
+            row["length"]: {k: v for k, v in row.items() if k != "length"} for row in length_rows
+        },
+        "capacity_curve": curve_rows,
+        "distributions": dists,
+        "bad_line_examples": r.bad_line_messages,
+        "workload_file": workload_file,
+        "curve_file": curve_file,
+    }
+    return Report(
+        f"hit-rate analysis of {r.file}",
+        sections,
+        payload=payload,
+        notes=notes,
+    )
+
+
+def capacity_curve(
+    path: Path,
+    capacity_tokens: Sequence[float] = (UNBOUNDED,),
+    *,
+    block_tokens: int = 512,
+    warmup_s: float = 0.0,
+    edges: Sequence[float] = DEFAULT_EDGES,
+    keep_samples: bool = False,
+    skip_bad_lines: bool = False,
+    jobs: int | None = None,
+) -> CapacityCurve:
+    """Replay a trace through LRU prefix caches and return the capacity curve.
+
+    Parameters
+    ----------
+    path : Path
+        A Mooncake-style JSONL trace (a CSV trace gives its single logged row).
+    capacity_tokens : sequence of float
+        Capacities [tokens]; ``math.inf`` (:data:`~pddplan.trace.replay.UNBOUNDED`) for unbounded.
+    block_tokens : int
+        Tokens per hash-id block.
+    warmup_s : float
+        Leading seconds replayed but left out of the statistics.
+    edges : sequence of float
+        Hit-rate bin edges of the histograms.
+    keep_samples : bool
+        Keep every request's hit rate per capacity (``curve.samples``).
+    skip_bad_lines : bool
+        Skip malformed lines instead of raising.
+    jobs : int, optional
+        Parser worker processes.
+
+    Returns
+    -------
+    CapacityCurve
+        Rows sorted by capacity, unbounded last: ``capacity_tokens``, ``mean_hit_rate``,
+        ``token_weighted_hit_rate``, ``share_above_95``, ``no_hit_share``, ``histograms``
+        (and ``samples``). ``curve.to_csv(path)`` / ``CapacityCurve.from_csv(path)`` store it.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> curve = capacity_curve(Path("tests/data/mooncake_excerpt.jsonl"), [65536, math.inf])
+    >>> curve.labels()
+    ['65536', 'unbounded']
+    """
+    rep = replay_trace(
+        path,
+        capacity_tokens,
+        block_tokens=block_tokens,
+        skip_bad_lines=skip_bad_lines,
+        jobs=jobs,
+    )
+    return analyze(rep, warmup_s=warmup_s, edges=edges, keep_samples=keep_samples).curve

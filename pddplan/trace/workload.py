@@ -1,0 +1,144 @@
+"""A trace's statistics as a workload profile that ``solve`` and ``bathtub`` load as is.
+
+The workload's ``input_tokens``, ``output_tokens`` and ``hit_rate`` describe the regular
+requests; the long-input / short-output requests (output below ``output_threshold_tokens`` and
+input at least ``input_threshold_tokens``) form the ``anomalous`` class with their share, their
+own length distributions and their mean hit rate, because the planner routes them apart (RLD
+finishes them locally). Lengths are empirical distributions of at most ``max_points`` points
+(see :func:`pddplan.trace.stats.compress_empirical`); the hit rate is the trace's histogram in the
+chosen bins, probabilities rounded to six decimals and summing to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pddplan.errors import UsageError
+from pddplan.trace.stats import compress_empirical, histogram, probabilities
+
+
+@dataclass(frozen=True)
+class WorkloadInputs:
+    """Per-request arrays of the statistics window, for one cache capacity."""
+
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    hit_rate: np.ndarray
+    anomalous: np.ndarray
+    rate_rps: float | None
+
+
+def _empirical(values: np.ndarray, max_points: int) -> dict[str, Any]:
+    vals, weights = compress_empirical(np.maximum(values, 1), max_points)
+    if len(vals) == 1:
+        return {"fixed": vals[0]}
+    return {"empirical": {"values": vals, "weights": weights}}
+
+
+def workload_document(
+    name: str,
+    source: str,
+    data: WorkloadInputs,
+    *,
+    edges: np.ndarray,
+    anomalous_input_tokens: int,
+    anomalous_output_tokens: int,
+    max_points: int = 50,
+    notes: str = "",
+) -> dict[str, Any]:
+    """The workload profile as plain data (validates as :class:`pddplan.spec.Workload`).
+
+    Parameters
+    ----------
+    name : str
+        Profile name (the loader wants it equal to the file stem).
+    source : str
+        Where the numbers come from (trace file and command).
+    data : WorkloadInputs
+        The requests to describe.
+    edges : numpy.ndarray
+        Hit-rate bin edges.
+    anomalous_input_tokens, anomalous_output_tokens : int
+        The anomalous-class thresholds [tokens].
+    max_points : int
+        Points per empirical length distribution.
+    notes : str
+        Free text.
+
+    Returns
+    -------
+    dict
+    """
+    n = len(data.input_tokens)
+    if n == 0:
+        raise ValueError("no requests")
+    anom = data.anomalous
+    regular = ~anom
+    if not regular.any():  # every request is anomalous: describe them all as regular too
+        regular = np.ones(n, dtype=bool)
+    counts = histogram(data.hit_rate[regular], edges)
+    doc: dict[str, Any] = {
+        "kind": "workload",
+        "name": name,
+        "source": source,
+    }
+    if notes:
+        doc["notes"] = notes
+    doc["input_tokens"] = _empirical(data.input_tokens[regular], max_points)
+    doc["output_tokens"] = _empirical(data.output_tokens[regular], max_points)
+    doc["hit_rate"] = {
+        "bins": {
+            "edges": [float(e) for e in edges],
+            "probabilities": probabilities(counts),
+        }
+    }
+    n_anom = int(np.count_nonzero(anom))
+    if n_anom:
+        doc["anomalous"] = {
+            "share": round(n_anom / n, 6),
+            "input_tokens": _empirical(data.input_tokens[anom], max_points),
+            "output_tokens": _empirical(data.output_tokens[anom], max_points),
+            "hit_rate": round(float(np.mean(data.hit_rate[anom])), 6),
+            "output_threshold_tokens": int(anomalous_output_tokens),
+        }
+    if data.rate_rps is not None and data.rate_rps > 0 and math.isfinite(data.rate_rps):
+        doc["rate_rps"] = round(float(data.rate_rps), 6)
+    return doc
+
+
+def workload_yaml(doc: dict[str, Any], header: str = "") -> str:
+    """YAML text of a workload document (keys in schema order, short lists inline)."""
+    import yaml
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+
+    _Dumper.add_representer(list, _list)
+    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True)
+    lines = [f"# {ln}" if ln else "#" for ln in header.splitlines()]
+    return ("\n".join(lines) + "\n" if lines else "") + body
+
+
+def write_workload(path: Path, doc: dict[str, Any], header: str = "") -> None:
+    """Validate ``doc`` as a Workload and write it as YAML.
+
+    Raises
+    ------
+    UsageError
+        If the file cannot be written.
+    """
+    from pddplan.spec import Workload
+
+    Workload.model_validate(doc)  # a bug here must not reach the user's file
+    try:
+        path.write_text(workload_yaml(doc, header), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
