@@ -37,6 +37,7 @@ class Outcome:
     scale_bound: str  # what bounds the scale (for budget / max-bcr modes)
     problem: Problem
     notes: list[str]
+    scenario_name: str = ""
 
 
 def solve_scenario(
@@ -100,7 +101,7 @@ def solve_scenario(
                 notes.append(
                     f"baseline {topo.name} cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"
                 )
-    return Outcome(mode, plan, base, bound, pb, notes)
+    return Outcome(mode, plan, base, bound, pb, notes, scen.name)
 
 
 def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:

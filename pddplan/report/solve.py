@@ -206,7 +206,8 @@ def solve_report(out: Outcome, explain: bool = False) -> Report:
         Section("baselines at the same rate", base_rows),
     ]
     payload: dict[str, Any] = {
-        "scenario": out.problem.model.name,
+        "scenario": out.scenario_name,
+        "model": out.problem.model.name,
         "mode": out.mode,
         "scale_bound": out.scale_bound,
         "plan": pj,

@@ -34,7 +34,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -55,6 +54,8 @@ WARMUP_FRACTION = 0.05
 SERIES_POINTS = 200
 #: Progress callback granularity [requests].
 PROGRESS_EVERY = 1000
+#: Batches of consecutive measured requests for the percentiles' confidence half-widths.
+CI_BATCHES = 10
 
 MD_POOL, RLD_POOL = 0, 1
 # RLD status of a request
@@ -75,8 +76,9 @@ class SimConfig:
     policy : "allowed" (P-MD and P-RLD-MD, anomalous on RLD) or "p-rld" (relayed requests
         finish on RLD: the excluded pipeline).
     handover : "plan", "one-shot", "catch-up" or "adaptive".
-    sample : "classes" (the problem's discretized classes, as the closed forms see them) or
-        "workload" (the workload's continuous distributions).
+    sample : "classes" (the problem's discretized classes, as the closed forms see them),
+        "workload" (the workload's continuous distributions), or "trace" (a label only: the
+        requests are passed to :func:`simulate`).
     warmup_fraction : [-] share of the first requests left out of the statistics.
     """
 
@@ -107,6 +109,7 @@ class SimResult:
     output_tokens: np.ndarray
     stall_s: np.ndarray  # relayed: MD's first token after RLD stopped (nan otherwise)
     md_wait_s: np.ndarray  # wait for an MD slot (nan when MD was not used)
+    rld_wait_s: np.ndarray  # wait for an RLD slot after the RDMA copy (nan when RLD not used)
     prefill_wait_s: np.ndarray
     measured: np.ndarray  # bool: counted in the statistics
     figures: dict[str, float]
@@ -171,9 +174,13 @@ def simulate(
     if n < 1:
         raise UsageError("no requests to simulate")
     wall0 = time.perf_counter()
-    rate = (n - 1) / max(float(req.arrival_s[-1] - req.arrival_s[0]), 1e-300) if n > 1 else 0.0
-    if requests is None:
-        rate = cfg.rate_rps if cfg.rate_rps is not None else plan.rate_rps
+    if cfg.rate_rps is not None:
+        rate = cfg.rate_rps
+    elif requests is None:
+        rate = plan.rate_rps
+    else:  # replayed: the trace's own mean rate
+        span = float(req.arrival_s[-1] - req.arrival_s[0])
+        rate = (n - 1) / span if n > 1 and span > 0 else plan.rate_rps
 
     pb = problem
     topo = pb.topology
@@ -181,17 +188,25 @@ def simulate(
     on_decode = ~(req.anomalous & topo.anomalous_filter & topo.relay)
     has_rld = plan.rld is not None
     relay = (req.hit_rate < plan.threshold) & on_decode & has_rld & topo.cross_dc
-    pid_a = np.where(relay, policies.P_RLD_MD, np.where(on_decode, policies.P_MD, policies.P_RLD_ANOMALOUS))
+    pid_a = np.where(
+        relay, policies.P_RLD_MD, np.where(on_decode, policies.P_MD, policies.P_RLD_ANOMALOUS)
+    )
     if not has_rld and np.any(pid_a == policies.P_RLD_ANOMALOUS):
-        raise UsageError("the plan has no RLD pool, but the workload has filtered anomalous requests")
+        raise UsageError(
+            "the plan has no RLD pool, but the workload has filtered anomalous requests"
+        )
     wrong = cfg.policy == "p-rld"
-    wan_bytes = np.asarray(network.uncached_kv_bytes(req.input_tokens, req.hit_rate, kvpt)) * req.jitter
+    wan_bytes = (
+        np.asarray(network.uncached_kv_bytes(req.input_tokens, req.hit_rate, kvpt)) * req.jitter
+    )
     if topo.cross_dc:
         link = pb.wan
     else:
         link = pb.rdma
     rdma_s = np.asarray(
-        network.transfer_time_s(req.input_tokens * kvpt, pb.rdma.goodput_bytes_per_s, pb.rdma.rtt_s, pb.rdma.setup_rtts),
+        network.transfer_time_s(
+            req.input_tokens * kvpt, pb.rdma.goodput_bytes_per_s, pb.rdma.rtt_s, pb.rdma.setup_rtts
+        ),
         dtype=float,
     )
     pre_a = _unique_prefill_s(pb, plan, req)
@@ -203,10 +218,14 @@ def simulate(
     max_ctx = float(np.max(req.input_tokens + req.output_tokens)) + 1.0
     ppool = FcfsPool(p_role.instances, q)
     line = PsLine(link.goodput_bytes_per_s, q)
-    md = DecodePool(MD_POOL, md_role.instance, md_role.instances, md_role.batch_per_instance, max_ctx, q)
+    md = DecodePool(
+        MD_POOL, md_role.instance, md_role.instances, md_role.batch_per_instance, max_ctx, q
+    )
     rld_role = plan.rld
     rld = (
-        DecodePool(RLD_POOL, rld_role.instance, rld_role.instances, rld_role.batch_per_instance, max_ctx, q)
+        DecodePool(
+            RLD_POOL, rld_role.instance, rld_role.instances, rld_role.batch_per_instance, max_ctx, q
+        )
         if rld_role is not None
         else None
     )
@@ -217,7 +236,11 @@ def simulate(
     thr_tokens = pb.catch_up_threshold_tokens
     # Catch-Up converges only when MD extends T tokens faster than RLD makes them (closed form's
     # rule, pipeline.catch_up_handover); otherwise the hand-over is One-Shot.
-    ctx_md = float(np.mean((req.input_tokens + req.output_tokens / 2)[on_decode])) if np.any(on_decode) else 0.0
+    ctx_md = (
+        float(np.mean((req.input_tokens + req.output_tokens / 2)[on_decode]))
+        if np.any(on_decode)
+        else 0.0
+    )
     catch_up_ok = md.extend_s(thr_tokens, ctx_md) < thr_tokens * tpot
     max_rounds = pipeline.MAX_CATCH_UP_ROUNDS
     ho_cache: dict[int, float] = {}
@@ -248,6 +271,8 @@ def simulate(
     md_inst = [-1] * n
     md_req_t = [nan] * n
     md_wait = [nan] * n
+    rld_req_t = [nan] * n
+    rld_wait = [nan] * n
     handed = [0.0] * n
     rounds = [0] * n
     final = [False] * n
@@ -288,6 +313,7 @@ def simulate(
     def rld_join(t: float, r: int, j: int) -> None:
         assert rld is not None
         rld_st[r] = _RLD_ON
+        rld_wait[r] = t - rld_req_t[r]
         first = rld.join(t, j, r, ctx_in[r], nout[r])
         if t_first[r] != t_first[r]:  # nan
             t_first[r] = first
@@ -365,7 +391,7 @@ def simulate(
         t, _, code, a, b = heappop(heap)
         n_ev += 1
         if code == ev.ARRIVAL:
-            r = a  # type: ignore[assignment]
+            r = a
             if ppool.free:
                 t_pstart[r] = t
             ppool.arrive(t, r, pre[r])
@@ -375,11 +401,11 @@ def simulate(
             if progress is not None and next_arrival % PROGRESS_EVERY == 0:
                 progress(next_arrival, n)
         elif code == ev.PREFILL_DONE:
-            r = a  # type: ignore[assignment]
-            nxt = ppool.done(b)  # type: ignore[arg-type]
+            r = a
+            nxt = ppool.done(b)
             if nxt >= 0:
                 t_pstart[nxt] = t
-                ppool.start(t, nxt, b, pre[nxt])  # type: ignore[arg-type]
+                ppool.start(t, nxt, b, pre[nxt])
             p = pid[r]
             if p == p_md:
                 push(t + setup_s, ev.WAN_START, r)
@@ -389,7 +415,7 @@ def simulate(
             else:
                 push(t + rdma[r], ev.RDMA_DONE, r)
         elif code == ev.DECODE_DONE:
-            j, ver = b  # type: ignore[misc]
+            j, ver = b
             if a == MD_POOL:
                 for r in md.done(t, j, ver):
                     t_done[r] = t
@@ -402,12 +428,12 @@ def simulate(
                     rld_st[r] = _RLD_FINISHED
                     rld_release(t, j)
         elif code == ev.WAN_START:
-            line.add(t, a, wanb[a])  # type: ignore[call-overload]
+            line.add(t, a, wanb[a])
         elif code == ev.LINE_DONE:
-            for r in line.done(t, a):  # type: ignore[arg-type]
+            for r in line.done(t, a):
                 push(t + prop_s, ev.KV_AT_MD, r)
         elif code == ev.KV_AT_MD:
-            r = a  # type: ignore[assignment]
+            r = a
             st = rld_st[r]
             if pid[r] == p_md or st in (_RLD_NONE, _RLD_WAITING):
                 if st == _RLD_WAITING or (pid[r] == p_relay and st == _RLD_NONE):
@@ -416,10 +442,11 @@ def simulate(
             elif st == _RLD_ON:
                 md_request(t, r)  # RLD keeps relaying until MD has a slot
         elif code == ev.RDMA_DONE:
-            r = a  # type: ignore[assignment]
+            r = a
             if rld_st[r] != _RLD_NONE:
                 continue
             assert rld is not None
+            rld_req_t[r] = t
             j = rld.pick()
             if j >= 0:
                 rld.used[j] += 1
@@ -428,9 +455,9 @@ def simulate(
                 rld_st[r] = _RLD_WAITING
                 rld.waitq.append(r)
         elif code == ev.HANDOVER_AT_MD:
-            r = a  # type: ignore[assignment]
+            r = a
             j = md_inst[r]
-            k = float(b)  # type: ignore[arg-type]
+            k = float(b)
             if not final[r] and rld_st[r] == _RLD_FINISHED:
                 md_release(t, j)
             elif k > 0:
@@ -438,7 +465,7 @@ def simulate(
             else:
                 md_after_handover(t, r, j)
         elif code == ev.EXTEND_DONE:
-            j = b  # type: ignore[assignment]
+            j = b
             r, k = md.extend_done(t, j)
             handed[r] += k
             if final[r]:
@@ -461,7 +488,9 @@ def simulate(
                     float(md.occupancy() + len(md.waitq)),
                     float(md.tokens),
                     float(md.busy_s),
-                    float(rld.occupancy() + sum(1 for x in rld.waitq if rld_st[x] == _RLD_WAITING)) if rld else 0.0,
+                    float(rld.occupancy() + sum(1 for x in rld.waitq if rld_st[x] == _RLD_WAITING))
+                    if rld
+                    else 0.0,
                     float(rld.tokens) if rld else 0.0,
                     float(rld.busy_s) if rld else 0.0,
                 )
@@ -478,13 +507,15 @@ def simulate(
         pipeline=pid_a,
         arrival_s=req.arrival_s,
         ttft_s=np.asarray(t_first) - req.arrival_s,
-        tpot_s=(np.asarray(t_done) - np.asarray(t_first)) / np.maximum(req.output_tokens - 1.0, 1.0),
+        tpot_s=(np.asarray(t_done) - np.asarray(t_first))
+        / np.maximum(req.output_tokens - 1.0, 1.0),
         done_s=np.asarray(t_done),
         rld_tokens=np.asarray(rld_tok),
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
         stall_s=np.asarray(stall),
         md_wait_s=np.asarray(md_wait),
+        rld_wait_s=np.asarray(rld_wait),
         prefill_wait_s=np.asarray(t_pstart) - req.arrival_s,
         measured=np.arange(n) >= int(math.ceil(cfg.warmup_fraction * n)),
         figures={},
@@ -527,9 +558,23 @@ def _slope_per_s(t: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(t, y, 1)[0])
 
 
+def _batch_ci(x: np.ndarray, p: float) -> float:
+    """95% half-width of the ``p``-th percentile by batch means [same unit as ``x``].
+
+    The samples (in arrival order) are cut into :data:`CI_BATCHES` consecutive batches; the
+    spread of the batch percentiles, over ``sqrt(batches)``, accounts for the correlation
+    between neighbouring requests that queueing creates. nan with fewer than 20 samples per
+    batch.
+    """
+    if len(x) < 20 * CI_BATCHES:
+        return math.nan
+    qs = [float(np.percentile(b, p)) for b in np.array_split(x, CI_BATCHES)]
+    return float(1.96 * np.std(qs, ddof=1) / math.sqrt(CI_BATCHES))
+
+
 def _figures(
     res: SimResult, pb: Problem, plan: SimPlan, pre_s: np.ndarray, wrong: bool, catch_up_ok: bool
-) -> dict[str, Any]:
+) -> dict[str, float]:
     m = res.measured & np.isfinite(res.ttft_s)
     s = res.series
     t = s["t_s"]
@@ -542,7 +587,7 @@ def _figures(
         return float(s[col][-1] - s[col][i0]) if len(t) > 1 else 0.0
 
     tt = res.ttft_s[m]
-    figs: dict[str, Any] = {
+    figs: dict[str, float] = {
         "requests": float(n_req),
         "measured_requests": float(m.sum()),
         "unfinished_requests": float(np.sum(~np.isfinite(res.done_s))),
@@ -550,14 +595,19 @@ def _figures(
     }
     for p in (50, 90, 99):
         figs[f"ttft_p{p}_s"] = float(np.percentile(tt, p)) if len(tt) else math.nan
+        figs[f"ci:ttft_p{p}_s"] = _batch_ci(tt, p)
     figs["ttft_mean_s"] = float(np.mean(tt)) if len(tt) else math.nan
     tp = res.tpot_s[m & (res.output_tokens > 1) & np.isfinite(res.tpot_s)]
     figs["tpot_mean_s"] = float(np.mean(tp)) if len(tp) else math.nan
     figs["tpot_p99_s"] = float(np.percentile(tp, 99)) if len(tp) else math.nan
     out = res.output_tokens[m]
-    figs["rld_output_token_share"] = float(np.sum(res.rld_tokens[m]) / np.sum(out)) if len(out) else math.nan
+    figs["rld_output_token_share"] = (
+        float(np.sum(res.rld_tokens[m]) / np.sum(out)) if len(out) else math.nan
+    )
     n_p = plan.roles["P"].instances
-    span = float(res.arrival_s[-1] - res.arrival_s[int(np.argmax(res.measured))]) if m.any() else 0.0
+    span = (
+        float(res.arrival_s[-1] - res.arrival_s[int(np.argmax(res.measured))]) if m.any() else 0.0
+    )
     figs["prefill_utilization"] = (
         float(np.sum(pre_s[res.measured]) / (n_p * span)) if span > 0 else math.nan
     )
@@ -568,12 +618,17 @@ def _figures(
     mw = res.md_wait_s[m & np.isfinite(res.md_wait_s)]
     figs["md_mean_slot_wait_s"] = float(np.mean(mw)) if len(mw) else 0.0
     figs["md_p99_slot_wait_s"] = float(np.percentile(mw, 99)) if len(mw) else 0.0
+    rw = res.rld_wait_s[m & np.isfinite(res.rld_wait_s)]
+    figs["rld_mean_slot_wait_s"] = float(np.mean(rw)) if len(rw) else 0.0
+    figs["rld_p99_slot_wait_s"] = float(np.percentile(rw, 99)) if len(rw) else 0.0
     st = res.stall_s[m & np.isfinite(res.stall_s)]
     figs["md_stall_mean_s"] = float(np.mean(st)) if len(st) else 0.0
     figs["md_stall_max_s"] = float(np.max(st)) if len(st) else 0.0
     # pool loads over the measured window
     md_role = plan.roles["MD"]
-    figs["md_tokens_per_s_per_instance"] = d("md_tokens") / dt / md_role.instances if dt > 0 else math.nan
+    figs["md_tokens_per_s_per_instance"] = (
+        d("md_tokens") / dt / md_role.instances if dt > 0 else math.nan
+    )
     figs["md_busy_fraction"] = d("md_busy_s") / dt / md_role.instances if dt > 0 else math.nan
     sel_t = t[i0:]
     figs["md_occupancy_slope_per_s"] = _slope_per_s(sel_t, s["md_occupancy"][i0:])
@@ -592,14 +647,18 @@ def _figures(
     figs["md_demand_tokens_per_s"] = md_demand
     figs["rld_demand_tokens_per_s"] = rld_demand
     if rr is not None:
-        figs["rld_tokens_per_s_per_instance"] = d("rld_tokens") / dt / rr.instances if dt > 0 else math.nan
+        figs["rld_tokens_per_s_per_instance"] = (
+            d("rld_tokens") / dt / rr.instances if dt > 0 else math.nan
+        )
         figs["rld_busy_fraction"] = d("rld_busy_s") / dt / rr.instances if dt > 0 else math.nan
         figs["rld_occupancy_slope_per_s"] = _slope_per_s(sel_t, s["rld_occupancy"][i0:])
         figs["rld_occupancy_final"] = float(s["rld_occupancy"][-1]) if len(t) else 0.0
         figs["rld_occupancy_max"] = float(np.max(s["rld_occupancy"])) if len(t) else 0.0
         # capacity: a full batch at the mean context of what RLD decodes
         sel = to_rld > 0
-        ctx = float(np.mean(res.output_tokens[sel] / 2 + res.input_tokens[sel])) if sel.any() else 0.0
+        ctx = (
+            float(np.mean(res.output_tokens[sel] / 2 + res.input_tokens[sel])) if sel.any() else 0.0
+        )
         tab = StepTable(rr.instance, rr.batch_per_instance, max(ctx, 1.0) * 2)
         cap = rr.instances * rr.batch_per_instance / tab.step_s(rr.batch_per_instance, ctx)
         figs["rld_capacity_tokens_per_s"] = cap
@@ -618,6 +677,6 @@ def _figures(
         figs[f"pipeline:{key}:share"] = float(sel.sum() / m.sum())
         for p in (50, 90, 99):
             figs[f"pipeline:{key}:ttft_p{p}_s"] = float(np.percentile(res.ttft_s[sel], p))
+            figs[f"ci:pipeline:{key}:ttft_p{p}_s"] = _batch_ci(res.ttft_s[sel], p)
     figs["catch_up_converges"] = float(catch_up_ok)
     return figs
-

@@ -16,6 +16,7 @@ deterministic.
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 # event codes (small ints: the engine dispatches on them)
 ARRIVAL = 0  # a: request
@@ -28,6 +29,9 @@ DECODE_DONE = 6  # a: pool id, b: (instance, version)
 HANDOVER_AT_MD = 7  # a: request, b: tokens carried
 EXTEND_DONE = 8  # a: pool id, b: instance
 SAMPLE = 9  # a: sample index
+
+#: ``(time [s], sequence, code, a, b)``.
+Event = tuple[float, int, int, Any, Any]
 
 CODE_NAMES = {
     ARRIVAL: "arrival",
@@ -49,16 +53,16 @@ class EventQueue:
     __slots__ = ("heap", "seq", "popped")
 
     def __init__(self) -> None:
-        self.heap: list[tuple[float, int, int, object, object]] = []
+        self.heap: list[Event] = []
         self.seq = 0
         self.popped = 0
 
-    def push(self, t_s: float, code: int, a: object = 0, b: object = 0) -> None:
+    def push(self, t_s: float, code: int, a: Any = 0, b: Any = 0) -> None:
         """Schedule event ``code`` with arguments ``a``, ``b`` at time ``t_s`` [s]."""
         self.seq += 1
         heapq.heappush(self.heap, (t_s, self.seq, code, a, b))
 
-    def pop(self) -> tuple[float, int, int, object, object]:
+    def pop(self) -> Event:
         self.popped += 1
         return heapq.heappop(self.heap)
 

@@ -44,7 +44,9 @@ def resolve_handover(choice: str, plan_handover: str) -> str:
     return choice
 
 
-def catch_up_now(mode: str, backlog_tokens: float, threshold_tokens: int, rld_occupancy: float) -> bool:
+def catch_up_now(
+    mode: str, backlog_tokens: float, threshold_tokens: int, rld_occupancy: float
+) -> bool:
     """Whether a hand-over of ``backlog_tokens`` should go Catch-Up (else One-Shot).
 
     Parameters
