@@ -217,7 +217,11 @@ def validation_to_profile_error(
     # a misspelt key shows up twice: as an unknown key and as a missing one; name the typo
     best = min(
         errors,
-        key=lambda e: (e["type"] == "union_tag_invalid", len(e["loc"]), e["type"] != "extra_forbidden"),
+        key=lambda e: (
+            e["type"] == "union_tag_invalid",
+            len(e["loc"]),
+            e["type"] != "extra_forbidden",
+        ),
     )
     path = _data_path(best["loc"], doc.data)
     msg = best["msg"]

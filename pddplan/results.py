@@ -39,6 +39,7 @@ class Report:
     payload: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     chart: str | None = None  # a compact text chart, table mode only
+    warnings: list[str] = field(default_factory=list)  # to stderr; also in the JSON document
 
     def json_document(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -48,4 +49,6 @@ class Report:
             doc["sections"] = {s.title: s.rows for s in self.sections}
         if self.notes:
             doc.setdefault("notes", self.notes)
+        if self.warnings:
+            doc.setdefault("warnings", self.warnings)
         return doc

@@ -288,7 +288,9 @@ class Solver:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes.
 
-        Pipeline id: 0 = P-MD (or P-D), 1 = P-RLD-MD, 2 = anomalous on RLD.
+        Pipeline id: 0 = P-MD (or P-D), 1 = P-RLD-MD, 2 = anomalous on RLD. A relayed request's
+        first token comes from whichever side holds its KV first: RLD after the RDMA copy, or MD
+        if the (jittered) WAN transfer is faster still.
         """
         pb = self.pb
         pre = self.prefill_s(inst)
@@ -296,15 +298,19 @@ class Solver:
         first_step = pb.tpot_s
         direct = pb.on_decode_side & ~route.relay
         pid = np.where(direct, 0, np.where(route.relay, 1, 2))
-        local = pre + pb.rdma_to_rld_s + first_step
         if pb.topology.cross_dc and pb.wan.jitter_cv > 0:
             f, fw = network.jitter_points(pb.wan.jitter_cv)
         else:
             f, fw = np.ones(1), np.ones(1)
-        d_direct = (pre + first_step)[:, None] + route.wan_s[:, None] * f[None, :]
-        offs = np.where(direct[:, None], d_direct, local[:, None] * np.ones_like(f)[None, :])
+        wan = route.wan_s[:, None] * f[None, :]
+        rdma = pb.rdma_to_rld_s[:, None] * np.ones_like(f)[None, :]
+        kv_ready = np.where(
+            direct[:, None], wan, np.where(route.relay[:, None], np.minimum(rdma, wan), rdma)
+        )
+        offs = (pre + first_step)[:, None] + kv_ready
+        spread = pb.on_decode_side  # anomalous requests never touch the line: one point
         wts = np.where(
-            direct[:, None],
+            spread[:, None],
             w[:, None] * fw[None, :],
             np.where(np.arange(len(f))[None, :] == 0, w[:, None], 0.0),
         )
@@ -585,7 +591,7 @@ class Solver:
                 k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()
             }
             w = pb.classes.weight
-            share = float(np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens))
+            share = self.rld_share(route, rld_tokens, extra, r_inst, rs)
             binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
             if rs is not None and rs.instances > 0:
                 binding.append(f"RLD: {rs.batch_bound_by}")
@@ -641,6 +647,29 @@ class Solver:
             out[name] = row
         out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}
         return out
+
+    def rld_share(
+        self, route: Route, rld_tokens, extra, r_inst: Instance | None, rs: DecodeSizing | None
+    ) -> float:
+        """RLD's share of all output tokens, with RLD stepping at its working batch.
+
+        Sizing counts eager tokens at the TPOT target (conservative for MD); a lightly loaded
+        RLD steps faster and emits more of them before MD takes over, which is what it reports.
+        """
+        pb = self.pb
+        c = pb.classes
+        w = c.weight
+        tokens = np.asarray(rld_tokens, dtype=float)
+        if r_inst is not None and rs is not None and rs.instances > 0 and np.any(route.relay):
+            batch = min(
+                max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1))
+            )
+            step_s = float(r_inst.decode_step_s(batch, rs.context_tokens))
+            if 0 < step_s < pb.tpot_s:
+                busy_s = route.relay_wait_s + np.asarray(extra, dtype=float)
+                relayed = pipeline.eager_tokens(busy_s, step_s, c.output_tokens)
+                tokens = np.where(route.relay, relayed, tokens)
+        return float(np.sum(w * tokens) / np.sum(w * c.output_tokens))
 
     def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
         if not self.pb.max_chips:

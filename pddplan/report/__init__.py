@@ -117,8 +117,11 @@ def render_table(rep: Report, file: Any, is_terminal: bool) -> None:
 
 
 def emit(rep: Report, fmt: str, output: Path | None) -> None:
+    """Write the report to ``output`` (or stdout) in ``fmt``; its warnings go to stderr."""
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    for w in rep.warnings:
+        sys.stderr.write(f"pddplan: warning: {w}\n")
     if fmt == "table":
         if output is None:
             render_table(rep, sys.stdout, sys.stdout.isatty())

@@ -118,7 +118,7 @@ def explain_rows(plan: Plan, solver: Solver) -> list[Row]:
         if route == "P-MD" or route == "P-D":
             ttft = mean_wait + pre[k] + r.wan_s[k] + first
         else:
-            ttft = mean_wait + pre[k] + pb.rdma_to_rld_s[k] + first
+            ttft = mean_wait + pre[k] + min(pb.rdma_to_rld_s[k], r.wan_s[k]) + first
         rows.append(
             {
                 "hit_rate": float(c.hit_rate[k]),
@@ -222,13 +222,16 @@ def solve_report(out: Outcome, explain: bool = False) -> Report:
         sections.append(Section("hit-rate classes", rows))
         payload["classes"] = rows
     notes = list(out.notes)
+    from pddplan.sim.compare import regime_warning_for_plan
+
+    warnings = [f"closed forms: {w}" for w in regime_warning_for_plan(out.problem, plan)]
     for b in out.baselines:
         if not b.meets_sla:
             notes.append(
                 f"baseline {b.topology} cannot meet the TTFT targets at this rate with any prefill count; "
                 "it is sized for capacity and its goodput counts only requests within the p99 target"
             )
-    return Report("pddplan solve", sections, payload, notes)
+    return Report("pddplan solve", sections, payload, notes, warnings=warnings)
 
 
 def _routing_text(plan: Plan) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from pddplan.models import queueing
 from pddplan.sim.engine import SimResult
 from pddplan.sim.plan import SimPlan
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Problem, Solver
@@ -40,7 +41,6 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
         route, md.instance, mode
     )
     w = problem.classes.weight
-    share = float(np.sum(w * rld_tokens) / np.sum(w * problem.classes.output_tokens))
     decode: dict[str, DecodeSizing | None] = {
         "MD": DecodeSizing(
             md.instances, md.batch_per_instance, "given", float(np.sum(rate_rps * w * md_time)), ctx
@@ -56,8 +56,11 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
             rr.batch_per_instance,
             "given",
             float(np.sum(rate_rps * w * rld_time)),
-            0.0,
+            solver.rld_context_tokens(route),
         )
+    share = solver.rld_share(
+        route, rld_tokens, extra, rr.instance if rr is not None else None, decode["RLD"]
+    )
     role_cost = {
         k: (v[0].price_usd_per_hour * v[1] if v is not None else 0.0) for k, v in roles.items()
     }
@@ -186,23 +189,34 @@ class RegimeLimits:
 
     Attributes
     ----------
-    max_link_utilization : [-] above it the closed forms' TTFT p90/p99 of P-MD requests were
-        10-28% below the simulation (0.38: +10%, 0.47: +14-21%, 0.63: +18-28%, 0.78: +27%):
-        the transfer time is taken as its processor-sharing mean times the network jitter, but
-        under sharing it varies much more than that.
-    max_fast_ttft_p50_s : [s] below it the closed forms' TTFT p50 was 12-26% above the
+    max_link_utilization : [-] above it, when P-MD requests carry long transfers (see
+        ``min_pmd_transfer_s``), the closed forms' TTFT p90/p99 of P-MD requests were 10-28%
+        below the simulation (0.38: +10%, 0.47: +14-21%, 0.63: +18-28%, 0.78: +27%): the
+        transfer time is taken as its processor-sharing mean times the network jitter, but under
+        sharing it varies much more than that.
+    min_pmd_transfer_s : [s] the line warning applies when the longest mean transfer of a P-MD
+        class exceeds this; plans that relay every low-hit class leave P-MD only short flows,
+        and their P-MD tails were within 5% up to line utilization 0.78.
+    max_fast_ttft_p50_s : [s] below it the closed forms' TTFT p50 was 9-31% above the
         simulation (pessimistic): the first token is counted as one TPOT target after the KV
-        lands instead of one decode step at the actual batch, and the exponential wait puts too
-        much mass at short waits. Every measured case with p50 above 1.1 s was within 10%.
+        lands instead of one decode step at the actual batch, the exponential wait puts too much
+        mass at short waits, and relayed requests wait for RDMA even when the WAN is faster.
+        Every swept case with p50 above 1.6 s was within 6%.
     min_rld_step_over_tpot : [-] when RLD's decode step at its working batch is shorter than
         this share of the TPOT target, RLD emits more eager tokens than ``ceil(wait / tpot)``:
-        RLD's token share (and its load) was 2.2-4.3x the closed form's on every relaying plan.
+        RLD's token share (and its load) was 2.3-4.4x the closed form's on every relaying plan.
+    max_rld_wait_probability : [-] above it relayed requests queue for an RLD slot, which the
+        closed forms do not count: with 1 x 7 RLD slots at a closed-form concurrency of 4.1
+        (Erlang C 0.15) P-RLD-MD TTFT p90/p99 were 22-26% above the prediction; at Erlang C
+        0.014 and below they were within 4%.
     max_prefill_utilization : [-] validated up to the planner's default cap.
     """
 
     max_link_utilization: float = 0.35
+    min_pmd_transfer_s: float = 0.5
     max_fast_ttft_p50_s: float = 1.0
     min_rld_step_over_tpot: float = 0.8
+    max_rld_wait_probability: float = 0.05
     max_prefill_utilization: float = 0.85
 
 
@@ -216,6 +230,8 @@ def closed_form_regime_warning(
     relayed_share: float = 0.0,
     rld_step_s: float = math.inf,
     tpot_s: float = math.inf,
+    rld_wait_probability: float = 0.0,
+    pmd_max_transfer_s: float = math.inf,
     limits: RegimeLimits = DEFAULT_LIMITS,
 ) -> list[str]:
     """Warnings for a plan whose figures sit where the closed forms and the simulation disagree
@@ -232,6 +248,10 @@ def closed_form_regime_warning(
     relayed_share : [-] share of requests on P-RLD-MD.
     rld_step_s : [s] RLD's decode step at its working batch and context.
     tpot_s : [s] the TPOT target.
+    rld_wait_probability : [-] Erlang C of RLD's slots (``n_R b_R`` servers) at the closed
+        forms' RLD concurrency: the chance that a relayed request finds RLD full.
+    pmd_max_transfer_s : [s] the longest mean WAN transfer of a P-MD class (``inf`` when not
+        known: the line warning then depends on the utilization alone).
     limits : the thresholds (see :class:`RegimeLimits`).
 
     Returns
@@ -239,7 +259,10 @@ def closed_form_regime_warning(
     One sentence per regime the plan is in; empty when none applies.
     """
     out: list[str] = []
-    if link_utilization > limits.max_link_utilization:
+    if (
+        link_utilization > limits.max_link_utilization
+        and pmd_max_transfer_s > limits.min_pmd_transfer_s
+    ):
         out.append(
             f"line utilization {link_utilization:.2f} is above "
             f"{limits.max_link_utilization:.2f}: TTFT p90/p99 of P-MD requests may be 10-30% "
@@ -248,15 +271,22 @@ def closed_form_regime_warning(
         )
     if ttft_p50_s < limits.max_fast_ttft_p50_s:
         out.append(
-            f"TTFT p50 {ttft_p50_s:.3g} s is short: the closed form over-estimates it by 10-25% "
+            f"TTFT p50 {ttft_p50_s:.3g} s is short: the closed form over-estimates it by 10-30% "
             "(the first token is counted as a full TPOT after the KV arrives); conservative"
         )
     if relayed_share > 0 and rld_step_s < limits.min_rld_step_over_tpot * tpot_s:
         out.append(
             f"RLD decodes a step in {rld_step_s * 1e3:.3g} ms, not the {tpot_s * 1e3:.3g} ms TPOT "
-            "target: relayed requests emit more eager tokens than planned, so RLD's token share "
-            "and load are 2-4x the closed form's (RLD is bought in whole instances, which "
-            "usually absorbs it); check with `pddplan simulate`"
+            "target: relayed requests hand more eager tokens to MD than MD was sized for, so MD's "
+            "extend stalls are longer than the plan's md_stall figure (RLD's token share is "
+            "reported at its working step); check with `pddplan simulate`"
+        )
+    if rld_wait_probability > limits.max_rld_wait_probability:
+        out.append(
+            f"a relayed request finds every RLD slot taken with probability "
+            f"{rld_wait_probability:.2f}: its wait for RLD is not in the closed forms, so "
+            "P-RLD-MD TTFT p90/p99 may be 20% or more higher than predicted; more RLD slots "
+            "remove it; check with `pddplan simulate`"
         )
     if prefill_utilization > limits.max_prefill_utilization:
         out.append(
@@ -274,13 +304,18 @@ def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:
     relay = plan.route.relay
     relayed = float(np.sum(w * relay))
     rld_step = math.inf
+    rld_wait = 0.0
     rr = plan.roles.get("RLD")
     dec = plan.decode.get("RLD")
-    if relayed > 0 and rr is not None and dec is not None:
+    if rr is not None and dec is not None and dec.batch_per_instance > 0:
         n_r = max(rr[1], 1)
-        batch = min(max(dec.concurrency / n_r, 1.0), max(dec.batch_per_instance, 1))
-        ctx = float(np.sum(w * relay * c.input_tokens) / relayed)
-        rld_step = float(rr[0].decode_step_s(batch, ctx))
+        rld_wait = queueing.erlang_c(n_r * dec.batch_per_instance, dec.concurrency)
+        if relayed > 0:
+            batch = min(max(dec.concurrency / n_r, 1.0), max(dec.batch_per_instance, 1))
+            ctx = float(np.sum(w * relay * c.input_tokens) / relayed)
+            rld_step = float(rr[0].decode_step_s(batch, ctx))
+    direct = problem.on_decode_side & ~relay
+    pmd_transfer = float(np.max(plan.route.wan_s[direct])) if np.any(direct) else 0.0
     return closed_form_regime_warning(
         plan.prefill.utilization,
         plan.route.link_utilization if problem.topology.cross_dc else 0.0,
@@ -288,6 +323,8 @@ def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:
         relayed,
         rld_step,
         problem.tpot_s,
+        rld_wait,
+        pmd_transfer,
     )
 
 

@@ -17,7 +17,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = ROOT / "examples" / "expected"
-SCENARIOS = ["default", "examples/pdd-paper.yaml", "examples/pdd-paper-b30.yaml", "examples/long-context.yaml"]
+SCENARIOS = [
+    "default",
+    "examples/pdd-paper.yaml",
+    "examples/pdd-paper-b30.yaml",
+    "examples/long-context.yaml",
+]
 REL_TOL = 1e-6
 
 
@@ -38,7 +43,8 @@ def _figures(doc: dict) -> dict:
         "routing_threshold_hit_rate": plan["routing_threshold_hit_rate"],
         "handover": plan["handover"],
         "baselines": [
-            {k: b[k] for k in ("name", "chips", "cost_usd_per_hour", "bcr_ratio", "ttft_s")} for b in doc["baselines"]
+            {k: b[k] for k in ("name", "chips", "cost_usd_per_hour", "bcr_ratio", "ttft_s")}
+            for b in doc["baselines"]
         ],
     }
 
@@ -51,9 +57,17 @@ def _close(a, b, path="") -> list[str]:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{path}: length {len(a)} != {len(b)}"]
-        return [m for i, (x, y) in enumerate(zip(a, b, strict=True)) for m in _close(x, y, f"{path}[{i}]")]
+        return [
+            m
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for m in _close(x, y, f"{path}[{i}]")
+        ]
     if isinstance(a, float) and isinstance(b, float | int):
-        return [] if math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-12) else [f"{path}: {a!r} != {b!r}"]
+        return (
+            []
+            if math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-12)
+            else [f"{path}: {a!r} != {b!r}"]
+        )
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 

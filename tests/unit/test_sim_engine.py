@@ -1,0 +1,249 @@
+"""Tests of the simulation engine: hand-computed single requests, determinism, the prefill
+queue against Pollaczek-Khinchine, the P-RLD runaway, plan files and the closed-form side."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
+from pddplan.models import network
+from pddplan.planner import solve_scenario
+from pddplan.report.solve import solve_report
+from pddplan.results import Report
+from pddplan.sim import SimConfig, SimPlan, simulate
+from pddplan.sim.compare import (
+    closed_form_figures,
+    closed_form_plan,
+    closed_form_regime_warning,
+    comparison_rows,
+    regime_warning_for_plan,
+)
+from pddplan.sim.plan import plan_from_json
+from pddplan.sim.report import simulate_report, stability_verdict
+from pddplan.sim.requests import replay
+from pddplan.solver import Solver
+
+
+def _solve(patch=None):
+    rs = load_scenario(None, Registry(dirs=[bundled_profiles_dir()]), patch)
+    return solve_scenario(rs, baselines=False)
+
+
+@pytest.fixture(scope="module")
+def default():
+    return _solve()
+
+
+@pytest.fixture(scope="module")
+def all_relay():
+    return _solve({"serving": {"routing": "all-relay"}})
+
+
+def one_request(pb, hit: float, input_tokens: float, output_tokens: float, anomalous=False):
+    return replay(
+        np.array([0.0]),
+        np.array([hit]),
+        np.array([input_tokens]),
+        np.array([output_tokens]),
+        0.0,
+        np.random.default_rng(0),
+        np.array([anomalous]),
+    )
+
+
+# ------------------------------------------------------------------------- single requests
+
+
+def test_single_p_md_request_ttft_is_the_sum_of_its_stages(default) -> None:
+    pb, sp = default.problem, SimPlan.of(default.plan)
+    req = one_request(pb, 0.95, 64_512.0, 16.0)
+    res = simulate(pb, sp, SimConfig(warmup_fraction=0.0), requests=req)
+    p = sp.roles["P"].instance
+    md = sp.roles["MD"].instance
+    cached = math.floor(64_512 * 0.95)
+    pre = float(p.prefill_s(64_512.0 - cached, float(cached), pb.chunk_size_tokens))
+    wan = float(
+        network.transfer_time_s(
+            network.uncached_kv_bytes(64_512.0, 0.95, pb.model.kv_bytes_per_token),
+            pb.wan.goodput_bytes_per_s,
+            pb.wan.rtt_s,
+            pb.wan.setup_rtts,
+        )
+    )
+    step = float(md.decode_step_s(1, 64_512.0))
+    assert res.pipeline[0] == 0
+    assert res.ttft_s[0] == pytest.approx(pre + wan + step, rel=2e-3)
+    assert res.tpot_s[0] == pytest.approx(step, rel=2e-3)
+    assert res.rld_tokens[0] == 0
+
+
+def test_single_relayed_request_starts_on_rld_and_finishes_on_md(all_relay) -> None:
+    pb, sp = all_relay.problem, SimPlan.of(all_relay.plan)
+    req = one_request(pb, 0.2, 64_512.0, 1024.0)
+    res = simulate(pb, sp, SimConfig(warmup_fraction=0.0, handover="one-shot"), requests=req)
+    pre = float(
+        sp.roles["P"].instance.prefill_s(
+            64_512.0 - math.floor(64_512 * 0.2), math.floor(64_512 * 0.2), pb.chunk_size_tokens
+        )
+    )
+    rdma = float(
+        network.transfer_time_s(
+            64_512.0 * pb.model.kv_bytes_per_token,
+            pb.rdma.goodput_bytes_per_s,
+            pb.rdma.rtt_s,
+            pb.rdma.setup_rtts,
+        )
+    )
+    rld = sp.rld
+    assert rld is not None
+    step = float(rld.instance.decode_step_s(1, 64_512.0))
+    assert res.pipeline[0] == 1
+    assert res.ttft_s[0] == pytest.approx(pre + rdma + step, rel=2e-3)
+    assert 0 < res.rld_tokens[0] < 1024
+    assert math.isfinite(res.done_s[0]) and res.stall_s[0] > 0
+
+
+def test_anomalous_request_runs_on_rld_without_the_line(default) -> None:
+    pb, sp = default.problem, SimPlan.of(default.plan)
+    req = one_request(pb, 0.0, 120_000.0, 200.0, anomalous=True)
+    res = simulate(pb, sp, SimConfig(warmup_fraction=0.0), requests=req)
+    assert res.pipeline[0] == 2
+    assert res.rld_tokens[0] == 200
+    assert res.series["line_busy_s"][-1] == 0.0
+
+
+# ------------------------------------------------------------------------------- runs
+
+
+def test_same_seed_same_run_other_seed_other_run(default) -> None:
+    pb, sp = default.problem, SimPlan.of(default.plan)
+    a = simulate(pb, sp, SimConfig(requests=1500, seed=3))
+    b = simulate(pb, sp, SimConfig(requests=1500, seed=3))
+    c = simulate(pb, sp, SimConfig(requests=1500, seed=4))
+    assert np.array_equal(a.ttft_s, b.ttft_s)
+    assert a.figures == b.figures
+    assert not np.array_equal(a.ttft_s, c.ttft_s)
+
+
+def test_prefill_wait_matches_pollaczek_khinchine(default) -> None:
+    """One prefill instance is an M/G/1 queue: mean wait ``lambda E[S^2] / (2 (1 - rho))``.
+
+    At utilization 0.3, 20,000 requests put the simulated mean within 10% (seeds 0-5 landed
+    within 4%).
+    """
+    pb, sp = default.problem, SimPlan.of(default.plan)
+    assert sp.roles["P"].instances == 1
+    pre = Solver(pb).prefill_s(sp.roles["P"].instance)
+    w = pb.classes.weight
+    es, es2 = float(np.sum(w * pre)), float(np.sum(w * pre**2))
+    rate = 0.3 / es
+    res = simulate(pb, sp, SimConfig(requests=20_000, seed=0, rate_rps=rate))
+    assert res.figures["prefill_mean_wait_s"] == pytest.approx(
+        rate * es2 / (2 * (1 - 0.3)), rel=0.10
+    )
+    assert res.figures["prefill_utilization"] == pytest.approx(0.3, rel=0.05)
+
+
+def test_p_rld_policy_runs_away_while_allowed_stays_stable(all_relay) -> None:
+    pb, sp = all_relay.problem, SimPlan.of(all_relay.plan)
+    ok = simulate(pb, sp, SimConfig(requests=3000, seed=1, policy="allowed"))
+    bad = simulate(pb, sp, SimConfig(requests=3000, seed=1, policy="p-rld"))
+    assert stability_verdict(ok) == "stable"
+    assert abs(ok.figures["rld_occupancy_slope_per_s"]) < 0.01
+    assert ok.figures["rld_offered_load"] < 1.0
+    assert stability_verdict(bad).startswith("RLD overloaded")
+    assert bad.figures["rld_offered_load"] > 2.0
+    assert bad.figures["rld_occupancy_slope_per_s"] > 0.5  # requests per second of backlog
+    assert bad.figures["rld_occupancy_final"] > 100 * ok.figures["rld_occupancy_max"]
+
+
+def test_catch_up_hands_over_in_rounds(all_relay) -> None:
+    pb, sp = all_relay.problem, SimPlan.of(all_relay.plan)
+    one = simulate(pb, sp, SimConfig(requests=1500, seed=2, handover="one-shot"))
+    cu = simulate(pb, sp, SimConfig(requests=1500, seed=2, handover="catch-up"))
+    assert cu.handover == "catch-up"
+    if cu.figures["catch_up_converges"]:
+        # RLD keeps relaying during the rounds: it makes more of the tokens
+        assert cu.figures["rld_output_token_share"] >= one.figures["rld_output_token_share"]
+    assert np.all(np.isfinite(cu.done_s))
+
+
+def test_workload_sampling_and_all_requests_finish(default) -> None:
+    rs = load_scenario(None, Registry(dirs=[bundled_profiles_dir()]))
+    pb, sp = default.problem, SimPlan.of(default.plan)
+    res = simulate(
+        pb, sp, SimConfig(requests=1000, seed=5, sample="workload"), workload=rs.workload
+    )
+    assert np.all(np.isfinite(res.done_s))
+    assert 0.0 < res.figures["pipeline:P-RLD (anomalous):share"] < 0.1
+
+
+# ---------------------------------------------------------------------- plan and closed form
+
+
+def test_plan_json_round_trip(default) -> None:
+    rep: Report = solve_report(default)
+    doc = json.loads(json.dumps(rep.json_document(), default=float))
+    sp = plan_from_json(doc, default.problem)
+    want = SimPlan.of(default.plan)
+    for role in ("P", "RLD", "MD"):
+        got_r, want_r = sp.roles.get(role), want.roles.get(role)
+        assert (got_r is None) == (want_r is None)
+        if got_r is not None and want_r is not None:
+            assert got_r.instance is want_r.instance
+            assert (got_r.instances, got_r.batch_per_instance) == (
+                want_r.instances,
+                want_r.batch_per_instance,
+            )
+    assert sp.threshold == pytest.approx(want.threshold)
+
+
+def test_closed_form_plan_recomputes_the_solvers_figures(default) -> None:
+    pb = default.problem
+    sp = dataclasses.replace(SimPlan.of(default.plan), plan=None)
+    cp = closed_form_plan(pb, sp, default.plan.rate_rps)
+    assert cp.prefill.ttft_s == pytest.approx(default.plan.prefill.ttft_s, rel=1e-9)
+    assert cp.route.link_utilization == pytest.approx(default.plan.route.link_utilization)
+    assert cp.rld_output_token_share == pytest.approx(default.plan.rld_output_token_share)
+
+
+def test_comparison_rows_and_report(default) -> None:
+    pb, sp = default.problem, SimPlan.of(default.plan)
+    res = simulate(pb, sp, SimConfig(requests=2000, seed=1))
+    rows = comparison_rows(closed_form_figures(pb, default.plan), res)
+    by = {r["metric"]: r for r in rows}
+    assert by["ttft_p50_s"]["closed_form"] == pytest.approx(default.plan.prefill.ttft_s[0])
+    assert by["link_utilization"]["gap_pct"] == pytest.approx(
+        100 * (res.figures["link_utilization"] / default.plan.route.link_utilization - 1)
+    )
+    assert "P-MD ttft_p99_s" in by
+    rep = simulate_report(res, rows, "default", "test")
+    doc = rep.json_document()
+    assert doc["schema_version"] and doc["comparison"] and doc["series"]["rld_occupancy"]
+
+
+def test_regime_warning_is_pure_and_names_each_regime(default) -> None:
+    assert closed_form_regime_warning(0.6, 0.3, 2.0) == []
+    msgs = closed_form_regime_warning(
+        0.9, 0.5, 0.4, relayed_share=0.1, rld_step_s=0.01, tpot_s=0.05, rld_wait_probability=0.2
+    )
+    assert len(msgs) == 5
+    assert any("line utilization 0.50" in m for m in msgs)
+    assert any("RLD decodes a step in 10 ms" in m for m in msgs)
+    # the bundled default plan: a fast line and a p50 near 2 s
+    msgs = regime_warning_for_plan(default.problem, default.plan)
+    assert not any("line utilization" in m or "TTFT p50" in m for m in msgs)
+
+
+def test_regime_warning_on_a_slow_line() -> None:
+    out = _solve({"link": "wan-10g-cross-city", "rate_rps": 0.6})
+    msgs = regime_warning_for_plan(out.problem, out.plan)
+    assert any("RLD decodes a step" in m for m in msgs)
+    # the line warning needs long P-MD transfers as well as a busy line
+    assert closed_form_regime_warning(0.5, 0.6, 2.0, pmd_max_transfer_s=0.2) == []
+    assert closed_form_regime_warning(0.5, 0.6, 2.0, pmd_max_transfer_s=3.0)
