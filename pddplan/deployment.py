@@ -499,7 +499,30 @@ def hit_rate_points(
 def request_classes(
     wl: Workload, points_per_bin: int = 3, n_length: int = 3, anomalous_filter: bool = True
 ) -> RequestClasses:
-    """The workload as weighted classes; anomalous requests are flagged (and kept) separately."""
+    """The workload as weighted classes; anomalous requests are flagged (and kept) separately.
+
+    Memoized on the workload's content (the arrays are shared: callers must not modify them).
+    """
+    key = (
+        wl.model_dump_json(exclude={"source", "notes"}),
+        points_per_bin,
+        n_length,
+        anomalous_filter,
+    )
+    hit = _CLASSES.get(key)
+    if hit is None:
+        if len(_CLASSES) > 256:
+            _CLASSES.clear()
+        hit = _CLASSES[key] = _request_classes(wl, points_per_bin, n_length, anomalous_filter)
+    return hit
+
+
+_CLASSES: dict[tuple[Any, ...], RequestClasses] = {}
+
+
+def _request_classes(
+    wl: Workload, points_per_bin: int, n_length: int, anomalous_filter: bool
+) -> RequestClasses:
     h, wh = hit_rate_points(wl.hit_rate, points_per_bin)
     li, wi = length_points(wl.input_tokens, n_length)
     lo, wo = length_points(wl.output_tokens, n_length)

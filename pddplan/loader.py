@@ -315,6 +315,13 @@ class Registry:
         return cls(dirs=dirs)
 
     def index(self, kind: str) -> dict[str, Path]:
+        """Profile names of a kind and the files they resolve to (listed once per registry)."""
+        cache = self.__dict__.setdefault("_index_cache", {})
+        if kind not in cache:
+            cache[kind] = self._scan(kind)
+        return cache[kind]
+
+    def _scan(self, kind: str) -> dict[str, Path]:
         sub = KIND_DIRS[kind]
         found: dict[str, Path] = {}
         for d in self.dirs:
