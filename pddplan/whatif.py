@@ -183,7 +183,11 @@ def validate_axes(scenario: str | None, reg: Registry, axes: Sequence[Axis]) -> 
 
 
 def solve_point(
-    scenario: str | None, profile_dirs: Sequence[str], axes: Sequence[Axis], values: Sequence[Any]
+    scenario: str | None,
+    profile_dirs: Sequence[str],
+    axes: Sequence[Axis],
+    values: Sequence[Any],
+    baselines: bool = True,
 ) -> dict[str, Any]:
     """One sweep row: the swept values, then the plan's figures or the binding constraint."""
     reg, base = _base(scenario, tuple(profile_dirs))
@@ -193,7 +197,7 @@ def solve_point(
     row: dict[str, Any] = {ax.path: v for ax, v in zip(axes, values, strict=True)}
     try:
         rs = load_scenario(scenario, reg, patch)
-        out = solve_scenario(rs)
+        out = solve_scenario(rs, baselines=baselines)
     except InfeasibleError as exc:
         row.update(feasible=False, binding=exc.binding or str(exc))
         return row
@@ -250,13 +254,17 @@ def run_sweep(
     axes: Sequence[Axis],
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    baselines: bool = True,
 ) -> list[dict[str, Any]]:
-    """Solve every point of the grid; the output order is the grid's order, whatever ``jobs``."""
+    """Solve every point of the grid; the output order is the grid's order, whatever ``jobs``.
+
+    Each point is one PDD solve plus, with ``baselines``, the two baselines at its rate.
+    """
     points = sweep_points(axes)
     rows: list[dict[str, Any]] = []
     if jobs <= 1 or len(points) < 8:
         for i, pt in enumerate(points):
-            rows.append(solve_point(scenario, profile_dirs, axes, pt))
+            rows.append(solve_point(scenario, profile_dirs, axes, pt, baselines))
             if progress:
                 progress(i + 1, len(points))
         return rows
@@ -266,7 +274,7 @@ def run_sweep(
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futs = pool.map(
             _solve_star,
-            [(scenario, list(profile_dirs), list(axes), pt) for pt in points],
+            [(scenario, list(profile_dirs), list(axes), pt, baselines) for pt in points],
             chunksize=chunk,
         )
         for i, row in enumerate(futs):

@@ -21,6 +21,13 @@ def sweep_cmd(
             help="PATH=V1,V2,... or PATH=lo:hi:step (repeatable: the grid is their product).",
         ),
     ] = [],  # noqa: B006
+    baselines: Annotated[
+        bool,
+        typer.Option(
+            "--baselines/--no-baselines",
+            help="Also size the same-dc and no-relay baselines at each point (the BCR ratios).",
+        ),
+    ] = True,
     jobs: Annotated[
         int,
         typer.Option("--jobs", "-j", help="Solve points in parallel on N local processes.", min=1),
@@ -79,7 +86,7 @@ def sweep_cmd(
             bar.update(task, completed=done)
 
     try:
-        rows = run_sweep(scenario, dirs, axes, jobs=jobs, progress=progress)
+        rows = run_sweep(scenario, dirs, axes, jobs=jobs, progress=progress, baselines=baselines)
     finally:
         if bar is not None:
             bar.stop()

@@ -125,3 +125,29 @@ def test_rank_chips_per_role() -> None:
     assert by["gpu-b"]["best_role"] == "decode"
     assert by["gpu-a"]["prefill_advantage"] > 1.0
     assert by["tpu-v5e"]["chips_per_instance"] is None  # 16 GB chips cannot hold 235 GB of weights
+
+
+def test_sweep_without_baselines_has_no_ratio_columns() -> None:
+    rows = run_sweep(None, [], [Axis("rate_rps", [1, 2])], baselines=False)
+    assert all(r["feasible"] for r in rows)
+    assert not any(k.startswith("bcr_ratio_vs_") for r in rows for k in r)
+
+
+def test_sweep_cli_plot_one_and_two_parameters(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    for sets, name in (
+        (["--set", "rate_rps=1,2,3"], "one.png"),
+        (["--set", "rate_rps=1,2", "--set", "chips.gpu-b.price_usd_per_hour=2.4,3.0"], "two.png"),
+    ):
+        out = tmp_path / name
+        r = subprocess.run(
+            [sys.executable, "-m", "pddplan", "sweep", *sets, "--plot", str(out), "-f", "csv"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert r.returncode == 0, r.stderr
+        assert out.stat().st_size > 5_000
+        assert r.stdout.splitlines()[0].startswith("rate_rps")
