@@ -370,26 +370,28 @@ class Solver:
         return PrefillSizing(hi, util, q, att, f"TTFT p{int(PERCENTILES[worst] * 100)}")
 
     # ---- decode pools
+    def md_context_tokens(self) -> float:
+        """Mean context of MD's sequences: input plus half the output [tokens]."""
+        pb = self.pb
+        c = pb.classes
+        on = c.weight * pb.on_decode_side
+        return float(np.sum(on * (c.input_tokens + c.output_tokens / 2)) / max(np.sum(on), 1e-300))
+
+    def handover_transfer_s(self) -> float:
+        """Time to ship one hand-over batch of token IDs over the line [s]."""
+        link = self.pb.wan
+        payload = network.handover_payload_bytes(
+            self.pb.catch_up_threshold_tokens, TOKEN_ID_BYTES_PER_TOKEN
+        )
+        return float(network.transfer_time_s(payload, link.goodput_bytes_per_s, link.rtt_s, 0.0))
+
     def decode_load(self, route: Route, md: Instance, mode: str):
         """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option."""
         pb = self.pb
         c = pb.classes
-        ctx_md = float(
-            np.sum(c.weight * pb.on_decode_side * (c.input_tokens + c.output_tokens / 2))
-            / max(np.sum(c.weight * pb.on_decode_side), 1e-300)
-        )
+        ctx_md = self.md_context_tokens()
         e0, e1 = md.extend_affine(ctx_md)
-        link = pb.wan
-        ho_s = float(
-            network.transfer_time_s(
-                network.handover_payload_bytes(
-                    pb.catch_up_threshold_tokens, TOKEN_ID_BYTES_PER_TOKEN
-                ),
-                link.goodput_bytes_per_s,
-                link.rtt_s,
-                0.0,
-            )
-        )
+        ho_s = self.handover_transfer_s()
         if mode == "one-shot":
             extra, stall, rounds = pipeline.one_shot_handover(route.eager_tokens, e0, e1, ho_s)
             extend_busy = np.where(route.eager_tokens > 0, e0 + e1 * route.eager_tokens, 0.0)
@@ -591,7 +593,7 @@ class Solver:
                 k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()
             }
             w = pb.classes.weight
-            share = self.rld_share(route, rld_tokens, extra, r_inst, rs)
+            share, stall_max = self.reported_handover(route, mode, m, rld_tokens, extra, r_inst, rs)
             binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
             if rs is not None and rs.instances > 0:
                 binding.append(f"RLD: {rs.batch_bound_by}")
@@ -612,7 +614,7 @@ class Solver:
                 prefill=ps,
                 decode={"RLD": rs if roles["RLD"] else None, "MD": md},
                 route=route,
-                md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+                md_stall_s=max(stall_max, float(np.max(stall)) if len(stall) else 0.0),
                 rld_extra_s=extra,
                 rld_output_token_share=share,
                 meets_sla=ttft_ok,
@@ -648,28 +650,45 @@ class Solver:
         out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}
         return out
 
-    def rld_share(
-        self, route: Route, rld_tokens, extra, r_inst: Instance | None, rs: DecodeSizing | None
-    ) -> float:
-        """RLD's share of all output tokens, with RLD stepping at its working batch.
+    def reported_handover(
+        self,
+        route: Route,
+        mode: str,
+        md_inst: Instance,
+        rld_tokens,
+        extra,
+        r_inst: Instance | None,
+        rs: DecodeSizing | None,
+    ) -> tuple[float, float]:
+        """RLD's share of all output tokens and MD's longest hand-over stall [s], with RLD
+        stepping at its working batch.
 
-        Sizing counts eager tokens at the TPOT target (conservative for MD); a lightly loaded
-        RLD steps faster and emits more of them before MD takes over, which is what it reports.
+        Sizing counts eager tokens at the TPOT target (conservative for MD's decode load); a
+        lightly loaded RLD steps faster, emits more of them before MD takes over and hands MD a
+        longer extend, which is what the plan reports.
         """
         pb = self.pb
         c = pb.classes
         w = c.weight
         tokens = np.asarray(rld_tokens, dtype=float)
-        if r_inst is not None and rs is not None and rs.instances > 0 and np.any(route.relay):
-            batch = min(
-                max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1))
+        stall = 0.0
+        if r_inst is None or rs is None or rs.instances <= 0 or not np.any(route.relay):
+            return float(np.sum(w * tokens) / np.sum(w * c.output_tokens)), stall
+        batch = min(max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1)))
+        step_s = min(float(r_inst.decode_step_s(batch, rs.context_tokens)), pb.tpot_s)
+        e0, e1 = md_inst.extend_affine(self.md_context_tokens())
+        eager = pipeline.eager_tokens(route.relay_wait_s, step_s, c.output_tokens)
+        ho_s = self.handover_transfer_s()
+        if mode == "one-shot":
+            more, stalls, _ = pipeline.one_shot_handover(eager, e0, e1, ho_s)
+        else:
+            more, stalls, _ = pipeline.catch_up_handover(
+                eager, pb.catch_up_threshold_tokens, e0, e1, step_s, ho_s
             )
-            step_s = float(r_inst.decode_step_s(batch, rs.context_tokens))
-            if 0 < step_s < pb.tpot_s:
-                busy_s = route.relay_wait_s + np.asarray(extra, dtype=float)
-                relayed = pipeline.eager_tokens(busy_s, step_s, c.output_tokens)
-                tokens = np.where(route.relay, relayed, tokens)
-        return float(np.sum(w * tokens) / np.sum(w * c.output_tokens))
+        relayed = np.minimum(eager + np.asarray(more, dtype=float) / step_s, c.output_tokens)
+        tokens = np.where(route.relay, relayed, tokens)
+        stall = float(np.max(np.where(route.relay, stalls, 0.0)))
+        return float(np.sum(w * tokens) / np.sum(w * c.output_tokens)), stall
 
     def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
         if not self.pb.max_chips:

@@ -58,8 +58,14 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
             float(np.sum(rate_rps * w * rld_time)),
             solver.rld_context_tokens(route),
         )
-    share = solver.rld_share(
-        route, rld_tokens, extra, rr.instance if rr is not None else None, decode["RLD"]
+    share, stall_max = solver.reported_handover(
+        route,
+        mode,
+        md.instance,
+        rld_tokens,
+        extra,
+        rr.instance if rr is not None else None,
+        decode["RLD"],
     )
     role_cost = {
         k: (v[0].price_usd_per_hour * v[1] if v is not None else 0.0) for k, v in roles.items()
@@ -77,7 +83,7 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
         prefill=prefill,
         decode=decode,
         route=route,
-        md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+        md_stall_s=max(stall_max, float(np.max(stall)) if len(stall) else 0.0),
         rld_extra_s=extra,
         rld_output_token_share=share,
         meets_sla=all(
