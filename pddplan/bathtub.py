@@ -65,6 +65,7 @@ class BathtubResult:
     chunk_advice: list[dict[str, float]] = field(default_factory=list)
     price_fraction_without_valley: float | None = None
     capacity_advice: list[dict[str, float]] = field(default_factory=list)
+    singular_moves: list[dict[str, Any]] = field(default_factory=list)
 
 
 def hit_rate_grid(step: float, extra: list[float]) -> np.ndarray:
@@ -233,8 +234,32 @@ def analyze(
         no_valley_reason=reason,
         singular=_singular_rows(sing, grid, tok_per_s),
     )
+    res.singular_moves = singular_moves(l_in, chunk)
     _advise(res, rs, solver, plan, tolerance, capacity_curve)
     return res
+
+
+def singular_moves(input_tokens: float, chunk_size_tokens: int) -> list[dict[str, Any]]:
+    """Where the singular points sit for other chunk sizes and input lengths.
+
+    They sit just past ``h = 1 - k C / L`` for whole ``k``: ``C / L`` apart, so they move apart
+    as the chunk grows or the prompt shrinks, and vanish when ``C >= L``.
+    """
+    rows = []
+    for scale in (0.5, 1.0, 2.0):
+        l_in = int(round(input_tokens * scale))
+        for c in sorted({chunk_size_tokens // 2, chunk_size_tokens, chunk_size_tokens * 2}):
+            pts = vmath.singular_hit_rates(l_in, c)
+            rows.append(
+                {
+                    "input_tokens": l_in,
+                    "chunk_size_tokens": c,
+                    "singular_points": len(pts),
+                    "spacing_hit_rate": c / l_in,
+                    "hit_rates": ", ".join(f"{p.hit_rate:.3f}" for p in pts),
+                }
+            )
+    return rows
 
 
 def _no_valley_reason(y: np.ndarray, tolerance: float, metric: str) -> str:

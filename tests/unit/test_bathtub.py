@@ -133,3 +133,14 @@ def test_cli_bathtub_bad_plot_suffix_is_a_usage_error(tmp_path) -> None:
     )
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_singular_points_move_with_chunk_size_and_input_length() -> None:
+    from pddplan.bathtub import singular_moves
+
+    rows = {(r["input_tokens"], r["chunk_size_tokens"]): r for r in singular_moves(64512, 8192)}
+    # k C < L boundaries: floor((L - 1) / C) of them, C / L apart
+    assert rows[(64512, 8192)]["singular_points"] == 7
+    assert rows[(129024, 8192)]["singular_points"] == 15
+    assert rows[(64512, 16384)]["singular_points"] == 3
+    assert rows[(32256, 8192)]["spacing_hit_rate"] == pytest.approx(8192 / 32256)
