@@ -37,7 +37,9 @@ def main() -> None:
     rows = run_sweep(None, [], axis(a.points), jobs=a.jobs)
     wall = time.perf_counter() - t0
     ok = sum(1 for r in rows if r.get("feasible"))
-    print(f"one core: {one_core:7.1f} sweep points/s with baselines (3 solves a point)   (goal >= 200)")
+    print(
+        f"one core: {one_core:7.1f} sweep points/s with baselines (3 solves a point)   (goal >= 200)"
+    )
     print(f"one core: {one_core_pdd:7.1f} sweep points/s without baselines (--no-baselines)")
     print(
         f"{a.points} points on {a.jobs} processes: {wall:6.1f} s, {ok} feasible   (goal < 60 s for 10,000 on 2)"
