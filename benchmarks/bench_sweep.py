@@ -1,8 +1,9 @@
 """Speed of what-if sweeps (issue: what-if and procurement).
 
-Prints sweep points per second on one core (the default scenario, a price sweep), with the two
-baselines sized at every point (the default) and without them, and the wall time of a sweep of
-N points with baselines on J processes (default 10,000 points on 2).
+Prints sweep points per second on one core on the default scenario: a GPU-B price sweep with the
+two baselines sized at every point (the default) and without them (price-independent parts of
+the search are memoized, so a price sweep reuses them), a rate sweep (nothing reused), and the
+wall time of a price sweep of N points with baselines on J processes (default 10,000 on 2).
 
 Usage: python benchmarks/bench_sweep.py [--points N] [--jobs J] [--single N]
 """
@@ -33,6 +34,13 @@ def main() -> None:
     t0 = time.perf_counter()
     run_sweep(None, [], axis(a.single), jobs=1, baselines=False)
     one_core_pdd = a.single / (time.perf_counter() - t0)
+    # a rate sweep changes the physics at every point, so nothing is reused between points
+    rates = [
+        Axis("rate_rps", [round(1.0 + 2.0 * i / max(a.single - 1, 1), 6) for i in range(a.single)])
+    ]
+    t0 = time.perf_counter()
+    run_sweep(None, [], rates, jobs=1)
+    one_core_rates = a.single / (time.perf_counter() - t0)
     t0 = time.perf_counter()
     rows = run_sweep(None, [], axis(a.points), jobs=a.jobs)
     wall = time.perf_counter() - t0
@@ -41,6 +49,9 @@ def main() -> None:
         f"one core: {one_core:7.1f} sweep points/s with baselines (3 solves a point)   (goal >= 200)"
     )
     print(f"one core: {one_core_pdd:7.1f} sweep points/s without baselines (--no-baselines)")
+    print(
+        f"one core: {one_core_rates:7.1f} sweep points/s sweeping the rate (no reuse between points)"
+    )
     print(
         f"{a.points} points on {a.jobs} processes: {wall:6.1f} s, {ok} feasible   (goal < 60 s for 10,000 on 2)"
     )

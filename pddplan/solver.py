@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -156,6 +157,25 @@ class Problem:
                 mids = np.quantile(mids, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
         return [0.0, *sorted({float(x) for x in mids}), 2.0]
 
+    def physics_key(self) -> tuple[Any, ...]:
+        """Everything the search's timings depend on, prices and inventory excluded."""
+        return (
+            self.classes.key,
+            replace(self.wan, price_usd_per_hour=0.0),
+            replace(self.rdma, price_usd_per_hour=0.0),
+            self.topology,
+            self.ttft_targets_s,
+            self.tpot_s,
+            self.chunk_size_tokens,
+            self.prefill_utilization_cap,
+            self.link_utilization_cap,
+            self.handover_modes,
+            self.catch_up_threshold_tokens,
+            self.routing,
+            self.enforce_ttft,
+            self.model,
+        )
+
     def relay_mask(self, threshold: float) -> np.ndarray:
         return (self.classes.hit_rate < threshold) & self.on_decode_side
 
@@ -211,6 +231,8 @@ class Plan:
     rld_output_token_share: float
     meets_sla: bool
     binding: list[str]
+    # what the reported hand-over figures need, filled in once the plan is chosen
+    handover_inputs: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def goodput_rps(self) -> float:
@@ -232,9 +254,26 @@ class Plan:
         return out
 
 
+#: Memo of the search's pure, price-independent pieces across solves (what-if sweeps that
+#: change prices or inventory reuse them). Bounded; cleared when full.
+_MEMO: dict[tuple[Any, ...], Any] = {}
+_MEMO_MAX = 20_000
+
+
+def _memo(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    if key in _MEMO:
+        return _MEMO[key]
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    value = _MEMO[key] = compute()
+    return value
+
+
 class Solver:
     def __init__(self, problem: Problem) -> None:
         self.pb = problem
+        self._key = problem.physics_key()
+        self._md_ctx: float | None = None
 
     # ---- per-option quantities
     def prefill_s(self, inst: Instance) -> np.ndarray:
@@ -334,6 +373,11 @@ class Solver:
         return q, att, util  # type: ignore[return-value]
 
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
+        """Fewest prefill instances meeting the utilization cap and the TTFT targets."""
+        key = ("prefill", self._key, inst.physics_key, rate, route.threshold)
+        return _memo(key, lambda: self._size_prefill(inst, rate, route))
+
+    def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
         pb = self.pb
         pre = self.prefill_s(inst)
         mean_s = float(np.sum(pb.classes.weight * pre))
@@ -372,6 +416,11 @@ class Solver:
     # ---- decode pools
     def md_context_tokens(self) -> float:
         """Mean context of MD's sequences: input plus half the output [tokens]."""
+        if self._md_ctx is None:
+            self._md_ctx = self._md_context_tokens()
+        return self._md_ctx
+
+    def _md_context_tokens(self) -> float:
         pb = self.pb
         c = pb.classes
         on = c.weight * pb.on_decode_side
@@ -387,6 +436,10 @@ class Solver:
 
     def decode_load(self, route: Route, md: Instance, mode: str):
         """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option."""
+        key = ("decode", self._key, md.physics_key, route.link_utilization, route.threshold, mode)
+        return _memo(key, lambda: self._decode_load(route, md, mode))
+
+    def _decode_load(self, route: Route, md: Instance, mode: str):
         pb = self.pb
         c = pb.classes
         ctx_md = self.md_context_tokens()
@@ -418,6 +471,11 @@ class Solver:
         return ctx_md, md_time, extend_busy, stall, rld_time, rld_tokens, extra
 
     def rld_context_tokens(self, route: Route) -> float:
+        """Mean context of RLD's sequences on a route [tokens] (memoized)."""
+        key = ("rld-ctx", self._key, route.link_utilization, route.threshold)
+        return float(_memo(key, lambda: self._rld_context_tokens(route)))
+
+    def _rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences, weighted by their time there (input + half the eager
         tokens; anomalous requests: input + half their output)."""
         pb = self.pb
@@ -494,7 +552,23 @@ class Solver:
                     best = cand
         if best is None:
             raise self._infeasible(rate, reasons)
-        return best
+        return self.finalize(best)
+
+    def finalize(self, plan: Plan) -> Plan:
+        """The chosen plan with its hand-over figures at RLD's working step (see
+        :meth:`reported_handover`)."""
+        if plan.handover_inputs is None:
+            return plan
+        mode, m, rld_tokens, extra, r_inst, rs = plan.handover_inputs
+        share, stall_max = self.reported_handover(
+            plan.route, mode, m, rld_tokens, extra, r_inst, rs
+        )
+        return replace(
+            plan,
+            rld_output_token_share=share,
+            md_stall_s=max(stall_max, plan.md_stall_s),
+            handover_inputs=None,
+        )
 
     def lower_bound(self, rate: float, route: Route) -> float:
         """A cost no plan on this route can undercut [USD/h]: prefill at its utilization cap
@@ -533,43 +607,69 @@ class Solver:
         line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
         return p_lb + md_lb + rld_lb + line
 
-    def _best_for(self, rate: float, route: Route, mode: str, p_ok) -> Plan | None:
+    def _decode_sizings(self, rate: float, route: Route, mode: str):
+        """MD and RLD sizings for every option (price-independent, so memoized).
+
+        Returns ``(md_rows, pairs)``: ``md_rows[i] = (MD option index, MD sizing, stall,
+        rld_time, rld_tokens, extra)``; ``pairs`` lists ``(md row, RLD option index or None, RLD
+        sizing or None)`` for every feasible combination.
+        """
         pb = self.pb
+        key = (
+            "decode-sizings",
+            self._key,
+            tuple(m.physics_key for m in pb.options["MD"]),
+            tuple(r.physics_key for r in pb.options["RLD"]),
+            rate,
+            route.threshold,
+            route.link_utilization,
+            mode,
+        )
+        return _memo(key, lambda: self._decode_sizings_compute(rate, route, mode))
+
+    def _decode_sizings_compute(self, rate: float, route: Route, mode: str):
+        pb = self.pb
+        w = pb.classes.weight
         has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
         md_rows = []
-        for m in pb.options["MD"]:
+        for oi, m in enumerate(pb.options["MD"]):
             ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = self.decode_load(
                 route, m, mode
             )
-            ext_mean = float(np.sum(pb.classes.weight * ext_busy))
-            md = self.size_decode(m, rate, md_time, ctx, ext_mean)
-            if md is None:
-                continue
-            md_rows.append((m, md, stall, rld_time, rld_tokens, extra))
-        if not md_rows:
-            return None
-        r_opts = list(pb.options["RLD"]) if has_rld else []
-        ctx_r = self.rld_context_tokens(route) if has_rld else 0.0
-        b_r = np.array([r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts], dtype=float)
-        b_mem_r = np.array([r.max_batch_memory(ctx_r) for r in r_opts], dtype=float)
-        price_r = np.array([r.price_usd_per_hour for r in r_opts], dtype=float)
-        combos: list[tuple[float, int, Instance | None, DecodeSizing | None]] = []
-        w = pb.classes.weight
-        for mi, (m, md, _stall, rld_time, _tokens, _extra) in enumerate(md_rows):
-            md_cost = md.instances * m.price_usd_per_hour
-            if not has_rld:
-                combos.append((md_cost, mi, None, None))
-                continue
-            conc = float(np.sum(rate * w * rld_time))
-            for ri, r in enumerate(r_opts):
+            md = self.size_decode(m, rate, md_time, ctx, float(np.sum(w * ext_busy)))
+            if md is not None:
+                md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))
+        pairs: list[tuple[int, int | None, DecodeSizing | None]] = []
+        if not has_rld:
+            return md_rows, [(i, None, None) for i in range(len(md_rows))]
+        r_opts = pb.options["RLD"]
+        ctx_r = self.rld_context_tokens(route)
+        b_r = [r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts]
+        b_mem_r = [r.max_batch_memory(ctx_r) for r in r_opts]
+        for i, row in enumerate(md_rows):
+            conc = float(np.sum(rate * w * row[3]))
+            for ri in range(len(r_opts)):
                 if b_r[ri] < 1:
                     continue
                 n_r = max(math.ceil(conc / b_r[ri] - 1e-9), 1)
                 bound = "memory" if b_r[ri] >= b_mem_r[ri] else "TPOT"
-                sizing = DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)
-                combos.append((md_cost + n_r * price_r[ri], mi, r, sizing))
-        if not combos:
+                pairs.append((i, ri, DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)))
+        return md_rows, pairs
+
+    def _best_for(self, rate: float, route: Route, mode: str, p_ok) -> Plan | None:
+        pb = self.pb
+        md_rows, pairs = self._decode_sizings(rate, route, mode)
+        if not md_rows or not pairs:
             return None
+        md_opts = pb.options["MD"]
+        r_opts = pb.options["RLD"]
+        combos = []
+        for row_i, ri, sizing in pairs:
+            oi, md = md_rows[row_i][0], md_rows[row_i][1]
+            cost = md.instances * md_opts[oi].price_usd_per_hour
+            if ri is not None and sizing is not None:
+                cost += sizing.instances * r_opts[ri].price_usd_per_hour
+            combos.append((cost, row_i, ri, sizing))
         p_costs = np.array([s.instances * p.price_usd_per_hour for p, s in p_ok])
         rm_costs = np.array([c[0] for c in combos])
         tot = p_costs[:, None] + rm_costs[None, :]
@@ -578,8 +678,10 @@ class Solver:
         for flat in order:
             pi, ci = np.unravel_index(flat, tot.shape)
             p, ps = p_ok[pi]
-            _, mi, r_inst, rs = combos[ci]
-            m, md, stall, rld_time, rld_tokens, extra = md_rows[mi]
+            _, row_i, ri, rs = combos[ci]
+            oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
+            m = md_opts[oi]
+            r_inst = r_opts[ri] if ri is not None else None
             roles: dict[str, tuple[Instance, int] | None] = {
                 "P": (p, ps.instances),
                 "RLD": (r_inst, rs.instances)
@@ -593,7 +695,6 @@ class Solver:
                 k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()
             }
             w = pb.classes.weight
-            share, stall_max = self.reported_handover(route, mode, m, rld_tokens, extra, r_inst, rs)
             binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
             if rs is not None and rs.instances > 0:
                 binding.append(f"RLD: {rs.batch_bound_by}")
@@ -614,9 +715,12 @@ class Solver:
                 prefill=ps,
                 decode={"RLD": rs if roles["RLD"] else None, "MD": md},
                 route=route,
-                md_stall_s=max(stall_max, float(np.max(stall)) if len(stall) else 0.0),
+                md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
                 rld_extra_s=extra,
-                rld_output_token_share=share,
+                rld_output_token_share=float(
+                    np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)
+                ),
+                handover_inputs=(mode, m, rld_tokens, extra, r_inst, rs),
                 meets_sla=ttft_ok,
                 binding=binding,
             )
