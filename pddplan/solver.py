@@ -17,7 +17,7 @@ TTFT p99 (then p90, p50) wins.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -504,7 +504,7 @@ class Solver:
         extra_busy: float = 0.0,
     ) -> DecodeSizing | None:
         w = self.pb.classes.weight
-        conc = float(np.sum(rate * w * time_s))
+        conc = float(np.sum(pipeline.little_concurrency(rate * w, time_s)))
         if conc <= 0:
             return DecodeSizing(0, 0, "-", 0.0, context_tokens)
         b_mem = inst.max_batch_memory(context_tokens)
@@ -777,7 +777,7 @@ class Solver:
         tokens = np.asarray(rld_tokens, dtype=float)
         stall = 0.0
         if r_inst is None or rs is None or rs.instances <= 0 or not np.any(route.relay):
-            return float(np.sum(w * tokens) / np.sum(w * c.output_tokens)), stall
+            return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
         batch = min(max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1)))
         step_s = min(float(r_inst.decode_step_s(batch, rs.context_tokens)), pb.tpot_s)
         e0, e1 = md_inst.extend_affine(self.md_context_tokens())
@@ -792,7 +792,7 @@ class Solver:
         relayed = np.minimum(eager + np.asarray(more, dtype=float) / step_s, c.output_tokens)
         tokens = np.where(route.relay, relayed, tokens)
         stall = float(np.max(np.where(route.relay, stalls, 0.0)))
-        return float(np.sum(w * tokens) / np.sum(w * c.output_tokens)), stall
+        return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
 
     def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
         if not self.pb.max_chips:
@@ -1009,7 +1009,3 @@ def baseline_at_rate(rs: ResolvedScenario, topology: Topology, rate: float) -> P
         pb.enforce_ttft = False
         plan = Solver(pb).solve_rate(rate)
         return replace(plan, meets_sla=False)
-
-
-def seq(x: Sequence[float]) -> list[float]:
-    return [float(v) for v in x]
