@@ -21,15 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from pddplan import units
-from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, cached_prefix_tokens
+from pddplan import timing, units
+from pddplan.deployment import cached_prefix_tokens
 from pddplan.errors import InfeasibleError
 from pddplan.loader import ResolvedScenario
-from pddplan.models import network, pipeline
 from pddplan.models import valleys as vmath
 from pddplan.planner import Outcome, solve_scenario
 from pddplan.solver import PDD, Plan, Solver, build_problem
 from pddplan.spec import Revenue
+from pddplan.timing import Routing
 
 TOKENS_PER_MTOK = 1e6
 
@@ -108,26 +108,22 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     uncached = input_tokens - cached
     pre = np.asarray(p_inst.prefill_s(uncached, cached, pb.chunk_size_tokens), dtype=float)
     cost = pre * p_inst.price_usd_per_hour / units.SECONDS_PER_HOUR
-    wan_bytes = network.uncached_kv_bytes(input_tokens, h, pb.model.kv_bytes_per_token)
-    util = plan.route.link_utilization
-    if pb.topology.cross_dc:
-        wan_s = network.transfer_time_s(
-            wan_bytes, pb.wan.goodput_bytes_per_s, pb.wan.rtt_s, pb.wan.setup_rtts, util
-        )
-        line_busy_s = wan_bytes / pb.wan.goodput_bytes_per_s
-        cost = cost + line_busy_s * pb.wan.price_usd_per_hour / units.SECONDS_PER_HOUR
-    else:
-        wan_s = np.zeros_like(h)
-    relay = (h < plan.threshold) & (plan.roles["RLD"] is not None)
-    rdma_s = network.transfer_time_s(
-        input_tokens * pb.model.kv_bytes_per_token,
-        pb.rdma.goodput_bytes_per_s,
-        pb.rdma.rtt_s,
-        pb.rdma.setup_rtts,
+    n = h.shape
+    on = np.ones(n, dtype=bool)
+    routing = plan.routing if plan.roles["RLD"] is not None else Routing.none()
+    tl = timing.timeline(
+        pb.paths,
+        routing,
+        np.full(n, float(input_tokens)),
+        h,
+        np.full(n, float(output_tokens)),
+        on,
+        plan.route.link_utilization,
     )
-    wait = np.where(relay, pipeline.relay_wait_s(wan_s, rdma_s), 0.0)
-    eager = pipeline.eager_tokens(wait, pb.tpot_s, output_tokens)
-    md_s = (output_tokens - eager) * pb.tpot_s
+    if pb.topology.cross_dc:
+        line_busy_s = tl.wan_bytes / pb.wan.goodput_bytes_per_s
+        cost = cost + line_busy_s * pb.wan.price_usd_per_hour / units.SECONDS_PER_HOUR
+    md_s = (output_tokens - tl.eager_tokens) * pb.tpot_s
     md = plan.decode["MD"]
     m_inst, _ = plan.roles["MD"]  # type: ignore[misc]
     if md is not None and md.batch_per_instance:
@@ -137,15 +133,8 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     rld = plan.decode.get("RLD")
     if plan.roles["RLD"] is not None and rld is not None and rld.batch_per_instance:
         r_inst, _ = plan.roles["RLD"]
-        ho = float(
-            network.transfer_time_s(
-                network.handover_payload_bytes(eager, TOKEN_ID_BYTES_PER_TOKEN),
-                pb.wan.goodput_bytes_per_s,
-                pb.wan.rtt_s,
-                0.0,
-            ).max()
-        )
-        rld_s = np.where(relay, wait + ho, 0.0)
+        ho = float(np.max(timing.handover_transfer_s(pb.wan, tl.eager_tokens)))
+        rld_s = np.where(tl.relay, tl.relay_wait_s + ho, 0.0)
         cost = (
             cost
             + rld_s / rld.batch_per_instance * r_inst.price_usd_per_hour / units.SECONDS_PER_HOUR

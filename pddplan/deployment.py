@@ -14,8 +14,7 @@ import numpy as np
 
 from pddplan import units
 from pddplan.models import architecture as arch
-from pddplan.models import compute, memory
-from pddplan.models.network import normal_cdf, normal_ppf
+from pddplan.models import compute, memory, network
 from pddplan.spec import (
     Chip,
     CompressedAttention,
@@ -24,6 +23,7 @@ from pddplan.spec import (
     GqaAttention,
     HitRateDist,
     LengthDist,
+    Link,
     LognormalLength,
     MlaAttention,
     Model,
@@ -36,6 +36,52 @@ from pddplan.spec import (
 TOKEN_ID_BYTES_PER_TOKEN = 16.0
 #: Extend-pass chunk: MD extends all handed-over tokens in one step.
 EXTEND_CHUNK_TOKENS = 1 << 30
+
+
+# ------------------------------------------------------------------------------------ links
+
+
+@dataclass(frozen=True)
+class LinkNumbers:
+    """A link (WAN line or RDMA fabric) in SI numbers: the only form the timing sees."""
+
+    name: str
+    bandwidth_gbit_per_s: float
+    goodput_bytes_per_s: float
+    rtt_s: float
+    setup_rtts: float
+    jitter_cv: float
+    price_usd_per_hour: float
+
+    @classmethod
+    def of(cls, link: Link, bandwidth_scale: float = 1.0) -> LinkNumbers:
+        bw = link.bandwidth_gbit_per_s * bandwidth_scale
+        return cls(
+            name=link.name,
+            bandwidth_gbit_per_s=bw,
+            goodput_bytes_per_s=float(
+                network.link_goodput_bytes_per_s(
+                    units.gbit_per_s_to_bytes_per_s(bw), link.efficiency
+                )
+            ),
+            rtt_s=units.ms_to_s(link.rtt_ms),
+            setup_rtts=link.setup_rtts,
+            jitter_cv=link.jitter_cv,
+            price_usd_per_hour=units.usd_per_month_to_usd_per_hour(link.price_usd_per_month),
+        )
+
+    def transfer_params(self) -> dict[str, float]:
+        """Keyword arguments of :func:`pddplan.models.network.transfer_phases` for this link."""
+        return {
+            "goodput_bytes_per_s": self.goodput_bytes_per_s,
+            "rtt_s": self.rtt_s,
+            "setup_rtts": self.setup_rtts,
+        }
+
+    @property
+    def line_efficiency(self) -> float:
+        """Goodput over line rate [-]."""
+        return self.goodput_bytes_per_s / units.gbit_per_s_to_bytes_per_s(self.bandwidth_gbit_per_s)
 
 
 # ------------------------------------------------------------------------------------ model
@@ -436,8 +482,8 @@ def length_points(dist: LengthDist, n: int) -> tuple[np.ndarray, np.ndarray]:
         # each of n equal-probability slices is represented by its conditional mean, so the
         # discretized mean equals the distribution's: E[X | slice i] = n m (Phi(z_{i+1} - s) -
         # Phi(z_i - s)) with z the slice's standard-normal bounds
-        z = np.concatenate([[-np.inf], normal_ppf(np.arange(1, n) / n), [np.inf]])
-        vals = n * p.mean * np.diff(normal_cdf(z - sigma))
+        z = np.concatenate([[-np.inf], network.normal_ppf(np.arange(1, n) / n), [np.inf]])
+        vals = n * p.mean * np.diff(network.normal_cdf(z - sigma))
         vals = np.clip(np.round(vals), p.min, p.max if p.max is not None else np.inf)
         return vals, np.full(n, 1.0 / n)
     assert isinstance(dist, EmpiricalLength)

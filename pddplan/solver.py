@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from pddplan import units
+from pddplan import timing, units
 from pddplan.deployment import (
-    TOKEN_ID_BYTES_PER_TOKEN,
     Instance,
+    LinkNumbers,
     ModelNumbers,
     RequestClasses,
     model_numbers,
@@ -35,46 +35,15 @@ from pddplan.deployment import (
 )
 from pddplan.errors import InfeasibleError
 from pddplan.loader import ResolvedScenario, role_chip_names
-from pddplan.models import network, pipeline, queueing
-from pddplan.spec import Link
+from pddplan.models import pipeline, queueing
+from pddplan.timing import Routing, Timeline
 
 ROLES = ("P", "RLD", "MD")
 PERCENTILES = (0.5, 0.9, 0.99)
-HANDOVER_MODES = ("one-shot", "catch-up")
+HANDOVER_MODES = timing.HANDOVER_MODES
 #: Routing thresholds tried for a continuous hit-rate distribution (between class points).
 MAX_ROUTING_THRESHOLDS = 8
 Progress = Callable[[int, int], None]
-
-
-# ------------------------------------------------------------------------------------ links
-
-
-@dataclass(frozen=True)
-class LinkNumbers:
-    name: str
-    bandwidth_gbit_per_s: float
-    goodput_bytes_per_s: float
-    rtt_s: float
-    setup_rtts: float
-    jitter_cv: float
-    price_usd_per_hour: float
-
-    @classmethod
-    def of(cls, link: Link, bandwidth_scale: float = 1.0) -> LinkNumbers:
-        bw = link.bandwidth_gbit_per_s * bandwidth_scale
-        return cls(
-            name=link.name,
-            bandwidth_gbit_per_s=bw,
-            goodput_bytes_per_s=float(
-                network.link_goodput_bytes_per_s(
-                    units.gbit_per_s_to_bytes_per_s(bw), link.efficiency
-                )
-            ),
-            rtt_s=units.ms_to_s(link.rtt_ms),
-            setup_rtts=link.setup_rtts,
-            jitter_cv=link.jitter_cv,
-            price_usd_per_hour=units.usd_per_month_to_usd_per_hour(link.price_usd_per_month),
-        )
 
 
 # ---------------------------------------------------------------------------------- problem
@@ -118,10 +87,20 @@ class Problem:
 
     # --- chip-independent per-class arrays
     @cached_property
+    def paths(self) -> timing.Paths:
+        return timing.Paths(
+            kv_bytes_per_token=self.model.kv_bytes_per_token,
+            wan=self.wan,
+            rdma=self.rdma,
+            cross_dc=self.topology.cross_dc,
+            tpot_s=self.tpot_s,
+            catch_up_threshold_tokens=self.catch_up_threshold_tokens,
+        )
+
+    @cached_property
     def wan_bytes(self) -> np.ndarray:
         c = self.classes
-        b = network.uncached_kv_bytes(c.input_tokens, c.hit_rate, self.model.kv_bytes_per_token)
-        return np.where(self.on_decode_side, b, 0.0)
+        return timing.decode_side_bytes(self.paths, c.input_tokens, c.hit_rate, self.on_decode_side)
 
     @cached_property
     def on_decode_side(self) -> np.ndarray:
@@ -129,23 +108,12 @@ class Problem:
         return ~(self.classes.anomalous & self.topology.anomalous_filter & self.topology.relay)
 
     @cached_property
-    def rdma_to_rld_s(self) -> np.ndarray:
-        """RDMA KV copy P -> RLD: the whole context (RLD keeps no long-lived prefix cache)."""
-        c = self.classes
-        return network.transfer_time_s(
-            c.input_tokens * self.model.kv_bytes_per_token,
-            self.rdma.goodput_bytes_per_s,
-            self.rdma.rtt_s,
-            self.rdma.setup_rtts,
-        )
-
-    @cached_property
-    def thresholds(self) -> list[float]:
-        """Routing thresholds: classes with hit rate below it are relayed."""
+    def routings(self) -> list[Routing]:
+        """Routings tried: relay nothing, relay below each interior hit-rate edge, relay all."""
         if not (self.topology.relay and self.topology.cross_dc) or self.routing == "no-relay":
-            return [0.0]
+            return [Routing.none()]
         if self.routing == "all-relay":
-            return [2.0]
+            return [Routing.all()]
         h = np.unique(self.classes.hit_rate[~self.classes.anomalous])
         edges = self.classes.routing_edges
         if edges is not None:
@@ -155,7 +123,11 @@ class Problem:
             mids = (h[:-1] + h[1:]) / 2
             if len(mids) > MAX_ROUTING_THRESHOLDS:
                 mids = np.quantile(mids, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
-        return [0.0, *sorted({float(x) for x in mids}), 2.0]
+        return [
+            Routing.none(),
+            *(Routing.below(x) for x in sorted({float(x) for x in mids})),
+            Routing.all(),
+        ]
 
     def physics_key(self) -> tuple[Any, ...]:
         """Everything the search's timings depend on, prices and inventory excluded."""
@@ -176,23 +148,15 @@ class Problem:
             self.model,
         )
 
-    def relay_mask(self, threshold: float) -> np.ndarray:
-        return (self.classes.hit_rate < threshold) & self.on_decode_side
+    def relay_mask(self, routing: Routing) -> np.ndarray:
+        return routing.relays(self.classes.hit_rate) & self.on_decode_side
 
 
 # -------------------------------------------------------------------------------- evaluation
 
 
-@dataclass(frozen=True)
-class Route:
-    """Per-class timings for one rate and routing threshold (chip independent)."""
-
-    threshold: float
-    relay: np.ndarray  # bool per class
-    link_utilization: float
-    wan_s: np.ndarray  # mean WAN time per class (0 for same-dc RDMA-only: RDMA time)
-    relay_wait_s: np.ndarray
-    eager_tokens: np.ndarray
+#: Per-class mean timings for one rate and routing (chip independent).
+Route = Timeline
 
 
 @dataclass(frozen=True)
@@ -217,7 +181,7 @@ class DecodeSizing:
 class Plan:
     topology: str
     rate_rps: float
-    threshold: float
+    routing: Routing
     handover: str
     roles: dict[str, tuple[Instance, int] | None]
     cost_usd_per_hour: float
@@ -289,73 +253,23 @@ class Solver:
         return table[key]
 
     # ---- route (rate, threshold)
-    def route(self, rate: float, threshold: float) -> Route:
+    def route(self, rate: float, routing: Routing) -> Route:
         pb = self.pb
-        w = pb.classes.weight
-        relay = pb.relay_mask(threshold)
-        if pb.topology.cross_dc:
-            util = float(
-                network.link_utilization(rate, np.sum(w * pb.wan_bytes), pb.wan.goodput_bytes_per_s)
-            )
-            link = pb.wan
-        else:
-            util = float(
-                network.link_utilization(
-                    rate, np.sum(w * pb.wan_bytes), pb.rdma.goodput_bytes_per_s
-                )
-            )
-            link = pb.rdma
-        wan_s = np.where(
-            pb.on_decode_side,
-            network.transfer_time_s(
-                pb.wan_bytes,
-                link.goodput_bytes_per_s,
-                link.rtt_s,
-                link.setup_rtts,
-                min(util, 0.999999),
-            ),
-            0.0,
+        c = pb.classes
+        util = timing.line_utilization(
+            pb.paths.decode_link, rate, float(np.sum(c.weight * pb.wan_bytes))
         )
-        wait = np.where(relay, pipeline.relay_wait_s(wan_s, pb.rdma_to_rld_s), 0.0)
-        eager = np.where(
-            relay, pipeline.eager_tokens(wait, pb.tpot_s, pb.classes.output_tokens), 0.0
+        return timing.timeline(
+            pb.paths, routing, c.input_tokens, c.hit_rate, c.output_tokens, pb.on_decode_side, util
         )
-        return Route(threshold, relay, util, wan_s, wait, eager)
 
     def ttft_offsets(
         self, inst: Instance, route: Route
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes.
-
-        Pipeline id: 0 = P-MD (or P-D), 1 = P-RLD-MD, 2 = anomalous on RLD. A relayed request's
-        first token comes from whichever side holds its KV first: RLD after the RDMA copy, or MD
-        if the (jittered) WAN transfer is faster still.
-        """
-        pb = self.pb
-        pre = self.prefill_s(inst)
-        w = pb.classes.weight
-        first_step = pb.tpot_s
-        direct = pb.on_decode_side & ~route.relay
-        pid = np.where(direct, 0, np.where(route.relay, 1, 2))
-        if pb.topology.cross_dc and pb.wan.jitter_cv > 0:
-            f, fw = network.jitter_points(pb.wan.jitter_cv)
-        else:
-            f, fw = np.ones(1), np.ones(1)
-        wan = route.wan_s[:, None] * f[None, :]
-        rdma = pb.rdma_to_rld_s[:, None] * np.ones_like(f)[None, :]
-        kv_ready = np.where(
-            direct[:, None], wan, np.where(route.relay[:, None], np.minimum(rdma, wan), rdma)
+        """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes."""
+        return timing.first_token_points(
+            self.pb.paths, route, self.prefill_s(inst), self.pb.classes.weight
         )
-        offs = (pre + first_step)[:, None] + kv_ready
-        spread = pb.on_decode_side  # anomalous requests never touch the line: one point
-        wts = np.where(
-            spread[:, None],
-            w[:, None] * fw[None, :],
-            np.where(np.arange(len(f))[None, :] == 0, w[:, None], 0.0),
-        )
-        pids = np.repeat(pid[:, None], len(f), axis=1)
-        keep = wts.ravel() > 0
-        return offs.ravel()[keep], wts.ravel()[keep], pids.ravel()[keep]
 
     def ttft_at(
         self, inst: Instance, n: int, rate: float, offs, wts
@@ -374,7 +288,7 @@ class Solver:
 
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
         """Fewest prefill instances meeting the utilization cap and the TTFT targets."""
-        key = ("prefill", self._key, inst.physics_key, rate, route.threshold)
+        key = ("prefill", self._key, inst.physics_key, rate, route.routing)
         return _memo(key, lambda: self._size_prefill(inst, rate, route))
 
     def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
@@ -421,58 +335,33 @@ class Solver:
         return self._md_ctx
 
     def _md_context_tokens(self) -> float:
-        pb = self.pb
-        c = pb.classes
-        on = c.weight * pb.on_decode_side
-        return float(np.sum(on * (c.input_tokens + c.output_tokens / 2)) / max(np.sum(on), 1e-300))
-
-    def handover_transfer_s(self) -> float:
-        """Time to ship one hand-over batch of token IDs over the line [s]."""
-        link = self.pb.wan
-        payload = network.handover_payload_bytes(
-            self.pb.catch_up_threshold_tokens, TOKEN_ID_BYTES_PER_TOKEN
+        c = self.pb.classes
+        return timing.md_context_tokens(
+            c.input_tokens, c.output_tokens, c.weight, self.pb.on_decode_side
         )
-        return float(network.transfer_time_s(payload, link.goodput_bytes_per_s, link.rtt_s, 0.0))
 
     def decode_load(self, route: Route, md: Instance, mode: str):
         """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option."""
-        key = ("decode", self._key, md.physics_key, route.link_utilization, route.threshold, mode)
+        key = ("decode", self._key, md.physics_key, route.link_utilization, route.routing, mode)
         return _memo(key, lambda: self._decode_load(route, md, mode))
 
     def _decode_load(self, route: Route, md: Instance, mode: str):
-        pb = self.pb
-        c = pb.classes
         ctx_md = self.md_context_tokens()
         e0, e1 = md.extend_affine(ctx_md)
-        ho_s = self.handover_transfer_s()
-        if mode == "one-shot":
-            extra, stall, rounds = pipeline.one_shot_handover(route.eager_tokens, e0, e1, ho_s)
-            extend_busy = np.where(route.eager_tokens > 0, e0 + e1 * route.eager_tokens, 0.0)
-        else:
-            extra, stall, rounds = pipeline.catch_up_handover(
-                route.eager_tokens, pb.catch_up_threshold_tokens, e0, e1, pb.tpot_s, ho_s
-            )
-            extend_busy = rounds * e0 + e1 * (route.eager_tokens + extra / pb.tpot_s)
-        extra = np.where(route.relay, extra, 0.0)
-        stall = np.where(route.relay, stall, 0.0)
-        extend_busy = np.where(route.relay, extend_busy, 0.0)
-        md_tokens = np.where(
-            pb.on_decode_side,
-            np.maximum(c.output_tokens - route.eager_tokens - extra / pb.tpot_s, 0.0),
-            0.0,
+        d = timing.decode_split(self.pb.paths, route, self.pb.classes.output_tokens, mode, e0, e1)
+        return (
+            ctx_md,
+            d.md_busy_s,
+            d.extend_busy_s,
+            d.md_stall_s,
+            d.rld_busy_s,
+            d.rld_tokens,
+            d.rld_extra_s,
         )
-        md_time = md_tokens * pb.tpot_s + stall
-        rld_time = np.where(route.relay, route.relay_wait_s + extra, 0.0) + np.where(
-            pb.on_decode_side, 0.0, c.output_tokens * pb.tpot_s
-        )
-        rld_tokens = np.where(
-            route.relay, np.minimum(route.eager_tokens + extra / pb.tpot_s, c.output_tokens), 0.0
-        ) + np.where(pb.on_decode_side, 0.0, c.output_tokens)
-        return ctx_md, md_time, extend_busy, stall, rld_time, rld_tokens, extra
 
     def rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences on a route [tokens] (memoized)."""
-        key = ("rld-ctx", self._key, route.link_utilization, route.threshold)
+        key = ("rld-ctx", self._key, route.link_utilization, route.routing)
         return float(_memo(key, lambda: self._rld_context_tokens(route)))
 
     def _rld_context_tokens(self, route: Route) -> float:
@@ -520,12 +409,12 @@ class Solver:
         pb = self.pb
         best: Plan | None = None
         reasons: dict[str, int] = {}
-        thresholds = pb.thresholds
+        routings = pb.routings
         modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
-        total = len(thresholds) * len(modes)
+        total = len(routings) * len(modes)
         step = 0
-        for thr in thresholds:
-            route = self.route(rate, thr)
+        for routing in routings:
+            route = self.route(rate, routing)
             if pb.topology.cross_dc and route.link_utilization > pb.link_utilization_cap:
                 reasons["line utilization"] = reasons.get("line utilization", 0) + 1
                 step += len(modes)
@@ -621,7 +510,7 @@ class Solver:
             tuple(m.physics_key for m in pb.options["MD"]),
             tuple(r.physics_key for r in pb.options["RLD"]),
             rate,
-            route.threshold,
+            route.routing,
             route.link_utilization,
             mode,
         )
@@ -706,7 +595,7 @@ class Solver:
             return Plan(
                 topology=pb.topology.name,
                 rate_rps=rate,
-                threshold=route.threshold,
+                routing=route.routing,
                 handover=mode if roles["RLD"] else "-",
                 roles=roles,
                 cost_usd_per_hour=float(tot[pi, ci]) + link_cost,
@@ -781,17 +670,11 @@ class Solver:
         batch = min(max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1)))
         step_s = min(float(r_inst.decode_step_s(batch, rs.context_tokens)), pb.tpot_s)
         e0, e1 = md_inst.extend_affine(self.md_context_tokens())
-        eager = pipeline.eager_tokens(route.relay_wait_s, step_s, c.output_tokens)
-        ho_s = self.handover_transfer_s()
-        if mode == "one-shot":
-            more, stalls, _ = pipeline.one_shot_handover(eager, e0, e1, ho_s)
-        else:
-            more, stalls, _ = pipeline.catch_up_handover(
-                eager, pb.catch_up_threshold_tokens, e0, e1, step_s, ho_s
-            )
-        relayed = np.minimum(eager + np.asarray(more, dtype=float) / step_s, c.output_tokens)
+        relayed, stalls = timing.relayed_tokens_at_step(
+            pb.paths, route, c.output_tokens, mode, e0, e1, step_s
+        )
         tokens = np.where(route.relay, relayed, tokens)
-        stall = float(np.max(np.where(route.relay, stalls, 0.0)))
+        stall = float(np.max(stalls))
         return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
 
     def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
@@ -822,8 +705,8 @@ class Solver:
             )
         if "TTFT" in reasons:
             best_q = None
-            for thr in pb.thresholds:
-                route = self.route(rate, thr)
+            for routing in pb.routings:
+                route = self.route(rate, routing)
                 for p in pb.options["P"]:
                     offs, wts, _ = self.ttft_offsets(p, route)
                     q = [queueing.mixture_quantile(pp, offs, wts) for pp in PERCENTILES]

@@ -61,6 +61,46 @@ def transfer_time_s(payload_bytes, goodput_bytes_per_s, rtt_s, setup_rtts, utili
     ) / goodput_bytes_per_s * slowdown
 
 
+def transfer_phases(
+    payload_bytes, *, goodput_bytes_per_s, rtt_s, setup_rtts
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A transfer split into the phases a line model needs.
+
+    Returns
+    -------
+    lead_s : [s] time before the payload competes for the line (connection set-up).
+    line_bytes : [bytes] bytes that go through the shared line.
+    rate_cap_bytes_per_s : [bytes/s] the most this one transfer can take of the line.
+    tail_s : [s] time after the last byte leaves (one-way propagation).
+
+    Notes
+    -----
+    ``lead = n_setup RTT``, ``tail = RTT / 2``, every byte through the line at up to ``C``.
+    """
+    x = np.asarray(payload_bytes, dtype=float)
+    rtt = np.asarray(rtt_s, dtype=float)
+    lead = np.broadcast_to(setup_rtts * rtt, x.shape).astype(float)
+    cap = np.full_like(x, goodput_bytes_per_s, dtype=float)
+    tail = np.broadcast_to(0.5 * rtt, x.shape).astype(float)
+    return lead, x, cap, tail
+
+
+def shared_line_time_s(line_bytes, rate_cap_bytes_per_s, goodput_bytes_per_s, utilization=0.0):
+    """Mean time for ``line_bytes`` to cross a processor-shared line [s].
+
+    Notes
+    -----
+    ``x / min(r_cap, C (1 - rho))``: the processor-sharing mean response time [1]_ with the
+    transfer's own rate ceiling ``r_cap``; exact at ``r_cap = C`` and on an idle line.
+    """
+    rho = np.asarray(utilization, dtype=float)
+    free = np.where(rho < 1.0, goodput_bytes_per_s * np.maximum(1.0 - rho, 0.0), 0.0)
+    rate = np.minimum(np.asarray(rate_cap_bytes_per_s, dtype=float), free)
+    x = np.asarray(line_bytes, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > 0, np.where(rate > 0, x / np.where(rate > 0, rate, 1.0), np.inf), 0.0)
+
+
 def link_utilization(rate_per_s, mean_payload_bytes, goodput_bytes_per_s):
     """Offered load of a link [-]: ``lambda E[x] / C``."""
     return np.asarray(rate_per_s, dtype=float) * mean_payload_bytes / goodput_bytes_per_s

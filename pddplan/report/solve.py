@@ -90,7 +90,7 @@ def _plan_json(plan: Plan, solver: Solver) -> dict[str, Any]:
         "line_cost_usd_per_hour": plan.link_cost_usd_per_hour,
         "link_utilization": plan.route.link_utilization,
         "rld_output_token_share": plan.rld_output_token_share,
-        "routing_threshold_hit_rate": plan.threshold if plan.threshold <= 1 else 1.0,
+        "routing_threshold_hit_rate": plan.routing.hit_rate,
         "handover": plan.handover,
         "md_stall_s": plan.md_stall_s,
         "ttft_by_pipeline_s": by_pipe,
@@ -118,7 +118,7 @@ def explain_rows(plan: Plan, solver: Solver) -> list[Row]:
         if route == "P-MD" or route == "P-D":
             ttft = mean_wait + pre[k] + r.wan_s[k] + first
         else:
-            ttft = mean_wait + pre[k] + min(pb.rdma_to_rld_s[k], r.wan_s[k]) + first
+            ttft = mean_wait + pre[k] + min(r.rdma_s[k], r.wan_s[k]) + first
         rows.append(
             {
                 "hit_rate": float(c.hit_rate[k]),
@@ -237,9 +237,9 @@ def solve_report(out: Outcome, explain: bool = False) -> Report:
 def _routing_text(plan: Plan) -> str:
     if plan.topology != "pdd":
         return "P-D" if plan.topology == "same-dc" else "all P-MD"
-    t = plan.threshold
-    if t <= 0:
-        return "all P-MD (no relay)"
-    if t > 1:
+    r = plan.routing
+    if r.relay_all:
         return "all P-RLD-MD"
-    return f"hit rate < {t:.4g}: P-RLD-MD; else P-MD"
+    if r.threshold <= 0:
+        return "all P-MD (no relay)"
+    return f"hit rate < {r.threshold:.4g}: P-RLD-MD; else P-MD"

@@ -30,7 +30,7 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
     if splan.plan is not None and math.isclose(splan.plan.rate_rps, rate_rps, rel_tol=1e-12):
         return splan.plan
     solver = Solver(problem)
-    route = solver.route(rate_rps, splan.threshold)
+    route = solver.route(rate_rps, splan.routing)
     p = splan.roles["P"]
     offs, wts, _ = solver.ttft_offsets(p.instance, route)
     q, att, util = solver.ttft_at(p.instance, p.instances, rate_rps, offs, wts)
@@ -74,7 +74,7 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
     return Plan(
         topology=problem.topology.name,
         rate_rps=rate_rps,
-        threshold=splan.threshold,
+        routing=splan.routing,
         handover=splan.handover,
         roles=roles,
         cost_usd_per_hour=sum(role_cost.values()) + link_cost,

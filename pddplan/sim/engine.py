@@ -1,17 +1,20 @@
 """The discrete-event simulation of a PDD deployment.
 
-A request's life (times in the closed forms' terms, see ``Solver.ttft_offsets``):
+A request's life. Every transfer time, relay and hand-over rule comes from
+:mod:`pddplan.timing`, the closed forms' own module; the simulator adds only randomness
+(arrivals, lengths, hit rates, jitter), queueing and batching around it:
 
 1. arrives (Poisson, or replayed) and queues FCFS for a prefill instance (one request per
    instance; chunked prefill time from ``Instance.prefill_s``);
 2. after prefill, by pipeline:
 
-   - P-MD: the uncached KV (``network.uncached_kv_bytes`` times a mean-one lognormal jitter
-     factor) waits ``setup_rtts`` round trips, flows over the WAN line shared with every other
-     flow (processor sharing), and arrives half a round trip after its last byte; MD then
+   - P-MD: the uncached KV (``timing.wan_payload_bytes`` times a mean-one lognormal jitter
+     factor) waits its lead time (``timing.transfer_phases``: connection set-up, slow start),
+     flows over the WAN line shared with every other flow (processor sharing, each transfer
+     at most its own rate ceiling), and arrives after its tail (propagation); MD then
      admits it into a batch slot (waiting FIFO when every slot is taken) and emits its first
      token one decode step later;
-   - P-RLD-MD: the whole KV goes to RLD over RDMA (``Problem.rdma_to_rld_s``; the RDMA fabric
+   - P-RLD-MD: the whole KV goes to RLD over RDMA (``timing.rdma_copy_s``; the RDMA fabric
      is not shared) while the uncached KV crosses the WAN as above. RLD decodes at once (its
      first step is the first token). When the KV is at MD and MD grants a slot (RLD keeps
      relaying while MD is full), RLD hands its token IDs over: One-Shot (RLD stops, MD extends
@@ -37,9 +40,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN
+from pddplan import timing
 from pddplan.errors import UsageError
-from pddplan.models import network, pipeline
+from pddplan.models import pipeline
 from pddplan.sim import events as ev
 from pddplan.sim import policies
 from pddplan.sim.plan import SimPlan
@@ -187,7 +190,7 @@ def simulate(
     kvpt = pb.model.kv_bytes_per_token
     on_decode = ~(req.anomalous & topo.anomalous_filter & topo.relay)
     has_rld = plan.rld is not None
-    relay = (req.hit_rate < plan.threshold) & on_decode & has_rld & topo.cross_dc
+    relay = plan.routing.relays(req.hit_rate) & on_decode & has_rld & topo.cross_dc
     pid_a = np.where(
         relay, policies.P_RLD_MD, np.where(on_decode, policies.P_MD, policies.P_RLD_ANOMALOUS)
     )
@@ -196,19 +199,15 @@ def simulate(
             "the plan has no RLD pool, but the workload has filtered anomalous requests"
         )
     wrong = cfg.policy == "p-rld"
-    wan_bytes = (
-        np.asarray(network.uncached_kv_bytes(req.input_tokens, req.hit_rate, kvpt)) * req.jitter
+    link = pb.paths.decode_link
+    # the line's jitter scales the payload, as in the closed form (timing.first_token_points)
+    wan_bytes = np.asarray(timing.wan_payload_bytes(req.input_tokens, req.hit_rate, kvpt)) * (
+        req.jitter if topo.cross_dc else 1.0
     )
-    if topo.cross_dc:
-        link = pb.wan
-    else:
-        link = pb.rdma
-    rdma_s = np.asarray(
-        network.transfer_time_s(
-            req.input_tokens * kvpt, pb.rdma.goodput_bytes_per_s, pb.rdma.rtt_s, pb.rdma.setup_rtts
-        ),
-        dtype=float,
+    lead_a, line_bytes_a, cap_a, tail_a = (
+        np.asarray(x, dtype=float) * np.ones(n) for x in timing.transfer_phases(link, wan_bytes)
     )
+    rdma_s = np.asarray(timing.rdma_copy_s(pb.rdma, req.input_tokens, kvpt), dtype=float)
     pre_a = _unique_prefill_s(pb, plan, req)
 
     q = ev.EventQueue()
@@ -217,7 +216,7 @@ def simulate(
     md_role = plan.roles["MD"]
     max_ctx = float(np.max(req.input_tokens + req.output_tokens)) + 1.0
     ppool = FcfsPool(p_role.instances, q)
-    line = PsLine(link.goodput_bytes_per_s, q)
+    line = PsLine(link.goodput_bytes_per_s, q, float(np.max(cap_a)) if n else math.inf)
     md = DecodePool(
         MD_POOL, md_role.instance, md_role.instances, md_role.batch_per_instance, max_ctx, q
     )
@@ -230,8 +229,6 @@ def simulate(
         else None
     )
     rld_slots = rld_role.instances * rld_role.batch_per_instance if rld_role is not None else 1
-    setup_s = link.setup_rtts * link.rtt_s
-    prop_s = 0.5 * link.rtt_s
     tpot = pb.tpot_s
     thr_tokens = pb.catch_up_threshold_tokens
     # Catch-Up converges only when MD extends T tokens faster than RLD makes them (closed form's
@@ -241,7 +238,7 @@ def simulate(
         if np.any(on_decode)
         else 0.0
     )
-    catch_up_ok = md.extend_s(thr_tokens, ctx_md) < thr_tokens * tpot
+    catch_up_ok = timing.catch_up_converges(md.extend_s(thr_tokens, ctx_md), thr_tokens, tpot)
     max_rounds = pipeline.MAX_CATCH_UP_ROUNDS
     ho_cache: dict[int, float] = {}
 
@@ -249,8 +246,7 @@ def simulate(
         key = int(k)
         v = ho_cache.get(key)
         if v is None:
-            payload = network.handover_payload_bytes(key, TOKEN_ID_BYTES_PER_TOKEN)
-            v = float(network.transfer_time_s(payload, link.goodput_bytes_per_s, link.rtt_s, 0.0))
+            v = float(timing.handover_transfer_s(pb.wan, key))
             ho_cache[key] = v
         return v
 
@@ -258,7 +254,9 @@ def simulate(
     arr = req.arrival_s.tolist()
     pre = pre_a.tolist()
     pid = pid_a.tolist()
-    wanb = wan_bytes.tolist()
+    wanb = line_bytes_a.tolist()
+    lead = lead_a.tolist()
+    tail = tail_a.tolist()
     rdma = rdma_s.tolist()
     nout = req.output_tokens.tolist()
     ctx_in = req.input_tokens.tolist()
@@ -408,9 +406,9 @@ def simulate(
                 ppool.start(t, nxt, b, pre[nxt])
             p = pid[r]
             if p == p_md:
-                push(t + setup_s, ev.WAN_START, r)
+                push(t + lead[r], ev.WAN_START, r)
             elif p == p_relay and not wrong:
-                push(t + setup_s, ev.WAN_START, r)
+                push(t + lead[r], ev.WAN_START, r)
                 push(t + rdma[r], ev.RDMA_DONE, r)
             else:
                 push(t + rdma[r], ev.RDMA_DONE, r)
@@ -431,7 +429,7 @@ def simulate(
             line.add(t, a, wanb[a])
         elif code == ev.LINE_DONE:
             for r in line.done(t, a):
-                push(t + prop_s, ev.KV_AT_MD, r)
+                push(t + tail[r], ev.KV_AT_MD, r)
         elif code == ev.KV_AT_MD:
             r = a
             st = rld_st[r]

@@ -16,9 +16,9 @@ from typing import Any
 from pddplan.deployment import Instance
 from pddplan.errors import ProfileError
 from pddplan.solver import Plan, Problem
+from pddplan.timing import Routing
 
 #: Threshold written to JSON for "relay every request" (the solver's internal value is 2.0).
-ALL_RELAY_THRESHOLD = 2.0
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class SimPlan:
     Attributes
     ----------
     rate_rps : [requests/s] the plan's rate (the simulation's default arrival rate).
-    threshold : [-] requests with hit rate below it are relayed (P-RLD-MD); 2.0 relays all.
+    routing : which requests are relayed (P-RLD-MD).
     handover : "one-shot", "catch-up" or "-" (no RLD).
     roles : "P", "MD" and, when the plan has one, "RLD".
     plan : the solver's plan when the fleet came from one (its closed-form figures hold only at
@@ -45,7 +45,7 @@ class SimPlan:
     """
 
     rate_rps: float
-    threshold: float
+    routing: Routing
     handover: str
     roles: dict[str, Role]
     plan: Plan | None = None
@@ -63,7 +63,7 @@ class SimPlan:
             inst, n = v
             dec = plan.decode.get(name) if name != "P" else None
             roles[name] = Role(inst, n, dec.batch_per_instance if dec is not None else 0)
-        return cls(plan.rate_rps, plan.threshold, plan.handover, roles, plan)
+        return cls(plan.rate_rps, plan.routing, plan.handover, roles, plan)
 
 
 def _find_option(problem: Problem, role: str, chip: str, tp: int, file: str) -> Instance:
@@ -110,9 +110,13 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
     for need in ("P", "MD"):
         if need not in roles:
             raise ProfileError(f"the plan has no {need} role", file=file, key="plan.roles")
-    if thr >= 1.0:
-        thr = ALL_RELAY_THRESHOLD  # the JSON caps "relay all" at 1.0
-    return SimPlan(rate, thr, handover, roles, None)
+    if not 0.0 <= thr <= 1.0:
+        raise ProfileError(
+            f"routing_threshold_hit_rate must be in [0, 1], not {thr}",
+            file=file,
+            key="plan.routing_threshold_hit_rate",
+        )
+    return SimPlan(rate, Routing.from_hit_rate(thr), handover, roles, None)
 
 
 def read_plan_file(path: Path, problem: Problem) -> SimPlan:

@@ -143,7 +143,7 @@ def simulate_report(
         {"setting": "policy", "value": cfg.policy},
         {"setting": "handover", "value": res.handover},
         {"setting": "sample", "value": cfg.sample},
-        {"setting": "routing_threshold_hit_rate", "value": min(res.plan.threshold, 1.0)},
+        {"setting": "routing_threshold_hit_rate", "value": res.plan.routing.hit_rate},
         {"setting": "events", "value": res.events},
         {"setting": "wall_s", "value": res.wall_s},
         {

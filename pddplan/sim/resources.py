@@ -14,6 +14,7 @@ References
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 
 import numpy as np
@@ -62,13 +63,19 @@ class FcfsPool:
 class PsLine:
     """A link whose goodput is shared equally among the flows on it (processor sharing).
 
-    A virtual clock ``V`` counts the bytes each active flow has received: ``dV/dt = C / n``. A
+    A transfer takes at most ``flow_cap_bytes_per_s`` (its streams' window or loss ceiling, the
+    same for every transfer on one link), so ``n`` flows each get ``min(C / n, cap)``.
+    A virtual clock ``V`` counts the bytes each active flow has received: ``dV/dt = min(C / n,
+    cap)``. A
     flow of ``x`` bytes that starts at ``V_0`` ends when ``V = V_0 + x``; only the smallest end
     is scheduled, and a version number voids it whenever ``n`` changes.
     """
 
-    def __init__(self, goodput_bytes_per_s: float, events: EventQueue) -> None:
+    def __init__(
+        self, goodput_bytes_per_s: float, events: EventQueue, flow_cap_bytes_per_s: float = math.inf
+    ) -> None:
         self.c = goodput_bytes_per_s
+        self.cap = flow_cap_bytes_per_s
         self.events = events
         self.v = 0.0
         self.last_s = 0.0
@@ -82,16 +89,17 @@ class PsLine:
     def _advance(self, t_s: float) -> None:
         dt = t_s - self.last_s
         if dt > 0.0 and self.n:
-            self.v += dt * self.c / self.n
+            per_flow = min(self.c / self.n, self.cap)
+            self.v += dt * per_flow
             self.busy_s += dt
-            self.bytes_done += dt * self.c
+            self.bytes_done += dt * per_flow * self.n
             self.flow_time_s += dt * self.n
         self.last_s = t_s
 
     def _reschedule(self, t_s: float) -> None:
         self.version += 1
         if self.n:
-            dt = (self.heap[0][0] - self.v) * self.n / self.c
+            dt = (self.heap[0][0] - self.v) / min(self.c / self.n, self.cap)
             self.events.push(t_s + max(dt, 0.0), LINE_DONE, self.version)
 
     def add(self, t_s: float, r: int, size_bytes: float) -> None:
@@ -108,7 +116,7 @@ class PsLine:
         self._advance(t_s)
         out = []
         h = self.heap
-        lim = self.v + _EPS_TIME_S * self.c / self.n + self.v * 1e-13
+        lim = self.v + _EPS_TIME_S * min(self.c / self.n, self.cap) + self.v * 1e-13
         while h and h[0][0] <= lim:
             out.append(heapq.heappop(h)[1])
         self.n -= len(out)

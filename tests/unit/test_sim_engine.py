@@ -200,7 +200,7 @@ def test_plan_json_round_trip(default) -> None:
                 want_r.instances,
                 want_r.batch_per_instance,
             )
-    assert sp.threshold == pytest.approx(want.threshold)
+    assert sp.routing == want.routing
 
 
 def test_closed_form_plan_recomputes_the_solvers_figures(default) -> None:

@@ -28,12 +28,12 @@ def _problem(rate_patch: dict | None = None):
 
 
 def _brute_force_cost(pb, rate: float) -> float:
-    """Least cost by enumerating every threshold, mode, option triple and count."""
+    """Least cost by enumerating every routing, mode, option triple and count."""
     s = Solver(pb)
     best = math.inf
     n_max = 40
-    for thr in pb.thresholds:
-        route = s.route(rate, thr)
+    for routing in pb.routings:
+        route = s.route(rate, routing)
         if route.link_utilization > pb.link_utilization_cap:
             continue
         p_costs = []

@@ -1,0 +1,390 @@
+"""One request timeline through a fleet: transfers, relay, eager tokens, hand-over, first token.
+
+This is the only module that turns the network and pipeline models into a request's timeline.
+The solver (closed forms over request classes), the bathtub (one request at each hit rate) and
+the simulator (one request at a time, with queueing and batching around it) all call it, so a
+change to the physics is made here once.
+
+Stages of a request (PDD brief, section 4):
+
+1. prefill on P (wait + chunked prefill of the uncached tokens; the solver's queueing model);
+2. the KV leaves P two ways at once: the uncached KV over the WAN line to MD
+   (:func:`transfer_s`) and, for relayed requests, the whole context over RDMA to RLD
+   (:func:`rdma_copy_s`);
+3. a relayed request decodes on RLD while MD's copy is on the wire (:func:`relay_wait_s`,
+   eager tokens), then RLD hands token IDs to MD in one or several rounds (:func:`handover`);
+4. the first token comes from whichever side holds the KV first (:func:`kv_ready_s`), one
+   decode step after it.
+
+Jitter is a mean-one lognormal factor on the WAN payload (a transfer's effective throughput
+varies), applied the same way here and in the simulator (:func:`jitter_points`).
+
+All quantities are SI numbers; functions broadcast over numpy arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, LinkNumbers
+from pddplan.models import network, pipeline
+
+#: Pipeline ids of a request: P-MD (P-D in one datacenter), P-RLD-MD, anomalous on RLD.
+P_MD, P_RLD_MD, P_RLD_ANOMALOUS = 0, 1, 2
+HANDOVER_MODES = ("one-shot", "catch-up")
+
+
+@dataclass(frozen=True, order=True)
+class Routing:
+    """Which requests take P-RLD-MD: those whose prefix hit rate is below ``threshold``.
+
+    ``Routing.none()`` relays nothing, ``Routing.all()`` relays every request (whatever its hit
+    rate); ``Routing.below(h)`` relays hit rates in [0, h).
+    """
+
+    threshold: float = 0.0
+    relay_all: bool = False
+
+    @classmethod
+    def none(cls) -> Routing:
+        return cls(0.0, False)
+
+    @classmethod
+    def all(cls) -> Routing:
+        return cls(1.0, True)
+
+    @classmethod
+    def below(cls, threshold: float) -> Routing:
+        if threshold > 1.0:
+            return cls.all()
+        return cls(max(float(threshold), 0.0), False)
+
+    @classmethod
+    def from_hit_rate(cls, value: float) -> Routing:
+        """From a plan file's ``routing_threshold_hit_rate`` (1.0 relays everything)."""
+        return cls.all() if value >= 1.0 else cls.below(value)
+
+    def relays(self, hit_rate) -> np.ndarray:
+        """Mask of hit rates this routing relays [bool]."""
+        h = np.asarray(hit_rate, dtype=float)
+        if self.relay_all:
+            return np.ones(h.shape, dtype=bool)
+        return h < self.threshold
+
+    @property
+    def hit_rate(self) -> float:
+        """The threshold as a hit rate in [0, 1] (1.0 when every request is relayed)."""
+        return 1.0 if self.relay_all else self.threshold
+
+    def __str__(self) -> str:
+        if self.relay_all:
+            return "relay all"
+        if self.threshold <= 0:
+            return "relay none"
+        return f"relay hit rate < {self.threshold:.3g}"
+
+
+# ------------------------------------------------------------------------------- transfers
+
+
+def wan_payload_bytes(input_tokens, hit_rate, kv_bytes_per_token):
+    """KV bytes that cross the WAN line: the uncached part [bytes]."""
+    return network.uncached_kv_bytes(input_tokens, hit_rate, kv_bytes_per_token)
+
+
+def transfer_phases(link: LinkNumbers, payload_bytes):
+    """(lead_s, line_bytes, rate_cap_bytes_per_s, tail_s) of payloads on a link.
+
+    The simulator puts ``line_bytes`` through its processor-shared line at up to
+    ``rate_cap_bytes_per_s`` between ``lead_s`` and ``tail_s``; :func:`transfer_s` is the
+    closed-form mean of the same phases.
+    """
+    return network.transfer_phases(payload_bytes, **link.transfer_params())
+
+
+def transfer_s(link: LinkNumbers, payload_bytes, utilization=0.0):
+    """Mean time to move payloads over a link carrying ``utilization`` of its goodput [s]."""
+    lead, line_bytes, cap, tail = transfer_phases(link, payload_bytes)
+    return (
+        lead
+        + network.shared_line_time_s(line_bytes, cap, link.goodput_bytes_per_s, utilization)
+        + tail
+    )
+
+
+def rdma_copy_s(rdma: LinkNumbers, input_tokens, kv_bytes_per_token):
+    """RDMA copy of a request's whole context from P to RLD [s] (RLD keeps no prefix cache)."""
+    return transfer_s(rdma, np.asarray(input_tokens, dtype=float) * kv_bytes_per_token)
+
+
+def handover_transfer_s(wan: LinkNumbers, tokens):
+    """Time to ship ``tokens`` token IDs from RLD to MD over the line [s] (warm connection)."""
+    payload = network.handover_payload_bytes(tokens, TOKEN_ID_BYTES_PER_TOKEN)
+    lead, line_bytes, cap, tail = transfer_phases(wan, payload)
+    return np.asarray(
+        network.shared_line_time_s(line_bytes, cap, wan.goodput_bytes_per_s) + tail, dtype=float
+    )
+
+
+def jitter_points(link: LinkNumbers, points: int = 9) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-probability points of the link's payload jitter factor: (factors, weights)."""
+    return network.jitter_points(link.jitter_cv, points)
+
+
+def jitter_quantile(link: LinkNumbers, probability):
+    """Quantile of the link's payload jitter factor [-] (the simulator draws by inversion)."""
+    return network.jitter_quantile(probability, link.jitter_cv)
+
+
+# ------------------------------------------------------------------------------- timeline
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The fixed numbers a request's timeline needs besides its own sizes."""
+
+    kv_bytes_per_token: float
+    wan: LinkNumbers
+    rdma: LinkNumbers
+    cross_dc: bool  # KV crosses the WAN line (False: P and D share datacenter A and RDMA)
+    tpot_s: float
+    catch_up_threshold_tokens: int
+
+    @property
+    def decode_link(self) -> LinkNumbers:
+        """The link the KV takes to the decode pool."""
+        return self.wan if self.cross_dc else self.rdma
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Per-request (or per-class) mean timings at one routing and line load."""
+
+    routing: Routing
+    relay: np.ndarray  # bool: takes P-RLD-MD
+    on_decode_side: np.ndarray  # bool: decodes on MD (False: anomalous, finished on RLD)
+    link_utilization: float
+    wan_bytes: np.ndarray  # [bytes] KV to the decode pool
+    wan_s: np.ndarray  # [s] mean transfer to the decode pool (RDMA in one datacenter)
+    rdma_s: np.ndarray  # [s] RDMA copy to RLD
+    relay_wait_s: np.ndarray  # [s] RLD decodes before MD holds the KV
+    eager_tokens: np.ndarray  # [tokens] RLD's tokens before MD can take over
+
+    @property
+    def pipeline(self) -> np.ndarray:
+        """Pipeline id per request (:data:`P_MD`, :data:`P_RLD_MD`, :data:`P_RLD_ANOMALOUS`)."""
+        return np.where(
+            self.on_decode_side & ~self.relay, P_MD, np.where(self.relay, P_RLD_MD, P_RLD_ANOMALOUS)
+        )
+
+
+def decode_side_bytes(paths: Paths, input_tokens, hit_rate, on_decode_side) -> np.ndarray:
+    """Bytes each request sends to the decode pool (0 for those finished on RLD) [bytes]."""
+    b = wan_payload_bytes(input_tokens, hit_rate, paths.kv_bytes_per_token)
+    return np.where(on_decode_side, b, 0.0)
+
+
+def line_utilization(link: LinkNumbers, rate_per_s: float, mean_payload_bytes: float) -> float:
+    """Offered load of a link [-]."""
+    return float(network.link_utilization(rate_per_s, mean_payload_bytes, link.goodput_bytes_per_s))
+
+
+def timeline(
+    paths: Paths,
+    routing: Routing,
+    input_tokens,
+    hit_rate,
+    output_tokens,
+    on_decode_side,
+    link_utilization: float,
+    rld_step_s: float | None = None,
+) -> Timeline:
+    """Mean timeline of requests at one routing and line load.
+
+    ``rld_step_s`` is RLD's decode step (default: the TPOT target, which sizing assumes).
+    """
+    h = np.asarray(hit_rate, dtype=float)
+    on = np.asarray(on_decode_side, dtype=bool) & np.ones(h.shape, dtype=bool)
+    relay = routing.relays(h) & on if paths.cross_dc else np.zeros(h.shape, dtype=bool)
+    wan_bytes = decode_side_bytes(paths, input_tokens, h, on)
+    util = min(link_utilization, 0.999999)
+    wan_s = np.where(on, transfer_s(paths.decode_link, wan_bytes, util), 0.0)
+    rdma_s = np.asarray(
+        rdma_copy_s(paths.rdma, input_tokens, paths.kv_bytes_per_token), dtype=float
+    ) * np.ones(h.shape)
+    step = paths.tpot_s if rld_step_s is None else rld_step_s
+    wait = np.where(relay, pipeline.relay_wait_s(wan_s, rdma_s), 0.0)
+    eager = np.where(relay, pipeline.eager_tokens(wait, step, output_tokens), 0.0)
+    return Timeline(routing, relay, on, link_utilization, wan_bytes, wan_s, rdma_s, wait, eager)
+
+
+def kv_ready_s(tl: Timeline, wan_factor=1.0):
+    """When the first decoding side holds the KV, after prefill ends [s].
+
+    P-MD: the WAN transfer; P-RLD-MD: whichever copy lands first (RLD over RDMA, or MD when its
+    transfer is faster still); anomalous: the RDMA copy. ``wan_factor`` scales the WAN time
+    (per-point jittered times are passed in ``wan_s`` form by :func:`first_token_points`).
+    """
+    wan = tl.wan_s * wan_factor
+    direct = tl.on_decode_side & ~tl.relay
+    return np.where(direct, wan, np.where(tl.relay, np.minimum(tl.rdma_s, wan), tl.rdma_s))
+
+
+def first_token_points(
+    paths: Paths, tl: Timeline, prefill_s, weights
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Time from prefill start to the first token, expanded over the line's jitter points.
+
+    Returns ``(offsets_s, weights, pipeline_ids)``, flattened and without zero weights; the
+    solver adds the prefill queue's waiting time to the offsets.
+    """
+    pre = np.asarray(prefill_s, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    if paths.cross_dc and paths.wan.jitter_cv > 0:
+        f, fw = jitter_points(paths.wan)
+    else:
+        f, fw = np.ones(1), np.ones(1)
+    util = min(tl.link_utilization, 0.999999)
+    link = paths.decode_link
+    wan = np.where(
+        tl.on_decode_side[:, None],
+        transfer_s(link, tl.wan_bytes[:, None] * f[None, :], util),
+        0.0,
+    )
+    rdma = tl.rdma_s[:, None] * np.ones_like(f)[None, :]
+    direct = (tl.on_decode_side & ~tl.relay)[:, None]
+    ready = np.where(direct, wan, np.where(tl.relay[:, None], np.minimum(rdma, wan), rdma))
+    offs = (pre + paths.tpot_s)[:, None] + ready
+    wts = np.where(
+        tl.on_decode_side[:, None],  # requests finished on RLD never touch the line: one point
+        w[:, None] * fw[None, :],
+        np.where(np.arange(len(f))[None, :] == 0, w[:, None], 0.0),
+    )
+    pids = np.repeat(tl.pipeline[:, None], len(f), axis=1)
+    keep = wts.ravel() > 0
+    return offs.ravel()[keep], wts.ravel()[keep], pids.ravel()[keep]
+
+
+# ------------------------------------------------------------------------------- hand-over
+
+
+def handover(
+    mode: str,
+    eager_tokens,
+    threshold_tokens: int,
+    extend_fixed_s: float,
+    extend_per_token_s: float,
+    rld_step_s: float,
+    handover_s: float,
+):
+    """(rld_extra_s, md_stall_s, rounds) of a hand-over in ``mode`` (see :mod:`pipeline`)."""
+    if mode == "one-shot":
+        return pipeline.one_shot_handover(
+            eager_tokens, extend_fixed_s, extend_per_token_s, handover_s
+        )
+    if mode == "catch-up":
+        return pipeline.catch_up_handover(
+            eager_tokens,
+            threshold_tokens,
+            extend_fixed_s,
+            extend_per_token_s,
+            rld_step_s,
+            handover_s,
+        )
+    raise ValueError(f"hand-over mode must be one of {', '.join(HANDOVER_MODES)}, not {mode!r}")
+
+
+def catch_up_converges(
+    extend_s_at_threshold: float, threshold_tokens: int, rld_step_s: float
+) -> bool:
+    """Catch-Up converges only when MD extends T tokens faster than RLD makes them."""
+    return extend_s_at_threshold < threshold_tokens * rld_step_s
+
+
+@dataclass(frozen=True)
+class DecodeSplit:
+    """Who decodes what, per request, once the hand-over is done."""
+
+    md_tokens: np.ndarray  # [tokens] decoded on MD
+    md_busy_s: np.ndarray  # [s] MD slot time: its tokens at TPOT plus the hand-over stall
+    extend_busy_s: np.ndarray  # [s] MD's extend passes
+    md_stall_s: np.ndarray  # [s] the longest visible pause at hand-over
+    rld_busy_s: np.ndarray  # [s] RLD slot time
+    rld_tokens: np.ndarray  # [tokens] decoded on RLD
+    rld_extra_s: np.ndarray  # [s] RLD time after MD holds the KV
+
+
+def decode_split(
+    paths: Paths,
+    tl: Timeline,
+    output_tokens,
+    mode: str,
+    extend_fixed_s: float,
+    extend_per_token_s: float,
+) -> DecodeSplit:
+    """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT."""
+    out = np.asarray(output_tokens, dtype=float)
+    tpot = paths.tpot_s
+    ho_s = float(handover_transfer_s(paths.wan, paths.catch_up_threshold_tokens))
+    e0, e1 = extend_fixed_s, extend_per_token_s
+    extra, stall, rounds = handover(
+        mode, tl.eager_tokens, paths.catch_up_threshold_tokens, e0, e1, tpot, ho_s
+    )
+    if mode == "one-shot":
+        extend_busy = np.where(tl.eager_tokens > 0, e0 + e1 * tl.eager_tokens, 0.0)
+    else:
+        extend_busy = rounds * e0 + e1 * (tl.eager_tokens + extra / tpot)
+    extra = np.where(tl.relay, extra, 0.0)
+    stall = np.where(tl.relay, stall, 0.0)
+    extend_busy = np.where(tl.relay, extend_busy, 0.0)
+    md_tokens = np.where(
+        tl.on_decode_side, np.maximum(out - tl.eager_tokens - extra / tpot, 0.0), 0.0
+    )
+    md_time = md_tokens * tpot + stall
+    rld_time = np.where(tl.relay, tl.relay_wait_s + extra, 0.0) + np.where(
+        tl.on_decode_side, 0.0, out * tpot
+    )
+    rld_tokens = np.where(
+        tl.relay, np.minimum(tl.eager_tokens + extra / tpot, out), 0.0
+    ) + np.where(tl.on_decode_side, 0.0, out)
+    return DecodeSplit(md_tokens, md_time, extend_busy, stall, rld_time, rld_tokens, extra)
+
+
+def relayed_tokens_at_step(
+    paths: Paths,
+    tl: Timeline,
+    output_tokens,
+    mode: str,
+    extend_fixed_s: float,
+    extend_per_token_s: float,
+    rld_step_s: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """RLD's tokens and MD's hand-over stall per relayed request with RLD at ``rld_step_s``.
+
+    Sizing counts eager tokens at the TPOT target (conservative for MD's load); a lightly
+    loaded RLD steps faster, emits more tokens before MD takes over and hands MD a longer
+    extend. Returns ``(rld_tokens, md_stall_s)`` (zero where not relayed).
+    """
+    out = np.asarray(output_tokens, dtype=float)
+    eager = pipeline.eager_tokens(tl.relay_wait_s, rld_step_s, out)
+    ho_s = float(handover_transfer_s(paths.wan, paths.catch_up_threshold_tokens))
+    more, stalls, _ = handover(
+        mode,
+        eager,
+        paths.catch_up_threshold_tokens,
+        extend_fixed_s,
+        extend_per_token_s,
+        rld_step_s,
+        ho_s,
+    )
+    relayed = np.minimum(eager + np.asarray(more, dtype=float) / rld_step_s, out)
+    return np.where(tl.relay, relayed, 0.0), np.where(tl.relay, stalls, 0.0)
+
+
+def md_context_tokens(input_tokens, output_tokens, weights, on_decode_side) -> float:
+    """Mean context of MD's sequences: input plus half the output [tokens]."""
+    on = np.asarray(weights, dtype=float) * on_decode_side
+    ctx = np.asarray(input_tokens, dtype=float) + np.asarray(output_tokens, dtype=float) / 2
+    return float(np.sum(on * ctx) / max(float(np.sum(on)), 1e-300))
