@@ -15,7 +15,7 @@ import os
 import time
 
 from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
-from pddplan.planner import solve_scenario
+from pddplan.solver import solve_scenario
 from pddplan.sim import SimConfig, SimPlan, simulate
 
 GOAL_S = 30.0

@@ -26,8 +26,7 @@ from pddplan.deployment import cached_prefix_tokens
 from pddplan.errors import InfeasibleError
 from pddplan.loader import ResolvedScenario
 from pddplan.models import valleys as vmath
-from pddplan.planner import Outcome, solve_scenario
-from pddplan.solver import PDD, Plan, Solver, build_problem
+from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem, solve_scenario
 from pddplan.spec import Revenue
 from pddplan.timing import Routing
 

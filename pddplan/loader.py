@@ -24,7 +24,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from pddplan.errors import NotFoundError, ProfileError
-from pddplan.spec import KIND_DIRS, KINDS, Chip, Link, Model, Scenario, Strict, Workload
+from pddplan.scenario import ResolvedScenario
+from pddplan.scenario import role_chip_names as role_chip_names  # re-exported
+from pddplan.spec import KIND_DIRS, KINDS, Scenario, Strict, Workload
 
 ENV_VAR = "PDDPLAN_PROFILES"
 Path_ = tuple[str | int, ...]
@@ -373,19 +375,6 @@ def _load_cached(path: Path, kind: str) -> Any:
 # -------------------------------------------------------------------------------- scenarios
 
 
-@dataclass(frozen=True)
-class ResolvedScenario:
-    """A scenario with every profile it names loaded and overrides applied."""
-
-    scenario: Scenario
-    file: str
-    model: Model
-    workload: Workload
-    link: Link
-    rdma: Link
-    chips: Mapping[str, Chip]
-
-
 def _deep_merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(base)
     for k, v in patch.items():
@@ -497,10 +486,3 @@ def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenari
     return ResolvedScenario(
         scenario=scen, file=file, model=model, workload=workload, link=link, rdma=rdma, chips=chips
     )
-
-
-def role_chip_names(rs: ResolvedScenario, role: str) -> list[str]:
-    choice = getattr(rs.scenario.roles, role)
-    if "*" in choice.chips:
-        return sorted(rs.chips)
-    return list(dict.fromkeys(choice.chips))

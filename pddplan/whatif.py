@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from pddplan.errors import InfeasibleError, PddplanError, ProfileError, UsageError
 from pddplan.loader import Registry, ResolvedScenario, _unwrap, load_scenario
-from pddplan.planner import ratio, solve_scenario
+from pddplan.solver import ratio, solve_scenario
 from pddplan.spec import Chip, Link, Model, Scenario, Workload
 
 ALIASES = {"price_usd_per_hour": ("price", "rental_usd_per_hour")}

@@ -106,7 +106,6 @@ def simulate_cmd(
 
     from pddplan.errors import UsageError
     from pddplan.loader import load_scenario
-    from pddplan.planner import solve_scenario
     from pddplan.sim import SimConfig, SimPlan, simulate
     from pddplan.sim.compare import (
         closed_form_figures,
@@ -118,7 +117,7 @@ def simulate_cmd(
     from pddplan.sim.plan import read_plan_file
     from pddplan.sim.policies import check_policy, resolve_handover
     from pddplan.sim.report import simulate_report
-    from pddplan.solver import PDD, build_problem, check_options
+    from pddplan.solver import PDD, build_problem, check_options, solve_scenario
 
     common.check_format(fmt)
     check_policy(policy)

@@ -74,8 +74,8 @@ def solve_cmd(
     """
     from pddplan.errors import UsageError
     from pddplan.loader import load_scenario
-    from pddplan.planner import solve_scenario
     from pddplan.report.solve import solve_report
+    from pddplan.solver import solve_scenario
 
     common.check_format(fmt)
     if sum((rate is not None, budget is not None, max_bcr)) > 1:

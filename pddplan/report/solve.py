@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pddplan.planner import Outcome, ratio
 from pddplan.results import Report, Row, Section
-from pddplan.solver import Plan, Solver
+from pddplan.solver import Outcome, Plan, Solver, ratio
 
 DATACENTER = {"P": "A", "RLD": "A", "MD": "B"}
 

@@ -12,7 +12,7 @@ import pytest
 
 from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.models import network
-from pddplan.planner import solve_scenario
+from pddplan.solver import solve_scenario
 from pddplan.report.solve import solve_report
 from pddplan.results import Report
 from pddplan.sim import SimConfig, SimPlan, simulate

@@ -1,0 +1,67 @@
+"""Search for plans: chips, instance sizes, counts, routing and hand-over mode.
+
+One job per module:
+
+- :mod:`~pddplan.solver.problem`: the typed problem built from a resolved scenario;
+- :mod:`~pddplan.solver.sizing`: prefill (queueing, TTFT) and decode (MD, RLD) sizing;
+- :mod:`~pddplan.solver.search`: the exact enumeration with its pruning;
+- :mod:`~pddplan.solver.fleet`: a fixed fleet evaluated at any rate (goodput);
+- :mod:`~pddplan.solver.modes`: rate, budget and max-BCR modes and the baselines;
+- :mod:`~pddplan.solver.cache`: the memo of price-independent pieces.
+
+The request-timing physics lives in :mod:`pddplan.timing`; the solver only sizes and searches.
+"""
+
+from pddplan.solver.cache import DEFAULT_CACHE, SearchCache
+from pddplan.solver.modes import (
+    DEFAULT_RATE_CEILING_RPS,
+    Outcome,
+    baseline_at_rate,
+    ratio,
+    solve_budget,
+    solve_max_bcr,
+    solve_scenario,
+)
+from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
+from pddplan.solver.problem import (
+    HANDOVER_MODES,
+    NO_RELAY,
+    PDD,
+    PERCENTILES,
+    ROLES,
+    SAME_DC,
+    Problem,
+    Progress,
+    Topology,
+    build_problem,
+    check_options,
+)
+from pddplan.solver.search import Solver
+
+__all__ = [
+    "DEFAULT_CACHE",
+    "DEFAULT_RATE_CEILING_RPS",
+    "HANDOVER_MODES",
+    "NO_RELAY",
+    "PDD",
+    "PERCENTILES",
+    "ROLES",
+    "SAME_DC",
+    "DecodeSizing",
+    "Outcome",
+    "Plan",
+    "PrefillSizing",
+    "Problem",
+    "Progress",
+    "Route",
+    "SearchCache",
+    "Solver",
+    "Topology",
+    "baseline_at_rate",
+    "build_problem",
+    "check_options",
+    "ratio",
+    "solve_budget",
+    "solve_max_bcr",
+    "solve_scenario",
+]

@@ -1,0 +1,197 @@
+"""The search problem: everything a solve holds fixed, in SI numbers, built from a resolved scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from pddplan import timing, units
+from pddplan.deployment import (
+    Instance,
+    LinkNumbers,
+    ModelNumbers,
+    RequestClasses,
+    model_numbers,
+    request_classes,
+)
+from pddplan.errors import InfeasibleError
+from pddplan.scenario import ResolvedScenario, role_chip_names
+from pddplan.timing import Routing
+
+ROLES = ("P", "RLD", "MD")
+PERCENTILES = (0.5, 0.9, 0.99)
+HANDOVER_MODES = timing.HANDOVER_MODES
+#: Routing thresholds tried for a continuous hit-rate distribution (between class points).
+MAX_ROUTING_THRESHOLDS = 8
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Which architecture is being sized."""
+
+    name: str  # "pdd", "same-dc", "no-relay"
+    cross_dc: bool  # KV goes over the WAN line to the decode pool
+    relay: bool  # RLD exists
+    anomalous_filter: bool
+
+
+PDD = Topology("pdd", cross_dc=True, relay=True, anomalous_filter=True)
+SAME_DC = Topology("same-dc", cross_dc=False, relay=False, anomalous_filter=False)
+NO_RELAY = Topology("no-relay", cross_dc=True, relay=False, anomalous_filter=False)
+
+
+@dataclass
+class Problem:
+    """Everything the search holds fixed, in numbers."""
+
+    model: ModelNumbers
+    classes: RequestClasses
+    options: dict[str, list[Instance]]
+    wan: LinkNumbers
+    rdma: LinkNumbers
+    topology: Topology
+    ttft_targets_s: tuple[float, float, float]
+    tpot_s: float
+    chunk_size_tokens: int
+    prefill_utilization_cap: float
+    link_utilization_cap: float
+    handover_modes: tuple[str, ...]
+    catch_up_threshold_tokens: int
+    routing: str
+    max_chips: dict[str, int] = field(default_factory=dict)
+    enforce_ttft: bool = True
+
+    # --- chip-independent per-class arrays
+    @cached_property
+    def paths(self) -> timing.Paths:
+        return timing.Paths(
+            kv_bytes_per_token=self.model.kv_bytes_per_token,
+            wan=self.wan,
+            rdma=self.rdma,
+            cross_dc=self.topology.cross_dc,
+            tpot_s=self.tpot_s,
+            catch_up_threshold_tokens=self.catch_up_threshold_tokens,
+        )
+
+    @cached_property
+    def wan_bytes(self) -> np.ndarray:
+        c = self.classes
+        return timing.decode_side_bytes(self.paths, c.input_tokens, c.hit_rate, self.on_decode_side)
+
+    @cached_property
+    def on_decode_side(self) -> np.ndarray:
+        """Classes whose decode runs on MD (or D): all but the filtered anomalous ones."""
+        return ~(self.classes.anomalous & self.topology.anomalous_filter & self.topology.relay)
+
+    @cached_property
+    def routings(self) -> list[Routing]:
+        """Routings tried: relay nothing, relay below each interior hit-rate edge, relay all."""
+        if not (self.topology.relay and self.topology.cross_dc) or self.routing == "no-relay":
+            return [Routing.none()]
+        if self.routing == "all-relay":
+            return [Routing.all()]
+        h = np.unique(self.classes.hit_rate[~self.classes.anomalous])
+        edges = self.classes.routing_edges
+        if edges is not None:
+            # route by the workload's own hit-rate bins: their interior edges
+            mids = edges[(edges > h.min()) & (edges <= h.max())]
+        else:
+            mids = (h[:-1] + h[1:]) / 2
+            if len(mids) > MAX_ROUTING_THRESHOLDS:
+                mids = np.quantile(mids, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
+        return [
+            Routing.none(),
+            *(Routing.below(x) for x in sorted({float(x) for x in mids})),
+            Routing.all(),
+        ]
+
+    def physics_key(self) -> tuple[Any, ...]:
+        """Everything the search's timings depend on, prices and inventory excluded."""
+        return (
+            self.classes.key,
+            replace(self.wan, price_usd_per_hour=0.0),
+            replace(self.rdma, price_usd_per_hour=0.0),
+            self.topology,
+            self.ttft_targets_s,
+            self.tpot_s,
+            self.chunk_size_tokens,
+            self.prefill_utilization_cap,
+            self.link_utilization_cap,
+            self.handover_modes,
+            self.catch_up_threshold_tokens,
+            self.routing,
+            self.enforce_ttft,
+            self.model,
+        )
+
+    def relay_mask(self, routing: Routing) -> np.ndarray:
+        return routing.relays(self.classes.hit_rate) & self.on_decode_side
+
+
+def build_problem(
+    rs: ResolvedScenario, topology: Topology = PDD, wan_bandwidth_scale: float = 1.0
+) -> Problem:
+    scen = rs.scenario
+    sv = scen.serving
+    model = model_numbers(rs.model)
+    classes = request_classes(
+        rs.workload,
+        sv.hit_rate_points_per_bin,
+        sv.length_points,
+        anomalous_filter=sv.anomalous_filter,
+    )
+    options: dict[str, list[Instance]] = {}
+    if topology.name == "same-dc":
+        assert scen.baseline is not None
+        chip = rs.chips[scen.baseline.chip]
+        inst = Instance(chip, model, scen.baseline.chips_per_instance, sv.decode_memory_utilization)
+        options = {"P": [inst], "RLD": [], "MD": [inst]}
+    else:
+        for role in ROLES:
+            choice = getattr(scen.roles, role)
+            opts = [
+                Instance(rs.chips[name], model, tp, sv.decode_memory_utilization)
+                for name in role_chip_names(rs, role)
+                for tp in choice.chips_per_instance
+            ]
+            options[role] = [o for o in opts if o.fits]
+    modes = HANDOVER_MODES if sv.handover == "auto" else (sv.handover,)
+    topo = topology
+    if topology.name == "pdd" and not sv.anomalous_filter:
+        topo = replace(topology, anomalous_filter=False)
+    return Problem(
+        model=model,
+        classes=classes,
+        options=options,
+        wan=LinkNumbers.of(rs.link, wan_bandwidth_scale),
+        rdma=LinkNumbers.of(rs.rdma),
+        topology=topo,
+        ttft_targets_s=(scen.sla.ttft_p50_s, scen.sla.ttft_p90_s, scen.sla.ttft_p99_s),
+        tpot_s=units.ms_to_s(scen.sla.tpot_ms),
+        chunk_size_tokens=sv.chunk_size_tokens,
+        prefill_utilization_cap=sv.prefill_utilization_cap,
+        link_utilization_cap=sv.link_utilization_cap,
+        handover_modes=modes,
+        catch_up_threshold_tokens=sv.catch_up_threshold_tokens,
+        routing=sv.routing,
+        max_chips=dict(scen.limits.max_chips),
+    )
+
+
+def check_options(pb: Problem) -> None:
+    for role in ("P", "MD"):
+        if not pb.options[role]:
+            raise InfeasibleError(
+                f"no {role} option holds the model's weights in memory; use more chips per instance",
+                binding="memory",
+            )
+    if pb.topology.relay and not pb.options["RLD"]:
+        raise InfeasibleError(
+            "no RLD option holds the model's weights in memory; use more chips per instance",
+            binding="memory",
+        )

@@ -1,0 +1,331 @@
+"""The exact search: every chip, instance size, routing and hand-over mode, least counts.
+
+How the search is exact within the model
+---------------------------------------
+TTFT depends on the prefill option, the line and the routing, never on the decode chips (the
+first decode step is bounded by the TPOT target, which is what decode instances are sized
+for). RLD's and MD's counts depend on each other only through the hand-over (MD's extend
+pass). So for every (routing, hand-over mode) the cost splits into
+``cost_P(p) + cost_RM(r, m) + line`` and the minimum is taken over every option triple; with
+inventory limits the triples are visited in cost order until one fits. A route whose cost lower
+bound exceeds the best plan so far is skipped. Among plans of equal cost the one with the lower
+TTFT p99 (then p90, p50) wins.
+
+The solver never prints; it takes an optional progress callback and returns records.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from pddplan import units
+from pddplan.deployment import Instance
+from pddplan.errors import InfeasibleError
+from pddplan.models import queueing
+from pddplan.solver.plan import DecodeSizing, Plan, Route
+from pddplan.solver.problem import PERCENTILES, Progress
+from pddplan.solver.sizing import Sizing
+
+
+class Solver(Sizing):
+    """Least-cost plans on one problem (see the module notes)."""
+
+    def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+        """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
+        pb = self.pb
+        best: Plan | None = None
+        reasons: dict[str, int] = {}
+        routings = pb.routings
+        modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
+        total = len(routings) * len(modes)
+        step = 0
+        for routing in routings:
+            route = self.route(rate, routing)
+            if pb.topology.cross_dc and route.link_utilization > pb.link_utilization_cap:
+                reasons["line utilization"] = reasons.get("line utilization", 0) + 1
+                step += len(modes)
+                continue
+            if best is not None and self.lower_bound(rate, route) > best.cost_usd_per_hour + 1e-9:
+                step += len(modes)  # no plan on this route can beat the incumbent
+                continue
+            p_sizes = [(p, self.size_prefill(p, rate, route)) for p in pb.options["P"]]
+            p_ok = [(p, s) for p, s in p_sizes if s is not None]
+            if not p_ok:
+                reasons["TTFT"] = reasons.get("TTFT", 0) + 1
+                step += len(modes)
+                continue
+            relays = bool(np.any(route.relay))
+            for mode in modes if relays else modes[:1]:  # the mode only matters when relaying
+                step += 1
+                if progress:
+                    progress(step, total)
+                cand = self._best_for(rate, route, mode, p_ok)
+                if cand is None:
+                    reasons["decode"] = reasons.get("decode", 0) + 1
+                    continue
+                if best is None or _better(cand, best):
+                    best = cand
+        if best is None:
+            raise self._infeasible(rate, reasons)
+        return self.finalize(best)
+
+    def finalize(self, plan: Plan) -> Plan:
+        """The chosen plan with its hand-over figures at RLD's working step (see
+        :meth:`reported_handover`)."""
+        if plan.handover_inputs is None:
+            return plan
+        mode, m, rld_tokens, extra, r_inst, rs = plan.handover_inputs
+        share, stall_max = self.reported_handover(
+            plan.route, mode, m, rld_tokens, extra, r_inst, rs
+        )
+        return replace(
+            plan,
+            rld_output_token_share=share,
+            md_stall_s=max(stall_max, plan.md_stall_s),
+            handover_inputs=None,
+        )
+
+    def lower_bound(self, rate: float, route: Route) -> float:
+        """A cost no plan on this route can undercut [USD/h]: prefill at its utilization cap
+        (TTFT can only add instances), MD for the tokens it must decode (without stalls or
+        extend passes), one RLD instance when anything is relayed, and the line."""
+        pb = self.pb
+        c = pb.classes
+        w = c.weight
+        p_lb = min(
+            max(
+                1,
+                math.ceil(
+                    rate * float(np.sum(w * self.prefill_s(p))) / pb.prefill_utilization_cap - 1e-9
+                ),
+            )
+            * p.price_usd_per_hour
+            for p in pb.options["P"]
+        )
+        md_tokens = np.where(
+            pb.on_decode_side, np.maximum(c.output_tokens - route.eager_tokens, 0.0), 0.0
+        )
+        conc = float(np.sum(rate * w * md_tokens * pb.tpot_s))
+        ctx = float(
+            np.sum(w * pb.on_decode_side * (c.input_tokens + c.output_tokens / 2))
+            / max(np.sum(w * pb.on_decode_side), 1e-300)
+        )
+        md_lb = math.inf
+        for m in pb.options["MD"]:
+            b = m.max_batch_at_tpot(ctx, pb.tpot_s)
+            if b >= 1:
+                md_lb = min(md_lb, max(1, math.ceil(conc / b - 1e-9)) * m.price_usd_per_hour)
+        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
+        rld_lb = (
+            min((r.price_usd_per_hour for r in pb.options["RLD"]), default=0.0) if has_rld else 0.0
+        )
+        line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        return p_lb + md_lb + rld_lb + line
+
+    def _decode_sizings(self, rate: float, route: Route, mode: str):
+        """MD and RLD sizings for every option (price-independent, so memoized).
+
+        Returns ``(md_rows, pairs)``: ``md_rows[i] = (MD option index, MD sizing, stall,
+        rld_time, rld_tokens, extra)``; ``pairs`` lists ``(md row, RLD option index or None, RLD
+        sizing or None)`` for every feasible combination.
+        """
+        pb = self.pb
+        key = (
+            "decode-sizings",
+            self._key,
+            tuple(m.physics_key for m in pb.options["MD"]),
+            tuple(r.physics_key for r in pb.options["RLD"]),
+            rate,
+            route.routing,
+            route.link_utilization,
+            mode,
+        )
+        return self.cache.get(key, lambda: self._decode_sizings_compute(rate, route, mode))
+
+    def _decode_sizings_compute(self, rate: float, route: Route, mode: str):
+        pb = self.pb
+        w = pb.classes.weight
+        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
+        md_rows = []
+        for oi, m in enumerate(pb.options["MD"]):
+            ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = self.decode_load(
+                route, m, mode
+            )
+            md = self.size_decode(m, rate, md_time, ctx, float(np.sum(w * ext_busy)))
+            if md is not None:
+                md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))
+        pairs: list[tuple[int, int | None, DecodeSizing | None]] = []
+        if not has_rld:
+            return md_rows, [(i, None, None) for i in range(len(md_rows))]
+        r_opts = pb.options["RLD"]
+        ctx_r = self.rld_context_tokens(route)
+        b_r = [r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts]
+        b_mem_r = [r.max_batch_memory(ctx_r) for r in r_opts]
+        for i, row in enumerate(md_rows):
+            conc = float(np.sum(rate * w * row[3]))
+            for ri in range(len(r_opts)):
+                if b_r[ri] < 1:
+                    continue
+                n_r = max(math.ceil(conc / b_r[ri] - 1e-9), 1)
+                bound = "memory" if b_r[ri] >= b_mem_r[ri] else "TPOT"
+                pairs.append((i, ri, DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)))
+        return md_rows, pairs
+
+    def _best_for(self, rate: float, route: Route, mode: str, p_ok) -> Plan | None:
+        pb = self.pb
+        md_rows, pairs = self._decode_sizings(rate, route, mode)
+        if not md_rows or not pairs:
+            return None
+        md_opts = pb.options["MD"]
+        r_opts = pb.options["RLD"]
+        combos = []
+        for row_i, ri, sizing in pairs:
+            oi, md = md_rows[row_i][0], md_rows[row_i][1]
+            cost = md.instances * md_opts[oi].price_usd_per_hour
+            if ri is not None and sizing is not None:
+                cost += sizing.instances * r_opts[ri].price_usd_per_hour
+            combos.append((cost, row_i, ri, sizing))
+        p_costs = np.array([s.instances * p.price_usd_per_hour for p, s in p_ok])
+        rm_costs = np.array([c[0] for c in combos])
+        tot = p_costs[:, None] + rm_costs[None, :]
+        order = np.argsort(tot, axis=None, kind="stable")
+        link_cost = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        for flat in order:
+            pi, ci = np.unravel_index(flat, tot.shape)
+            p, ps = p_ok[pi]
+            _, row_i, ri, rs = combos[ci]
+            oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
+            m = md_opts[oi]
+            r_inst = r_opts[ri] if ri is not None else None
+            roles: dict[str, tuple[Instance, int] | None] = {
+                "P": (p, ps.instances),
+                "RLD": (r_inst, rs.instances)
+                if r_inst is not None and rs is not None and rs.instances > 0
+                else None,
+                "MD": (m, md.instances),
+            }
+            if not self._fits_inventory(roles):
+                continue
+            role_cost = {
+                k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()
+            }
+            w = pb.classes.weight
+            binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
+            if rs is not None and rs.instances > 0:
+                binding.append(f"RLD: {rs.batch_bound_by}")
+            if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
+                binding.append("line utilization")
+            ttft_ok = all(
+                q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True)
+            )
+            return Plan(
+                topology=pb.topology.name,
+                rate_rps=rate,
+                routing=route.routing,
+                handover=mode if roles["RLD"] else "-",
+                roles=roles,
+                cost_usd_per_hour=float(tot[pi, ci]) + link_cost,
+                role_cost_usd_per_hour=role_cost,
+                link_cost_usd_per_hour=link_cost,
+                prefill=ps,
+                decode={"RLD": rs if roles["RLD"] else None, "MD": md},
+                route=route,
+                md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+                rld_extra_s=extra,
+                rld_output_token_share=float(
+                    np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)
+                ),
+                handover_inputs=(mode, m, rld_tokens, extra, r_inst, rs),
+                meets_sla=ttft_ok,
+                binding=binding,
+            )
+        return None
+
+    def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
+        if not self.pb.max_chips:
+            return True
+        used: dict[str, int] = {}
+        for v in roles.values():
+            if v is not None:
+                used[v[0].chip.name] = used.get(v[0].chip.name, 0) + v[1] * v[0].tensor_parallel
+        return all(used.get(c, 0) <= lim for c, lim in self.pb.max_chips.items())
+
+    def _infeasible(self, rate: float, reasons: dict[str, int]) -> InfeasibleError:
+        pb = self.pb
+        if "line utilization" in reasons and len(reasons) == 1:
+            need = rate * float(np.sum(pb.classes.weight * pb.wan_bytes)) / pb.link_utilization_cap
+            gbit = units.bytes_per_s_to_gbit_per_s(
+                need
+                / (
+                    pb.wan.goodput_bytes_per_s
+                    / units.gbit_per_s_to_bytes_per_s(pb.wan.bandwidth_gbit_per_s)
+                )
+            )
+            return InfeasibleError(
+                f"no plan fits at {rate:.4g} req/s: the line would run above its utilization cap "
+                f"{pb.link_utilization_cap:.0%}; it needs a line of at least {gbit:.1f} Gbit/s, or a rate of at most "
+                f"{self.line_rate_limit():.4g} req/s",
+                binding="line utilization",
+            )
+        if "TTFT" in reasons:
+            best_q = None
+            for routing in pb.routings:
+                route = self.route(rate, routing)
+                for p in pb.options["P"]:
+                    offs, wts, _ = self.ttft_offsets(p, route)
+                    q = [queueing.mixture_quantile(pp, offs, wts) for pp in PERCENTILES]
+                    if best_q is None or q[2] < best_q[2]:
+                        best_q = q
+            assert best_q is not None
+            worst = max(range(3), key=lambda i: best_q[i] / pb.ttft_targets_s[i])
+            name = f"p{int(PERCENTILES[worst] * 100)}"
+            return InfeasibleError(
+                f"no plan fits at {rate:.4g} req/s: TTFT {name} needs at least {best_q[worst]:.3g} s "
+                f"(target {pb.ttft_targets_s[worst]:.3g} s) even with unlimited prefill; relax the TTFT "
+                f"{name} target, or use a faster line or prefill chip",
+                binding=f"TTFT {name}",
+            )
+        if pb.max_chips:
+            return InfeasibleError(
+                f"no plan fits at {rate:.4g} req/s within the inventory limits {pb.max_chips}",
+                binding="inventory",
+            )
+        return InfeasibleError(
+            f"no plan fits at {rate:.4g} req/s: no decode option meets the TPOT target of "
+            f"{pb.tpot_s * 1e3:.4g} ms within memory; relax TPOT or use larger instances",
+            binding="TPOT",
+        )
+
+    # ---- scale
+    def line_rate_limit(self) -> float:
+        pb = self.pb
+        if not pb.topology.cross_dc:
+            return math.inf
+        per_req = float(np.sum(pb.classes.weight * pb.wan_bytes))
+        return (
+            math.inf
+            if per_req <= 0
+            else pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / per_req
+        )
+
+    def solve_budget(self, budget_usd_per_hour: float, hi_rate: float) -> Plan:
+        """Most goodput within a budget (and inventory): see :func:`modes.solve_budget`."""
+        from pddplan.solver.modes import solve_budget
+
+        return solve_budget(self, budget_usd_per_hour, hi_rate)
+
+    def solve_max_bcr(self, hi_rate: float, points: int = 24) -> Plan:
+        """The plan of highest BCR for rates up to ``hi_rate``: see :func:`modes.solve_max_bcr`."""
+        from pddplan.solver.modes import solve_max_bcr
+
+        return solve_max_bcr(self, hi_rate, points)
+
+
+def _better(a: Plan, b: Plan) -> bool:
+    """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50."""
+    if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
+        return a.cost_usd_per_hour < b.cost_usd_per_hour
+    return tuple(reversed(a.prefill.ttft_s)) < tuple(reversed(b.prefill.ttft_s))

@@ -1,0 +1,255 @@
+"""Sizing of each pool for one rate and route: prefill (queueing and TTFT), MD and RLD (decode).
+
+The quantities here are pure functions of the problem's physics and an instance; their values
+are kept in a :class:`~pddplan.solver.cache.SearchCache` across solves.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pddplan import timing
+from pddplan.deployment import Instance
+from pddplan.models import pipeline, queueing
+from pddplan.solver.cache import DEFAULT_CACHE, SearchCache
+from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
+from pddplan.solver.problem import PERCENTILES, Problem
+from pddplan.timing import Routing
+
+
+class Sizing:
+    """Per-option sizing on one problem (the search's building blocks)."""
+
+    def __init__(self, problem: Problem, cache: SearchCache | None = None) -> None:
+        self.pb = problem
+        self.cache = cache if cache is not None else DEFAULT_CACHE
+        self._key = problem.physics_key()
+        self._md_ctx: float | None = None
+
+    # ---- per-option quantities
+    def prefill_s(self, inst: Instance) -> np.ndarray:
+        """Prefill time of every class on an instance [s] (memoized by physics and classes)."""
+        c = self.pb.classes
+        table = inst.cache("prefill")
+        key = (c.key, self.pb.chunk_size_tokens)
+        if key not in table:
+            table[key] = np.asarray(
+                inst.prefill_s(c.uncached_tokens, c.cached_tokens, self.pb.chunk_size_tokens),
+                dtype=float,
+            )
+        return table[key]
+
+    # ---- route (rate, threshold)
+    def route(self, rate: float, routing: Routing) -> Route:
+        pb = self.pb
+        c = pb.classes
+        util = timing.line_utilization(
+            pb.paths.decode_link, rate, float(np.sum(c.weight * pb.wan_bytes))
+        )
+        return timing.timeline(
+            pb.paths, routing, c.input_tokens, c.hit_rate, c.output_tokens, pb.on_decode_side, util
+        )
+
+    def ttft_offsets(
+        self, inst: Instance, route: Route
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes."""
+        return timing.first_token_points(
+            self.pb.paths, route, self.prefill_s(inst), self.pb.classes.weight
+        )
+
+    def ttft_at(
+        self, inst: Instance, n: int, rate: float, offs, wts
+    ) -> tuple[tuple[float, float, float], float, float]:
+        pre = self.prefill_s(inst)
+        w = self.pb.classes.weight
+        mean_s = float(np.sum(w * pre))
+        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0) if mean_s > 0 else 0.0
+        util = rate * mean_s / n
+        if util >= 1:
+            return (math.inf, math.inf, math.inf), 0.0, util
+        pw, theta, _ = queueing.waiting_time_params(rate, n, mean_s, max(scv, 0.0))
+        q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts, pw, theta))
+        att = float(queueing.mixture_cdf(self.pb.ttft_targets_s[2], offs, wts, pw, theta))
+        return q, att, util  # type: ignore[return-value]
+
+    def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
+        """Fewest prefill instances meeting the utilization cap and the TTFT targets."""
+        key = ("prefill", self._key, inst.physics_key, rate, route.routing)
+        return self.cache.get(key, lambda: self._size_prefill(inst, rate, route))
+
+    def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
+        pb = self.pb
+        pre = self.prefill_s(inst)
+        mean_s = float(np.sum(pb.classes.weight * pre))
+        n = max(1, math.ceil(rate * mean_s / pb.prefill_utilization_cap - 1e-9))
+        offs, wts, _ = self.ttft_offsets(inst, route)
+        targets = pb.ttft_targets_s
+
+        def ok(q: tuple[float, ...]) -> bool:
+            return all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, targets, strict=True))
+
+        q, att, util = self.ttft_at(inst, n, rate, offs, wts)
+        if ok(q) or not pb.enforce_ttft:
+            return PrefillSizing(n, util, q, att, "prefill capacity (utilization cap)")
+        floor_q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts))
+        if not ok(floor_q):
+            return None  # no count meets TTFT: transfer or prefill alone is too slow
+        lo, hi = n, n * 2
+        while True:
+            q, att, util = self.ttft_at(inst, hi, rate, offs, wts)
+            if ok(q):
+                break
+            lo, hi = hi, hi * 2
+            if hi > 1 << 20:
+                return None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            qm, _, _ = self.ttft_at(inst, mid, rate, offs, wts)
+            if ok(qm):
+                hi = mid
+            else:
+                lo = mid
+        q, att, util = self.ttft_at(inst, hi, rate, offs, wts)
+        worst = max(range(3), key=lambda i: q[i] / targets[i])
+        return PrefillSizing(hi, util, q, att, f"TTFT p{int(PERCENTILES[worst] * 100)}")
+
+    # ---- decode pools
+    def md_context_tokens(self) -> float:
+        """Mean context of MD's sequences: input plus half the output [tokens]."""
+        if self._md_ctx is None:
+            self._md_ctx = self._md_context_tokens()
+        return self._md_ctx
+
+    def _md_context_tokens(self) -> float:
+        c = self.pb.classes
+        return timing.md_context_tokens(
+            c.input_tokens, c.output_tokens, c.weight, self.pb.on_decode_side
+        )
+
+    def decode_load(self, route: Route, md: Instance, mode: str):
+        """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option."""
+        key = ("decode", self._key, md.physics_key, route.link_utilization, route.routing, mode)
+        return self.cache.get(key, lambda: self._decode_load(route, md, mode))
+
+    def _decode_load(self, route: Route, md: Instance, mode: str):
+        ctx_md = self.md_context_tokens()
+        e0, e1 = md.extend_affine(ctx_md)
+        d = timing.decode_split(self.pb.paths, route, self.pb.classes.output_tokens, mode, e0, e1)
+        return (
+            ctx_md,
+            d.md_busy_s,
+            d.extend_busy_s,
+            d.md_stall_s,
+            d.rld_busy_s,
+            d.rld_tokens,
+            d.rld_extra_s,
+        )
+
+    def rld_context_tokens(self, route: Route) -> float:
+        """Mean context of RLD's sequences on a route [tokens] (memoized)."""
+        key = ("rld-ctx", self._key, route.link_utilization, route.routing)
+        return float(self.cache.get(key, lambda: self._rld_context_tokens(route)))
+
+    def _rld_context_tokens(self, route: Route) -> float:
+        """Mean context of RLD's sequences, weighted by their time there (input + half the eager
+        tokens; anomalous requests: input + half their output)."""
+        pb = self.pb
+        c = pb.classes
+        w_relay = c.weight * route.relay_wait_s
+        w_anom = np.where(pb.on_decode_side, 0.0, c.weight * c.output_tokens)
+        occ = w_relay + w_anom
+        if np.sum(occ) <= 0:  # nothing waits on RLD: size it for the relayed inputs
+            sel = route.relay | ~pb.on_decode_side
+            return float(
+                np.sum(c.weight * sel * c.input_tokens) / max(np.sum(c.weight * sel), 1e-300)
+            )
+        ctx = np.where(
+            pb.on_decode_side,
+            c.input_tokens + route.eager_tokens / 2,
+            c.input_tokens + c.output_tokens / 2,
+        )
+        return float(np.sum(occ * ctx) / np.sum(occ))
+
+    def size_decode(
+        self,
+        inst: Instance,
+        rate: float,
+        time_s: np.ndarray,
+        context_tokens: float,
+        extra_busy: float = 0.0,
+    ) -> DecodeSizing | None:
+        w = self.pb.classes.weight
+        conc = float(np.sum(pipeline.little_concurrency(rate * w, time_s)))
+        if conc <= 0:
+            return DecodeSizing(0, 0, "-", 0.0, context_tokens)
+        b_mem = inst.max_batch_memory(context_tokens)
+        b = inst.max_batch_at_tpot(context_tokens, self.pb.tpot_s)
+        if b < 1:
+            return None
+        n = math.ceil(conc / b + rate * extra_busy - 1e-9)
+        return DecodeSizing(max(n, 1), b, "memory" if b >= b_mem else "TPOT", conc, context_tokens)
+
+    def ttft_by_pipeline(self, plan: Plan) -> dict[str, dict[str, float]]:
+        """TTFT percentiles and request share per pipeline, plus the mean wait, for a plan."""
+        p_inst, n = plan.roles["P"]  # type: ignore[misc]
+        offs, wts, pids = self.ttft_offsets(p_inst, plan.route)
+        pre = self.prefill_s(p_inst)
+        w = self.pb.classes.weight
+        mean_s = float(np.sum(w * pre))
+        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0) if mean_s > 0 else 0.0
+        pw, theta, mean_wait = queueing.waiting_time_params(plan.rate_rps, n, mean_s, max(scv, 0.0))
+        out: dict[str, dict[str, float]] = {}
+        names = {
+            0: "P-MD" if self.pb.topology.cross_dc else "P-D",
+            1: "P-RLD-MD",
+            2: "P-RLD (anomalous)",
+        }
+        for pid, name in names.items():
+            mask = pids == pid
+            if not np.any(mask):
+                continue
+            row = {"share": float(np.sum(wts[mask]) / np.sum(wts))}
+            for p in PERCENTILES:
+                row[f"p{int(p * 100)}"] = queueing.mixture_quantile(
+                    p, offs[mask], wts[mask], pw, theta
+                )
+            out[name] = row
+        out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}
+        return out
+
+    def reported_handover(
+        self,
+        route: Route,
+        mode: str,
+        md_inst: Instance,
+        rld_tokens,
+        extra,
+        r_inst: Instance | None,
+        rs: DecodeSizing | None,
+    ) -> tuple[float, float]:
+        """RLD's share of all output tokens and MD's longest hand-over stall [s], with RLD
+        stepping at its working batch.
+
+        Sizing counts eager tokens at the TPOT target (conservative for MD's decode load); a
+        lightly loaded RLD steps faster, emits more of them before MD takes over and hands MD a
+        longer extend, which is what the plan reports.
+        """
+        pb = self.pb
+        c = pb.classes
+        w = c.weight
+        tokens = np.asarray(rld_tokens, dtype=float)
+        stall = 0.0
+        if r_inst is None or rs is None or rs.instances <= 0 or not np.any(route.relay):
+            return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
+        batch = min(max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1)))
+        step_s = min(float(r_inst.decode_step_s(batch, rs.context_tokens)), pb.tpot_s)
+        e0, e1 = md_inst.extend_affine(self.md_context_tokens())
+        relayed, stalls = timing.relayed_tokens_at_step(
+            pb.paths, route, c.output_tokens, mode, e0, e1, step_s
+        )
+        tokens = np.where(route.relay, relayed, tokens)
+        stall = float(np.max(stalls))
+        return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
