@@ -134,6 +134,10 @@ def simulate_cmd(
         problem = build_problem(rs, PDD)
         check_options(problem)
         splan = read_plan_file(plan, problem)
+        if splan.rld is None and problem.topology.anomalous_filter:
+            # a plan without RLD sends every request, anomalous ones included, over the line
+            problem = build_problem(rs, replace(PDD, anomalous_filter=False))
+            splan = read_plan_file(plan, problem)
         source = str(plan)
     else:
         out = solve_scenario(rs, rate_rps=rate, baselines=False)

@@ -228,7 +228,7 @@ def solve_report(out: Outcome, explain: bool = False) -> Report:
         if not b.meets_sla:
             notes.append(
                 f"baseline {b.topology} cannot meet the TTFT targets at this rate with any prefill count; "
-                "it is sized for capacity and its goodput counts only requests within the p99 target"
+                "it is sized for capacity and its goodput is the highest rate at which its fleet meets every target"
             )
     return Report("pddplan solve", sections, payload, notes, warnings=warnings)
 

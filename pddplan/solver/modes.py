@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.scenario import ResolvedScenario
+from pddplan.solver.cache import SearchCache
+from pddplan.solver.fleet import goodput_rps
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import (
     NO_RELAY,
@@ -26,10 +29,57 @@ from pddplan.solver.problem import (
     build_problem,
     check_options,
 )
-from pddplan.solver.search import Solver
+from pddplan.solver.search import Solver, better_plan
 
 
-def solve_budget(solver: Solver, budget_usd_per_hour: float, hi_rate: float) -> Plan:
+class RateSolver(Protocol):
+    def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan: ...
+
+
+class PlanSearch:
+    """The PDD search over its variants, each an exact search of its own.
+
+    With the anomalous filter, RLD finishes the anomalous requests (long input, short output)
+    and they never cross the line; without it they cross like any other request, and a plan may
+    have no RLD at all. Relaying is a choice the search prices, not a given.
+    """
+
+    def __init__(self, problems: list[Problem], cache: SearchCache | None = None) -> None:
+        self.solvers = [Solver(pb, cache) for pb in problems]
+
+    def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+        best: Plan | None = None
+        first_error: InfeasibleError | None = None
+        for s in self.solvers:
+            try:
+                plan = s.solve_rate(rate, progress)
+            except InfeasibleError as exc:
+                first_error = first_error or exc
+                continue
+            if best is None or better_plan(plan, best):
+                best = plan
+        if best is None:
+            assert first_error is not None
+            raise first_error
+        return best
+
+    def line_rate_limit(self) -> float:
+        return max(s.line_rate_limit() for s in self.solvers)
+
+
+def solver_for(plan: Plan) -> Solver:
+    """A solver on the problem ``plan`` was sized on."""
+    return Solver(plan.problem)
+
+
+def with_goodput(plan: Plan) -> Plan:
+    """``plan`` with its fleet's goodput (:func:`fleet.goodput_rps`) filled in."""
+    if plan.fleet_goodput_rps is not None or plan.problem is None:
+        return plan
+    return replace(plan, fleet_goodput_rps=goodput_rps(solver_for(plan), plan))
+
+
+def solve_budget(solver: RateSolver, budget_usd_per_hour: float, hi_rate: float) -> Plan:
     """Most goodput within a budget (and inventory): bisection on the rate."""
     lo_plan: Plan | None = None
     lo, hi = 0.0, hi_rate
@@ -65,7 +115,7 @@ def solve_budget(solver: Solver, budget_usd_per_hour: float, hi_rate: float) -> 
     return lo_plan
 
 
-def solve_max_bcr(solver: Solver, hi_rate: float, points: int = 24) -> Plan:
+def solve_max_bcr(solver: RateSolver, hi_rate: float, points: int = 24) -> Plan:
     """The plan of highest BCR for rates up to ``hi_rate``."""
     rates = np.geomspace(hi_rate / 64, hi_rate, points)
     best: Plan | None = None
@@ -94,16 +144,28 @@ def solve_max_bcr(solver: Solver, hi_rate: float, points: int = 24) -> Plan:
     return best
 
 
-def baseline_at_rate(rs: ResolvedScenario, topology: Topology, rate: float) -> Plan:
-    """Size a baseline at a rate; when no count meets TTFT, size it for capacity and say so."""
+def baseline_at_rate(
+    rs: ResolvedScenario,
+    topology: Topology,
+    rate: float,
+    *,
+    max_chips: dict[str, int] | None = None,
+) -> Plan:
+    """Size a baseline at a rate; when no count meets TTFT, size it for capacity and say so.
+
+    The plan's goodput is its fleet's (:func:`with_goodput`): below the rate, or zero, when it
+    misses a target.
+    """
     pb = build_problem(rs, topology)
+    if max_chips and topology.cross_dc:
+        pb.max_chips = {**pb.max_chips, **max_chips}
     check_options(pb)
     try:
-        return Solver(pb).solve_rate(rate)
+        return with_goodput(Solver(pb).solve_rate(rate))
     except InfeasibleError:
         pb.enforce_ttft = False
         plan = Solver(pb).solve_rate(rate)
-        return replace(plan, meets_sla=False)
+        return with_goodput(replace(plan, meets_sla=False))
 
 
 #: Upper end of the rate search when nothing else bounds the scale [requests/s].
@@ -142,7 +204,12 @@ def solve_scenario(
             )
         pb.max_chips = {**pb.max_chips, **max_chips}
     check_options(pb)
-    solver = Solver(pb)
+    problems = [pb]
+    if pb.topology.anomalous_filter and bool(np.any(pb.classes.anomalous)):
+        pb_all = build_problem(rs, replace(PDD, anomalous_filter=False))
+        pb_all.max_chips = dict(pb.max_chips)
+        problems.append(pb_all)
+    solver = PlanSearch(problems)
     rate = rate_rps if rate_rps is not None else scen.rate_rps
     budget = (
         budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
@@ -158,7 +225,7 @@ def solve_scenario(
         plan = solver.solve_rate(rate, progress)
         mode, bound = "rate", "target rate"
     elif budget is not None:
-        plan = solver.solve_budget(budget, hi)
+        plan = solve_budget(solver, budget, hi)
         mode = "budget"
         bound = "budget"
         if plan.rate_rps >= hi * 0.999:
@@ -166,23 +233,45 @@ def solve_scenario(
         elif pb.max_chips:
             bound = "budget or inventory"
     else:
-        plan = solver.solve_max_bcr(hi)
+        plan = solve_max_bcr(solver, hi)
         mode = "max-bcr"
         bound = _bound_name(hi, line_rate, cap)
         if pb.max_chips:
             bound += " (inventory limits applied)"
-    base: list[Plan] = []
+    plan = with_goodput(plan)
     notes: list[str] = []
+    no_relay: Plan | None = None
+    try:
+        no_relay = baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips)
+    except InfeasibleError as exc:
+        if baselines:
+            notes.append(f"baseline no-relay cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
+    if (
+        no_relay is not None
+        and pb.routing == "optimize"
+        and no_relay.meets_sla
+        and no_relay.bcr_requests_per_usd > plan.bcr_requests_per_usd * (1 + 1e-12)
+        and (mode != "budget" or budget is None or no_relay.cost_usd_per_hour <= budget)
+    ):
+        notes.append(
+            f"relay does not pay at {plan.rate_rps:.4g} req/s: the best plan with RLD has BCR "
+            f"{plan.bcr_requests_per_usd:.4g} req/$ at {plan.cost_usd_per_hour:.4g} $/h, below "
+            f"the plan without relay ({no_relay.bcr_requests_per_usd:.4g} req/$ at "
+            f"{no_relay.cost_usd_per_hour:.4g} $/h), which is the plan chosen"
+        )
+        plan = replace(no_relay, topology=PDD.name)
+    base: list[Plan] = []
     if baselines:
-        topologies = ([SAME_DC] if scen.baseline is not None else []) + [NO_RELAY]
-        for topo in topologies:
+        if scen.baseline is not None:
             try:
-                base.append(baseline_at_rate(rs, topo, plan.rate_rps))
+                base.append(baseline_at_rate(rs, SAME_DC, plan.rate_rps))
             except InfeasibleError as exc:
                 notes.append(
-                    f"baseline {topo.name} cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"
+                    f"baseline same-dc cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"
                 )
-    return Outcome(mode, plan, base, bound, pb, notes, scen.name)
+        if no_relay is not None:
+            base.append(no_relay)
+    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name)
 
 
 def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:

@@ -54,17 +54,31 @@ class Plan:
     binding: list[str]
     # what the reported hand-over figures need, filled in once the plan is chosen
     handover_inputs: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
+    #: the highest rate at which this fleet meets every SLA target (:mod:`solver.fleet`);
+    #: None until computed (the search ranks plans at their sized rate)
+    fleet_goodput_rps: float | None = None
+    #: the problem the plan was sized on (anomalous filter on or off, topology)
+    problem: Any = field(default=None, repr=False, compare=False)
 
     @property
     def goodput_rps(self) -> float:
-        return self.rate_rps * self.prefill.attainment
+        """Goodput [requests/s]: the fleet's highest rate within every SLA target, once
+        computed; before that, the sized rate when the plan meets the SLA (a lower bound)."""
+        if self.fleet_goodput_rps is not None:
+            return self.fleet_goodput_rps
+        return self.rate_rps if self.meets_sla else 0.0
 
     @property
     def bcr_requests_per_usd(self) -> float:
-        """BCR: requests served within SLA per dollar of hardware (and line) cost."""
+        """BCR: goodput per dollar of hardware (and line) cost [requests/USD]."""
         if self.cost_usd_per_hour <= 0:
             return math.inf
         return self.goodput_rps * units.SECONDS_PER_HOUR / self.cost_usd_per_hour
+
+    @property
+    def has_relay(self) -> bool:
+        """Whether the plan has an RLD pool."""
+        return self.roles.get("RLD") is not None
 
     def chips_of(self) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -66,7 +66,7 @@ class Solver(Sizing):
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                if best is None or _better(cand, best):
+                if best is None or better_plan(cand, best):
                     best = cand
         if best is None:
             raise self._infeasible(rate, reasons)
@@ -222,6 +222,7 @@ class Solver(Sizing):
                 q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True)
             )
             return Plan(
+                problem=pb,
                 topology=pb.topology.name,
                 rate_rps=rate,
                 routing=route.routing,
@@ -324,7 +325,7 @@ class Solver(Sizing):
         return solve_max_bcr(self, hi_rate, points)
 
 
-def _better(a: Plan, b: Plan) -> bool:
+def better_plan(a: Plan, b: Plan) -> bool:
     """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50."""
     if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
         return a.cost_usd_per_hour < b.cost_usd_per_hour

@@ -1,0 +1,131 @@
+"""A fixed fleet evaluated at any rate: does it meet every SLA target, and its goodput.
+
+Goodput follows DistServe [1]_: the highest request rate at which the fleet meets every SLA
+target (TTFT p50, p90 and p99 and the TPOT target), not the share of requests that happen to
+finish under one percentile's target. BCR divides it by the fleet's cost.
+
+At a rate ``r`` the fleet meets the SLA when
+
+- the TTFT percentiles of the prefill pool (``n_P`` instances; queueing, prefill, transfer or
+  relay, first step) are at most their targets;
+- MD's sequences fit its TPOT-bound batch slots: ``r sum_k w_k T_MD,k / b_MD + r E_ext <= n_MD``;
+- RLD's sequences fit its slots: ``r sum_k w_k T_RLD,k <= n_RLD b_RLD``;
+- the line is below saturation (the transfer times above grow without bound as it fills).
+
+Each condition only gets harder as ``r`` grows, so the feasible rates are an interval from 0
+and its end is found by bisection.
+
+References
+----------
+.. [1] Zhong et al., "DistServe: Disaggregating Prefill and Decoding for Goodput-optimized Large
+   Language Model Serving", OSDI 2024, section 2: goodput is the maximum request rate served
+   while meeting the SLO attainment goal.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pddplan.solver.plan import Plan
+from pddplan.solver.search import Solver
+
+#: Relative precision of the goodput bisection [-].
+GOODPUT_RTOL = 1e-3
+_SLACK = 1 + 1e-9
+
+
+@dataclass(frozen=True)
+class FleetCheck:
+    """A fixed fleet at one rate."""
+
+    rate_rps: float
+    ttft_s: tuple[float, float, float]
+    meets_ttft: bool
+    md_slots_needed: float  # [instances] MD instances the rate needs
+    rld_slots_needed: float  # [instances] RLD instances the rate needs
+    meets_decode: bool
+    link_utilization: float
+
+    @property
+    def meets_sla(self) -> bool:
+        return self.meets_ttft and self.meets_decode and self.link_utilization < 1.0
+
+
+def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
+    """Evaluate ``plan``'s fleet (counts, batches, routing, hand-over) at ``rate_rps``."""
+    pb = solver.pb
+    route = solver.route(rate_rps, plan.routing)
+    p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
+    if pb.topology.cross_dc and route.link_utilization >= 1.0:
+        inf = (math.inf, math.inf, math.inf)
+        return FleetCheck(rate_rps, inf, False, math.inf, math.inf, False, route.link_utilization)
+    offs, wts, _ = solver.ttft_offsets(p_inst, route)
+    q, _, _ = solver.ttft_at(p_inst, n_p, rate_rps, offs, wts)
+    meets_ttft = all(qi <= ti * _SLACK for qi, ti in zip(q, pb.ttft_targets_s, strict=True))
+    w = pb.classes.weight
+    md_role = plan.roles["MD"]
+    md_dec = plan.decode.get("MD")
+    md_need = 0.0
+    ok_decode = True
+    mode = plan.handover if plan.handover in ("one-shot", "catch-up") else "one-shot"
+    rld_time = None
+    if md_role is not None and md_dec is not None:
+        m_inst, n_m = md_role
+        _ctx, md_time, ext_busy, _stall, rld_time, _tok, _extra = solver.decode_load(
+            route, m_inst, mode
+        )
+        b = max(md_dec.batch_per_instance, 1)
+        md_need = rate_rps * float(np.sum(w * md_time)) / b + rate_rps * float(np.sum(w * ext_busy))
+        ok_decode = md_need <= n_m * _SLACK + 1e-9
+    rld_need = 0.0
+    rld_role = plan.roles.get("RLD")
+    rld_dec = plan.decode.get("RLD")
+    if rld_role is not None and rld_dec is not None and rld_time is not None:
+        _r_inst, n_r = rld_role
+        b_r = max(rld_dec.batch_per_instance, 1)
+        rld_need = rate_rps * float(np.sum(w * rld_time)) / b_r
+        ok_decode = ok_decode and rld_need <= n_r * _SLACK + 1e-9
+    elif rld_time is not None and float(np.sum(w * rld_time)) > 0:
+        ok_decode = False  # the routing relays requests but the fleet has no RLD
+    return FleetCheck(
+        rate_rps,
+        (float(q[0]), float(q[1]), float(q[2])),
+        meets_ttft,
+        md_need,
+        rld_need,
+        ok_decode,
+        route.link_utilization,
+    )
+
+
+def goodput_rps(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> float:
+    """The highest rate at which ``plan``'s fleet meets every SLA target [requests/s].
+
+    0 when the fleet misses a target even as the rate goes to zero (a transfer alone longer
+    than a TTFT target, say).
+    """
+    r0 = plan.rate_rps
+    if r0 <= 0:
+        return 0.0
+    if check_fleet(solver, plan, r0).meets_sla:
+        lo, hi = r0, r0 * 1.25
+        while check_fleet(solver, plan, hi).meets_sla:
+            lo, hi = hi, hi * 2.0
+            if hi > r0 * 1e6:
+                return math.inf
+    else:
+        lo, hi = 0.0, r0
+        tiny = r0 * 1e-6
+        if not check_fleet(solver, plan, tiny).meets_sla:
+            return 0.0
+        lo = tiny
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        if check_fleet(solver, plan, mid).meets_sla:
+            lo = mid
+        else:
+            hi = mid
+    return lo
