@@ -21,6 +21,7 @@ from pddplan.solver.fleet import goodput_rps
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import (
     NO_RELAY,
+    RELAY_ONLY,
     PDD,
     SAME_DC,
     Problem,
@@ -260,6 +261,8 @@ def solve_scenario(
             f"{no_relay.cost_usd_per_hour:.4g} $/h), which is the plan chosen"
         )
         plan = replace(no_relay, topology=PDD.name)
+    if pb.routing == "optimize" and not plan.has_relay and rate is not None:
+        notes.append(_relay_does_not_pay(problems, plan))
     base: list[Plan] = []
     if baselines:
         if scen.baseline is not None:
@@ -272,6 +275,22 @@ def solve_scenario(
         if no_relay is not None:
             base.append(no_relay)
     return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name)
+
+
+def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:
+    """Why the chosen plan has no RLD: the best plan that relays, priced at the same rate."""
+    relaying = [replace(p, routing=RELAY_ONLY) for p in problems]
+    head = f"relay does not pay at {plan.rate_rps:.4g} req/s"
+    try:
+        alt = with_goodput(PlanSearch(relaying).solve_rate(plan.rate_rps))
+    except InfeasibleError as exc:
+        return f"{head}: no plan with RLD fits ({exc})"
+    return (
+        f"{head}: the best plan with RLD costs {alt.cost_usd_per_hour:.4g} $/h for BCR "
+        f"{alt.bcr_requests_per_usd:.4g} req/$, against {plan.cost_usd_per_hour:.4g} $/h and "
+        f"{plan.bcr_requests_per_usd:.4g} req/$ without; a slower or busier line, more low-hit "
+        f"traffic or a tighter TTFT target would change that (see `pddplan breakeven`)"
+    )
 
 
 def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:

@@ -27,6 +27,8 @@ PERCENTILES = (0.5, 0.9, 0.99)
 HANDOVER_MODES = timing.HANDOVER_MODES
 #: Routing thresholds tried for a continuous hit-rate distribution (between class points).
 MAX_ROUTING_THRESHOLDS = 8
+#: ``Problem.routing`` value (internal): every routing that relays something.
+RELAY_ONLY = "relay-only"
 Progress = Callable[[int, int], None]
 
 
@@ -104,11 +106,14 @@ class Problem:
             mids = (h[:-1] + h[1:]) / 2
             if len(mids) > MAX_ROUTING_THRESHOLDS:
                 mids = np.quantile(mids, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
-        return [
+        out = [
             Routing.none(),
             *(Routing.below(x) for x in sorted({float(x) for x in mids})),
             Routing.all(),
         ]
+        if self.routing == RELAY_ONLY:
+            return out[1:]
+        return out
 
     def physics_key(self) -> tuple[Any, ...]:
         """Everything the search's timings depend on, prices and inventory excluded."""
