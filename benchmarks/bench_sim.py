@@ -15,8 +15,8 @@ import os
 import time
 
 from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
-from pddplan.solver import solve_scenario
 from pddplan.sim import SimConfig, SimPlan, simulate
+from pddplan.solver import solve_scenario
 
 GOAL_S = 30.0
 

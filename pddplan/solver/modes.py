@@ -21,8 +21,8 @@ from pddplan.solver.fleet import goodput_rps
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import (
     NO_RELAY,
-    RELAY_ONLY,
     PDD,
+    RELAY_ONLY,
     SAME_DC,
     Problem,
     Progress,

@@ -12,7 +12,6 @@ import pytest
 
 from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.models import network
-from pddplan.solver import solve_scenario
 from pddplan.report.solve import solve_report
 from pddplan.results import Report
 from pddplan.sim import SimConfig, SimPlan, simulate
@@ -26,7 +25,7 @@ from pddplan.sim.compare import (
 from pddplan.sim.plan import plan_from_json
 from pddplan.sim.report import simulate_report, stability_verdict
 from pddplan.sim.requests import replay
-from pddplan.solver import Solver
+from pddplan.solver import Solver, solve_scenario
 
 
 def _solve(patch=None):
