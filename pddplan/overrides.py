@@ -22,6 +22,7 @@ import difflib
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -166,6 +167,13 @@ class ScenarioSource:
     doc: YamlDoc
     registry: Registry
     _base: ResolvedScenario | None = field(default=None, repr=False, compare=False)
+    _profile_docs: dict[Path, YamlDoc] = field(default_factory=dict, repr=False, compare=False)
+
+    def _read(self, path: Path) -> YamlDoc:
+        """A profile's parsed document, read once per source."""
+        if path not in self._profile_docs:
+            self._profile_docs[path] = read_yaml(path)
+        return self._profile_docs[path]
 
     @classmethod
     def open(cls, name_or_path: str | None, registry: Registry) -> ScenarioSource:
@@ -180,7 +188,7 @@ class ScenarioSource:
     def base(self) -> ResolvedScenario:
         """The scenario as the file says, with its own ``overrides:`` applied."""
         if self._base is None:
-            self._base = resolve(validate(Scenario, self.doc), self.doc, self.registry)
+            self._base = resolve(validate(Scenario, self.doc), self.doc, self.registry, self._read)
         return self._base
 
     def check(self, overrides: Mapping[str, Any]) -> None:
@@ -190,7 +198,9 @@ class ScenarioSource:
 
     def patch(self, overrides: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         """The merged document patch of ``overrides`` and, per PATH, its key in the document."""
-        base = self.base
+        # profile swaps first: a key of a swapped profile patches the new profile
+        swaps = {k: v for k, v in overrides.items() if k in PROFILE_NAMES}
+        base = self.resolve(swaps) if swaps and len(swaps) < len(overrides) else self.base
         patch: dict[str, Any] = {}
         leaves: dict[str, str] = {}
         for path, value in overrides.items():
@@ -218,7 +228,7 @@ class ScenarioSource:
         patch, leaves = self.patch(overrides)
         doc = YamlDoc(data=_deep_merge(self.doc.data, patch), lines={}, file=self.doc.file)
         try:
-            return resolve(validate(Scenario, doc), doc, self.registry)
+            return resolve(validate(Scenario, doc), doc, self.registry, self._read)
         except ProfileError as exc:
             raise _blame(exc, overrides, leaves) from None
 
