@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,21 +68,26 @@ def _fields(cls: type[BaseModel], prefix: str, depth: int = 0) -> Iterable[str]:
 
 def known_paths(rs: ResolvedScenario) -> list[str]:
     """Every PATH an override may set on this scenario."""
+    return list(_known_paths(tuple(rs.chips)))
+
+
+@functools.cache
+def _known_paths(chips: tuple[str, ...]) -> tuple[str, ...]:
     paths = [
         p for p in _fields(Scenario, "") if not p.startswith(("overrides", "workload", "roles"))
     ]
     paths += [f"roles.{r}.{k}" for r in ("P", "RLD", "MD") for k in ("chips", "chips_per_instance")]
     for root, cls in PROFILE_ROOTS.items():
         paths += [f"{root}.{p}" for p in _fields(cls, "") if not p.endswith(("kind", "name"))]
-    for chip in rs.chips:
+    for chip in chips:
         paths += [
             f"chips.{chip}.{p}" for p in _fields(Chip, "") if not p.endswith(("kind", "name"))
         ]
         paths.append(f"chips.{chip}.price_usd_per_hour")
-    return sorted(set(paths))
+    return tuple(sorted(set(paths)))
 
 
-def _valid(path: str, known: Sequence[str]) -> bool:
+def _valid(path: str, known: frozenset[str]) -> bool:
     if path in known or path in PROFILE_NAMES:
         return True
     # a path into a dict- or union-typed field (e.g. limits.max_chips.NAME) is checked by loading
@@ -90,8 +96,8 @@ def _valid(path: str, known: Sequence[str]) -> bool:
 
 def check_path(path: str, rs: ResolvedScenario) -> None:
     """Raise :class:`OverrideError` (with a did-you-mean) when ``path`` is not a key of ``rs``."""
-    known = known_paths(rs)
-    if not _valid(path, known):
+    known = _known_paths(tuple(rs.chips))
+    if not _valid(path, frozenset(known)):
         guess = difflib.get_close_matches(path, known, n=1, cutoff=0.6)
         hint = f"; did you mean {guess[0]!r}?" if guess else ""
         raise OverrideError(f"not a key of this scenario{hint}", key=path, unknown_key=True)
