@@ -2,6 +2,106 @@
 
 PDD = Prefill (datacenter A) + Relay-Decode (datacenter A, RDMA to prefill) + Main-Decode
 (datacenter B, reached over a WAN line).
+
+The public API (see docs/api.md)::
+
+    import pddplan
+    r = pddplan.solve("default", overrides={"link.bandwidth_gbit_per_s": 50})
+    r.to_json()["plan"]["cost_usd_per_hour"]
+
+``load_scenario``, ``solve``, ``bathtub``, ``sweep``, ``breakeven``, ``rank_chips``,
+``simulate``, ``hitrate`` and ``calibrate`` return typed results (:mod:`pddplan.results`) with
+``rows()``, ``sections()`` and ``to_json()``; errors derive from :class:`PddplanError`.
+The API loads on first use, so ``import pddplan`` (and the CLI's ``--help``) stays light.
 """
 
+from __future__ import annotations
+
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from pddplan.errors import (
+    InfeasibleError,
+    NotFoundError,
+    OptionError,
+    OverrideError,
+    PddplanError,
+    ProfileError,
+    UsageError,
+)
+
+if TYPE_CHECKING:
+    from pddplan.api import (
+        LoadedScenario,
+        PddplanWarning,
+        bathtub,
+        breakeven,
+        calibrate,
+        hitrate,
+        load_scenario,
+        rank_chips,
+        simulate,
+        solve,
+        sweep,
+    )
+
 __version__ = "0.1.0"
+
+_API = (
+    "LoadedScenario",
+    "PddplanWarning",
+    "bathtub",
+    "breakeven",
+    "calibrate",
+    "hitrate",
+    "load_scenario",
+    "rank_chips",
+    "simulate",
+    "solve",
+    "sweep",
+)
+
+__all__ = [
+    "LoadedScenario",
+    "PddplanWarning",
+    "bathtub",
+    "breakeven",
+    "calibrate",
+    "hitrate",
+    "load_scenario",
+    "rank_chips",
+    "simulate",
+    "solve",
+    "sweep",
+    "InfeasibleError",
+    "NotFoundError",
+    "OptionError",
+    "OverrideError",
+    "PddplanError",
+    "ProfileError",
+    "UsageError",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from pddplan import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'pddplan' has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """``pddplan.bathtub`` and ``pddplan.calibrate`` are API functions, and also the names of
+    submodules: importing a submodule must not replace the function on the package (the
+    submodules stay importable as ``from pddplan.bathtub import ...``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _API and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -65,3 +65,41 @@ class InfeasibleError(PddplanError):
         super().__init__(message)
         self.binding = binding
         self.relaxation = relaxation
+
+
+class OverrideError(UsageError):
+    """An override ``{"dotted.path": value}`` names no key of the scenario, or its value is
+    rejected by the same validation a scenario file gets (exit 2, like a bad command-line value).
+
+    ``key`` is the dotted path as the caller wrote it, ``value`` the value (absent for an unknown
+    key) and ``detail`` the validation message without the key, the same words a YAML file gets.
+    """
+
+    exit_code = 2
+
+    def __init__(self, detail: str, *, key: str, value: object = None, unknown_key: bool = False):
+        super().__init__(f"overrides: {key}: {detail}")
+        self.detail = detail
+        self.key = key
+        self.value = value
+        self.unknown_key = unknown_key
+
+
+class OptionError(UsageError):
+    """A keyword option of the library has a bad value (exit 2).
+
+    ``option`` is the library's name of the option (``rate_rps``, ``max_chips``); the message is
+    ``"{option} {detail}"`` (``"{option}: ..."`` when ``detail`` starts with a colon). The
+    command line swaps in its flag (``--rate``, ``--max-chips``) with :meth:`naming`.
+    """
+
+    exit_code = 2
+
+    def __init__(self, option: str, detail: str) -> None:
+        self.option = option
+        self.detail = detail
+        super().__init__(self.naming(option))
+
+    def naming(self, name: str) -> str:
+        """The message with ``name`` in place of the option's library name."""
+        return f"{name}{self.detail}" if self.detail.startswith(":") else f"{name} {self.detail}"

@@ -14,7 +14,7 @@ import os
 import re
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -412,7 +412,17 @@ def load_scenario(
     return resolve(scen, doc, registry)
 
 
-def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenario:
+def resolve(
+    scen: Scenario,
+    doc: YamlDoc,
+    registry: Registry,
+    read: Callable[[Path], YamlDoc] = read_yaml,
+) -> ResolvedScenario:
+    """The profiles ``scen`` names, loaded, with its ``overrides`` merged and validated.
+
+    ``read`` parses a profile file that has overrides (a caller that resolves many variants of
+    one scenario passes a memoized reader).
+    """
     file = doc.file
     for group in scen.overrides:
         if group not in _OVERRIDE_KINDS:
@@ -436,7 +446,7 @@ def resolve(scen: Scenario, doc: YamlDoc, registry: Registry) -> ResolvedScenari
         ov = scen.overrides.get(group, {}).get(name)
         if not ov:
             return _load_cached(ppath, kind)
-        base = read_yaml(ppath)
+        base = read(ppath)
         merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
         try:
             return KINDS[kind].model_validate(merged.data)

@@ -8,9 +8,11 @@ estimates in ``estimated``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from typing_extensions import Self
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -24,6 +26,24 @@ Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, validated like a file (pydantic's own copy skips validation).
+
+        Raises :class:`~pddplan.errors.ProfileError` naming the key and the allowed range.
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        data = {k: getattr(self, k) for k in self.model_fields_set}
+        data.update(update)
+        try:
+            return self.model_validate(data)
+        except ValidationError as exc:
+            from pddplan.loader import YamlDoc, validation_to_profile_error
+
+            raise validation_to_profile_error(
+                exc, type(self), YamlDoc(data, {}, f"{type(self).__name__} copy")
+            ) from None
 
 
 class Sourced(Strict):

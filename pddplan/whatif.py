@@ -1,39 +1,53 @@
 """What-if questions: parameter sweeps, break-even points and chip ranking by role.
 
-A swept PATH is a dotted key into the scenario as a user sees it:
-
-- a scenario key: ``rate_rps``, ``sla.ttft_p99_s``, ``serving.chunk_size_tokens``;
-- a key of a profile the scenario names: ``link.bandwidth_gbit_per_s``, ``rdma.rtt_ms``,
-  ``model.dtypes.kv_cache``, ``workload.hit_rate.shift``, ``chips.gpu-b.price.rental_usd_per_hour``
-  (these become ``overrides`` of that profile);
-- short forms: ``chips.NAME.price_usd_per_hour`` for ``chips.NAME.price.rental_usd_per_hour``.
+A swept PATH is a dotted key into the scenario as a user sees it (see :mod:`pddplan.overrides`):
+a scenario key (``rate_rps``, ``sla.ttft_p99_s``), a key of a profile the scenario names
+(``link.bandwidth_gbit_per_s``, ``chips.gpu-b.price.rental_usd_per_hour``) or a short form
+(``chips.NAME.price_usd_per_hour``). Every point is validated from the scenario's parsed
+document in memory, exactly as the file with those overrides would be.
 """
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import math
-import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from pddplan.errors import InfeasibleError, PddplanError, ProfileError, UsageError
-from pddplan.loader import Registry, ResolvedScenario, _unwrap, load_scenario
+from pddplan.errors import InfeasibleError, PddplanError, UsageError
+from pddplan.loader import Registry, ResolvedScenario
+from pddplan.overrides import (
+    ALIASES,
+    PROFILE_ROOTS,
+    ScenarioSource,
+    check_path,
+    known_paths,
+    merge,
+    patch_for,
+)
 from pddplan.solver import ratio, solve_scenario
-from pddplan.spec import Chip, Link, Model, Scenario, Workload
 
-ALIASES = {"price_usd_per_hour": ("price", "rental_usd_per_hour")}
-PROFILE_ROOTS: dict[str, type[BaseModel]] = {
-    "link": Link,
-    "rdma": Link,
-    "model": Model,
-    "workload": Workload,
-}
+__all__ = [
+    "ALIASES",
+    "PROFILE_ROOTS",
+    "Axis",
+    "BreakEven",
+    "breakeven",
+    "breakeven_on",
+    "check_path",
+    "known_paths",
+    "merge",
+    "parse_set",
+    "parse_values",
+    "patch_for",
+    "rank_chips",
+    "run_sweep",
+    "solve_point",
+    "sweep_rows",
+    "validate_axes",
+]
 
 
 @dataclass(frozen=True)
@@ -84,84 +98,6 @@ def parse_set(expr: str) -> Axis:
     return Axis(path.strip(), parse_values(vals))
 
 
-# -------------------------------------------------------------------------------- paths
-
-
-def _fields(cls: type[BaseModel], prefix: str, depth: int = 0) -> Iterable[str]:
-    for name, f in cls.model_fields.items():
-        path = f"{prefix}.{name}" if prefix else name
-        subs = _unwrap(f.annotation)
-        if subs and depth < 4:
-            for sub in subs:
-                yield from _fields(sub, path, depth + 1)
-        else:
-            yield path
-
-
-def known_paths(rs: ResolvedScenario) -> list[str]:
-    paths = [
-        p for p in _fields(Scenario, "") if not p.startswith(("overrides", "workload", "roles"))
-    ]
-    paths += [f"roles.{r}.{k}" for r in ("P", "RLD", "MD") for k in ("chips", "chips_per_instance")]
-    for root, cls in PROFILE_ROOTS.items():
-        paths += [f"{root}.{p}" for p in _fields(cls, "") if not p.endswith(("kind", "name"))]
-    for chip in rs.chips:
-        paths += [
-            f"chips.{chip}.{p}" for p in _fields(Chip, "") if not p.endswith(("kind", "name"))
-        ]
-        paths.append(f"chips.{chip}.price_usd_per_hour")
-    return sorted(set(paths))
-
-
-def _valid(path: str, known: Sequence[str]) -> bool:
-    if path in known:
-        return True
-    # a path into a dict- or union-typed field (e.g. limits.max_chips.NAME) is checked by loading
-    return any(path.startswith(k + ".") for k in known if k.endswith("max_chips"))
-
-
-def check_path(path: str, rs: ResolvedScenario) -> None:
-    known = known_paths(rs)
-    if not _valid(path, known):
-        guess = difflib.get_close_matches(path, known, n=1, cutoff=0.6)
-        hint = f"; did you mean {guess[0]!r}?" if guess else ""
-        raise UsageError(f"--set {path}: not a key of this scenario{hint}")
-
-
-def patch_for(path: str, value: Any, rs: ResolvedScenario) -> dict[str, Any]:
-    """The scenario patch (deep-merged by the loader) that sets ``path`` to ``value``."""
-    parts = path.split(".")
-    scen = rs.scenario
-    if parts[0] == "chips":
-        name, rest = parts[1], parts[2:]
-        if len(rest) == 1 and rest[0] in ALIASES:
-            rest = list(ALIASES[rest[0]])
-        return {"overrides": {"chips": {name: _nest(rest, value)}}}
-    if parts[0] in ("link", "rdma"):
-        return {"overrides": {"links": {getattr(scen, parts[0]): _nest(parts[1:], value)}}}
-    if parts[0] == "model":
-        return {"overrides": {"models": {scen.model: _nest(parts[1:], value)}}}
-    if parts[0] == "workload":
-        if isinstance(scen.workload, str):
-            return {"overrides": {"workloads": {scen.workload: _nest(parts[1:], value)}}}
-        return {"workload": _nest(parts[1:], value)}
-    return _nest(parts, value)
-
-
-def _nest(parts: Sequence[str], value: Any) -> dict[str, Any]:
-    out: Any = value
-    for p in reversed(parts):
-        out = {p: out}
-    return typing.cast(dict[str, Any], out)
-
-
-def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 # -------------------------------------------------------------------------------- sweeps
 
 
@@ -170,33 +106,32 @@ def sweep_points(axes: Sequence[Axis]) -> list[tuple[Any, ...]]:
 
 
 def validate_axes(scenario: str | None, reg: Registry, axes: Sequence[Axis]) -> ResolvedScenario:
-    """Check every PATH and every value before any point is solved."""
-    rs = load_scenario(scenario, reg)
+    """Check every PATH and every value before any point is solved (raises OverrideError)."""
+    src = ScenarioSource.open(scenario, reg)
+    check_axes(src, {}, axes)
+    return src.base
+
+
+def check_axes(src: ScenarioSource, overrides: Mapping[str, Any], axes: Sequence[Axis]) -> None:
+    """Check each swept PATH, then each of its values, on top of ``overrides``."""
     for ax in axes:
-        check_path(ax.path, rs)
+        check_path(ax.path, src.resolve(overrides))
         for v in ax.values:
-            try:
-                load_scenario(scenario, reg, patch_for(ax.path, v, rs))
-            except ProfileError as exc:
-                raise UsageError(f"--set {ax.path}={v!r}: {exc.detail}") from None
-    return rs
+            src.resolve({**overrides, ax.path: v})
 
 
-def solve_point(
-    scenario: str | None,
-    profile_dirs: Sequence[str],
+def point_row(
+    src: ScenarioSource,
+    overrides: Mapping[str, Any],
     axes: Sequence[Axis],
     values: Sequence[Any],
     baselines: bool = True,
 ) -> dict[str, Any]:
     """One sweep row: the swept values, then the plan's figures or the binding constraint."""
-    reg, base = _base(scenario, tuple(profile_dirs))
-    patch: dict[str, Any] = {}
-    for ax, v in zip(axes, values, strict=True):
-        patch = _merge(patch, patch_for(ax.path, v, base))
-    row: dict[str, Any] = {ax.path: v for ax, v in zip(axes, values, strict=True)}
+    point = {ax.path: v for ax, v in zip(axes, values, strict=True)}
+    row: dict[str, Any] = dict(point)
     try:
-        rs = load_scenario(scenario, reg, patch)
+        rs = src.resolve({**overrides, **point})
         out = solve_scenario(rs, baselines=baselines)
     except InfeasibleError as exc:
         row.update(feasible=False, binding=exc.binding or str(exc))
@@ -211,20 +146,31 @@ def solve_point(
     return row
 
 
-_BASE_CACHE: dict[tuple[str | None, tuple[str, ...]], tuple[Registry, ResolvedScenario]] = {}
+def solve_point(
+    scenario: str | None,
+    profile_dirs: Sequence[str],
+    axes: Sequence[Axis],
+    values: Sequence[Any],
+    baselines: bool = True,
+) -> dict[str, Any]:
+    """One sweep row of a scenario given by name or path (its document is parsed once)."""
+    return point_row(_source(scenario, tuple(profile_dirs)), {}, axes, values, baselines)
 
 
-def _base(scenario: str | None, profile_dirs: tuple[str, ...]) -> tuple[Registry, ResolvedScenario]:
-    """The registry and the unpatched scenario, loaded once per process."""
+_SOURCE_CACHE: dict[tuple[str | None, tuple[str, ...]], ScenarioSource] = {}
+
+
+def _source(scenario: str | None, profile_dirs: tuple[str, ...]) -> ScenarioSource:
+    """The scenario's parsed document, read once per process."""
     key = (scenario, profile_dirs)
-    if key not in _BASE_CACHE:
-        _BASE_CACHE.clear()
+    if key not in _SOURCE_CACHE:
+        _SOURCE_CACHE.clear()
         reg = Registry.default([Path(d) for d in profile_dirs])
-        _BASE_CACHE[key] = (reg, load_scenario(scenario, reg))
-    return _BASE_CACHE[key]
+        _SOURCE_CACHE[key] = ScenarioSource.open(scenario, reg)
+    return _SOURCE_CACHE[key]
 
 
-def plan_row(out) -> dict[str, Any]:
+def plan_row(out: Any) -> dict[str, Any]:
     p = out.plan
     row: dict[str, Any] = {}
     for role in ("P", "RLD", "MD"):
@@ -248,6 +194,61 @@ def plan_row(out) -> dict[str, Any]:
     return row
 
 
+def sweep_rows(
+    src: ScenarioSource,
+    overrides: Mapping[str, Any],
+    axes: Sequence[Axis],
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    baselines: bool = True,
+) -> list[dict[str, Any]]:
+    """Solve every point of the grid; the output order is the grid's order, whatever ``jobs``.
+
+    Each point is one PDD solve plus, with ``baselines``, the two baselines at its rate. The
+    overrides of a point are validated from ``src``'s document in memory.
+    """
+    points = sweep_points(axes)
+    rows: list[dict[str, Any]] = []
+    if jobs <= 1 or len(points) < 8:
+        for i, pt in enumerate(points):
+            rows.append(point_row(src, overrides, axes, pt, baselines))
+            if progress:
+                progress(i + 1, len(points))
+        return rows
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunk = max(1, min(256, len(points) // (jobs * 8)))
+    with ProcessPoolExecutor(
+        max_workers=jobs,
+        initializer=_init_worker,
+        initargs=(src.doc, src.registry, dict(overrides), list(axes), baselines),
+    ) as pool:
+        for i, row in enumerate(pool.map(_worker_point, points, chunksize=chunk)):
+            rows.append(row)
+            if progress:
+                progress(i + 1, len(points))
+    return rows
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(
+    doc: Any, reg: Registry, overrides: dict[str, Any], axes: list[Axis], baselines: bool
+) -> None:
+    _WORKER.update(
+        src=ScenarioSource(doc=doc, registry=reg),
+        overrides=overrides,
+        axes=axes,
+        baselines=baselines,
+    )
+
+
+def _worker_point(values: tuple[Any, ...]) -> dict[str, Any]:
+    w = _WORKER
+    return point_row(w["src"], w["overrides"], w["axes"], values, w["baselines"])
+
+
 def run_sweep(
     scenario: str | None,
     profile_dirs: Sequence[str],
@@ -256,36 +257,9 @@ def run_sweep(
     progress: Callable[[int, int], None] | None = None,
     baselines: bool = True,
 ) -> list[dict[str, Any]]:
-    """Solve every point of the grid; the output order is the grid's order, whatever ``jobs``.
-
-    Each point is one PDD solve plus, with ``baselines``, the two baselines at its rate.
-    """
-    points = sweep_points(axes)
-    rows: list[dict[str, Any]] = []
-    if jobs <= 1 or len(points) < 8:
-        for i, pt in enumerate(points):
-            rows.append(solve_point(scenario, profile_dirs, axes, pt, baselines))
-            if progress:
-                progress(i + 1, len(points))
-        return rows
-    from concurrent.futures import ProcessPoolExecutor
-
-    chunk = max(1, min(256, len(points) // (jobs * 8)))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futs = pool.map(
-            _solve_star,
-            [(scenario, list(profile_dirs), list(axes), pt, baselines) for pt in points],
-            chunksize=chunk,
-        )
-        for i, row in enumerate(futs):
-            rows.append(row)
-            if progress:
-                progress(i + 1, len(points))
-    return rows
-
-
-def _solve_star(args: tuple[Any, ...]) -> dict[str, Any]:
-    return solve_point(*args)
+    """:func:`sweep_rows` of a scenario given by name or path."""
+    src = _source(scenario, tuple(profile_dirs))
+    return sweep_rows(src, {}, axes, jobs, progress, baselines)
 
 
 # ------------------------------------------------------------------------------ break-even
@@ -304,15 +278,13 @@ class BreakEven:
 
 
 def bcr_ratio_at(
-    scenario: str | None,
-    reg: Registry,
-    base: ResolvedScenario,
+    src: ScenarioSource,
+    overrides: Mapping[str, Any],
     path: str,
     value: float,
     against: str,
 ) -> float:
-    rs = load_scenario(scenario, reg, patch_for(path, value, base))
-    out = solve_scenario(rs)
+    out = solve_scenario(src.resolve({**overrides, path: value}))
     for b in out.baselines:
         if b.topology == against:
             return ratio(out.plan.bcr_requests_per_usd, b.bcr_requests_per_usd)
@@ -328,16 +300,28 @@ def breakeven(
     hi: float,
     tol: float = 1e-3,
 ) -> BreakEven:
+    """:func:`breakeven_on` a scenario given by name or path."""
+    return breakeven_on(ScenarioSource.open(scenario, reg), {}, path, against, lo, hi, tol)
+
+
+def breakeven_on(
+    src: ScenarioSource,
+    overrides: Mapping[str, Any],
+    path: str,
+    against: str,
+    lo: float,
+    hi: float,
+    tol: float = 1e-3,
+) -> BreakEven:
     """The value of ``path`` in ``[lo, hi]`` at which PDD's BCR equals the baseline's.
 
     Bisection on ``ratio(x) - 1``; needs a sign change between ``lo`` and ``hi``. The ratio is a
     step function of the parameter (instance counts are whole), so the crossing is located to
     within ``tol`` of the interval, at the step where the ratio crosses 1.
     """
-    base = load_scenario(scenario, reg)
-    check_path(path, base)
-    f_lo = bcr_ratio_at(scenario, reg, base, path, lo, against) - 1.0
-    f_hi = bcr_ratio_at(scenario, reg, base, path, hi, against) - 1.0
+    check_path(path, src.resolve(overrides))
+    f_lo = bcr_ratio_at(src, overrides, path, lo, against) - 1.0
+    f_hi = bcr_ratio_at(src, overrides, path, hi, against) - 1.0
     if f_lo == 0:
         return BreakEven(path, against, lo, hi, lo, f_lo + 1, f_hi + 1, 0)
     if f_lo * f_hi > 0:
@@ -347,7 +331,7 @@ def breakeven(
     while b - a > tol * max(abs(hi - lo), 1e-12) and it < 60:
         it += 1
         m = (a + b) / 2
-        fm = bcr_ratio_at(scenario, reg, base, path, m, against) - 1.0
+        fm = bcr_ratio_at(src, overrides, path, m, against) - 1.0
         if fm == 0:
             a = b = m
             break

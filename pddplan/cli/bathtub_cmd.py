@@ -57,56 +57,27 @@ def bathtub_cmd(
 
     Example: pddplan bathtub --format json --no-reprovision
     """
-    from pddplan.bathtub import analyze
-    from pddplan.loader import load_scenario
-    from pddplan.report.bathtub import bathtub_report
+    from pddplan import api
     from pddplan.report.plots import check_plot_path
 
     common.check_format(fmt)
     if plot is not None:
         check_plot_path(plot)
-    rs = load_scenario(scenario, common.registry())
-    curve = _read_curve(capacity_curve) if capacity_curve else None
-    res = analyze(rs, step=step, tolerance=tolerance, reprovision=reprovision, capacity_curve=curve)
-    common.emit(bathtub_report(res), fmt, output)
+    with common.flags({"step": "--step", "tolerance": "--tolerance"}):
+        res = api.bathtub(
+            scenario,
+            profiles=common.State.profile_dirs,
+            step=step,
+            tolerance=tolerance,
+            reprovision=reprovision,
+            capacity_curve=capacity_curve,
+        )
+    common.emit(res.report(), fmt, output)
     if plot is not None:
         from pddplan.report.plots import bathtub_plot
 
-        pb = res.outcome.problem
-        keep = pb.on_decode_side
-        bathtub_plot(res, pb.classes.hit_rate[keep], pb.classes.weight[keep], plot)
+        bathtub_plot(res.analysis, res.traffic_hit_rate, res.traffic_weight, plot)
         common.info(f"wrote {plot}")
-
-
-def _read_curve(path: Path):
-    """Read a capacity curve CSV: columns capacity_tokens and mean_hit_rate."""
-    import csv
-
-    import numpy as np
-
-    from pddplan.errors import ProfileError
-
-    caps, means = [], []
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        for col in ("capacity_tokens", "mean_hit_rate"):
-            if reader.fieldnames is None or col not in reader.fieldnames:
-                raise ProfileError(
-                    f"missing column {col!r} (have: {reader.fieldnames})", file=str(path), line=1
-                )
-        for i, row in enumerate(reader, start=2):
-            try:
-                cap = row["capacity_tokens"].strip()
-                caps.append(float("inf") if cap in ("unbounded", "inf") else float(cap))
-                means.append(float(row["mean_hit_rate"]))
-            except ValueError:
-                raise ProfileError(
-                    "not a number", file=str(path), key="capacity_tokens/mean_hit_rate", line=i
-                ) from None
-    if not caps:
-        raise ProfileError("the capacity curve is empty", file=str(path))
-    order = np.argsort(caps)
-    return {"capacity_tokens": np.asarray(caps)[order], "mean_hit_rate": np.asarray(means)[order]}
 
 
 def register(app: typer.Typer) -> None:

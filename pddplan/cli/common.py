@@ -5,6 +5,8 @@ Imports here stay light: heavy modules load inside the commands, so ``pddplan --
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -63,3 +65,30 @@ def check_format(fmt: str) -> None:
 def info(msg: str) -> None:
     """A diagnostic line on stderr (never on stdout)."""
     typer.echo(msg, err=True)
+
+
+@contextmanager
+def flags(names: Mapping[str, str], set_flag: str | None = None) -> Iterator[None]:
+    """Call the API inside this block: its errors that name a library option (``rate_rps``)
+    are raised again naming the flag (``--rate``); an override's error names ``set_flag``
+    (``--set PATH=VALUE: ...``). Exit codes are the errors' own."""
+    from pddplan.errors import OptionError, OverrideError, UsageError
+
+    try:
+        yield
+    except OptionError as exc:
+        flag = names.get(exc.option)
+        if flag is None:
+            raise
+        raise UsageError(exc.naming(flag)) from None
+    except OverrideError as exc:
+        if set_flag is None:
+            raise
+        if exc.unknown_key:
+            raise UsageError(f"{set_flag} {exc.key}: {exc.detail}") from None
+        raise UsageError(f"{set_flag} {exc.key}={exc.value!r}: {exc.detail}") from None
+
+
+def warn(msg: str) -> None:
+    """A library diagnostic, as a warning line on stderr."""
+    info(f"pddplan: warning: {msg}")

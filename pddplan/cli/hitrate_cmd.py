@@ -13,15 +13,6 @@ from pddplan.cli import common
 DEFAULT_BINS = "0,0.9,0.93,0.95,0.97,0.98,0.99,1"
 
 
-def _bins(text: str | None) -> list[float]:
-    from pddplan.errors import UsageError
-
-    try:
-        return [float(x) for x in (text or DEFAULT_BINS).split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"--bins: {text!r} is not a comma-separated list of numbers") from None
-
-
 def _command_line(trace: Path, opts: list[tuple[str, object, object]]) -> str:
     """The command as a user would retype it (options that differ from their default)."""
     parts = ["pddplan", "hitrate", str(trace)]
@@ -143,63 +134,17 @@ def hitrate_cmd(
 
     Example: pddplan hitrate tests/data/mooncake_excerpt.jsonl --cache-tokens 64k,unbounded
     """
-    import math
-
+    from pddplan import api
     from pddplan.errors import UsageError
-    from pddplan.trace.analysis import analyze, build_report
-    from pddplan.trace.records import detect_format
-    from pddplan.trace.replay import UNBOUNDED, parse_capacities, replay_trace
-    from pddplan.trace.workload import workload_document, write_workload
 
     common.check_format(fmt)
     if output is not None and output.suffix.lower() in (".yaml", ".yml"):
         if workload_out is not None:
             raise UsageError("-o FILE.yaml writes the workload profile: drop --workload-out")
         workload_out, output = output, None
-    if not trace.is_file():
-        raise UsageError(f"trace file not found: {trace}")
-    for flag, value, least in (
-        ("--block-tokens", block_tokens, 1),
-        ("--anomalous-input-tokens", anomalous_input_tokens, 1),
-        ("--anomalous-output-tokens", anomalous_output_tokens, 1),
-        ("--max-points", max_points, 2),
-        ("--jobs", jobs, 0),
-    ):
-        if value < least:
-            raise UsageError(f"{flag} must be >= {least}, not {value}")
-    if not math.isfinite(warmup) or warmup < 0:
-        raise UsageError(f"--warmup must be a number of seconds >= 0, not {warmup:g}")
-    edges = _bins(bins)
-    if detect_format(trace, trace_format) == "csv" and cache_tokens:
-        raise UsageError(
-            "--cache-tokens needs a JSONL trace with hash_ids; a CSV trace carries its own "
-            "cached tokens"
-        )
-    caps = parse_capacities(cache_tokens, block_tokens) if cache_tokens else [UNBOUNDED]
-
-    replay = replay_trace(
-        trace,
-        caps,
-        block_tokens=block_tokens,
-        fmt=trace_format,
-        skip_bad_lines=skip_bad_lines,
-        jobs=jobs or None,
-        warn=lambda msg: common.info(f"pddplan: warning: {msg}"),
-    )
-    analysis = analyze(
-        replay,
-        warmup_s=warmup,
-        edges=edges,
-        anomalous_input_tokens=anomalous_input_tokens,
-        anomalous_output_tokens=anomalous_output_tokens,
-    )
-    if replay.bad_lines:
-        first = replay.bad_line_messages[0] if replay.bad_line_messages else ""
-        common.info(f"pddplan: warning: skipped {replay.bad_lines} bad lines (first: {first})")
-
+    made_by = None
     if workload_out is not None:
-        label = "an unbounded" if math.isinf(caps[0]) else f"a {int(caps[0])}-token LRU"
-        cmd = _command_line(
+        made_by = _command_line(
             trace,
             [
                 ("--cache-tokens", cache_tokens, None),
@@ -214,40 +159,41 @@ def hitrate_cmd(
                 ("--workload-out", str(workload_out), None),
             ],
         )
-        s = analysis.stats
-        cache = "logged cached tokens" if replay.format == "csv" else f"{label} prefix cache"
-        source = (
-            f"request trace {trace.name} ({replay.format}, {s.requests} requests"
-            + (f" after a {warmup:g} s warm-up" if warmup else "")
-            + f"), hit rates from {'the ' if replay.format == 'csv' else ''}{cache}"
-            + (f" in {block_tokens}-token blocks" if replay.format == "jsonl" else "")
-            + f"; anomalous = input >= {anomalous_input_tokens} and output < "
-            f"{anomalous_output_tokens} tokens; made by: {cmd}"
-        )
-        doc = workload_document(
-            workload_out.stem,
-            source,
-            analysis.workload_inputs(0),
-            edges=analysis.edges,
+    with common.flags(HITRATE_FLAGS):
+        res = api.hitrate(
+            trace,
+            cache_tokens=cache_tokens,
+            block_tokens=block_tokens,
+            bins=bins or DEFAULT_BINS,
+            warmup_s=warmup,
             anomalous_input_tokens=anomalous_input_tokens,
             anomalous_output_tokens=anomalous_output_tokens,
+            workload_out=workload_out,
+            curve_out=curve_out,
             max_points=max_points,
-            notes="input_tokens, output_tokens and hit_rate describe the regular requests; "
-            "anomalous ones are their own class. Lengths are empirical (weights = request "
-            "counts); rate_rps = (requests - 1) / span of their arrivals.",
+            skip_bad_lines=skip_bad_lines,
+            trace_format=trace_format,
+            jobs=jobs,
+            made_by=made_by,
+            warn=common.warn,
         )
-        write_workload(workload_out, doc, header=f"Written by {cmd}")
-        common.info(f"pddplan: wrote workload profile {workload_out}")
-    if curve_out is not None:
-        analysis.curve.to_csv(curve_out)
-        common.info(f"pddplan: wrote capacity curve {curve_out}")
+    if res.workload_file is not None:
+        common.info(f"pddplan: wrote workload profile {res.workload_file}")
+    if res.curve_file is not None:
+        common.info(f"pddplan: wrote capacity curve {res.curve_file}")
+    common.emit(res.report(), fmt, output)
 
-    rep = build_report(
-        analysis,
-        workload_file=str(workload_out) if workload_out else None,
-        curve_file=str(curve_out) if curve_out else None,
-    )
-    common.emit(rep, fmt, output)
+
+HITRATE_FLAGS = {
+    "cache_tokens": "--cache-tokens",
+    "block_tokens": "--block-tokens",
+    "bins": "--bins",
+    "warmup_s": "--warmup",
+    "anomalous_input_tokens": "--anomalous-input-tokens",
+    "anomalous_output_tokens": "--anomalous-output-tokens",
+    "max_points": "--max-points",
+    "jobs": "--jobs",
+}
 
 
 def register(app: typer.Typer) -> None:

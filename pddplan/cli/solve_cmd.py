@@ -16,6 +16,16 @@ ScenarioArg = Annotated[
 ]
 
 
+#: The library's option names and the flags of ``solve``.
+SOLVE_FLAGS = {
+    "rate_rps": "--rate",
+    "budget_usd_per_hour": "--budget",
+    "max_chips": "--max-chips",
+    "max_rate_rps": "--max-rate",
+    "max_bcr": "--max-bcr",
+}
+
+
 def parse_max_chips(values: list[str] | None) -> dict[str, int]:
     from pddplan.errors import UsageError
 
@@ -72,26 +82,24 @@ def solve_cmd(
 
     Example: pddplan solve --rate 2 --format md
     """
+    from pddplan import api
     from pddplan.errors import UsageError
-    from pddplan.loader import load_scenario
-    from pddplan.report.solve import solve_report
-    from pddplan.solver import solve_scenario
 
     common.check_format(fmt)
     if sum((rate is not None, budget is not None, max_bcr)) > 1:
         raise UsageError("give one of --rate, --budget and --max-bcr")
-    if rate is not None and rate <= 0:
-        raise UsageError("--rate must be above 0")
-    rs = load_scenario(scenario, common.registry())
-    out = solve_scenario(
-        rs,
-        rate_rps=rate,
-        budget_usd_per_hour=budget,
-        max_chips=parse_max_chips(max_chips),
-        max_rate_rps=max_rate,
-        max_bcr=max_bcr,
-    )
-    common.emit(solve_report(out, explain=explain), fmt, output)
+    with common.flags(SOLVE_FLAGS):
+        res = api.solve(
+            scenario,
+            profiles=common.State.profile_dirs,
+            rate_rps=rate,
+            budget_usd_per_hour=budget,
+            max_chips=parse_max_chips(max_chips),
+            max_rate_rps=max_rate,
+            max_bcr=max_bcr,
+            explain=explain,
+        )
+    common.emit(res.report(), fmt, output)
 
 
 def register(app: typer.Typer) -> None:

@@ -53,10 +53,10 @@ def sweep_cmd(
     import sys
     from pathlib import Path
 
+    from pddplan import api
     from pddplan.errors import UsageError
     from pddplan.report.plots import check_plot_path
-    from pddplan.results import Report, Section
-    from pddplan.whatif import parse_set, run_sweep, validate_axes
+    from pddplan.whatif import parse_set
 
     common.check_format(fmt)
     if not set_:
@@ -68,8 +68,6 @@ def sweep_cmd(
         check_plot_path(Path(plot))
         if len(axes) > 2:
             raise UsageError("--plot draws one or two swept parameters")
-    validate_axes(scenario, common.registry(), axes)
-    dirs = [str(p) for p in common.State.profile_dirs]
     n = 1
     for a in axes:
         n *= len(a.values)
@@ -80,28 +78,30 @@ def sweep_cmd(
 
         bar = Progress(transient=True)
         task = bar.add_task("solving", total=n)
-        bar.start()
 
         def progress(done: int, total: int) -> None:
+            if done == 1:
+                bar.start()
             bar.update(task, completed=done)
 
     try:
-        rows = run_sweep(scenario, dirs, axes, jobs=jobs, progress=progress, baselines=baselines)
+        with common.flags({"jobs": "--jobs"}, set_flag="--set"):
+            res = api.sweep(
+                scenario,
+                [(a.path, a.values) for a in axes],
+                profiles=common.State.profile_dirs,
+                baselines=baselines,
+                jobs=jobs,
+                progress=progress,
+            )
     finally:
         if bar is not None:
             bar.stop()
-    feasible = sum(1 for r in rows if r.get("feasible"))
-    rep = Report(
-        "pddplan sweep",
-        [Section("points", rows)],
-        {"axes": [{"path": a.path, "values": a.values} for a in axes], "points": rows},
-        notes=[f"{len(rows)} points, {feasible} feasible"],
-    )
-    common.emit(rep, fmt, output)
+    common.emit(res.report(), fmt, output)
     if plot is not None:
         from pddplan.report.plots import sweep_plot
 
-        sweep_plot(rows, [a.path for a in axes], Path(plot))
+        sweep_plot(res.points, [a.path for a in axes], Path(plot))
         common.info(f"wrote {plot}")
 
 
@@ -120,39 +120,24 @@ def breakeven_cmd(
 
     Example: pddplan breakeven examples/pdd-paper.yaml --param chips.gpu-b.price_usd_per_hour --lo 2 --hi 6
     """
+    from pddplan import api
     from pddplan.errors import UsageError
-    from pddplan.results import Report, Section
-    from pddplan.whatif import breakeven
 
     common.check_format(fmt)
     if against not in ("same-dc", "no-relay"):
         raise UsageError(f"--against must be same-dc or no-relay, not {against!r}")
     if hi <= lo:
         raise UsageError("--hi must be above --lo")
-    be = breakeven(scenario, common.registry(), param, against, lo, hi)
-    row = {
-        "param": be.path,
-        "against": be.against,
-        "lo": be.lo,
-        "hi": be.hi,
-        "bcr_ratio_at_lo": be.ratio_lo,
-        "bcr_ratio_at_hi": be.ratio_hi,
-        "breakeven_value": be.value,
-        "iterations": be.iterations,
-    }
-    notes = []
-    if be.value is None:
-        notes.append(
-            f"no crossing in [{lo:g}, {hi:g}]: PDD's BCR is {'above' if be.ratio_lo > 1 else 'below'} the "
-            f"{against} baseline's at both ends (ratios {be.ratio_lo:.4g} and {be.ratio_hi:.4g})"
+    with common.flags({}, set_flag="--param"):
+        res = api.breakeven(
+            scenario,
+            profiles=common.State.profile_dirs,
+            param=param,
+            against=against,
+            lo=lo,
+            hi=hi,
         )
-    else:
-        notes.append(f"PDD's BCR equals the {against} baseline's at {param} = {be.value:.6g}")
-    common.emit(
-        Report("pddplan breakeven", [Section("break-even", [row])], {"breakeven": row}, notes),
-        fmt,
-        output,
-    )
+    common.emit(res.report(), fmt, output)
 
 
 def rank_cmd(
@@ -173,29 +158,17 @@ def rank_cmd(
 
     Example: pddplan chips rank --model qwen3-235b-a22b --workload agent-64k -f csv
     """
-    from pddplan.loader import load_scenario
-    from pddplan.results import Report, Section
-    from pddplan.whatif import rank_chips
+    from pddplan import api
 
     common.check_format(fmt)
-    reg = common.registry()
-    patch: dict[str, str] = {}
-    if model:
-        reg.path("model", model)
-        patch["model"] = model
-    if workload:
-        reg.path("workload", workload)
-        patch["workload"] = workload
-    reg.path("chip", reference)
-    rs = load_scenario(scenario, reg, patch)
-    rows = rank_chips(rs, reg, reference)
-    notes = [
-        f"model {rs.model.name}, workload {rs.workload.name}, TPOT target {rs.scenario.sla.tpot_ms:g} ms; "
-        f"advantage = {reference}'s cost / the chip's cost on that role"
-    ]
-    common.emit(
-        Report("pddplan chips rank", [Section("chips", rows)], {"chips": rows}, notes), fmt, output
+    res = api.rank_chips(
+        scenario,
+        profiles=common.State.profile_dirs,
+        model=model,
+        workload=workload,
+        reference=reference,
     )
+    common.emit(res.report(), fmt, output)
 
 
 def register(app: typer.Typer) -> None:

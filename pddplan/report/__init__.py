@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pddplan.errors import UsageError
-from pddplan.results import Report
+from pddplan.results import Report, json_ready
 
 FORMATS = ("table", "csv", "md", "json")
 
@@ -77,18 +77,8 @@ def render_md(rep: Report) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _sanitize(o: Any) -> Any:
-    if isinstance(o, dict):
-        return {str(k): _sanitize(v) for k, v in o.items()}
-    if isinstance(o, list | tuple):
-        return [_sanitize(v) for v in o]
-    if hasattr(o, "item") and callable(o.item):
-        o = o.item()
-    return _machine(o)
-
-
 def render_json(rep: Report) -> str:
-    return json.dumps(_sanitize(rep.json_document()), indent=2) + "\n"
+    return json.dumps(json_ready(rep.json_document()), indent=2) + "\n"
 
 
 def render_table(rep: Report, file: Any, is_terminal: bool) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from pddplan.models import queueing
 from pddplan.sim.engine import SimResult
+from pddplan.sim.figures import PERCENTILES, PipelineFigures, SimFigures
 from pddplan.sim.plan import SimPlan
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Problem, Solver
 
@@ -93,12 +94,12 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
     )
 
 
-def closed_form_figures(problem: Problem, plan: Plan) -> dict[str, float]:
-    """The closed forms' figures, keyed like :attr:`SimResult.figures`."""
+def closed_form_figures(problem: Problem, plan: Plan) -> SimFigures:
+    """The closed forms' figures, named like the simulation's (:class:`SimFigures`)."""
     solver = Solver(problem)
     by_pipe = solver.ttft_by_pipeline(plan)
     wait = by_pipe.pop("_wait")
-    out: dict[str, float] = {
+    scalars: dict[str, float] = {
         "ttft_p50_s": plan.prefill.ttft_s[0],
         "ttft_p90_s": plan.prefill.ttft_s[1],
         "ttft_p99_s": plan.prefill.ttft_s[2],
@@ -112,11 +113,11 @@ def closed_form_figures(problem: Problem, plan: Plan) -> dict[str, float]:
         "md_mean_slot_wait_s": 0.0,
         "rld_mean_slot_wait_s": 0.0,
     }
-    for name, row in by_pipe.items():
-        out[f"pipeline:{name}:share"] = row["share"]
-        for p in (50, 90, 99):
-            out[f"pipeline:{name}:ttft_p{p}_s"] = row[f"p{p}"]
-    return out
+    pipes = {
+        name: PipelineFigures(row["share"], {p: row[f"p{p}"] for p in PERCENTILES})
+        for name, row in by_pipe.items()
+    }
+    return SimFigures(scalars, {}, pipes)
 
 
 #: Rows of the comparison, in order, with what the closed form's number means.
@@ -143,7 +144,7 @@ def gap_pct(closed: float, simulated: float) -> float:
     return 100.0 * (simulated - closed) / closed
 
 
-def comparison_rows(closed: dict[str, float], res: SimResult) -> list[dict[str, Any]]:
+def comparison_rows(closed: SimFigures, res: SimResult | SimFigures) -> list[dict[str, Any]]:
     """Rows ``metric, closed_form, simulated, simulated_ci95, gap_pct, flag, closed_form_is``.
 
     ``simulated_ci95`` is the batch-means 95% half-width of a simulated percentile (blank for
@@ -151,19 +152,28 @@ def comparison_rows(closed: dict[str, float], res: SimResult) -> list[dict[str, 
     confidence interval lies beyond it, ``> 10% (noise)`` when the interval still reaches back
     within 10%.
     """
-    sim = res.figures
-    keys = [k for k, _ in COMPARED]
-    what = dict(COMPARED)
-    pipes = sorted({k.split(":")[1] for k in list(closed) + list(sim) if k.startswith("pipeline:")})
-    for name in pipes:
-        keys += [f"pipeline:{name}:ttft_p{p}_s" for p in (50, 90, 99)]
+    sim = res if isinstance(res, SimFigures) else SimFigures.from_engine(res.figures)
+    # (metric label, closed form, simulated, simulated CI, what the closed form is)
+    items: list[tuple[str, float, float, float, str]] = [
+        (k, closed.get(k), sim.get(k), sim.ci95.get(k, math.nan), what) for k, what in COMPARED
+    ]
+    for name in sorted(set(closed.pipelines) | set(sim.pipelines)):
+        c_pipe = closed.pipelines.get(name)
+        s_pipe = sim.pipelines.get(name)
+        for p in PERCENTILES:
+            items.append(
+                (
+                    f"{name} ttft_p{p}_s",
+                    c_pipe.ttft_s[p] if c_pipe else math.nan,
+                    s_pipe.ttft_s[p] if s_pipe else math.nan,
+                    s_pipe.ci95_s(p) if s_pipe else math.nan,
+                    "prediction",
+                )
+            )
     rows = []
-    for k in keys:
-        c = closed.get(k, math.nan)
-        s = sim.get(k, math.nan)
+    for label, c, s, ci, what in items:
         if not (math.isfinite(c) or math.isfinite(s)):
             continue
-        ci = sim.get(f"ci:{k}", math.nan)
         g = gap_pct(c, s)
         flag = ""
         if math.isfinite(g) and abs(g) > GAP_FLAG_PCT:
@@ -171,13 +181,13 @@ def comparison_rows(closed: dict[str, float], res: SimResult) -> list[dict[str, 
             flag = "> 10%" if abs(g) - ci_pct > GAP_FLAG_PCT else "> 10% (noise)"
         rows.append(
             {
-                "metric": k.replace("pipeline:", "").replace(":", " "),
+                "metric": label,
                 "closed_form": c,
                 "simulated": s,
                 "simulated_ci95": ci if math.isfinite(ci) else None,
                 "gap_pct": g,
                 "flag": flag,
-                "closed_form_is": what.get(k, "prediction"),
+                "closed_form_is": what,
             }
         )
     return rows

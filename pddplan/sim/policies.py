@@ -12,7 +12,7 @@ switches between the two by RLD's load at the moment of the hand-over, as the br
 
 from __future__ import annotations
 
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError
 
 POLICIES = ("allowed", "p-rld")
 HANDOVER_CHOICES = ("plan", "one-shot", "catch-up", "adaptive")
@@ -31,14 +31,16 @@ ADAPTIVE_RLD_OCCUPANCY = 0.5
 
 def check_policy(policy: str) -> str:
     if policy not in POLICIES:
-        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+        raise OptionError("policy", f"must be one of {', '.join(POLICIES)}, not {policy!r}")
     return policy
 
 
 def resolve_handover(choice: str, plan_handover: str) -> str:
     """The hand-over mode to simulate: ``one-shot``, ``catch-up`` or ``adaptive``."""
     if choice not in HANDOVER_CHOICES:
-        raise UsageError(f"--handover must be one of {', '.join(HANDOVER_CHOICES)}, not {choice!r}")
+        raise OptionError(
+            "handover", f"must be one of {', '.join(HANDOVER_CHOICES)}, not {choice!r}"
+        )
     if choice == "plan":
         return plan_handover if plan_handover in ("one-shot", "catch-up") else "one-shot"
     return choice

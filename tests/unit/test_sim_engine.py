@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
+from pddplan.api import solve_result
 from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.models import network
-from pddplan.report.solve import solve_report
 from pddplan.results import Report
 from pddplan.sim import SimConfig, SimPlan, simulate
 from pddplan.sim.compare import (
@@ -186,7 +186,7 @@ def test_workload_sampling_and_all_requests_finish(default) -> None:
 
 
 def test_plan_json_round_trip(default) -> None:
-    rep: Report = solve_report(default)
+    rep: Report = solve_result(default).report()
     doc = json.loads(json.dumps(rep.json_document(), default=float))
     sp = plan_from_json(doc, default.problem)
     want = SimPlan.of(default.plan)

@@ -1,0 +1,257 @@
+"""Overrides: ``{"dotted.path": value}`` applied to a scenario and validated as a file is.
+
+A PATH is a dotted key into the scenario as a user sees it:
+
+- a scenario key: ``rate_rps``, ``sla.ttft_p99_s``, ``serving.chunk_size_tokens``;
+- a key of a profile the scenario names: ``link.bandwidth_gbit_per_s``, ``rdma.rtt_ms``,
+  ``model.dtypes.kv_cache``, ``workload.hit_rate.shift``, ``chips.gpu-b.price.rental_usd_per_hour``
+  (these become the scenario's ``overrides:`` of that profile, exactly as if written in the file);
+- short forms: ``chips.NAME.price_usd_per_hour`` for ``chips.NAME.price.rental_usd_per_hour``;
+- a profile swap: ``link``, ``rdma``, ``model`` or ``workload`` set to another profile's name.
+
+:class:`ScenarioSource` keeps a scenario file's parsed document in memory; every set of
+overrides is merged into that document and validated by the same pydantic schema and the same
+loader code as the file itself, so a bad value gets the file's message (naming the key and the
+allowed range) without the file being read again. Unknown paths get a did-you-mean.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from pddplan.errors import OverrideError, ProfileError
+from pddplan.loader import (
+    Registry,
+    ResolvedScenario,
+    YamlDoc,
+    _deep_merge,
+    _unwrap,
+    read_yaml,
+    resolve,
+    validate,
+)
+from pddplan.spec import Chip, Link, Model, Scenario, Workload
+
+ALIASES = {"price_usd_per_hour": ("price", "rental_usd_per_hour")}
+PROFILE_ROOTS: dict[str, type[BaseModel]] = {
+    "link": Link,
+    "rdma": Link,
+    "model": Model,
+    "workload": Workload,
+}
+#: Scenario keys that name a profile: ``{"link": "wan-10g-cross-city"}`` swaps the profile.
+PROFILE_NAMES = ("link", "rdma", "model", "workload")
+
+
+# -------------------------------------------------------------------------------- paths
+
+
+def _fields(cls: type[BaseModel], prefix: str, depth: int = 0) -> Iterable[str]:
+    for name, f in cls.model_fields.items():
+        path = f"{prefix}.{name}" if prefix else name
+        subs = _unwrap(f.annotation)
+        if subs and depth < 4:
+            for sub in subs:
+                yield from _fields(sub, path, depth + 1)
+        else:
+            yield path
+
+
+def known_paths(rs: ResolvedScenario) -> list[str]:
+    """Every PATH an override may set on this scenario."""
+    return list(_known_paths(tuple(rs.chips)))
+
+
+@functools.cache
+def _known_paths(chips: tuple[str, ...]) -> tuple[str, ...]:
+    paths = [
+        p for p in _fields(Scenario, "") if not p.startswith(("overrides", "workload", "roles"))
+    ]
+    paths += [f"roles.{r}.{k}" for r in ("P", "RLD", "MD") for k in ("chips", "chips_per_instance")]
+    for root, cls in PROFILE_ROOTS.items():
+        paths += [f"{root}.{p}" for p in _fields(cls, "") if not p.endswith(("kind", "name"))]
+    for chip in chips:
+        paths += [
+            f"chips.{chip}.{p}" for p in _fields(Chip, "") if not p.endswith(("kind", "name"))
+        ]
+        paths.append(f"chips.{chip}.price_usd_per_hour")
+    return tuple(sorted(set(paths)))
+
+
+def _valid(path: str, known: frozenset[str]) -> bool:
+    if path in known or path in PROFILE_NAMES:
+        return True
+    # a path into a dict- or union-typed field (e.g. limits.max_chips.NAME) is checked by loading
+    return any(path.startswith(k + ".") for k in known if k.endswith("max_chips"))
+
+
+def check_path(path: str, rs: ResolvedScenario) -> None:
+    """Raise :class:`OverrideError` (with a did-you-mean) when ``path`` is not a key of ``rs``."""
+    known = _known_paths(tuple(rs.chips))
+    if not _valid(path, frozenset(known)):
+        guess = difflib.get_close_matches(path, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {guess[0]!r}?" if guess else ""
+        raise OverrideError(f"not a key of this scenario{hint}", key=path, unknown_key=True)
+
+
+def patch_for(path: str, value: Any, rs: ResolvedScenario) -> dict[str, Any]:
+    """The scenario patch (deep-merged into the document) that sets ``path`` to ``value``."""
+    parts = path.split(".")
+    scen = rs.scenario
+    if path in PROFILE_NAMES:
+        return {path: value}
+    if parts[0] == "chips":
+        name, rest = parts[1], parts[2:]
+        if len(rest) == 1 and rest[0] in ALIASES:
+            rest = list(ALIASES[rest[0]])
+        return {"overrides": {"chips": {name: _nest(rest, value)}}}
+    if parts[0] in ("link", "rdma"):
+        return {"overrides": {"links": {getattr(scen, parts[0]): _nest(parts[1:], value)}}}
+    if parts[0] == "model":
+        return {"overrides": {"models": {scen.model: _nest(parts[1:], value)}}}
+    if parts[0] == "workload":
+        if isinstance(scen.workload, str):
+            return {"overrides": {"workloads": {scen.workload: _nest(parts[1:], value)}}}
+        return {"workload": _nest(parts[1:], value)}
+    return _nest(parts, value)
+
+
+def _nest(parts: Sequence[str], value: Any) -> dict[str, Any]:
+    out: Any = value
+    for p in reversed(parts):
+        out = {p: out}
+    return typing.cast(dict[str, Any], out)
+
+
+def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """``b`` deep-merged over ``a`` (neither is modified)."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _leaf(patch: Mapping[str, Any]) -> str:
+    """The dotted key path of a one-branch patch, as the loader names keys in its errors."""
+    parts: list[str] = []
+    cur: Any = patch
+    while isinstance(cur, Mapping) and len(cur) == 1:
+        k = next(iter(cur))
+        parts.append(str(k))
+        cur = cur[k]
+    return ".".join(parts)
+
+
+def _related(err_key: str, leaf: str) -> bool:
+    return (
+        err_key == leaf
+        or err_key.startswith((leaf + ".", leaf + "["))
+        or leaf.startswith(err_key + ".")
+    )
+
+
+# ------------------------------------------------------------------------------ the source
+
+
+@dataclass
+class ScenarioSource:
+    """A scenario file's parsed document and the registry its profile names resolve in.
+
+    The YAML is read once; :meth:`resolve` validates any set of overrides from the document in
+    memory. The unpatched scenario is resolved once and kept.
+    """
+
+    doc: YamlDoc
+    registry: Registry
+    _base: ResolvedScenario | None = field(default=None, repr=False, compare=False)
+    _profile_docs: dict[Path, YamlDoc] = field(default_factory=dict, repr=False, compare=False)
+
+    def _read(self, path: Path) -> YamlDoc:
+        """A profile's parsed document, read once per source."""
+        if path not in self._profile_docs:
+            self._profile_docs[path] = read_yaml(path)
+        return self._profile_docs[path]
+
+    @classmethod
+    def open(cls, name_or_path: str | None, registry: Registry) -> ScenarioSource:
+        doc = read_yaml(registry.scenario_path(name_or_path))
+        return cls(doc=doc, registry=registry)
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+    @property
+    def base(self) -> ResolvedScenario:
+        """The scenario as the file says, with its own ``overrides:`` applied."""
+        if self._base is None:
+            self._base = resolve(validate(Scenario, self.doc), self.doc, self.registry, self._read)
+        return self._base
+
+    def check(self, overrides: Mapping[str, Any]) -> None:
+        """Check each override on its own (key, then value): the first bad one raises."""
+        for path, value in overrides.items():
+            self.resolve({path: value})
+
+    def patch(self, overrides: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """The merged document patch of ``overrides`` and, per PATH, its key in the document."""
+        # profile swaps first: a key of a swapped profile patches the new profile
+        swaps = {k: v for k, v in overrides.items() if k in PROFILE_NAMES}
+        base = self.resolve(swaps) if swaps and len(swaps) < len(overrides) else self.base
+        patch: dict[str, Any] = {}
+        leaves: dict[str, str] = {}
+        for path, value in overrides.items():
+            if not isinstance(path, str) or not path:
+                raise OverrideError("an override key must be a dotted path", key=str(path))
+            check_path(path, base)
+            one = patch_for(path, value, base)
+            leaves[path] = _leaf(one)
+            patch = merge(patch, one)
+        return patch, leaves
+
+    def resolve(self, overrides: Mapping[str, Any] | None = None) -> ResolvedScenario:
+        """The scenario with ``overrides`` applied, validated as a file with them would be.
+
+        Raises
+        ------
+        OverrideError
+            an unknown PATH (with a did-you-mean), or a value the schema rejects: the message
+            is the one the same value gets in a YAML file (key, allowed range, value).
+        ProfileError
+            a fault of the files themselves.
+        """
+        if not overrides:
+            return self.base
+        patch, leaves = self.patch(overrides)
+        doc = YamlDoc(data=_deep_merge(self.doc.data, patch), lines={}, file=self.doc.file)
+        try:
+            return resolve(validate(Scenario, doc), doc, self.registry, self._read)
+        except ProfileError as exc:
+            raise _blame(exc, overrides, leaves) from None
+
+
+def _blame(
+    exc: ProfileError, overrides: Mapping[str, Any], leaves: Mapping[str, str]
+) -> ProfileError | OverrideError:
+    key = exc.key or ""
+    for path, leaf in leaves.items():
+        if key and _related(key, leaf):
+            return OverrideError(exc.detail, key=path, value=overrides[path])
+    if len(overrides) == 1:
+        (path,) = overrides
+        return OverrideError(exc.message, key=path, value=overrides[path])
+    return exc
+
+
+def copy_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A private copy of a caller's overrides (values deep-copied)."""
+    return {str(k): copy.deepcopy(v) for k, v in (overrides or {}).items()}

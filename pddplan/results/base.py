@@ -1,0 +1,103 @@
+"""Flat, unit-suffixed result records: the single input of every renderer.
+
+A :class:`Report` holds sections of flat rows (column names end in their unit) for the table,
+CSV and markdown renderers, and a nested JSON document (with ``schema_version``) that scripts
+rely on. Renderers never compute; commands never format.
+
+:class:`Result` is the base of the typed result of every command: its figures are computed
+when it is built (by :mod:`pddplan.api`); :meth:`Result.report` only arranges them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = "1.0"
+
+Row = dict[str, Any]
+
+
+@dataclass
+class Section:
+    title: str
+    rows: list[Row]
+    columns: list[str] | None = None
+
+    def column_names(self) -> list[str]:
+        if self.columns is not None:
+            return self.columns
+        cols: list[str] = []
+        for r in self.rows:
+            for k in r:
+                if k not in cols:
+                    cols.append(k)
+        return cols
+
+
+@dataclass
+class Report:
+    title: str
+    sections: list[Section]
+    payload: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    chart: str | None = None  # a compact text chart, table mode only
+    warnings: list[str] = field(default_factory=list)  # to stderr; also in the JSON document
+
+    def json_document(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        if self.payload:
+            doc.update(self.payload)
+        else:
+            doc["sections"] = {s.title: s.rows for s in self.sections}
+        if self.notes:
+            doc.setdefault("notes", self.notes)
+        if self.warnings:
+            doc.setdefault("warnings", self.warnings)
+        return doc
+
+
+def json_ready(o: Any) -> Any:
+    """``o`` as plain JSON data: numpy scalars to Python, nan to null, infinities to strings.
+
+    Machine formats are never rounded.
+    """
+    if isinstance(o, dict):
+        return {str(k): json_ready(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [json_ready(v) for v in o]
+    if hasattr(o, "item") and callable(o.item):
+        o = o.item()
+    if isinstance(o, float) and (math.isnan(o) or math.isinf(o)):
+        return None if math.isnan(o) else ("inf" if o > 0 else "-inf")
+    return o
+
+
+class Result:
+    """Base of the typed result of a command.
+
+    Subclasses hold the computed figures as typed fields and implement :meth:`report`, which
+    arranges them into sections of flat rows and the JSON document, without computing.
+    """
+
+    def report(self) -> Report:
+        raise NotImplementedError
+
+    def sections(self) -> list[Section]:
+        """The result's tables (flat rows whose column names end in their unit)."""
+        return self.report().sections
+
+    def rows(self, section: str | None = None) -> list[Row]:
+        """The rows of one section (by title; default: the first), as for CSV."""
+        secs = self.sections()
+        if section is None:
+            return secs[0].rows if secs else []
+        for s in secs:
+            if s.title == section:
+                return s.rows
+        raise KeyError(f"no section {section!r}; sections: {[s.title for s in secs]}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document that ``--format json`` prints (with ``schema_version``)."""
+        return json_ready(self.report().json_document())

@@ -1,0 +1,112 @@
+"""The result of ``bathtub``: the curve, its valleys, singular points and advice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pddplan.results.base import Report, Result, Row, Section
+
+if TYPE_CHECKING:
+    from pddplan.bathtub import BathtubResult as BathtubAnalysis
+
+
+def _valley_rows(found: Any) -> list[Row]:
+    return [
+        {
+            "start_hit_rate": v.start_x,
+            "end_hit_rate": v.end_x,
+            "deepest_hit_rate": v.deepest_x,
+            "deepest_value": v.deepest_y,
+            "depth": v.depth,
+            "depth_fraction": v.depth_fraction,
+            "left_peak_hit_rate": v.left_peak_x,
+            "right_peak_hit_rate": v.right_peak_x,
+        }
+        for v in found
+    ]
+
+
+@dataclass(frozen=True)
+class BathtubResult(Result):
+    """The bathtub analysis and the rows computed from it.
+
+    Attributes
+    ----------
+    analysis : the analysis (:class:`pddplan.bathtub.BathtubResult`): plan, points, valleys.
+    curve : one row per hit rate of the grid.
+    traffic_hit_rate : [-] hit rate of each request class served on the decode side.
+    traffic_weight : [-] its share of the traffic (for the plot's histogram).
+    """
+
+    analysis: BathtubAnalysis
+    curve: list[Row]
+    traffic_hit_rate: np.ndarray
+    traffic_weight: np.ndarray
+
+    @property
+    def valleys(self) -> list[Row]:
+        return _valley_rows(self.analysis.valleys)
+
+    def report(self) -> Report:
+        from pddplan.report.bathtub import text_chart
+
+        res = self.analysis
+        rows = self.curve
+        valleys = _valley_rows(res.valleys)
+        re_valleys = _valley_rows(res.reprovisioned_valleys)
+        summary: list[Row] = [
+            {"figure": "metric", "value": res.metric},
+            {"figure": "input_tokens", "value": res.input_tokens},
+            {"figure": "output_tokens", "value": res.output_tokens},
+            {"figure": "chunk_size_tokens", "value": res.chunk_size_tokens},
+            {"figure": "valleys", "value": len(res.valleys)},
+            {"figure": "valley_traffic_share", "value": res.valley_traffic_share},
+        ]
+        if not res.valleys:
+            summary.append({"figure": "no_valley_reason", "value": res.no_valley_reason})
+        empty = ["start_hit_rate", "end_hit_rate", "depth_fraction"]
+        sections = [
+            Section("summary", summary),
+            Section("valleys", valleys, columns=list(valleys[0]) if valleys else empty),
+            Section(
+                "valleys of the re-provisioned view",
+                re_valleys,
+                columns=list(re_valleys[0]) if re_valleys else empty,
+            ),
+            Section("singular points (tail chunks)", res.singular),
+            Section("singular points by chunk size and input length", res.singular_moves),
+            Section("chunk sizes", res.chunk_advice),
+            Section("advice", [{"advice": a} for a in res.advice]),
+            Section("curve", rows),
+        ]
+        payload: dict[str, Any] = {
+            "metric": res.metric,
+            "input_tokens": res.input_tokens,
+            "output_tokens": res.output_tokens,
+            "chunk_size_tokens": res.chunk_size_tokens,
+            "valleys": valleys,
+            "reprovisioned_valleys": re_valleys,
+            "no_valley_reason": res.no_valley_reason or None,
+            "valley_traffic_share": res.valley_traffic_share,
+            "singular_points": res.singular,
+            "singular_points_by_chunk_and_input": res.singular_moves,
+            "chunk_sizes": res.chunk_advice,
+            "price_fraction_without_valley": res.price_fraction_without_valley,
+            "capacity_advice": res.capacity_advice,
+            "advice": res.advice,
+            "plan": {
+                "rate_rps": res.outcome.plan.rate_rps,
+                "cost_usd_per_hour": res.outcome.plan.cost_usd_per_hour,
+            },
+            "curve": rows,
+        }
+        chart = text_chart(
+            [r["hit_rate"] for r in rows],
+            [r[res.metric] for r in rows],
+            [(v.start_x, v.end_x) for v in res.valleys],
+            f"{res.metric} against hit rate (marginal, on the solved plan)",
+        )
+        return Report("pddplan bathtub", sections, payload, chart=chart)

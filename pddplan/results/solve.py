@@ -1,0 +1,249 @@
+"""The result of ``solve``: the plan per role, economics, TTFT per pipeline, baselines, classes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pddplan.results.base import Report, Result, Row, Section
+
+if TYPE_CHECKING:
+    from pddplan.solver import Outcome, Plan
+
+DATACENTER = {"P": "A", "RLD": "A", "MD": "B"}
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else math.inf
+
+
+@dataclass(frozen=True)
+class SolveResult(Result):
+    """A solved plan with every figure the report shows, computed when the result was built.
+
+    Attributes
+    ----------
+    outcome : the planner's outcome (mode, plan, baselines, problem, notes).
+    ttft_by_pipeline_s : per pipeline: ``share`` [-] and TTFT ``p50``, ``p90``, ``p99`` [s].
+    prefill_mean_wait_s : [s] mean wait in the prefill pool.
+    classes : one row per hit-rate class (``explain``), or None.
+    warnings : where the plan sits in a regime the closed forms are known to miss.
+    """
+
+    outcome: Outcome
+    ttft_by_pipeline_s: dict[str, dict[str, float]]
+    prefill_mean_wait_s: float
+    classes: list[Row] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def plan(self) -> Plan:
+        return self.outcome.plan
+
+    @property
+    def baselines(self) -> list[Plan]:
+        return self.outcome.baselines
+
+    @property
+    def cost_usd_per_hour(self) -> float:
+        return self.outcome.plan.cost_usd_per_hour
+
+    @property
+    def bcr_requests_per_usd(self) -> float:
+        return self.outcome.plan.bcr_requests_per_usd
+
+    def report(self) -> Report:
+        out = self.outcome
+        plan = out.plan
+        pj = self._plan_json()
+        sla = out.problem.ttft_targets_s
+        summary: list[Row] = [
+            {"figure": "mode", "value": out.mode, "target": None},
+            {"figure": "rate_rps", "value": plan.rate_rps, "target": None},
+            {"figure": "goodput_rps", "value": plan.goodput_rps, "target": None},
+            {"figure": "cost_usd_per_hour", "value": plan.cost_usd_per_hour, "target": None},
+            {"figure": "bcr_requests_per_usd", "value": plan.bcr_requests_per_usd, "target": None},
+            {"figure": "ttft_p50_s", "value": plan.prefill.ttft_s[0], "target": sla[0]},
+            {"figure": "ttft_p90_s", "value": plan.prefill.ttft_s[1], "target": sla[1]},
+            {"figure": "ttft_p99_s", "value": plan.prefill.ttft_s[2], "target": sla[2]},
+            {
+                "figure": "tpot_ms",
+                "value": out.problem.tpot_s * 1e3,
+                "target": out.problem.tpot_s * 1e3,
+            },
+            {
+                "figure": "rld_output_token_share",
+                "value": plan.rld_output_token_share,
+                "target": None,
+            },
+            {
+                "figure": "link_utilization",
+                "value": plan.route.link_utilization,
+                "target": out.problem.link_utilization_cap,
+            },
+            {"figure": "routing", "value": routing_text(plan), "target": None},
+            {"figure": "handover", "value": plan.handover, "target": None},
+            {"figure": "md_stall_ms", "value": plan.md_stall_s * 1e3, "target": None},
+            {"figure": "binding", "value": "; ".join(plan.binding), "target": None},
+        ]
+        if out.mode != "rate":
+            summary.append({"figure": "scale_bound", "value": out.scale_bound, "target": None})
+        pipes = [
+            {
+                "pipeline": k,
+                "share": v["share"],
+                "ttft_p50_s": v["p50"],
+                "ttft_p90_s": v["p90"],
+                "ttft_p99_s": v["p99"],
+            }
+            for k, v in self.ttft_by_pipeline_s.items()
+        ]
+        base_rows: list[Row] = []
+        base_json = []
+        for b in out.baselines:
+            row = {
+                "name": b.topology,
+                "chips": ", ".join(f"{n} {c}" for c, n in b.chips_of().items()),
+                "cost_usd_per_hour": b.cost_usd_per_hour,
+                "goodput_rps": b.goodput_rps,
+                "bcr_requests_per_usd": b.bcr_requests_per_usd,
+                "ttft_p50_s": b.prefill.ttft_s[0],
+                "ttft_p90_s": b.prefill.ttft_s[1],
+                "ttft_p99_s": b.prefill.ttft_s[2],
+                "meets_sla": b.meets_sla,
+                "bcr_ratio": _ratio(plan.bcr_requests_per_usd, b.bcr_requests_per_usd),
+                "cost_ratio": _ratio(plan.cost_usd_per_hour, b.cost_usd_per_hour),
+                "goodput_ratio": _ratio(plan.goodput_rps, b.goodput_rps),
+            }
+            base_rows.append(row)
+            bj = {"name": b.topology, **_figures(b), "roles": _roles_json(b)}
+            bj.update({k: row[k] for k in ("bcr_ratio", "cost_ratio", "goodput_ratio")})
+            base_json.append(bj)
+        sections = [
+            Section("plan", _role_rows(plan)),
+            Section("summary", summary),
+            Section("ttft by pipeline", pipes),
+            Section("baselines at the same rate", base_rows),
+        ]
+        payload: dict[str, Any] = {
+            "scenario": out.scenario_name,
+            "model": out.problem.model.name,
+            "mode": out.mode,
+            "scale_bound": out.scale_bound,
+            "plan": pj,
+            "sla": {
+                "ttft_s": dict(zip(("p50", "p90", "p99"), sla, strict=True)),
+                "tpot_ms": out.problem.tpot_s * 1e3,
+            },
+            "baselines": base_json,
+        }
+        if self.classes is not None:
+            sections.append(Section("hit-rate classes", self.classes))
+            payload["classes"] = self.classes
+        notes = list(out.notes)
+        for b in out.baselines:
+            if not b.meets_sla:
+                notes.append(
+                    f"baseline {b.topology} cannot meet the TTFT targets at this rate with any "
+                    "prefill count; it is sized for capacity and its goodput is the highest rate at "
+                    "which its fleet meets every target"
+                )
+        return Report("pddplan solve", sections, payload, notes, warnings=list(self.warnings))
+
+    def _plan_json(self) -> dict[str, Any]:
+        plan = self.outcome.plan
+        return {
+            **_figures(plan),
+            "roles": _roles_json(plan),
+            "line_cost_usd_per_hour": plan.link_cost_usd_per_hour,
+            "link_utilization": plan.route.link_utilization,
+            "rld_output_token_share": plan.rld_output_token_share,
+            "routing_threshold_hit_rate": plan.routing.hit_rate,
+            "handover": plan.handover,
+            "md_stall_s": plan.md_stall_s,
+            "ttft_by_pipeline_s": self.ttft_by_pipeline_s,
+            "prefill_mean_wait_s": self.prefill_mean_wait_s,
+            "binding": plan.binding,
+        }
+
+
+def _role_rows(plan: Plan) -> list[Row]:
+    rows: list[Row] = []
+    for role, v in plan.roles.items():
+        dec = plan.decode.get(role) if role != "P" else None
+        if v is None:
+            continue
+        inst, n = v
+        dc = DATACENTER[role] if plan.topology != "same-dc" else "A"
+        name = (
+            role
+            if plan.topology == "pdd" or role == "P"
+            else "D"
+            if plan.topology == "same-dc"
+            else role
+        )
+        rows.append(
+            {
+                "role": name,
+                "datacenter": dc,
+                "chip": inst.chip.name,
+                "chips_per_instance": inst.tensor_parallel,
+                "instances": n,
+                "chips": n * inst.tensor_parallel,
+                "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],
+                "batch_per_instance": dec.batch_per_instance if dec else None,
+                "utilization": plan.prefill.utilization if role == "P" else None,
+                "bound_by": plan.prefill.bound_by
+                if role == "P"
+                else (dec.batch_bound_by if dec else None),
+            }
+        )
+    if plan.link_cost_usd_per_hour:
+        rows.append(
+            {"role": "line", "datacenter": "A-B", "cost_usd_per_hour": plan.link_cost_usd_per_hour}
+        )
+    return rows
+
+
+def _figures(plan: Plan) -> dict[str, Any]:
+    return {
+        "rate_rps": plan.rate_rps,
+        "goodput_rps": plan.goodput_rps,
+        "cost_usd_per_hour": plan.cost_usd_per_hour,
+        "bcr_requests_per_usd": plan.bcr_requests_per_usd,
+        "chips": plan.chips_of(),
+        "ttft_s": dict(zip(("p50", "p90", "p99"), plan.prefill.ttft_s, strict=True)),
+        "meets_sla": plan.meets_sla,
+    }
+
+
+def _roles_json(plan: Plan) -> dict[str, Any]:
+    roles: dict[str, Any] = {}
+    for role, v in plan.roles.items():
+        if v is None:
+            roles[role] = None
+            continue
+        inst, n = v
+        dec = plan.decode.get(role) if role != "P" else None
+        roles[role] = {
+            "chip": inst.chip.name,
+            "chips_per_instance": inst.tensor_parallel,
+            "instances": n,
+            "datacenter": DATACENTER[role] if plan.topology != "same-dc" else "A",
+            "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],
+            "batch_per_instance": dec.batch_per_instance if dec else None,
+        }
+    return roles
+
+
+def routing_text(plan: Plan) -> str:
+    """The routing rule in words."""
+    if plan.topology != "pdd":
+        return "P-D" if plan.topology == "same-dc" else "all P-MD"
+    r = plan.routing
+    if r.relay_all:
+        return "all P-RLD-MD"
+    if r.threshold <= 0:
+        return "all P-MD (no relay)"
+    return f"hit rate < {r.threshold:.4g}: P-RLD-MD; else P-MD"
