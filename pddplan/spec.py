@@ -266,7 +266,14 @@ class Link(Strict):
 
     @model_validator(mode="after")
     def _estimated_keys_exist(self) -> Link:
-        keys = set(type(self).model_fields) - {"kind", "name", "type", "notes", "source", "estimated"}
+        keys = set(type(self).model_fields) - {
+            "kind",
+            "name",
+            "type",
+            "notes",
+            "source",
+            "estimated",
+        }
         for key in self.estimated:
             if key not in keys:
                 raise ValueError(f"estimated names unknown key {key!r}; allowed: {sorted(keys)}")

@@ -62,7 +62,9 @@ def test_stream_ceiling_is_the_lower_of_window_and_loss() -> None:
     assert network.stream_ceiling_bytes_per_s(RTT, WMAX, 1448.0, 1e-6) == pytest.approx(
         88_671_529.0, rel=1e-7
     )
-    assert network.stream_ceiling_bytes_per_s(RTT, WMAX, 1448.0, 1e-8) == pytest.approx(209_715_200.0)
+    assert network.stream_ceiling_bytes_per_s(RTT, WMAX, 1448.0, 1e-8) == pytest.approx(
+        209_715_200.0
+    )
 
 
 def test_streams_help_up_to_the_line() -> None:
