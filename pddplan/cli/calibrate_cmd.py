@@ -28,10 +28,21 @@ def calibrate_cmd(
             dir_okay=False,
         ),
     ],
-    chip: Annotated[str, typer.Option("--chip", help="Chip profile whose derates are fitted.")],
+    chip: Annotated[
+        str | None, typer.Option("--chip", help="Chip profile whose derates are fitted.")
+    ] = None,
     model: Annotated[
-        str, typer.Option("--model", help="Model profile the rows were measured with.")
-    ],
+        str | None, typer.Option("--model", help="Model profile the rows were measured with.")
+    ] = None,
+    link: Annotated[
+        str | None,
+        typer.Option(
+            "--link",
+            help="Link profile whose transfer parameters are fitted to a link measurements CSV "
+            "(payload_bytes, latency_s, optional concurrent_transfers, statistic, samples, "
+            "source; docs/links.md).",
+        ),
+    ] = None,
     write: Annotated[
         Path | None,
         typer.Option(
@@ -51,11 +62,17 @@ def calibrate_cmd(
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
 ) -> None:
-    """Fit a chip's efficiency derates to measured prefill latencies and decode step times.
+    """Fit a chip's derates to measured latencies, or a link's parameters to measured transfers.
 
-    Reports the error of the chip's derates and of the fitted ones (median and max absolute %),
+    Chip mode (--chip, --model): reports the error of the chip's derates and of the fitted ones (median and max absolute %),
     which derates the rows identify, and the prediction for every row. With --write, saves a
     complete chip profile with the fitted derates for solve (--profiles DIR, DIR/chips/FILE).
+
+    Link mode (--link): fits RTT, per-transfer latency, window, loss rate, efficiency and
+    jitter (those the rows identify) of the link's transfer model; --write saves a link
+    profile (DIR/links/FILE).
+
+    Example: pddplan calibrate examples/measurements/pdd-brief-handover.csv --link wan-100g-cross-city
 
     Example: pddplan calibrate examples/measurements/h100-published.csv --chip h100-sxm --model llama-3.3-70b
     """
@@ -73,6 +90,15 @@ def calibrate_cmd(
     from pddplan.errors import UsageError
 
     common.check_format(fmt)
+    if link is not None:
+        if chip is not None or model is not None:
+            raise UsageError("--link calibrates a link; it does not take --chip or --model")
+        _calibrate_link(measurements, link, write, fix or [], fmt, output)
+        return
+    if chip is None or model is None:
+        raise UsageError(
+            "calibrate needs --chip and --model (chip derates) or --link (link parameters)"
+        )
     for name in fix or []:
         if name not in PARAMETER_NAMES:
             raise UsageError(
@@ -115,14 +141,100 @@ def calibrate_cmd(
     common.emit(rep, fmt, output)
 
 
-def _write_profile(path: Path, data: dict[str, Any]) -> None:
-    """Write a chip profile as YAML and check that the loader reads it back as kind chip."""
+def _calibrate_link(
+    measurements: Path,
+    link: str,
+    write: Path | None,
+    fix: list[str],
+    fmt: str,
+    output: Path | None,
+) -> None:
+    from pddplan.calibrate_link import calibrated_link, fit_link, read_link_measurements
+    from pddplan.errors import UsageError
+    from pddplan.results import Report, Section
+
+    if write is not None and write.suffix != ".yaml":
+        raise UsageError(f"--write: the profile file must end in .yaml, not {write.name!r}")
+    spec = common.registry().load("link", link)
+    data = read_link_measurements(measurements)
+    warnings = list(data.skipped)
+    fit = fit_link(spec, data, fix)
+    if fit.not_identified:
+        warnings.append(
+            "not identified by these rows (kept at the profile's values): "
+            + ", ".join(fit.not_identified)
+        )
+    profile_file = None
+    if write is not None:
+        prof = calibrated_link(fit, write.stem, str(measurements))
+        _write_profile(write, prof.model_dump(mode="json"), "link", LINK_PROFILE_HEADER)
+        profile_file = str(write)
+        common.info(f"pddplan: wrote link profile {write.stem!r} to {write}")
+    params = [
+        {
+            "parameter": p.name,
+            "unit": p.unit,
+            "profile": p.profile,
+            "fitted": p.fitted,
+            "stderr": p.stderr,
+            "sensitivity": p.sensitivity,
+            "status": p.status,
+        }
+        for p in fit.parameters
+    ]
+    rows = [
+        {
+            "line": data.line[i],
+            "payload_bytes": float(data.payload_bytes[i]),
+            "concurrent_transfers": int(data.concurrent[i]),
+            "statistic": data.statistic[i],
+            "measured_s": float(fit.measured_s[i]),
+            "profile_s": float(fit.profile_s[i]),
+            "profile_error_pct": float((fit.profile_s[i] / fit.measured_s[i] - 1) * 100),
+            "fitted_s": float(fit.fitted_s[i]),
+            "fitted_error_pct": float((fit.fitted_s[i] / fit.measured_s[i] - 1) * 100),
+        }
+        for i in range(len(data))
+    ]
+    payload = {
+        "measurements_file": str(measurements),
+        "link": link,
+        "parameters": params,
+        "rows": rows,
+        "fit": {"success": fit.success, "message": fit.message},
+        "profile_file": profile_file,
+    }
+    notes = [
+        f"{len(data)} usable rows from {measurements}; link {link}; least squares on log latency "
+        "against the closed-form transfer time (docs/links.md).",
+        "fitted: " + (", ".join(p.name for p in fit.parameters if p.was_fitted) or "none") + ".",
+    ]
+    rep = Report(
+        f"calibration of link {link} ({measurements})",
+        [Section("parameters", params), Section("rows", rows)],
+        payload,
+        notes,
+        warnings=warnings,
+    )
+    common.emit(rep, fmt, output)
+
+
+LINK_PROFILE_HEADER = (
+    "# Calibrated link profile written by `pddplan calibrate --link` (format: profiles/README.md).\n"
+    "# Only the fitted keys differ from the link it was fitted from; see source.\n"
+)
+
+
+def _write_profile(
+    path: Path, data: dict[str, Any], kind: str = "chip", header: str = PROFILE_HEADER
+) -> None:
+    """Write a profile as YAML and check that the loader reads it back as ``kind``."""
     import yaml
 
     from pddplan.errors import UsageError
     from pddplan.loader import load_file
 
-    text = PROFILE_HEADER + yaml.safe_dump(
+    text = header + yaml.safe_dump(
         data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
     try:
@@ -130,7 +242,7 @@ def _write_profile(path: Path, data: dict[str, Any]) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--write: cannot write {path}: {exc.strerror}") from None
-    load_file(path, "chip")
+    load_file(path, kind)
 
 
 def _report(
