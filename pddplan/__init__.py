@@ -10,7 +10,7 @@ The public API (see docs/api.md)::
     r.to_json()["plan"]["cost_usd_per_hour"]
 
 ``load_scenario``, ``solve``, ``bathtub``, ``sweep``, ``breakeven``, ``rank_chips``,
-``simulate``, ``hitrate`` and ``calibrate`` return typed results (:mod:`pddplan.results`) with
+``simulate``, ``hitrate``, ``calibrate``, ``calibrate_link`` and ``transfer`` return typed results (:mod:`pddplan.results`) with
 ``rows()``, ``sections()`` and ``to_json()``; errors derive from :class:`PddplanError`.
 The API loads on first use, so ``import pddplan`` (and the CLI's ``--help``) stays light.
 """
@@ -38,12 +38,14 @@ if TYPE_CHECKING:
         bathtub,
         breakeven,
         calibrate,
+        calibrate_link,
         hitrate,
         load_scenario,
         rank_chips,
         simulate,
         solve,
         sweep,
+        transfer,
     )
 
 __version__ = "0.1.0"
@@ -54,12 +56,14 @@ _API = (
     "bathtub",
     "breakeven",
     "calibrate",
+    "calibrate_link",
     "hitrate",
     "load_scenario",
     "rank_chips",
     "simulate",
     "solve",
     "sweep",
+    "transfer",
 )
 
 __all__ = [
@@ -68,12 +72,14 @@ __all__ = [
     "bathtub",
     "breakeven",
     "calibrate",
+    "calibrate_link",
     "hitrate",
     "load_scenario",
     "rank_chips",
     "simulate",
     "solve",
     "sweep",
+    "transfer",
     "InfeasibleError",
     "NotFoundError",
     "OptionError",

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         CalibrateResult,
         ChipsRankResult,
         HitrateResult,
+        LinkCalibrateResult,
         SimulateResult,
         SolveResult,
         SweepResult,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from pddplan.sim.requests import Requests
     from pddplan.solver import Outcome, Problem
     from pddplan.spec import Chip, Link, Model, Scenario, Workload
+    from pddplan.transfer import TransferResult
 
 __all__ = [
     "LoadedScenario",
@@ -51,6 +53,7 @@ __all__ = [
     "bathtub",
     "breakeven",
     "calibrate",
+    "calibrate_link",
     "hitrate",
     "load_scenario",
     "rank_chips",
@@ -58,6 +61,7 @@ __all__ = [
     "solve",
     "solve_result",
     "sweep",
+    "transfer",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -907,19 +911,69 @@ def calibrate(
     return CalibrateResult(fit, data, profile_file, built)
 
 
+def calibrate_link(
+    measurements: PathLike,
+    *,
+    link: str,
+    write: PathLike | None = None,
+    fix: Sequence[str] = (),
+    profiles: Profiles = None,
+) -> LinkCalibrateResult:
+    """Fit a link's transfer parameters to measured transfer latencies (docs/links.md).
+
+    Parameters
+    ----------
+    measurements : CSV of transfers: payload_bytes, latency_s and optional
+        concurrent_transfers, statistic, samples, source.
+    link : the link profile whose parameters are fitted.
+    write : write the calibrated link profile (``.yaml``; its name is the file's stem).
+    fix : parameters held at the profile's values.
+    """
+    from pddplan.calibrate_link import calibrated_link, fit_link, read_link_measurements
+    from pddplan.results.calibrate import LinkCalibrateResult, link_calibrate_report
+
+    fix = [fix] if isinstance(fix, str) else list(fix)
+    write_path = None if write is None else Path(write)
+    if write_path is not None and write_path.suffix != ".yaml":
+        raise OptionError("write", f": the profile file must end in .yaml, not {write_path.name!r}")
+    spec = _registry(profiles).load("link", link)
+    path = Path(measurements)
+    data = read_link_measurements(path)
+    warnings = list(data.skipped)
+    fit = fit_link(spec, data, fix)
+    if fit.not_identified:
+        warnings.append(
+            "not identified by these rows (kept at the profile's values): "
+            + ", ".join(fit.not_identified)
+        )
+    profile_file = None
+    if write_path is not None:
+        prof = calibrated_link(fit, write_path.stem, str(path))
+        _write_profile(write_path, prof.model_dump(mode="json"), "link", LINK_PROFILE_HEADER)
+        profile_file = str(write_path)
+    built = link_calibrate_report(data, fit, link, str(path), profile_file, warnings)
+    return LinkCalibrateResult(fit, profile_file, built)
+
+
 PROFILE_HEADER = (
     "# Calibrated chip profile written by `pddplan calibrate` (format: profiles/README.md).\n"
     "# Only the derates differ from the chip it was fitted from; see derates.source.\n"
 )
+LINK_PROFILE_HEADER = (
+    "# Calibrated link profile written by `pddplan calibrate --link` (format: profiles/README.md).\n"
+    "# Only the fitted keys differ from the link it was fitted from; see source.\n"
+)
 
 
-def _write_profile(path: Path, data: dict[str, Any]) -> None:
-    """Write a chip profile as YAML and check that the loader reads it back as kind chip."""
+def _write_profile(
+    path: Path, data: dict[str, Any], kind: str = "chip", header: str = PROFILE_HEADER
+) -> None:
+    """Write a profile as YAML and check that the loader reads it back as ``kind``."""
     import yaml
 
     from pddplan.loader import load_file
 
-    text = PROFILE_HEADER + yaml.safe_dump(
+    text = header + yaml.safe_dump(
         data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
     try:
@@ -927,4 +981,37 @@ def _write_profile(path: Path, data: dict[str, Any]) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise OptionError("write", f": cannot write {path}: {exc.strerror}") from None
-    load_file(path, "chip")
+    load_file(path, kind)
+
+
+# ------------------------------------------------------------------------------- transfer
+
+
+def transfer(
+    link: str,
+    *,
+    payload_bytes: float | Sequence[float] | None = None,
+    concurrent: int = 1,
+    profiles: Profiles = None,
+) -> TransferResult:
+    """Mean, p50, p90 and p99 time of payloads on a link with ``concurrent`` transfers sharing it.
+
+    Parameters
+    ----------
+    link : a link profile name.
+    payload_bytes : [bytes] one payload or several (default: 1 MB to 10 GB).
+    concurrent : transfers on the line at once, this one included.
+    """
+    from pddplan.deployment import LinkNumbers
+    from pddplan.transfer import DEFAULT_SIZES_BYTES, transfer_times
+
+    if isinstance(concurrent, bool) or not isinstance(concurrent, int) or concurrent < 1:
+        raise OptionError("concurrent", f"must be a whole number >= 1, not {concurrent!r}")
+    if payload_bytes is None:
+        sizes = list(DEFAULT_SIZES_BYTES)
+    elif isinstance(payload_bytes, (int, float)):
+        sizes = [float(payload_bytes)]
+    else:
+        sizes = [float(x) for x in payload_bytes]
+    spec = _registry(profiles).load("link", link)
+    return transfer_times(LinkNumbers.of(spec), sizes, concurrent)

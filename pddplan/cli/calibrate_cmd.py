@@ -19,10 +19,21 @@ def calibrate_cmd(
             dir_okay=False,
         ),
     ],
-    chip: Annotated[str, typer.Option("--chip", help="Chip profile whose derates are fitted.")],
+    chip: Annotated[
+        str | None, typer.Option("--chip", help="Chip profile whose derates are fitted.")
+    ] = None,
     model: Annotated[
-        str, typer.Option("--model", help="Model profile the rows were measured with.")
-    ],
+        str | None, typer.Option("--model", help="Model profile the rows were measured with.")
+    ] = None,
+    link: Annotated[
+        str | None,
+        typer.Option(
+            "--link",
+            help="Link profile whose transfer parameters are fitted to a link measurements CSV "
+            "(payload_bytes, latency_s, optional concurrent_transfers, statistic, samples, "
+            "source; docs/links.md).",
+        ),
+    ] = None,
     write: Annotated[
         Path | None,
         typer.Option(
@@ -42,17 +53,46 @@ def calibrate_cmd(
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
 ) -> None:
-    """Fit a chip's efficiency derates to measured prefill latencies and decode step times.
+    """Fit a chip's derates to measured latencies, or a link's parameters to measured transfers.
 
-    Reports the error of the chip's derates and of the fitted ones (median and max absolute %),
+    Chip mode (--chip, --model): reports the error of the chip's derates and of the fitted ones (median and max absolute %),
     which derates the rows identify, and the prediction for every row. With --write, saves a
     complete chip profile with the fitted derates for solve (--profiles DIR, DIR/chips/FILE).
+
+    Link mode (--link): fits RTT, per-transfer latency, window, loss rate, efficiency and
+    jitter (those the rows identify) of the link's transfer model; --write saves a link
+    profile (DIR/links/FILE).
+
+    Example: pddplan calibrate examples/measurements/pdd-brief-handover.csv --link wan-100g-cross-city
 
     Example: pddplan calibrate examples/measurements/h100-published.csv --chip h100-sxm --model llama-3.3-70b
     """
     from pddplan import api
+    from pddplan.errors import UsageError
 
     common.check_format(fmt)
+    if link is not None:
+        if chip is not None or model is not None:
+            raise UsageError("--link calibrates a link; it does not take --chip or --model")
+        with common.flags({"fix": "--fix", "write": "--write"}):
+            lres = api.calibrate_link(
+                measurements,
+                link=link,
+                write=write,
+                fix=fix or (),
+                profiles=common.State.profile_dirs,
+            )
+        if lres.profile_file is not None:
+            common.info(
+                f"pddplan: wrote link profile {Path(lres.profile_file).stem!r} to "
+                f"{lres.profile_file}"
+            )
+        common.emit(lres.report(), fmt, output)
+        return
+    if chip is None or model is None:
+        raise UsageError(
+            "calibrate needs --chip and --model (chip derates) or --link (link parameters)"
+        )
     flags = {"fix": "--fix", "write": "--write", "chunk_size_tokens": "--chunk-size"}
     with common.flags(flags):
         res = api.calibrate(

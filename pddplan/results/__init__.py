@@ -11,7 +11,7 @@ from pddplan.results.base import SCHEMA_VERSION, Report, Result, Row, Section, j
 
 if TYPE_CHECKING:
     from pddplan.results.bathtub import BathtubResult
-    from pddplan.results.calibrate import CalibrateResult
+    from pddplan.results.calibrate import CalibrateResult, LinkCalibrateResult
     from pddplan.results.hitrate import HitrateResult
     from pddplan.results.simulate import SimulateResult
     from pddplan.results.solve import SolveResult
@@ -22,6 +22,7 @@ __all__ = [
     "BathtubResult",
     "BreakevenResult",
     "CalibrateResult",
+    "LinkCalibrateResult",
     "ChipsRankResult",
     "HitrateResult",
     "Report",
@@ -43,6 +44,7 @@ _LAZY = {
     "SimulateResult": "pddplan.results.simulate",
     "HitrateResult": "pddplan.results.hitrate",
     "CalibrateResult": "pddplan.results.calibrate",
+    "LinkCalibrateResult": "pddplan.results.calibrate",
 }
 
 

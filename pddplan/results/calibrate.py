@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pddplan.results.base import Report, Result, Row, Section
 
@@ -138,4 +138,79 @@ def calibrate_report(
         [Section("derates", params), Section("errors", errors), Section("rows", rows)],
         payload,
         notes,
+    )
+
+
+@dataclass(frozen=True)
+class LinkCalibrateResult(Result):
+    """A link's transfer parameters fitted to measured transfers.
+
+    Attributes
+    ----------
+    fit : the least-squares fit (:class:`pddplan.calibrate_link.LinkFit`).
+    profile_file : the link profile written (None when not asked for).
+    built : the sections and JSON document, computed when the result was built.
+    """
+
+    fit: Any
+    profile_file: str | None
+    built: Report
+
+    def report(self) -> Report:
+        return copy.deepcopy(self.built)
+
+
+def link_calibrate_report(
+    data: Any, fit: Any, link: str, file: str, profile_file: str | None, warnings: list[str]
+) -> Report:
+    params: list[Row] = [
+        {
+            "parameter": p.name,
+            "unit": p.unit,
+            "profile": p.profile,
+            "fitted": p.fitted,
+            "stderr": p.stderr,
+            "sensitivity": p.sensitivity,
+            "status": p.status,
+        }
+        for p in fit.parameters
+    ]
+    rows: list[Row] = [
+        {
+            "line": data.line[i],
+            "payload_bytes": float(data.payload_bytes[i]),
+            "concurrent_transfers": int(data.concurrent[i]),
+            "statistic": data.statistic[i],
+            "measured_s": float(fit.measured_s[i]),
+            "profile_s": float(fit.profile_s[i]),
+            "profile_error_pct": float((fit.profile_s[i] / fit.measured_s[i] - 1) * 100),
+            "fitted_s": float(fit.fitted_s[i]),
+            "fitted_error_pct": float((fit.fitted_s[i] / fit.measured_s[i] - 1) * 100),
+        }
+        for i in range(len(data))
+    ]
+    payload = {
+        "measurements_file": file,
+        "link": link,
+        "parameters": params,
+        "rows": rows,
+        "fit": {"success": fit.success, "message": fit.message},
+        "profile_file": profile_file,
+    }
+    notes = [
+        f"{len(data)} usable rows from {file}; link {link}; least squares on log latency "
+        "against the closed-form transfer time (docs/links.md).",
+        "fitted: " + (", ".join(p.name for p in fit.parameters if p.was_fitted) or "none") + ".",
+    ]
+    if profile_file is not None:
+        notes.append(
+            f"link profile written to {profile_file}: put it in DIR/links/ and run "
+            "pddplan --profiles DIR ..."
+        )
+    return Report(
+        f"calibration of link {link} ({file})",
+        [Section("parameters", params), Section("rows", rows)],
+        payload,
+        notes,
+        warnings=warnings,
     )

@@ -176,3 +176,35 @@ def test_unknown_chip_is_not_found() -> None:
     )
     assert isinstance(res.exception, NotFoundError)
     assert "did you mean" in str(res.exception)
+
+
+# ------------------------------------------------------------------------------ link mode
+
+BRIEF = REPO / "examples" / "measurements" / "pdd-brief-handover.csv"
+
+
+def test_link_help_example_runs(tmp_path: Path) -> None:
+    doc = calibrate_cmd.__doc__ or ""
+    lines = [ln.strip() for ln in doc.splitlines() if ln.strip().startswith("Example: ")]
+    argv = shlex.split(next(ln for ln in lines if "--link" in ln).removeprefix("Example: "))
+    out = tmp_path / "links" / "brief-line.yaml"
+    r = invoke(*argv[1:], "-f", "json", "--write", str(out))
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["link"] == "wan-100g-cross-city"
+    assert len(d["rows"]) == 1  # the max row has no sample count
+    assert any("max row without 'samples'" in w for w in d["warnings"])
+    assert any(p["status"] == "fitted" for p in d["parameters"])
+    assert load_file(out, "link").name == "brief-line"
+
+
+def test_link_mode_bad_input_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("payload_bytes,latency_s\n-5,0.1\n")
+    r = run("calibrate", str(bad), "--link", "wan-10g-cross-city")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "bad.csv:2: payload_bytes" in r.stderr and "Traceback" not in r.stderr
+    r = run("calibrate", str(BRIEF), "--link", "wan-10g-cross-city", "--chip", "h100-sxm")
+    assert r.returncode == 2 and "--link" in r.stderr
+    r = run("calibrate", str(BRIEF))
+    assert r.returncode == 2 and "--chip and --model" in r.stderr

@@ -43,7 +43,10 @@ def test_json_contract() -> None:
     names = {b["name"] for b in d["baselines"]}
     assert names == {"same-dc", "no-relay"}
     for b in d["baselines"]:
-        assert b["bcr_ratio"] == plan["bcr_requests_per_usd"] / b["bcr_requests_per_usd"]
+        if b["bcr_requests_per_usd"] == 0:  # a baseline with no goodput within SLA
+            assert b["bcr_ratio"] == "inf" and b["goodput_rps"] == 0
+        else:
+            assert b["bcr_ratio"] == plan["bcr_requests_per_usd"] / b["bcr_requests_per_usd"]
     sla = d["sla"]["ttft_s"]
     for p in ("p50", "p90", "p99"):
         assert plan["ttft_s"][p] <= sla[p]

@@ -214,29 +214,50 @@ def test_decode_scalar_and_array_agree(bs, ctx, step, w, k, ek) -> None:
 payloads = st.floats(min_value=0.0, max_value=1e12)
 goodputs = st.floats(min_value=1e8, max_value=1e11)
 rtts = st.floats(min_value=0.0, max_value=0.2)
-setups = st.floats(min_value=0.0, max_value=4.0)
+tcp_params = st.fixed_dictionaries(
+    {
+        "initial_window_bytes": st.sampled_from([np.inf, 1448.0, 14_480.0, 144_800.0]),
+        "max_window_bytes": st.floats(1e3, 2.0**30),
+        "mss_bytes": st.sampled_from([536.0, 1448.0, 8948.0]),
+        "loss_rate": st.sampled_from([0.0, 1e-8, 1e-6, 1e-3]),
+        "streams": st.integers(1, 64),
+        "handshake_rtts": st.sampled_from([0.0, 1.0, 2.0]),
+    }
+)
 
 
-@given(payloads, goodputs, factors, rtts, setups, fractions)
-def test_transfer_time_never_rises_with_bandwidth(x, c, f, rtt, n, rho) -> None:
-    assert _le(
-        network.transfer_time_s(x, c * f, rtt, n, rho), network.transfer_time_s(x, c, rtt, n, rho)
-    )
+def _t(x, c, rho, rtt, params):
+    return network.transfer_time_s(x, c, rho, rtt_s=rtt, **params)
 
 
-@given(payloads, goodputs, rtts, setups, fractions, fractions)
-def test_transfer_time_never_falls_with_utilization(x, c, rtt, n, r1, r2) -> None:
+@given(payloads, goodputs, factors, rtts, tcp_params, fractions)
+def test_transfer_time_never_rises_with_bandwidth(x, c, f, rtt, params, rho) -> None:
+    assert _le(_t(x, c * f, rho, rtt, params), _t(x, c, rho, rtt, params))
+
+
+@given(payloads, goodputs, rtts, tcp_params, fractions, fractions)
+def test_transfer_time_never_falls_with_utilization(x, c, rtt, params, r1, r2) -> None:
     lo, hi = sorted((r1, r2))
-    assert _le(network.transfer_time_s(x, c, rtt, n, lo), network.transfer_time_s(x, c, rtt, n, hi))
+    assert _le(_t(x, c, lo, rtt, params), _t(x, c, hi, rtt, params))
 
 
-@given(st.lists(payloads, min_size=1, max_size=6), goodputs, rtts, setups, fractions)
-def test_transfer_scalar_and_array_agree(xs, c, rtt, n, rho) -> None:
-    arr = network.transfer_time_s(np.array(xs), c, rtt, n, rho)
+@given(payloads, payloads, goodputs, rtts, tcp_params, fractions)
+def test_transfer_time_never_falls_with_payload(x1, x2, c, rtt, params, rho) -> None:
+    lo, hi = sorted((x1, x2))
+    assert _le(_t(lo, c, rho, rtt, params), _t(hi, c, rho, rtt, params))
+
+
+@given(payloads, goodputs, st.floats(1e-4, 0.2), tcp_params)
+def test_more_streams_never_slow_a_transfer(x, c, rtt, params) -> None:
+    more = dict(params, streams=params["streams"] + 1)
+    assert _le(_t(x, c, 0.0, rtt, more), _t(x, c, 0.0, rtt, params))
+
+
+@given(st.lists(payloads, min_size=1, max_size=6), goodputs, rtts, tcp_params, fractions)
+def test_transfer_scalar_and_array_agree(xs, c, rtt, params, rho) -> None:
+    arr = _t(np.array(xs), c, rho, rtt, params)
     for i, x in enumerate(xs):
-        assert math.isclose(
-            float(arr[i]), float(network.transfer_time_s(x, c, rtt, n, rho)), rel_tol=1e-12
-        )
+        assert math.isclose(float(arr[i]), float(_t(x, c, rho, rtt, params)), rel_tol=1e-12)
 
 
 @given(st.floats(0.001, 0.999), st.floats(0.001, 0.999), st.floats(0.0, 3.0))

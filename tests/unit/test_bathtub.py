@@ -34,6 +34,15 @@ LONG_CONTEXT = {
         "hit_rate": {"beta": {"a": 2, "b": 2}},
     },
     "model": "llama-3.1-70b",
+    # A tuned line (8 streams of 64 MiB windows: 8 x 3.36 GB/s, the line's 11.75 GB/s binds):
+    # on the default single-stream 4 MiB-window line a low-hit 256K-token transfer takes tens of
+    # seconds, RLD's wait for it makes low-hit requests the costliest, and the curve rises
+    # steadily with the hit rate (no valley). This test is about prefill's concave cost.
+    "overrides": {
+        "links": {
+            "wan-100g-cross-city": {"streams_per_transfer": 8, "max_window_bytes": 67_108_864}
+        }
+    },
     "roles": {
         "P": {"chips": ["h100-sxm"], "chips_per_instance": [8]},
         "RLD": {"chips": ["h100-sxm"], "chips_per_instance": [8]},

@@ -1,4 +1,4 @@
-"""Unit tests of pddplan.models.network: uncached KV, transfer time, jitter, hand-over payload."""
+"""Unit tests of pddplan.models.network: uncached KV, TCP transfer phases, jitter, hand-over."""
 
 from __future__ import annotations
 
@@ -34,33 +34,112 @@ def test_link_goodput() -> None:
     )
 
 
-def test_transfer_time_idle_link() -> None:
-    # (2 setup RTTs + 0.5) * 20 ms + 1 GB / 10 GB/s = 0.05 + 0.1 = 0.15 s
-    assert network.transfer_time_s(1e9, 1e10, 0.02, 2.0) == pytest.approx(0.15)
+# A 100 Gbit/s-class line of 10 GB/s goodput at 20 ms RTT, Linux defaults: IW10 x 1448 B =
+# 14,480 B, a 4 MiB window (4,194,304 B / 0.02 s = 209,715,200 B/s per stream).
+C = 1e10
+RTT = 0.02
+IW = 14_480.0
+WMAX = 4_194_304.0
+TCP = {
+    "rtt_s": RTT,
+    "initial_window_bytes": IW,
+    "max_window_bytes": WMAX,
+    "mss_bytes": 1448.0,
+}
 
 
-def test_transfer_time_processor_sharing_slowdown() -> None:
-    # rho = 0.5 doubles the data term: (1 + 0.5) * 0.02 + 0.1 / (1 - 0.5) = 0.03 + 0.2 = 0.23 s
-    assert network.transfer_time_s(1e9, 1e10, 0.02, 1.0, 0.5) == pytest.approx(0.23)
-    # rho = 0.8: data term x5 -> 0.03 + 0.5
-    assert network.transfer_time_s(1e9, 1e10, 0.02, 1.0, 0.8) == pytest.approx(0.53)
+def test_mathis_ceiling_by_hand() -> None:
+    # 1448 B / 0.02 s * sqrt(1.5) / sqrt(1e-6) = 72,400 * 1.2247449 * 1000 = 88,671,529 B/s
+    assert network.mathis_bytes_per_s(1448.0, 0.02, 1e-6) == pytest.approx(88_671_529.0, rel=1e-7)
+    assert math.isinf(network.mathis_bytes_per_s(1448.0, 0.02, 0.0))
+    out = network.mathis_bytes_per_s(1448.0, 0.02, np.array([1e-6, 1e-4, 0.0]))
+    np.testing.assert_allclose(out[:2], [88_671_529.0, 8_867_152.9], rtol=1e-7)
+    assert math.isinf(out[2])
 
 
-def test_transfer_time_saturated_link_is_infinite() -> None:
-    assert math.isinf(network.transfer_time_s(1e9, 1e10, 0.02, 1.0, 1.0))
-    assert math.isinf(network.transfer_time_s(1e9, 1e10, 0.02, 1.0, 1.5))
+def test_stream_ceiling_is_the_lower_of_window_and_loss() -> None:
+    # window 209,715,200 B/s; loss 1e-6 -> 88,671,529 B/s binds; loss 1e-8 -> 886.7 MB/s, window binds
+    assert network.stream_ceiling_bytes_per_s(RTT, WMAX, 1448.0, 1e-6) == pytest.approx(
+        88_671_529.0, rel=1e-7
+    )
+    assert network.stream_ceiling_bytes_per_s(RTT, WMAX, 1448.0, 1e-8) == pytest.approx(
+        209_715_200.0
+    )
 
 
-def test_transfer_time_array_matches_scalar() -> None:
-    x = np.array([0.0, 1e6, 1e9, 5e9])
-    rho = np.array([0.0, 0.3, 0.5, 0.9])
-    out = network.transfer_time_s(x, 1e10, 0.02, 2.0, rho)
-    for i in range(4):
-        assert out[i] == pytest.approx(
-            float(network.transfer_time_s(x[i], 1e10, 0.02, 2.0, rho[i]))
-        )
-    # an empty payload still pays the set-up and propagation: 2.5 * 0.02 = 0.05 s
-    assert out[0] == pytest.approx(0.05)
+def test_streams_help_up_to_the_line() -> None:
+    caps = network.transfer_rate_cap_bytes_per_s(
+        1e9, RTT, WMAX, 1448.0, 1e-6, np.array([1.0, 4.0, 11.0, 12.0, 64.0])
+    )
+    # n x 88,671,529 B/s until the 1 GB/s line: 11 streams 975.4 MB/s, 12 would be 1.064 GB/s
+    np.testing.assert_allclose(
+        caps, [88_671_529.0, 354_686_116.0, 975_386_819.0, 1e9, 1e9], rtol=1e-7
+    )
+    assert np.all(np.diff(caps) >= 0)
+
+
+def test_slow_start_rounds_by_hand() -> None:
+    # BDP 4,194,304 B = 289.7 initial windows: K = ceil(log2 289.7) = 9 window-limited rounds
+    rounds, sent = network.slow_start_rounds(
+        np.array([0.0, 14_480.0, 14_481.0, 4_649_000.0, 3e9]), IW, 209_715_200.0, RTT
+    )
+    # 14,480 B fits the first window: 0 rounds; one byte more waits one round (14,480 B sent);
+    # 4,649,000 B / 14,480 = 321.06 windows -> ends in round 8 (0-based): 8 rounds, 255 windows;
+    # 3 GB outlasts slow start: K = 9 rounds, 511 windows = 7,399,280 B
+    np.testing.assert_array_equal(rounds, [0, 0, 1, 8, 9])
+    np.testing.assert_allclose(sent, [0, 0, 14_480.0, 3_692_400.0, 7_399_280.0])
+    # no slow start (RDMA, or a warm window): nothing waits
+    assert network.slow_start_rounds(1e9, np.inf, 1e10, RTT) == (0.0, 0.0)
+
+
+def test_transfer_phases_by_hand() -> None:
+    lead, line, cap, tail = network.transfer_phases(4_649_000.0, goodput_bytes_per_s=C, **TCP)
+    assert lead == pytest.approx(8 * RTT)
+    assert line == pytest.approx(956_600.0)
+    assert cap == pytest.approx(209_715_200.0)
+    assert tail == pytest.approx(RTT / 2)
+    # 0.16 + 956,600 / 209,715,200 + 0.01 = 0.1745614 s on an idle line (50x slower than x / C)
+    t = network.transfer_time_s(4_649_000.0, C, **TCP)
+    assert t == pytest.approx(0.16 + 956_600.0 / 209_715_200.0 + 0.01)
+    assert t > 4_649_000.0 / C
+    # a cold connection adds its handshake round trip; a fixed latency adds itself
+    cold = network.transfer_time_s(4_649_000.0, C, handshake_rtts=1.0, latency_s=0.003, **TCP)
+    assert cold == pytest.approx(t + RTT + 0.003)
+
+
+def test_transfer_time_3gb_by_hand() -> None:
+    # 9 rounds (0.18 s) + (3e9 - 7,399,280) / 209,715,200 (14.2698 s) + 0.01 s
+    t = network.transfer_time_s(3e9, C, **TCP)
+    assert t == pytest.approx(0.18 + (3e9 - 7_399_280.0) / 209_715_200.0 + 0.01)
+
+
+def test_transfer_without_tcp_is_the_old_line_model() -> None:
+    # no slow start, no window: lead 0, all bytes at C; 1 GB / 10 GB/s + 0.01 = 0.11 s
+    assert network.transfer_time_s(1e9, C, rtt_s=RTT) == pytest.approx(0.11)
+    # rho = 0.5 halves the free rate: 0.2 + 0.01
+    assert network.transfer_time_s(1e9, C, 0.5, rtt_s=RTT) == pytest.approx(0.21)
+    assert math.isinf(network.transfer_time_s(1e9, C, 1.0, rtt_s=RTT))
+
+
+def test_per_flow_ceiling_binds_before_processor_sharing() -> None:
+    # a 209.7 MB/s transfer on a 10 GB/s line: at rho = 0.5 the free 5 GB/s is still above its
+    # ceiling, so the load does not slow it
+    idle = network.transfer_time_s(3e9, C, 0.0, **TCP)
+    assert network.transfer_time_s(3e9, C, 0.5, **TCP) == pytest.approx(idle)
+    # at rho = 0.99 the free 100 MB/s is below the ceiling and binds
+    busy = network.transfer_time_s(3e9, C, 0.99, **TCP)
+    assert busy == pytest.approx(0.18 + (3e9 - 7_399_280.0) / 1e8 + 0.01)
+
+
+def test_transfer_monotone_in_payload_and_array_matches_scalar() -> None:
+    x = np.concatenate([[0.0], np.geomspace(1.0, 1e10, 400)])
+    rho = 0.3
+    out = network.transfer_time_s(x, C, rho, **TCP)
+    assert np.all(np.diff(out) >= 0)
+    for i in (0, 50, 200, 399):
+        assert out[i] == pytest.approx(float(network.transfer_time_s(x[i], C, rho, **TCP)))
+    # an empty payload still pays the propagation
+    assert out[0] == pytest.approx(RTT / 2)
 
 
 def test_link_utilization() -> None:

@@ -57,11 +57,18 @@ def test_a_baseline_that_misses_a_target_has_goodput_below_its_rate() -> None:
 
 
 def test_a_fast_cheap_line_makes_relay_not_pay_and_solve_says_so() -> None:
-    # a line so fast that no transfer delays the first token: RLD only adds cost
+    # a line on which no transfer delays the first token (wide, short, many streams, large
+    # windows): RLD only adds cost
+    fast = {
+        "bandwidth_gbit_per_s": 10000.0,
+        "rtt_ms": 0.05,
+        "streams_per_transfer": 64,
+        "max_window_bytes": 1 << 30,
+    }
     rs = load_scenario(
         "examples/pdd-paper.yaml",
         Registry.default(),
-        {"overrides": {"links": {"wan-100g-cross-city": {"bandwidth_gbit_per_s": 10000.0}}}},
+        {"overrides": {"links": {"wan-100g-cross-city": fast}}},
     )
     out = solve_scenario(rs)
     assert out.plan.roles["RLD"] is None
