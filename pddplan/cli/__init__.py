@@ -44,7 +44,14 @@ def _register() -> None:
 
     profiles_cmd.register(app)
     solve_cmd.register(app)
-    for mod in ("hitrate_cmd", "bathtub_cmd", "whatif_cmd", "simulate_cmd", "calibrate_cmd"):
+    for mod in (
+        "hitrate_cmd",
+        "bathtub_cmd",
+        "whatif_cmd",
+        "simulate_cmd",
+        "calibrate_cmd",
+        "step_cmd",
+    ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])
         except ModuleNotFoundError as exc:
