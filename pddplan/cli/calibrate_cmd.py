@@ -93,13 +93,17 @@ def calibrate_cmd(
                 f"(rows with tp = {tp}); check --model and the tp column"
             )
 
+    structural = structural_reasons(data, chip_spec, numbers)
+    if "layer_latency_us" in (fix or ()):
+        # the per-step latency is then fitted as step_overhead_ms instead
+        structural.pop("step_overhead_ms", None)
     fit = fit_derates(
         data.latency_s,
         instance_predictor(chip_spec, numbers, data, chunk_size),
         default_derates(chip_spec),
         fixed=fix or (),
         nuisance=[TTFT_OFFSET.name] if data.is_ttft.any() else [],
-        unidentifiable=structural_reasons(data),
+        unidentifiable=structural,
     )
     if not fit.success:
         common.info(f"pddplan: warning: the fit did not converge: {fit.message}")
