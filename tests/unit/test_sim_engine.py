@@ -23,7 +23,7 @@ from pddplan.sim.compare import (
     comparison_rows,
     regime_warning_for_plan,
 )
-from pddplan.sim.plan import plan_from_json
+from pddplan.sim.plan import Role, plan_from_json
 from pddplan.sim.report import simulate_report, stability_verdict
 from pddplan.sim.requests import replay
 from pddplan.solver import Solver
@@ -136,8 +136,11 @@ def test_prefill_wait_matches_pollaczek_khinchine(default) -> None:
     At utilization 0.3, 20,000 requests put the simulated mean within 10% (seeds 0-5 landed
     within 4%).
     """
-    pb, sp = default.problem, SimPlan.of(default.plan)
-    assert sp.roles["P"].instances == 1
+    pb, solved = default.problem, SimPlan.of(default.plan)
+    # the M/G/1 case, built explicitly: one prefill instance of the solved kind, whatever the
+    # solver sized the pool to
+    p = solved.roles["P"]
+    sp = dataclasses.replace(solved, roles={**solved.roles, "P": Role(p.instance, 1, 0)})
     pre = Solver(pb).prefill_s(sp.roles["P"].instance)
     w = pb.classes.weight
     es, es2 = float(np.sum(w * pre)), float(np.sum(w * pre**2))
@@ -235,9 +238,16 @@ def test_regime_warning_is_pure_and_names_each_regime(default) -> None:
     assert len(msgs) == 5
     assert any("line utilization 0.50" in m for m in msgs)
     assert any("RLD decodes a step in 10 ms" in m for m in msgs)
-    # the bundled default plan: a fast line and a p50 near 2 s
-    msgs = regime_warning_for_plan(default.problem, default.plan)
-    assert not any("line utilization" in m or "TTFT p50" in m for m in msgs)
+    # the bundled default plan's fast line, with the TTFT p50 set explicitly on either side of
+    # the fast-TTFT limit (1 s), whatever the solver sized the prefill pool to
+    plan = default.plan
+    assert plan.route.link_utilization < 0.35
+    for p50, warned in ((2.0, False), (0.5, True)):
+        ttft = (p50, *plan.prefill.ttft_s[1:])
+        at = dataclasses.replace(plan, prefill=dataclasses.replace(plan.prefill, ttft_s=ttft))
+        msgs = regime_warning_for_plan(default.problem, at)
+        assert not any("line utilization" in m for m in msgs)
+        assert any("TTFT p50" in m for m in msgs) is warned
 
 
 def test_regime_warning_on_a_slow_line() -> None:
