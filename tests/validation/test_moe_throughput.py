@@ -127,3 +127,24 @@ def test_expert_parallel_beats_tensor_parallel_for_deepseek(reg: Registry) -> No
     b_ep = ep.max_batch_memory(ctx)
     assert b_ep > b_tp
     assert b_ep / float(ep.decode_step_s(b_ep, ctx)) > b_tp / float(tp.decode_step_s(b_tp, ctx))
+
+
+def test_two_batch_overlap_gains_at_most_the_measured_share(reg: Registry) -> None:
+    """TBO speeds a communication-heavy EP step up by at most SGLang's measured gain, and never
+    slows it down (an array of batches, prefill-sized and decode-sized)."""
+    import numpy as np
+
+    from pddplan.models.compute import TWO_BATCH_OVERLAP_GAIN
+
+    chip = reg.load("chip", "h100-sxm")
+    m = model_numbers(reg.load("model", "deepseek-v3"))
+    plain = Instance(chip, m, 32, 0.9, Layout(1, 32, 32))
+    tbo = Instance(chip, m, 32, 0.9, Layout(1, 32, 32, overlap=True))
+    n = np.array([32.0, 8192.0, 65536.0])
+    args = (n, n, n * 1000.0, n * 1000.0)
+    t0 = plain.step_parts(*args)
+    t1 = tbo.step_parts(*args)
+    assert np.all(t1["total_s"] <= t0["total_s"] + 1e-12)
+    work0 = t0["total_s"] - t0["latency_s"]
+    work1 = t1["total_s"] - t1["latency_s"]
+    assert np.all(work1 >= work0 / (1.0 + TWO_BATCH_OVERLAP_GAIN) * (1 - 1e-9))
