@@ -130,8 +130,9 @@ def test_expert_parallel_beats_tensor_parallel_for_deepseek(reg: Registry) -> No
 
 
 def test_two_batch_overlap_gains_at_most_the_measured_share(reg: Registry) -> None:
-    """TBO speeds a communication-heavy EP step up by at most SGLang's measured gain, and never
-    slows it down (an array of batches, prefill-sized and decode-sized)."""
+    """TBO speeds a communication-heavy EP step up by at most SGLang's measured gain. At a tiny
+    batch it is slower (each micro-batch reads the weights again), which is why the layouts
+    offered to the solver come with and without it."""
     import numpy as np
 
     from pddplan.models.compute import TWO_BATCH_OVERLAP_GAIN
@@ -144,7 +145,8 @@ def test_two_batch_overlap_gains_at_most_the_measured_share(reg: Registry) -> No
     args = (n, n, n * 1000.0, n * 1000.0)
     t0 = plain.step_parts(*args)
     t1 = tbo.step_parts(*args)
-    assert np.all(t1["total_s"] <= t0["total_s"] + 1e-12)
+    assert t1["total_s"][0] > t0["total_s"][0]  # 32 tokens: memory-bound, read twice
+    assert np.all(t1["total_s"][1:] < t0["total_s"][1:])
     work0 = t0["total_s"] - t0["latency_s"]
     work1 = t1["total_s"] - t1["latency_s"]
     assert np.all(work1 >= work0 / (1.0 + TWO_BATCH_OVERLAP_GAIN) * (1 - 1e-9))
