@@ -890,13 +890,17 @@ def calibrate(
                 f"{model} weights do not fit on {tp} x {chip} (rows with tp = {tp}); "
                 "check the model and the tp column"
             )
+    structural = structural_reasons(data, chip_spec, numbers)
+    if "layer_latency_us" in fix:
+        # the per-step latency is then fitted as step_overhead_ms instead
+        structural.pop("step_overhead_ms", None)
     fit = fit_derates(
         data.latency_s,
         instance_predictor(chip_spec, numbers, data, chunk_size_tokens),
         default_derates(chip_spec),
         fixed=fix,
         nuisance=[TTFT_OFFSET.name] if data.is_ttft.any() else [],
-        unidentifiable=structural_reasons(data),
+        unidentifiable=structural,
     )
     if not fit.success:
         say(f"the fit did not converge: {fit.message}")

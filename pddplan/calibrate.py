@@ -72,14 +72,26 @@ class Parameter:
 #: The derates of :class:`pddplan.spec.ChipDerates`, with bounds. Efficiencies are fractions in
 #: (0, 1] (the lower bound 1e-3 keeps them strictly positive); the half-saturation point is a
 #: positive token count (0.1 to 1e6 tokens covers every GEMM tile shape); the step overhead is a
-#: non-negative time (up to 1 s per step, far above any engine's).
+#: non-negative time (up to 1 s per step, far above any engine's); the per-layer and collective
+#: latencies are non-negative times up to 10 ms (far above any kernel's). Which efficiency a
+#: model's GEMMs run at depends on its weights: ``compute_efficiency`` for BF16/FP16 weights,
+#: ``fp8_compute_efficiency`` for FP8/FP4 weights on a chip with an FP8 rate; attention kernels
+#: run at ``attention_compute_efficiency`` of the attention-precision peak.
 PARAMETERS: tuple[Parameter, ...] = (
     Parameter("compute_efficiency", "-", 1e-3, 1.0),
+    Parameter("fp8_compute_efficiency", "-", 1e-3, 1.0),
+    Parameter("attention_compute_efficiency", "-", 1e-3, 1.0),
     Parameter("compute_half_saturation_tokens", "tokens", 0.1, 1e6, log=True),
     Parameter("memory_bandwidth_efficiency", "-", 1e-3, 1.0),
     Parameter("scaleup_efficiency", "-", 1e-3, 1.0),
     Parameter("step_overhead_ms", "ms", 0.0, 1000.0, scale_floor=1.0),
+    Parameter("layer_latency_us", "us", 0.0, 10_000.0, scale_floor=1.0),
+    Parameter("scaleup_latency_us", "us", 0.0, 10_000.0, scale_floor=1.0),
+    Parameter("scaleout_efficiency", "-", 1e-3, 1.0),
+    Parameter("scaleout_latency_us", "us", 0.0, 10_000.0, scale_floor=1.0),
 )
+#: Derates a chip profile may leave null; null means "the value of ``compute_efficiency``".
+OPTIONAL_EFFICIENCIES = ("fp8_compute_efficiency", "attention_compute_efficiency")
 PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
 #: Per-request time in a client-measured TTFT outside the engine's steps (a nuisance parameter:
 #: fitted only when ``ttft`` rows exist, never part of a chip profile). Up to 10 s.
@@ -346,8 +358,14 @@ def with_derates(chip: Chip, derates: Derates) -> Chip:
 
 
 def default_derates(chip: Chip) -> dict[str, float]:
-    """The chip's own derates, by parameter name."""
-    return {name: float(getattr(chip.derates, name)) for name in PARAMETER_NAMES}
+    """The chip's own derates, by parameter name; a null optional efficiency (see
+    :data:`OPTIONAL_EFFICIENCIES`) takes ``compute_efficiency``, the value it stands for."""
+    d = chip.derates
+    out = {}
+    for name in PARAMETER_NAMES:
+        value = getattr(d, name)
+        out[name] = float(d.compute_efficiency if value is None else value)
+    return out
 
 
 def instance_predictor(
@@ -393,22 +411,69 @@ def instance_predictor(
     return predict
 
 
-def structural_reasons(data: Measurements) -> dict[str, str]:
+def structural_reasons(
+    data: Measurements, chip: Chip | None = None, model: ModelNumbers | None = None
+) -> dict[str, str]:
     """Parameters that the rows cannot identify by their design, whatever their values.
 
-    ``scaleup_efficiency`` needs rows at two or more tensor-parallel degrees, one above 1:
-    at a single degree the all-reduce time grows with the tokens of a step like the other
-    per-token costs and cannot be told apart from them.
+    - ``scaleup_efficiency`` needs rows at two or more tensor-parallel degrees, one above 1:
+      at a single degree the all-reduce time grows with the tokens of a step like the other
+      per-token costs and cannot be told apart from them.
+    - ``scaleup_latency_us`` (the alpha of each all-reduce) needs rows at ``tp = 1`` and at
+      ``tp > 1``: at ``tp > 1`` only, it is a fixed cost per step like the layer latency.
+    - ``step_overhead_ms``: every row runs one model of ``L`` layers, so the per-step latency
+      ``L t_layer + t_0`` is one number per step; it is fitted as ``layer_latency_us`` and
+      ``step_overhead_ms`` keeps the chip's value (only rows of models with different layer
+      counts would tell the two apart).
+    - ``scaleout_efficiency`` and ``scaleout_latency_us`` need rows on instances larger than
+      one scale-up node (``chip`` given).
+    - ``compute_efficiency`` applies to BF16/FP16 GEMMs and ``fp8_compute_efficiency`` to
+      FP8/FP4 GEMMs on a chip with an FP8 rate: the one the model's weights do not use is not
+      identified (``chip`` and ``model`` given).
     """
     tps = sorted({int(t) for t in data.tensor_parallel})
     out: dict[str, str] = {}
     if tps == [1]:
         out["scaleup_efficiency"] = "not identified: every row has tp = 1 (no all-reduce)"
+        out["scaleup_latency_us"] = "not identified: every row has tp = 1 (no all-reduce)"
     elif len(tps) == 1:
         out["scaleup_efficiency"] = (
             f"not identified: every row has tp = {tps[0]}; the all-reduce time is told apart "
             "from other per-token costs only by rows at two or more tp values"
         )
+    if tps[0] > 1:
+        out.setdefault(
+            "scaleup_latency_us",
+            "not identified: no row has tp = 1; the all-reduce latency is a fixed cost per "
+            "step like layer_latency_us, told apart only by rows with and without all-reduces",
+        )
+    layers = f" ({model.layers} layers)" if model is not None else ""
+    out["step_overhead_ms"] = (
+        f"not identified: one model{layers}, so the per-step latency L t_layer + t_0 is one "
+        "number; it is fitted as layer_latency_us"
+    )
+    if chip is not None:
+        node = chip.datasheet.chips_per_node
+        if tps[-1] <= node or chip.datasheet.scaleout_bandwidth_gbit_per_s is None:
+            why = f"not identified: no row spans more than one {node}-chip node (no scale-out)"
+            out["scaleout_efficiency"] = why
+            out["scaleout_latency_us"] = why
+        if model is not None:
+            low = model.fp8_compute and chip.datasheet.fp8_tflops is not None
+            if low:
+                out["compute_efficiency"] = (
+                    f"not identified: {model.name}'s GEMMs run at the FP8 rate "
+                    f"({model.weight_dtype} weights), where fp8_compute_efficiency applies"
+                )
+            else:
+                why_bf16 = (
+                    f"{chip.name} has no FP8 rate"
+                    if model.fp8_compute
+                    else f"{model.name}'s weights are {model.weight_dtype}"
+                )
+                out["fp8_compute_efficiency"] = (
+                    f"not identified: {why_bf16}, so its GEMMs run at compute_efficiency"
+                )
     return out
 
 
@@ -573,7 +638,7 @@ class FitResult:
 
     @property
     def derates(self) -> dict[str, float]:
-        """The five chip derates (fitted or default), as a profile needs them."""
+        """The chip derates (fitted or default), as a profile needs them."""
         return {n: self.values[n] for n in PARAMETER_NAMES}
 
     @property
@@ -870,6 +935,8 @@ def calibrated_chip(
     ).strip()
     derates = data["derates"]
     for p in derate_fits:
+        # a null optional efficiency is written as the value the fit used (compute_efficiency's
+        # default), so that a fitted compute_efficiency does not silently move it too
         derates[p.name] = _round(p.fitted) if p.was_fitted else p.default
     derates["source"] = source
     derates["estimated"] = [k for k in chip.derates.estimated if k not in fitted]

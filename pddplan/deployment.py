@@ -181,6 +181,31 @@ class ModelNumbers:
     kv_latent: bool  # True: KV kept whole on every TP rank (MLA, single-head compressed)
     kv_heads: int
     fp8_compute: bool
+    heads: int = 1  # attention (query) heads
+    moe_layers: int = 0
+    input_embedding_params: float = 0.0  # the lookup table (0 when tied to the LM head)
+    lm_head_params: float = 0.0
+    weight_dtype: str = "bf16"
+    attention_dtype_bytes: float = 2.0
+    draft_tokens: int = 0  # multi-token prediction / speculative tokens drafted per step
+    acceptance_rate: float = 0.0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def tokens_per_decode_step(self) -> float:
+        """Expected tokens a sequence emits per decode step [tokens].
+
+        Notes
+        -----
+        With ``d`` drafted tokens each accepted with probability ``a`` (given the earlier ones
+        were), ``1 + a + a^2 + ... + a^d`` (DeepSeek-V3 technical report, section 5.4.3: the
+        second token is accepted 85-90% of the time, 1.8x tokens per second).
+        """
+        a = self.acceptance_rate
+        return 1.0 + sum(a**i for i in range(1, self.draft_tokens + 1))
 
     def kv_replication(self, tensor_parallel: int) -> float:
         if self.kv_latent:
@@ -293,7 +318,102 @@ def model_numbers(m: Model) -> ModelNumbers:
         kv_latent=latent,
         kv_heads=kv_heads,
         fp8_compute=m.dtypes.weights in ("fp8", "int8", "fp4", "int4"),
+        heads=att.heads,
+        moe_layers=(a.layers - ffn.dense_layers) if isinstance(ffn, MoeFfn) else 0,
+        input_embedding_params=0.0 if a.tied_embeddings else lm_head,
+        lm_head_params=lm_head,
+        weight_dtype=m.dtypes.weights,
+        attention_dtype_bytes=units.DTYPE_BYTES[m.dtypes.attention],
+        draft_tokens=m.speculative.draft_tokens if m.speculative else 0,
+        acceptance_rate=m.speculative.acceptance_rate if m.speculative else 0.0,
     )
+
+
+# ----------------------------------------------------------------------------------- layout
+
+#: Bytes per hidden element of an MoE dispatch in FP8 with one FP32 scale per 128 elements
+#: (DeepSeek-V3 technical report, section 3.3.2: 1x128 activation tiles; DeepEP dispatches FP8).
+FP8_BLOCK_SCALED_BYTES = 1.0 + 4.0 / 128.0
+#: Bytes per hidden element of an MoE combine (DeepEP combines in BF16).
+COMBINE_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How an instance's chips share the model: tensor, data-parallel attention, expert parallel.
+
+    ``tensor_parallel`` (``t``) slices attention and the other non-expert weights inside each of
+    ``data_parallel`` (``d``) attention groups, so the instance has ``t d`` chips; the routed
+    experts are spread over ``expert_parallel`` (``e``) ranks (``e = 1``: every expert is sliced
+    over all chips, plain tensor parallelism). ``overlap`` runs two micro-batches whose
+    communication hides under each other's compute; ``balancer`` places experts by load (EPLB).
+    """
+
+    tensor_parallel: int
+    data_parallel: int = 1
+    expert_parallel: int = 1
+    overlap: bool = False
+    balancer: bool = True
+
+    @property
+    def chips(self) -> int:
+        return self.tensor_parallel * self.data_parallel
+
+    @property
+    def is_pure_tp(self) -> bool:
+        return self.data_parallel == 1 and self.expert_parallel == 1 and not self.overlap
+
+    @property
+    def label(self) -> str:
+        if self.is_pure_tp:
+            return f"tp{self.tensor_parallel}"
+        parts = [f"tp{self.tensor_parallel}"]
+        if self.data_parallel > 1:
+            parts.append(f"dp{self.data_parallel}")
+        if self.expert_parallel > 1:
+            parts.append(f"ep{self.expert_parallel}")
+        if self.overlap:
+            parts.append("tbo")
+        return "-".join(parts)
+
+    def problems(self, model: ModelNumbers) -> list[str]:
+        """Why this layout cannot run ``model`` (empty when it can), one line each."""
+        out: list[str] = []
+        t, d, e = self.tensor_parallel, self.data_parallel, self.expert_parallel
+        if min(t, d, e) < 1:
+            return [f"layout tp={t} dp={d} ep={e}: every size must be at least 1"]
+        n = self.chips
+        if model.heads % t:
+            out.append(f"tp={t} does not divide the model's {model.heads} attention heads")
+        if e > 1 and not model.is_moe:
+            out.append(f"ep={e} needs a mixture-of-experts model; {model.name} has no experts")
+        if e > 1 and n % e:
+            out.append(f"ep={e} does not divide the instance's {n} chips (tp={t} x dp={d})")
+        if e > 1 and model.is_moe and model.experts % e:
+            out.append(f"ep={e} does not divide the model's {model.experts} routed experts")
+        return out
+
+
+def layouts_for(chip: Chip, model: ModelNumbers, chips_per_instance: int) -> list[Layout]:
+    """The valid layouts of ``chips_per_instance`` chips of ``chip`` for ``model``.
+
+    Pure tensor parallelism when the heads allow it; for a mixture-of-experts model also expert
+    parallelism over all chips with data-parallel attention (``tp = 1``, ``dp = ep = N``, as
+    DeepSeek and SGLang serve), with and without two-batch overlap. An instance larger than a
+    node needs a scale-out NIC in the chip profile. Layouts that do not fit in memory are kept:
+    :attr:`Instance.fits` says which.
+    """
+    n = int(chips_per_instance)
+    ds = chip.datasheet
+    if n > ds.chips_per_node and ds.scaleout_bandwidth_gbit_per_s is None:
+        return []
+    out = [Layout(n)] if not Layout(n).problems(model) else []
+    if model.is_moe and n > 1:
+        for overlap in (False, True):
+            lay = Layout(1, n, n, overlap=overlap)
+            if not lay.problems(model):
+                out.append(lay)
+    return out
 
 
 # --------------------------------------------------------------------------------- instance
@@ -301,26 +421,66 @@ def model_numbers(m: Model) -> ModelNumbers:
 
 @dataclass(frozen=True)
 class Instance:
-    """One serving instance: ``tp`` chips of one kind running one model replica."""
+    """One serving instance: ``tensor_parallel`` chips of one kind running one model replica.
+
+    ``tensor_parallel`` is the number of chips in the instance; ``layout`` says how they share
+    the model (default: pure tensor parallelism over all of them).
+    """
 
     chip: Chip
     model: ModelNumbers
     tensor_parallel: int
     memory_utilization: float = 0.9
+    layout: Layout | None = None
+
+    def __post_init__(self) -> None:
+        if self.layout is None:
+            object.__setattr__(self, "layout", Layout(self.tensor_parallel))
+        elif self.lay.chips != self.tensor_parallel:
+            raise ValueError(
+                f"layout {self.lay.label} has {self.lay.chips} chips, "
+                f"the instance {self.tensor_parallel}"
+            )
+
+    @property
+    def lay(self) -> Layout:
+        assert self.layout is not None
+        return self.layout
 
     @property
     def label(self) -> str:
-        return f"{self.chip.name}x{self.tensor_parallel}"
+        base = f"{self.chip.name}x{self.tensor_parallel}"
+        return base if self.lay.is_pure_tp else f"{base}:{self.lay.label}"
 
     @property
     def price_usd_per_hour(self) -> float:
         return self.chip.price.rental_usd_per_hour * self.tensor_parallel
 
     @cached_property
+    def low_precision(self) -> bool:
+        """Whether the GEMMs run at the chip's FP8 (or FP4) rate."""
+        return self.model.fp8_compute and self.chip.datasheet.fp8_tflops is not None
+
+    @cached_property
     def peak_flops_per_s(self) -> float:
+        """Dense peak of one chip at the weights' precision [FLOP/s]."""
         ds = self.chip.datasheet
-        tflops = ds.fp8_tflops if (self.model.fp8_compute and ds.fp8_tflops) else ds.bf16_tflops
+        if self.model.weight_dtype in ("fp4", "int4") and ds.fp4_tflops:
+            tflops = ds.fp4_tflops
+        elif self.low_precision:
+            assert ds.fp8_tflops is not None
+            tflops = ds.fp8_tflops
+        else:
+            tflops = ds.bf16_tflops
         return units.tflops_to_flops_per_s(tflops)
+
+    @cached_property
+    def attention_peak_flops_per_s(self) -> float:
+        """Dense peak of one chip at the attention precision [FLOP/s] (BF16 unless FP8)."""
+        ds = self.chip.datasheet
+        if self.model.attention_dtype_bytes <= 1.0 and ds.fp8_tflops:
+            return units.tflops_to_flops_per_s(ds.fp8_tflops)
+        return units.tflops_to_flops_per_s(ds.bf16_tflops)
 
     @cached_property
     def memory_bytes_per_chip(self) -> float:
@@ -328,71 +488,158 @@ class Instance:
 
     @cached_property
     def weight_bytes_per_chip(self) -> float:
+        """Weights resident on each chip [bytes]: non-expert weights sliced ``t`` ways (one copy
+        per attention group), routed experts spread over all chips."""
+        m = self.model
+        expert_total = m.experts * m.expert_params
+        dense = m.total_params - expert_total
         return float(
-            memory.weight_bytes_per_chip(
-                self.model.total_params, self.model.weight_dtype_bytes, self.tensor_parallel
-            )
+            memory.weight_bytes_per_chip(dense, m.weight_dtype_bytes, self.lay.tensor_parallel)
+            + memory.weight_bytes_per_chip(expert_total, m.weight_dtype_bytes, self.tensor_parallel)
         )
 
     @cached_property
     def kv_bytes_per_token_per_instance(self) -> float:
-        return self.model.kv_bytes_per_token * self.model.kv_replication(self.tensor_parallel)
+        """KV per token over the instance [bytes]: replicated only inside an attention group
+        (an MLA latent cache is partitioned across data-parallel groups, not copied)."""
+        return self.model.kv_bytes_per_token * self.model.kv_replication(self.lay.tensor_parallel)
 
     @cached_property
     def kv_bytes_per_sequence_per_instance(self) -> float:
-        return self.model.kv_bytes_per_sequence * self.model.kv_replication(self.tensor_parallel)
+        return self.model.kv_bytes_per_sequence * self.model.kv_replication(
+            self.lay.tensor_parallel
+        )
 
     @property
     def fits(self) -> bool:
-        return self.weight_bytes_per_chip < self.memory_bytes_per_chip * self.memory_utilization
+        return not self.why_not() and (
+            self.weight_bytes_per_chip < self.memory_bytes_per_chip * self.memory_utilization
+        )
+
+    def why_not(self) -> str:
+        """Why the instance cannot run, or the empty string (memory aside: see :attr:`fits`)."""
+        probs = self.lay.problems(self.model)
+        ds = self.chip.datasheet
+        if self.tensor_parallel > ds.chips_per_node and ds.scaleout_bandwidth_gbit_per_s is None:
+            probs.append(
+                f"{self.tensor_parallel} chips span more than one {ds.chips_per_node}-chip node "
+                f"and {self.chip.name} has no scale-out bandwidth in its profile"
+            )
+        return "; ".join(probs)
 
     @cached_property
     def _step(self) -> dict[str, Any]:
         d = self.chip.derates
         ds = self.chip.datasheet
-        return dict(
-            linear_flops_per_token=2.0 * self.model.active_params,
-            attention_flops_per_pair=self.model.attention_flops_per_pair,
-            tensor_parallel=self.tensor_parallel,
-            peak_flops_per_s=self.peak_flops_per_s,
-            compute_efficiency=d.compute_efficiency,
-            half_saturation_tokens=d.compute_half_saturation_tokens,
-            memory_bytes_per_s=units.tb_per_s_to_bytes_per_s(ds.memory_bandwidth_tb_per_s),
-            memory_efficiency=d.memory_bandwidth_efficiency,
-            comm_bytes_per_token=compute.ALLREDUCES_PER_LAYER
-            * self.model.layers
-            * self.model.hidden_size
-            * 2.0,
-            scaleup_bytes_per_s_bidir=units.gb_per_s_to_bytes_per_s(ds.scaleup_bandwidth_gb_per_s),
-            scaleup_efficiency=d.scaleup_efficiency,
-            overhead_s=units.ms_to_s(d.step_overhead_ms),
-        )
-
-    def prefill_s(self, uncached_tokens, cached_tokens, chunk_size_tokens: int):
-        """Prefill time [s] of ``uncached_tokens`` over a cached prefix (arrays broadcast)."""
-        return compute.prefill_time_s(
-            uncached_tokens,
-            cached_tokens,
-            chunk_size_tokens,
-            kv_bytes_per_token_per_chip=self.kv_bytes_per_token_per_instance / self.tensor_parallel,
-            weight_read_bytes_per_chip=self.weight_bytes_per_chip,
-            **self._step,
-        )
-
-    def decode_step_s(self, batch, context_tokens):
-        """Decode step time [s] for ``batch`` sequences at ``context_tokens``."""
-        tp = self.tensor_parallel
         m = self.model
-        return compute.decode_step_time_s(
-            batch,
-            context_tokens,
-            dense_weight_bytes_per_chip=m.dense_params * m.weight_dtype_bytes / tp,
-            expert_bytes_per_chip=m.expert_params * m.weight_dtype_bytes / tp,
+        lay = self.lay
+        wb = m.weight_dtype_bytes
+        eff = d.compute_efficiency
+        if self.low_precision and d.fp8_compute_efficiency is not None:
+            eff = d.fp8_compute_efficiency
+        scaleout = ds.scaleout_bandwidth_gbit_per_s
+        up_bytes_per_s = (
+            units.gb_per_s_to_bytes_per_s(ds.scaleup_bandwidth_gb_per_s)
+            / 2.0
+            * d.scaleup_efficiency
+        )
+        out_bytes_per_s = (
+            units.gbit_per_s_to_bytes_per_s(scaleout) * d.scaleout_efficiency
+            if scaleout
+            else up_bytes_per_s
+        )
+        dense_read = m.dense_params - m.input_embedding_params
+        dense_flops = 2.0 * (m.active_params - m.lm_head_params - m.top_k * m.expert_params)
+        return dict(
+            chips=self.tensor_parallel,
+            attention_tp=lay.tensor_parallel,
+            expert_parallel=lay.expert_parallel,
+            ranks_per_node=min(ds.chips_per_node, self.tensor_parallel),
+            dense_flops_per_token=dense_flops,
+            lm_head_flops_per_token=2.0 * m.lm_head_params,
+            dense_weight_bytes=dense_read * wb,
+            expert_flops_per_token=2.0 * m.expert_params,
+            expert_weight_bytes=m.expert_params * wb,
             experts=m.experts,
             top_k=m.top_k,
-            kv_bytes_per_token_per_chip=self.kv_bytes_per_token_per_instance / tp,
-            kv_bytes_per_sequence_per_chip=self.kv_bytes_per_sequence_per_instance / tp,
-            **self._step,
+            moe_layers=m.moe_layers,
+            layers=m.layers,
+            hidden_size=m.hidden_size,
+            attention_flops_per_pair=m.attention_flops_per_pair,
+            linear_peak_flops_per_s=self.peak_flops_per_s,
+            linear_efficiency=eff,
+            half_saturation_tokens=d.compute_half_saturation_tokens,
+            attention_peak_flops_per_s=self.attention_peak_flops_per_s,
+            attention_efficiency=d.attention_compute_efficiency or d.compute_efficiency,
+            memory_bytes_per_s=units.tb_per_s_to_bytes_per_s(ds.memory_bandwidth_tb_per_s)
+            * d.memory_bandwidth_efficiency,
+            activation_bytes=units.DTYPE_BYTES["bf16"],
+            dispatch_bytes_per_element=FP8_BLOCK_SCALED_BYTES
+            if self.low_precision
+            else units.DTYPE_BYTES["bf16"],
+            combine_bytes_per_element=COMBINE_BYTES,
+            scaleup_bytes_per_s=up_bytes_per_s,
+            scaleout_bytes_per_s=out_bytes_per_s,
+            scaleup_latency_s=d.scaleup_latency_us * 1e-6,
+            scaleout_latency_s=d.scaleout_latency_us * 1e-6,
+            expert_skew=1.0,
+            layer_latency_s=d.layer_latency_us * 1e-6,
+            step_overhead_s=units.ms_to_s(d.step_overhead_ms),
+            overlap=lay.overlap,
+        )
+
+    @cached_property
+    def kv_bytes_per_token_per_chip(self) -> float:
+        return self.kv_bytes_per_token_per_instance / self.tensor_parallel
+
+    def step_parts(self, tokens, lm_head_tokens, context_token_pairs, context_tokens_read):
+        """One forward step split by what bounds it (see
+        :func:`pddplan.models.compute.layout_step_parts_s`) [s]. ``context_tokens_read`` is the
+        total context (tokens of KV) the step reads over the instance."""
+        kv = np.asarray(context_tokens_read, dtype=float) * self.kv_bytes_per_token_per_chip
+        return compute.layout_step_parts_s(
+            tokens, lm_head_tokens, context_token_pairs, kv, **self._step
+        )
+
+    def _step_s(self, tokens, lm_head_tokens, pairs, context_tokens_read):
+        return self.step_parts(tokens, lm_head_tokens, pairs, context_tokens_read)["total_s"]
+
+    def prefill_s(self, uncached_tokens, cached_tokens, chunk_size_tokens: int):
+        """Prefill time [s] of ``uncached_tokens`` over a cached prefix (arrays broadcast).
+
+        Chunks are spread over the data-parallel attention groups, so with ``d > 1`` this is the
+        instance time per request at full load, not one request's latency alone."""
+        return compute.chunked_prefill_time_s(
+            uncached_tokens, cached_tokens, chunk_size_tokens, self._step_s
+        )
+
+    def decode_parts(self, batch, context_tokens):
+        """One decode step of ``batch`` sequences at ``context_tokens``, split by what bounds it
+        [s] (a step verifies the drafted tokens too when the model drafts)."""
+        b = np.asarray(batch, dtype=float)
+        c = np.asarray(context_tokens, dtype=float)
+        s = 1.0 + self.model.draft_tokens
+        seq_kv = self.kv_bytes_per_sequence_per_instance / self.tensor_parallel
+        parts = self.step_parts(b * s, b * s, b * s * c, b * c)
+        if seq_kv:
+            extra = (
+                b
+                * seq_kv
+                / (
+                    units.tb_per_s_to_bytes_per_s(self.chip.datasheet.memory_bandwidth_tb_per_s)
+                    * self.chip.derates.memory_bandwidth_efficiency
+                )
+            )
+            parts = dict(parts)
+            parts["memory_s"] = parts["memory_s"] + extra
+            parts["total_s"] = parts["total_s"] + extra
+        return parts
+
+    def decode_step_s(self, batch, context_tokens):
+        """Decode time per output token of each of ``batch`` sequences at ``context_tokens`` [s]:
+        the step time over the tokens a step emits (1 without multi-token prediction)."""
+        return (
+            self.decode_parts(batch, context_tokens)["total_s"] / self.model.tokens_per_decode_step
         )
 
     def extend_s(self, tokens, context_tokens):
@@ -451,6 +698,7 @@ class Instance:
             self.model,
             self.tensor_parallel,
             self.memory_utilization,
+            self.layout,
         )
 
     def cache(self, name: str) -> dict[Any, Any]:

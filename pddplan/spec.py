@@ -76,6 +76,17 @@ class ChipDatasheet(Sourced):
     scaleup_bandwidth_gb_per_s: PositiveFloat = Field(
         description="per-chip scale-up interconnect, bidirectional (both directions added)"
     )
+    fp4_tflops: PositiveFloat | None = Field(
+        default=None, description="dense FP4 peak; null where the chip has no FP4 (FP8 rate used)"
+    )
+    chips_per_node: PositiveInt = Field(
+        default=8, description="chips joined by the scale-up fabric (an HGX node, an NVL72 rack)"
+    )
+    scaleout_bandwidth_gbit_per_s: PositiveFloat | None = Field(
+        default=None,
+        description="scale-out (RDMA NIC) bandwidth per chip, one direction, in Gbit/s; null "
+        "where the profile names none (instances then stay within one node)",
+    )
 
 
 class ChipPrice(Sourced):
@@ -95,6 +106,28 @@ class ChipDerates(Sourced):
     memory_bandwidth_efficiency: OpenFraction
     scaleup_efficiency: OpenFraction
     step_overhead_ms: NonNegFloat = Field(description="fixed per-step cost (launch, scheduling)")
+    fp8_compute_efficiency: OpenFraction | None = Field(
+        default=None,
+        description="fraction of the FP8 (and FP4) peak reached by large low-precision GEMMs; "
+        "null: compute_efficiency",
+    )
+    attention_compute_efficiency: OpenFraction | None = Field(
+        default=None,
+        description="fraction of the attention-precision peak reached by attention kernels; "
+        "null: compute_efficiency",
+    )
+    layer_latency_us: NonNegFloat = Field(
+        default=0.0, description="kernel-latency floor of one transformer layer, in microseconds"
+    )
+    scaleup_latency_us: NonNegFloat = Field(
+        default=0.0, description="fixed cost (alpha) of one scale-up collective, in microseconds"
+    )
+    scaleout_efficiency: OpenFraction = Field(
+        default=1.0, description="achieved fraction of the scale-out NIC bandwidth"
+    )
+    scaleout_latency_us: NonNegFloat = Field(
+        default=0.0, description="fixed cost (alpha) of one scale-out collective, in microseconds"
+    )
 
 
 class Chip(Strict):
@@ -203,6 +236,18 @@ class ParamsOverride(Sourced):
 class ModelDtypes(Strict):
     weights: Dtype
     kv_cache: Dtype
+    attention: Dtype = Field(
+        default="bf16",
+        description="precision attention kernels compute in (FlashAttention / FlashMLA: BF16), "
+        "apart from the weights' precision",
+    )
+
+
+class Speculative(Sourced):
+    """Multi-token prediction or speculative decoding: extra tokens drafted per decode step."""
+
+    draft_tokens: PositiveInt = Field(description="tokens drafted per step beyond the first")
+    acceptance_rate: Fraction = Field(description="probability each drafted token is accepted")
 
 
 class Model(Strict):
@@ -214,6 +259,7 @@ class Model(Strict):
     architecture: Architecture
     dtypes: ModelDtypes
     params_override: ParamsOverride | None = None
+    speculative: Speculative | None = None
 
 
 # --------------------------------------------------------------------------------------- links

@@ -51,6 +51,7 @@ def _register() -> None:
         "simulate_cmd",
         "calibrate_cmd",
         "transfer_cmd",
+        "step_cmd",
     ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])

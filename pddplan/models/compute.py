@@ -18,8 +18,20 @@ from __future__ import annotations
 import numpy as np
 
 from pddplan.models.architecture import causal_context_sum_tokens
+from pddplan.models.collectives import allreduce_time_s as allreduce_time
+from pddplan.models.collectives import alltoall_time_s as alltoall_time
 
 ALLREDUCES_PER_LAYER = 2  # after attention and after the FFN (Megatron-style TP)
+
+#: Throughput gain of two-batch overlap over the same layout without it [-]. SGLang's large-scale
+#: EP deployment of DeepSeek-V3 on H100 (LMSYS blog, "Deploying DeepSeek with PD disaggregation
+#: and large-scale expert parallelism on 96 H100 GPUs", 2025-05-05, two-batch overlap section)
+#: measures a 27-35% prefill throughput gain from TBO; 0.31 is the middle. The ideal overlap
+#: (communication fully hidden) would give far more where communication is a large share of the
+#: step: the split micro-batches run smaller GEMMs, DeepEP's kernels take SMs from compute, and
+#: the two halves' phases do not line up. The prefill figure is applied to decode too (no
+#: published decode measurement at hand: an assumption).
+TWO_BATCH_OVERLAP_GAIN = 0.31
 
 
 def gemm_efficiency(tokens, compute_efficiency, half_saturation_tokens):
@@ -225,3 +237,319 @@ def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
     if not ok[0]:
         return 0
     return int(np.argmin(ok)) if not ok.all() else hi
+
+
+# ------------------------------------------------------------------- layouts (TP, EP, DP)
+
+
+def expert_imbalance(assignments_per_rank, ranks, skew=1.0):
+    """Load of the busiest expert-parallel rank over the mean load [-].
+
+    Parameters
+    ----------
+    assignments_per_rank : [-] mean (token, expert) assignments a rank receives in a step.
+    ranks : [-] expert-parallel ranks; 1 gives 1 (every rank holds a slice of every expert).
+    skew : [-] extra max/mean factor of uneven expert popularity that no balancer removed
+        (1 with an expert-placement balancer such as EPLB).
+
+    Notes
+    -----
+    With assignments landing independently and uniformly on ``e`` ranks at mean ``lambda`` each,
+    the fullest rank holds about ``lambda + sqrt(2 lambda ln e)`` [4]_, so
+
+    ``f = s (1 + sqrt(2 ln e / lambda))``, capped at ``e`` (one rank cannot take more than all).
+    """
+    lam = np.maximum(np.asarray(assignments_per_rank, dtype=float), 1e-9)
+    e = np.asarray(ranks, dtype=float)
+    f = skew * (1.0 + np.sqrt(2.0 * np.log(np.maximum(e, 1.0)) / lam))
+    return np.where(e > 1.0, np.minimum(f, e), 1.0)
+
+
+def layout_step_parts_s(
+    tokens,
+    lm_head_tokens,
+    context_token_pairs,
+    kv_read_bytes_per_chip,
+    *,
+    chips,
+    attention_tp,
+    expert_parallel,
+    ranks_per_node,
+    dense_flops_per_token,
+    lm_head_flops_per_token,
+    dense_weight_bytes,
+    expert_flops_per_token,
+    expert_weight_bytes,
+    experts,
+    top_k,
+    moe_layers,
+    layers,
+    hidden_size,
+    attention_flops_per_pair,
+    linear_peak_flops_per_s,
+    linear_efficiency,
+    half_saturation_tokens,
+    attention_peak_flops_per_s,
+    attention_efficiency,
+    memory_bytes_per_s,
+    activation_bytes,
+    dispatch_bytes_per_element,
+    combine_bytes_per_element,
+    scaleup_bytes_per_s,
+    scaleout_bytes_per_s,
+    scaleup_latency_s,
+    scaleout_latency_s,
+    expert_skew,
+    layer_latency_s,
+    step_overhead_s,
+    overlap=False,
+    overlap_gain=TWO_BATCH_OVERLAP_GAIN,
+):
+    """One forward step of an instance under a parallel layout, split by what bounds it [s].
+
+    Parameters
+    ----------
+    tokens : [tokens] ``n``, tokens in the step over the whole instance (spread evenly over the
+        data-parallel attention groups).
+    lm_head_tokens : [tokens] tokens whose logits are computed (every token in decode, the last
+        token of each sequence in prefill).
+    context_token_pairs : [-] (query, key) pairs attended in the step, whole instance.
+    kv_read_bytes_per_chip : [bytes] KV cache each chip reads in the step.
+    chips : [-] ``N``, chips in the instance.
+    attention_tp : [-] ``t``, tensor-parallel width of attention and the other non-expert
+        weights (``N / t`` data-parallel attention groups, each holding those weights).
+    expert_parallel : [-] ``e``, ranks the routed experts are spread over (1: every expert is
+        sliced ``N`` ways by tensor parallelism).
+    ranks_per_node : [-] chips joined by the scale-up fabric.
+    dense_flops_per_token : [FLOP] ``2 N_dense`` per token, non-expert weights without the LM
+        head (attention projections, dense FFN layers, shared experts, router).
+    lm_head_flops_per_token : [FLOP] ``2 V h``.
+    dense_weight_bytes : [bytes] non-expert weights read each step, one replica (the input
+        embedding table is a lookup and is not read whole).
+    expert_flops_per_token : [FLOP] ``2 N_expert``, one routed expert over all MoE layers.
+    expert_weight_bytes : [bytes] one routed expert over all MoE layers.
+    experts, top_k : routed experts and experts per token (0 and 0 for a dense model).
+    moe_layers, layers, hidden_size : model shape.
+    attention_flops_per_pair : [FLOP] per (query, key) pair, all layers.
+    linear_peak_flops_per_s : [FLOP/s] one chip's dense peak at the weight precision.
+    linear_efficiency, half_saturation_tokens : GEMM efficiency curve (:func:`gemm_efficiency`),
+        taken at the rows each GEMM sees: tokens per attention group for the non-expert weights,
+        tokens per expert for the experts.
+    attention_peak_flops_per_s : [FLOP/s] one chip's peak at the attention precision;
+        ``attention_efficiency`` [-] the fraction attention kernels reach.
+    memory_bytes_per_s : [bytes/s] one chip's achieved memory bandwidth.
+    activation_bytes : [bytes] bytes of one activation element (all-reduce payload).
+    dispatch_bytes_per_element, combine_bytes_per_element : [bytes] all-to-all payload per
+        hidden element (FP8 with block scales for dispatch, BF16 for combine).
+    scaleup_bytes_per_s, scaleout_bytes_per_s : [bytes/s] achieved one-direction bandwidths.
+    scaleup_latency_s, scaleout_latency_s : [s] alpha of one collective on each fabric.
+    expert_skew : [-] see :func:`expert_imbalance`.
+    layer_latency_s : [s] kernel-latency floor of one layer; ``step_overhead_s`` [s] per step
+        (sampling, scheduling).
+    overlap : bool, two-batch overlap: the step runs as two micro-batches of ``n / 2`` whose
+        communication hides under each other's compute.
+    overlap_gain : [-] the most two-batch overlap speeds a step up over the same step without
+        it (:data:`TWO_BATCH_OVERLAP_GAIN`, measured).
+
+    Returns
+    -------
+    dict of arrays [s]: ``compute_s`` and ``memory_s`` (each kernel group counted where its
+    roofline is bound), ``communication_s``, ``latency_s`` and ``total_s``.
+
+    Notes
+    -----
+    Per chip, with ``d = N / t`` attention groups, ``n_d = n / d`` tokens per group, tokens per
+    expert ``m = n k / E`` and the busiest expert rank's load factor ``f``
+    (:func:`expert_imbalance`):
+
+    - non-expert GEMMs: ``max((n_d F_d + l_d F_lm) / (t P eta(n_d)), W_d / (t B))``;
+    - experts: ``max(f n k F_e / (N P eta(m)), E (1 - (1 - k/E)^n) W_e / (N B))``;
+    - attention: ``max(F_att pairs / (N P_att eta_att), K / B)``;
+    - communication: two ring all-reduces per layer over ``t`` (one per layer plus a dispatch
+      and a combine all-to-all per MoE layer when ``e > 1``);
+    - latency: ``L t_layer + t_0``.
+
+    Without overlap the parts add. With two-batch overlap the micro-batches' compute and
+    communication run side by side, ideally in ``2 max(t_cm(n/2), t_x(n/2))`` [5]_; measured
+    overlap falls short of that, so the step takes the longer of the ideal and the
+    no-overlap step over ``1 + g`` (``g``: the measured gain, :data:`TWO_BATCH_OVERLAP_GAIN`) [6]_.
+
+    References
+    ----------
+    .. [4] Raab and Steger, "Balls into bins: a simple and tight analysis", RANDOM 1998.
+    .. [5] DeepSeek-AI, "Day 6: DeepSeek-V3/R1 inference system overview" (2025): dual
+       micro-batch overlap hides the expert-parallel all-to-all under compute.
+    .. [6] SGLang team, "Deploying DeepSeek with PD disaggregation and large-scale expert
+       parallelism on 96 H100 GPUs", LMSYS blog, 2025-05-05: two-batch overlap raises prefill
+       throughput by 27-35%.
+    """
+    n = np.asarray(tokens, dtype=float)
+    lm = np.asarray(lm_head_tokens, dtype=float)
+    pairs = np.asarray(context_token_pairs, dtype=float)
+    kv = np.asarray(kv_read_bytes_per_chip, dtype=float)
+    if overlap:
+        args = (n, lm, pairs, kv)
+        kw = dict(
+            chips=chips,
+            attention_tp=attention_tp,
+            expert_parallel=expert_parallel,
+            ranks_per_node=ranks_per_node,
+            dense_flops_per_token=dense_flops_per_token,
+            lm_head_flops_per_token=lm_head_flops_per_token,
+            dense_weight_bytes=dense_weight_bytes,
+            expert_flops_per_token=expert_flops_per_token,
+            expert_weight_bytes=expert_weight_bytes,
+            experts=experts,
+            top_k=top_k,
+            moe_layers=moe_layers,
+            layers=layers,
+            hidden_size=hidden_size,
+            attention_flops_per_pair=attention_flops_per_pair,
+            linear_peak_flops_per_s=linear_peak_flops_per_s,
+            linear_efficiency=linear_efficiency,
+            half_saturation_tokens=half_saturation_tokens,
+            attention_peak_flops_per_s=attention_peak_flops_per_s,
+            attention_efficiency=attention_efficiency,
+            memory_bytes_per_s=memory_bytes_per_s,
+            activation_bytes=activation_bytes,
+            dispatch_bytes_per_element=dispatch_bytes_per_element,
+            combine_bytes_per_element=combine_bytes_per_element,
+            scaleup_bytes_per_s=scaleup_bytes_per_s,
+            scaleout_bytes_per_s=scaleout_bytes_per_s,
+            scaleup_latency_s=scaleup_latency_s,
+            scaleout_latency_s=scaleout_latency_s,
+            expert_skew=expert_skew,
+            layer_latency_s=layer_latency_s,
+            step_overhead_s=step_overhead_s,
+        )
+        whole = layout_step_parts_s(*args, **kw)
+        half = layout_step_parts_s(*(a / 2.0 for a in args), **kw)
+        h_work = half["compute_s"] + half["memory_s"]
+        ideal = 2.0 * np.maximum(h_work, half["communication_s"])
+        w_work = whole["compute_s"] + whole["memory_s"]
+        busy = np.maximum(ideal, (w_work + whole["communication_s"]) / (1.0 + overlap_gain))
+        scale = busy / np.maximum(w_work + whole["communication_s"], 1e-30)
+        out = {k: whole[k] * scale for k in ("compute_s", "memory_s", "communication_s")}
+        out["latency_s"] = whole["latency_s"]
+        out["total_s"] = out["compute_s"] + out["memory_s"] + out["communication_s"]
+        out["total_s"] = out["total_s"] + out["latency_s"]
+        return out
+    d = chips / attention_tp
+    n_d = np.maximum(n / d, 1e-9)
+    eff_d = gemm_efficiency(n_d, linear_efficiency, half_saturation_tokens)
+    dense_c = (n_d * dense_flops_per_token + lm / d * lm_head_flops_per_token) / (
+        attention_tp * linear_peak_flops_per_s * eff_d
+    )
+    dense_m = dense_weight_bytes / attention_tp / memory_bytes_per_s
+    att_c = (
+        pairs
+        * attention_flops_per_pair
+        / (chips * attention_peak_flops_per_s * attention_efficiency)
+    )
+    att_m = kv / memory_bytes_per_s
+    if experts:
+        per_expert = np.maximum(n * top_k / experts, 1e-9)
+        eff_e = gemm_efficiency(per_expert, linear_efficiency, half_saturation_tokens)
+        imb = expert_imbalance(n * top_k / expert_parallel, expert_parallel, expert_skew)
+        exp_c = imb * n * top_k * expert_flops_per_token / (chips * linear_peak_flops_per_s * eff_e)
+        touched = experts * (1.0 - (1.0 - top_k / experts) ** n)
+        exp_m = touched * expert_weight_bytes / chips / memory_bytes_per_s
+    else:
+        exp_c = exp_m = 0.0 * n
+    compute_s = (
+        np.where(dense_c >= dense_m, dense_c, 0.0)
+        + np.where(att_c >= att_m, att_c, 0.0)
+        + np.where(exp_c >= exp_m, exp_c, 0.0)
+    )
+    memory_s = (
+        np.where(dense_c < dense_m, dense_m, 0.0)
+        + np.where(att_c < att_m, att_m, 0.0)
+        + np.where(exp_c < exp_m, exp_m, 0.0)
+    )
+    if attention_tp > ranks_per_node:
+        ring_bw = min(scaleup_bytes_per_s, scaleout_bytes_per_s)
+        ar_lat = scaleout_latency_s
+    else:
+        ring_bw = scaleup_bytes_per_s
+        ar_lat = scaleup_latency_s
+    if expert_parallel > 1:
+        allreduces = layers
+        a2a_lat = scaleout_latency_s if chips > ranks_per_node else scaleup_latency_s
+        per_rank = n / chips
+        a2a = moe_layers * (
+            alltoall_time(
+                per_rank,
+                hidden_size * dispatch_bytes_per_element,
+                top_k,
+                expert_parallel,
+                ranks_per_node,
+                scaleup_bytes_per_s,
+                scaleout_bytes_per_s,
+                a2a_lat,
+            )
+            + alltoall_time(
+                per_rank,
+                hidden_size * combine_bytes_per_element,
+                top_k,
+                expert_parallel,
+                ranks_per_node,
+                scaleup_bytes_per_s,
+                scaleout_bytes_per_s,
+                a2a_lat,
+            )
+        )
+    else:
+        allreduces = ALLREDUCES_PER_LAYER * layers
+        a2a = 0.0 * n
+    comm_s = (
+        allreduces
+        * allreduce_time(n_d * hidden_size * activation_bytes, attention_tp, ring_bw, ar_lat)
+        + a2a
+    )
+    latency_s = layers * layer_latency_s + step_overhead_s + 0.0 * n
+    total = compute_s + memory_s + comm_s + latency_s
+    return {
+        "compute_s": compute_s,
+        "memory_s": memory_s,
+        "communication_s": comm_s,
+        "latency_s": latency_s,
+        "total_s": total,
+    }
+
+
+def chunked_prefill_time_s(uncached_tokens, cached_tokens, chunk_size_tokens, step_time_of):
+    """Chunked prefill of ``U`` uncached tokens over a cached prefix of ``P`` tokens [s].
+
+    Parameters
+    ----------
+    uncached_tokens, cached_tokens : [tokens] ``U`` and ``P`` (arrays broadcast).
+    chunk_size_tokens : [tokens] ``C``.
+    step_time_of : callable ``(tokens, lm_head_tokens, pairs, context_tokens) -> [s]``, the time
+        of one step of ``tokens`` new tokens attending ``pairs`` (query, key) pairs over a context
+        of ``context_tokens`` (KV read), with ``lm_head_tokens`` logits computed.
+
+    Notes
+    -----
+    As :func:`prefill_time_s`: ``floor(U / C)`` full chunks then a tail of ``U mod C``; only the
+    last chunk computes the LM head (one token: the logits of the first output token).
+    """
+    u = np.asarray(uncached_tokens, dtype=float)
+    p = np.asarray(cached_tokens, dtype=float)
+    c = float(chunk_size_tokens)
+    u, p = np.broadcast_arrays(u, p)
+    full = np.floor(u / c)
+    tail = u - full * c
+    total = np.zeros(u.shape)
+    max_full = int(full.max()) if full.size else 0
+    for j in range(max_full):
+        active = full > j
+        ctx = p + j * c
+        last = np.where((full == j + 1) & (tail == 0), 1.0, 0.0)
+        t = step_time_of(c, last, causal_context_sum_tokens(c, ctx), ctx + c)
+        total = total + np.where(active, t, 0.0)
+    ctx = p + full * c
+    t_tail = step_time_of(
+        np.maximum(tail, 1.0), 1.0, causal_context_sum_tokens(tail, ctx), ctx + tail
+    )
+    total = total + np.where(tail > 0, t_tail, 0.0)
+    return total[()] if total.ndim == 0 else total

@@ -271,7 +271,8 @@ class Solver(Sizing):
                 f"{self.line_rate_limit():.4g} req/s",
                 binding="line utilization",
             )
-        if "TTFT" in reasons:
+        if "TTFT" in reasons and "decode" not in reasons:
+            # no routing met TTFT (when one did, decode or inventory is what failed)
             best_q = None
             for routing in pb.routings:
                 route = self.route(rate, routing)

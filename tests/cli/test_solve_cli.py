@@ -75,7 +75,7 @@ def test_csv_and_md_and_output_file(tmp_path: Path) -> None:
 
 def test_piped_table_is_not_truncated() -> None:
     r = run("solve", "--explain")
-    assert "…" not in r.stdout and "P-RLD (anomalous)" in r.stdout
+    assert "…" not in r.stdout and "P-RLD-MD" in r.stdout
 
 
 def test_infeasible_exit_3_names_constraint_and_relaxation(tmp_path: Path) -> None:

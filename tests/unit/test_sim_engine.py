@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import types
 
 import numpy as np
 import pytest
@@ -23,11 +24,11 @@ from pddplan.sim.compare import (
     comparison_rows,
     regime_warning_for_plan,
 )
-from pddplan.sim.plan import plan_from_json
+from pddplan.sim.plan import Role, plan_from_json
 from pddplan.sim.policies import PIPELINE_NAMES
 from pddplan.sim.report import simulate_report, stability_verdict
 from pddplan.sim.requests import replay
-from pddplan.solver import Solver, solve_scenario
+from pddplan.solver import PDD, Solver, build_problem, solve_scenario
 
 
 def _solve(patch=None):
@@ -45,6 +46,16 @@ def no_relay():
     # without relay the default SLA cannot be met (a low-hit transfer takes tens of seconds)
     sla = {"ttft_p50_s": 60, "ttft_p90_s": 120, "ttft_p99_s": 240, "tpot_ms": 50}
     return _solve({"serving": {"routing": "no-relay"}, "sla": sla})
+
+
+@pytest.fixture(scope="module")
+def filtered():
+    """The default scenario solved with the anomalous filter on (RLD finishes anomalous
+    requests); the PDD search may prefer a plan without it, so it is built explicitly."""
+    rs = load_scenario(None, Registry(dirs=[bundled_profiles_dir()]))
+    pb = build_problem(rs, PDD)
+    assert pb.topology.anomalous_filter
+    return types.SimpleNamespace(problem=pb, plan=Solver(pb).solve_rate(rs.scenario.rate_rps))
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +118,8 @@ def test_single_relayed_request_starts_on_rld_and_finishes_on_md(all_relay) -> N
     assert math.isfinite(res.done_s[0]) and res.stall_s[0] > 0
 
 
-def test_anomalous_request_runs_on_rld_without_the_line(default) -> None:
-    pb, sp = default.problem, SimPlan.of(default.plan)
+def test_anomalous_request_runs_on_rld_without_the_line(filtered) -> None:
+    pb, sp = filtered.problem, SimPlan.of(filtered.plan)
     req = one_request(pb, 0.0, 120_000.0, 200.0, anomalous=True)
     res = simulate(pb, sp, SimConfig(warmup_fraction=0.0), requests=req)
     assert res.pipeline[0] == 2
@@ -135,8 +146,11 @@ def test_prefill_wait_matches_pollaczek_khinchine(default) -> None:
     At utilization 0.3, 20,000 requests put the simulated mean within 10% (seeds 0-5 landed
     within 4%).
     """
-    pb, sp = default.problem, SimPlan.of(default.plan)
-    assert sp.roles["P"].instances == 1
+    pb, solved = default.problem, SimPlan.of(default.plan)
+    # the M/G/1 case, built explicitly: one prefill instance of the solved kind, whatever the
+    # solver sized the pool to
+    p = solved.roles["P"]
+    sp = dataclasses.replace(solved, roles={**solved.roles, "P": Role(p.instance, 1, 0)})
     pre = Solver(pb).prefill_s(sp.roles["P"].instance)
     w = pb.classes.weight
     es, es2 = float(np.sum(w * pre)), float(np.sum(w * pre**2))
@@ -172,9 +186,9 @@ def test_catch_up_hands_over_in_rounds(all_relay) -> None:
     assert np.all(np.isfinite(cu.done_s))
 
 
-def test_workload_sampling_and_all_requests_finish(default) -> None:
+def test_workload_sampling_and_all_requests_finish(filtered) -> None:
     rs = load_scenario(None, Registry(dirs=[bundled_profiles_dir()]))
-    pb, sp = default.problem, SimPlan.of(default.plan)
+    pb, sp = filtered.problem, SimPlan.of(filtered.plan)
     res = simulate(
         pb, sp, SimConfig(requests=1000, seed=5, sample="workload"), workload=rs.workload
     )
@@ -236,9 +250,16 @@ def test_regime_warning_is_pure_and_names_each_regime(default) -> None:
     assert len(msgs) == 5
     assert any("line utilization 0.50" in m for m in msgs)
     assert any("RLD decodes a step in 10 ms" in m for m in msgs)
-    # the bundled default plan: a fast line and a p50 near 2 s
-    msgs = regime_warning_for_plan(default.problem, default.plan)
-    assert not any("line utilization" in m or "TTFT p50" in m for m in msgs)
+    # the bundled default plan's fast line, with the TTFT p50 set explicitly on either side of
+    # the fast-TTFT limit (1 s), whatever the solver sized the prefill pool to
+    plan = default.plan
+    assert plan.route.link_utilization < 0.35
+    for p50, warned in ((2.0, False), (0.5, True)):
+        ttft = (p50, *plan.prefill.ttft_s[1:])
+        at = dataclasses.replace(plan, prefill=dataclasses.replace(plan.prefill, ttft_s=ttft))
+        msgs = regime_warning_for_plan(default.problem, at)
+        assert not any("line utilization" in m for m in msgs)
+        assert any("TTFT p50" in m for m in msgs) is warned
 
 
 def test_regime_warning_on_a_slow_line() -> None:

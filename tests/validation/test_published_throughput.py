@@ -3,10 +3,11 @@
 Source: shared/reference/accelerators.md, "Published end-to-end figures usable as validation
 targets": TensorRT-LLM performance overview, Llama-3.3-70B FP8, TP2, output tokens/s per GPU.
 
-Tolerance: the model may be at most 25% above and 10% below each published figure. The derates
+Tolerance: within 15% of each published figure (issue 12). The derates
 come from kernel microbenchmarks (GEMM, HBM streaming, all-reduce), not from these figures; a
 roofline with derates is expected to stay somewhat optimistic (no scheduler, sampling or
-activation-memory costs). Measured gap when this test was written: +16% to +21%.
+activation-memory costs). Measured gap when this test was written: +5.6% to +12.1% (before the layout model, with a
+flat 3 ms step overhead and one compute derate for BF16 and FP8: +16% to +21%).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ PUBLISHED = [
     ("h100-sxm", 8192, 1024, 398.0),
     ("h200-sxm", 8192, 1024, 537.0),
 ]
-MAX_OVER = 0.25
-MAX_UNDER = 0.10
+MAX_OVER = 0.15
+MAX_UNDER = 0.15
 
 
 @pytest.mark.parametrize(("chip", "input_tokens", "output_tokens", "published"), PUBLISHED)

@@ -1,0 +1,59 @@
+"""``pddplan step``: prefill and decode step of one instance under a parallel layout."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pddplan.cli import common
+
+
+def register(app: typer.Typer) -> None:
+    app.command("step")(step_cmd)
+
+
+def step_cmd(
+    model: Annotated[str, typer.Option("--model", "-m", help="Model profile name.")],
+    chip: Annotated[str, typer.Option("--chip", "-c", help="Chip profile name.")],
+    tp: Annotated[
+        int, typer.Option("--tp", help="Tensor-parallel width of attention (per DP group).")
+    ],
+    batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences in the step.")],
+    input_tokens: Annotated[
+        int, typer.Option("--input-tokens", help="Uncached tokens per sequence to prefill.")
+    ],
+    context_tokens: Annotated[
+        int, typer.Option("--context-tokens", help="Context per sequence in the decode step.")
+    ],
+    ep: Annotated[
+        int | None, typer.Option("--ep", help="Expert-parallel ranks (MoE models only).")
+    ] = None,
+    dp: Annotated[
+        int | None, typer.Option("--dp", help="Data-parallel attention groups (chips = tp x dp).")
+    ] = None,
+    overlap: Annotated[
+        bool, typer.Option("--overlap", help="Two-batch overlap of communication and compute.")
+    ] = False,
+    fmt: common.FormatOpt = "table",
+    output: common.OutputOpt = None,
+) -> None:
+    """Prefill time of B sequences of L uncached tokens and decode step time of B sequences at
+    context C on one instance, tokens/s per chip for each, and what bounds each.
+
+    Example: pddplan step --model deepseek-v3 --chip h800-sxm --tp 1 --dp 32 --ep 32 --batch 64 --input-tokens 2000 --context-tokens 4989
+    """
+    from pddplan.step import make_layout, step
+
+    common.check_format(fmt)
+    reg = common.registry()
+    lay = make_layout(tp, ep, dp, overlap)
+    res = step(
+        reg.load("chip", chip),
+        reg.load("model", model),
+        lay,
+        batch,
+        input_tokens,
+        context_tokens,
+    )
+    common.emit(res.report(), fmt, output)

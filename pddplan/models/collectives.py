@@ -1,0 +1,141 @@
+"""Collectives with latency and bandwidth (alpha-beta): all-reduce, all-gather, all-to-all.
+
+Each collective costs ``alpha + bytes_on_the_bottleneck_link / beta``: a fixed latency per call
+(kernel launch, synchronization, the first hop) plus the bytes the busiest link of a rank carries
+over its achieved bandwidth. The fabric is one of scale-up (NVLink-class, inside a node or an
+NVL72 rack), PCIe (cards without NVLink), or scale-out (an RDMA NIC per chip); the achieved
+bandwidth ``beta`` is the datasheet rate times a measured efficiency (nccl-tests bus bandwidth,
+DeepEP's dispatch and combine bandwidths), kept in the chip profile. All functions are pure and
+broadcast over numpy arrays.
+
+References
+----------
+.. [1] Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+   Computing 20, 1994 (the alpha-beta model).
+.. [2] Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters", JPDC 2009:
+   a ring all-reduce moves ``2 (n - 1) / n`` of the message over each rank's link; an
+   all-gather ``(n - 1) / n``.
+.. [3] NVIDIA nccl-tests, doc/PERFORMANCE.md: bus bandwidth ``busbw = algbw * 2 (n - 1) / n``
+   for all-reduce, ``(n - 1) / n`` for all-gather and all-to-all.
+.. [4] DeepSeek-AI, DeepEP README (2025): MoE dispatch (FP8) and combine (BF16) all-to-all
+   kernels; normal kernels reach 153-158 GB/s over NVLink (EP8) and 43-58 GB/s over a 400 Gbit/s
+   CX7 NIC (EP16-64), low-latency kernels 39-46 GB/s over RDMA at EP32-256.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def allreduce_time_s(message_bytes, ranks, link_bytes_per_s, latency_s):
+    """Ring all-reduce of one message over ``ranks`` ranks [s].
+
+    Parameters
+    ----------
+    message_bytes : [bytes] size of the reduced tensor on each rank.
+    ranks : [-] ranks taking part; zero time for one rank.
+    link_bytes_per_s : [bytes/s] achieved one-direction bandwidth of a rank's link (bus bandwidth).
+    latency_s : [s] fixed cost of one call (alpha).
+
+    Notes
+    -----
+    ``t = alpha + 2 (n - 1) / n * m / beta`` for ``n > 1``, else 0 [2]_ [3]_.
+    """
+    n = np.asarray(ranks, dtype=float)
+    m = np.asarray(message_bytes, dtype=float)
+    t = latency_s + 2.0 * (n - 1.0) / np.maximum(n, 1.0) * m / link_bytes_per_s
+    return np.where(n > 1.0, t, 0.0)
+
+
+def allgather_time_s(message_bytes, ranks, link_bytes_per_s, latency_s):
+    """Ring all-gather of a tensor of ``message_bytes`` (the gathered size) [s].
+
+    Notes
+    -----
+    ``t = alpha + (n - 1) / n * m / beta`` for ``n > 1``, else 0 [2]_ [3]_.
+    """
+    n = np.asarray(ranks, dtype=float)
+    m = np.asarray(message_bytes, dtype=float)
+    t = latency_s + (n - 1.0) / np.maximum(n, 1.0) * m / link_bytes_per_s
+    return np.where(n > 1.0, t, 0.0)
+
+
+def alltoall_time_s(
+    tokens_per_rank,
+    token_bytes,
+    top_k,
+    ranks,
+    ranks_per_node,
+    scaleup_bytes_per_s,
+    scaleout_bytes_per_s,
+    latency_s,
+):
+    """One MoE all-to-all (a dispatch or a combine) over ``ranks`` ranks [s].
+
+    Parameters
+    ----------
+    tokens_per_rank : [tokens] tokens each rank routes.
+    token_bytes : [bytes] one copy of one token's hidden state.
+    top_k : [-] experts per token (copies to route).
+    ranks : [-] ranks of the expert-parallel group; zero time for one rank.
+    ranks_per_node : [-] ranks joined by the scale-up fabric.
+    scaleup_bytes_per_s : [bytes/s] achieved one-direction scale-up bandwidth of a rank.
+    scaleout_bytes_per_s : [bytes/s] achieved one-direction scale-out (NIC) bandwidth of a rank.
+    latency_s : [s] fixed cost of one call (alpha).
+
+    Notes
+    -----
+    Experts are uniform over the ``n`` ranks in ``G = ceil(n / n_node)`` nodes. Over the NIC a
+    token crosses once per remote node it has experts on and is forwarded inside that node over
+    scale-up (DeepEP's NVLink forwarding [4]_), so a rank sends
+    ``T b (G - 1) (1 - (1 - 1/G)^k)`` bytes over its NIC and ``T b k (n_node - 1) / n`` over
+    scale-up. Both links run at once and the slower bounds the call:
+
+    ``t = alpha + max(S_up / beta_up, S_out / beta_out)``.
+    """
+    n = np.asarray(ranks, dtype=float)
+    t = np.asarray(tokens_per_rank, dtype=float) * token_bytes
+    n_node = np.minimum(n, ranks_per_node)
+    nn = np.maximum(n, 1.0)
+    g = np.ceil(nn / np.maximum(n_node, 1.0))
+    remote_nodes = (g - 1.0) * (1.0 - (1.0 - 1.0 / g) ** top_k)
+    up = t * top_k * (n_node - 1.0) / nn / scaleup_bytes_per_s
+    out = t * remote_nodes / scaleout_bytes_per_s
+    total = latency_s + np.maximum(up, out)
+    return np.where(n > 1.0, total, 0.0)
+
+
+def ring_link_bytes_per_s(ranks, ranks_per_node, scaleup_bytes_per_s, scaleout_bytes_per_s):
+    """The bandwidth a ring over ``ranks`` ranks runs at [bytes/s]: its slowest hop.
+
+    Notes
+    -----
+    Inside one node every hop is scale-up; a ring that spans nodes has hops over the NIC, which
+    bound it: ``beta = beta_up`` if ``n <= n_node`` else ``min(beta_up, beta_out)``.
+    """
+    n = np.asarray(ranks, dtype=float)
+    return np.where(
+        n <= ranks_per_node,
+        scaleup_bytes_per_s,
+        np.minimum(scaleup_bytes_per_s, scaleout_bytes_per_s),
+    )
+
+
+def overlapped_time_s(compute_s, communication_s, overlap):
+    """Time of a step whose communication may overlap its compute (two-batch overlap) [s].
+
+    Parameters
+    ----------
+    compute_s : [s] compute and memory time of the step.
+    communication_s : [s] communication time of the step.
+    overlap : bool, True when the step runs as two micro-batches that alternate.
+
+    Notes
+    -----
+    Without overlap the two add. With two-batch overlap each micro-batch's communication runs
+    under the other's compute, so the longer of the two bounds the step:
+    ``t = max(t_c, t_x)`` (the caller charges each micro-batch its own, smaller-batch compute).
+    """
+    c = np.asarray(compute_s, dtype=float)
+    x = np.asarray(communication_s, dtype=float)
+    return np.maximum(c, x) if overlap else c + x

@@ -1,0 +1,67 @@
+"""``pddplan step``: the help's example runs, JSON keys, bad layouts and every chip x model."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+from typer.testing import CliRunner
+
+from pddplan.cli import app
+from pddplan.deployment import Layout, layouts_for, model_numbers
+from pddplan.errors import UsageError
+from pddplan.loader import Registry
+from pddplan.step import step
+
+runner = CliRunner()
+
+
+def test_help_example_runs() -> None:
+    from pddplan.cli.step_cmd import step_cmd
+
+    assert "Example: pddplan step" in runner.invoke(app, ["step", "--help"]).output
+    line = next(x for x in (step_cmd.__doc__ or "").splitlines() if "Example: pddplan" in x)
+    args = shlex.split(line.split("Example: pddplan ", 1)[1]) + ["-f", "json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    for key in (
+        "prefill_s",
+        "decode_step_s",
+        "prefill_tokens_per_s_per_chip",
+        "decode_tokens_per_s_per_chip",
+    ):
+        assert doc[key] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--model", "llama-3.3-70b", "--tp", "2", "--ep", "2"], "needs a mixture-of-experts"),
+        (["--model", "deepseek-v3", "--tp", "3"], "does not divide the model's 128 attention"),
+        (["--model", "deepseek-v3", "--tp", "1", "--dp", "6", "--ep", "4"], "does not divide"),
+        (["--model", "qwen3-235b-a22b", "--tp", "1", "--dp", "3", "--ep", "3"], "128 routed"),
+    ],
+)
+def test_bad_layouts_are_one_line_errors(args: list[str], needle: str) -> None:
+    base = ["step", "--chip", "h100-sxm", "--batch", "1", "--input-tokens", "8"]
+    res = runner.invoke(app, [*base, "--context-tokens", "8", *args])
+    assert isinstance(res.exception, UsageError)  # main() prints it as one line, exit 2
+    assert UsageError.exit_code == 2
+    assert needle in str(res.exception) and "\n" not in str(res.exception)
+
+
+def test_every_chip_and_model_answers_or_says_why() -> None:
+    reg = Registry.default()
+    for model_name in sorted(reg.index("model")):
+        spec = reg.load("model", model_name)
+        m = model_numbers(spec)
+        for chip_name in sorted(reg.index("chip")):
+            chip = reg.load("chip", chip_name)
+            for lay in layouts_for(chip, m, 8) or [Layout(8)]:
+                if lay.problems(m):
+                    continue
+                r = step(chip, spec, lay, 8, 1000, 2000)
+                assert r.prefill_s > 0 and r.decode_step_s > 0
+                assert r.fits or r.why_not
