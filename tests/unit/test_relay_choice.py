@@ -65,10 +65,9 @@ def test_a_fast_cheap_line_makes_relay_not_pay_and_solve_says_so() -> None:
         "streams_per_transfer": 64,
         "max_window_bytes": 1 << 30,
     }
+    line = load_scenario("examples/pdd-paper.yaml", Registry.default()).link.name
     rs = load_scenario(
-        "examples/pdd-paper.yaml",
-        Registry.default(),
-        {"overrides": {"links": {"wan-100g-cross-city": fast}}},
+        "examples/pdd-paper.yaml", Registry.default(), {"overrides": {"links": {line: fast}}}
     )
     out = solve_scenario(rs)
     assert out.plan.roles["RLD"] is None
