@@ -303,6 +303,14 @@ def catch_up_converges(
     return extend_s_at_threshold < threshold_tokens * rld_step_s
 
 
+def _handover_on_path(
+    paths: Paths, mode: str, eager_tokens, e0: float, e1: float, rld_step_s: float
+):
+    """:func:`handover` with the path's Catch-Up batch and its token-ID transfer time."""
+    ho_s = float(handover_transfer_s(paths.wan, paths.catch_up_threshold_tokens))
+    return handover(mode, eager_tokens, paths.catch_up_threshold_tokens, e0, e1, rld_step_s, ho_s)
+
+
 @dataclass(frozen=True)
 class DecodeSplit:
     """Who decodes what, per request, once the hand-over is done."""
@@ -327,11 +335,8 @@ def decode_split(
     """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT."""
     out = np.asarray(output_tokens, dtype=float)
     tpot = paths.tpot_s
-    ho_s = float(handover_transfer_s(paths.wan, paths.catch_up_threshold_tokens))
     e0, e1 = extend_fixed_s, extend_per_token_s
-    extra, stall, rounds = handover(
-        mode, tl.eager_tokens, paths.catch_up_threshold_tokens, e0, e1, tpot, ho_s
-    )
+    extra, stall, rounds = _handover_on_path(paths, mode, tl.eager_tokens, e0, e1, tpot)
     if mode == "one-shot":
         extend_busy = np.where(tl.eager_tokens > 0, e0 + e1 * tl.eager_tokens, 0.0)
     else:
@@ -369,15 +374,8 @@ def relayed_tokens_at_step(
     """
     out = np.asarray(output_tokens, dtype=float)
     eager = pipeline.eager_tokens(tl.relay_wait_s, rld_step_s, out)
-    ho_s = float(handover_transfer_s(paths.wan, paths.catch_up_threshold_tokens))
-    more, stalls, _ = handover(
-        mode,
-        eager,
-        paths.catch_up_threshold_tokens,
-        extend_fixed_s,
-        extend_per_token_s,
-        rld_step_s,
-        ho_s,
+    more, stalls, _ = _handover_on_path(
+        paths, mode, eager, extend_fixed_s, extend_per_token_s, rld_step_s
     )
     relayed = np.minimum(eager + np.asarray(more, dtype=float) / rld_step_s, out)
     return np.where(tl.relay, relayed, 0.0), np.where(tl.relay, stalls, 0.0)
