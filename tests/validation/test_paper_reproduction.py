@@ -1,0 +1,75 @@
+"""The PDD paper's figures against what pddplan predicts on examples/pdd-paper.yaml.
+
+Source of every figure: the PDD technical report as restated in pdd-brief.md (sections 3-6).
+Only the baseline's rate and the line's RTT are calibrated (examples/reproduce_paper.py says
+how); every other figure is a prediction. Figures outside their tolerance are strict xfails
+carrying the measured gap, so a model change that closes a gap shows up as an XPASS failure
+and the mark is then removed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from pddplan import api
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def result():
+    spec = importlib.util.spec_from_file_location(
+        "reproduce_paper", ROOT / "examples/reproduce_paper.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.reproduce()
+
+
+def test_the_calibrated_inputs_hold(result) -> None:
+    # (a) the same-datacenter baseline needs the paper's 88 GPU-A at the scenario's rate
+    assert result["same_dc_chips"] == 88
+    # (b) the calibrated line reproduces the microbenchmark's mean of 185 ms for 4,649 KB
+    t = api.transfer("pdd-paper-line", payload_bytes=4_649_000).to_json()
+    assert t["transfers"][0]["mean_s"] == pytest.approx(0.185, rel=0.01)
+
+
+def _within(value: float, paper: float, rel: float) -> bool:
+    return abs(value / paper - 1.0) <= rel
+
+
+# (figure, how to read it from the result, paper value, relative tolerance)
+FIGURES = [
+    ("unoptimized cross-DC TTFT P90", lambda r: r["unoptimized_ttft_s"]["p90"], 18.3, 0.30),
+    ("unoptimized cross-DC TTFT P99", lambda r: r["unoptimized_ttft_s"]["p99"], 29.7, 0.30),
+    ("RLD share of output tokens", lambda r: r["rld_output_token_share"], 0.062, 0.30),
+    (
+        "PDD BCR over the baseline",
+        lambda r: 1 + r["cost_table"]["bcr_change_pct"] / 100,
+        1.375,
+        0.10,
+    ),
+]
+# measured gaps of figures outside their tolerance (model, paper, why)
+OUTSIDE = {
+    "unoptimized cross-DC TTFT P99": "41.0 s vs 29.7 s (+38%): the model's p99 is set by the "
+    "3.5% anomalous 120K-token requests crossing the line, whose share and length are estimates",
+}
+
+
+@pytest.mark.parametrize(("name", "read", "paper", "rel"), FIGURES, ids=[f[0] for f in FIGURES])
+def test_predicted_figure(result, name, read, paper, rel, request) -> None:
+    if name in OUTSIDE:
+        request.applymarker(pytest.mark.xfail(reason=OUTSIDE[name], strict=True))
+    assert _within(read(result), paper, rel), f"{name}: {read(result):.4g} vs paper {paper}"
+
+
+def test_pdd_beats_the_baseline_and_no_relay(result) -> None:
+    # the paper's qualitative claim: PDD's BCR is above the same-datacenter baseline's
+    assert result["cost_table"]["bcr_change_pct"] > 0
+    # and relayed requests see a lower TTFT than the unoptimized cross-datacenter deployment
+    assert result["pdd_ttft_change_pct"]["mean"] < 0
