@@ -116,10 +116,11 @@ class DaskExecutor:
 
     def map(self, fn: Callable[..., R], items: Sequence[Any], **shared: Any) -> list[R]:
         assert self._client is not None, "use the executor as a context manager"
-        client = self._client
-        scattered = {k: client.scatter(v, broadcast=True) for k, v in shared.items()}
-        futures = client.map(fn, list(items), pure=False, **scattered)
-        return list(client.gather(futures))
+        # the shared arguments are small (a parsed scenario, the registry's paths): they travel
+        # with each task rather than being scattered (scatter reads a dict as a key mapping)
+        call = functools.partial(fn, **shared) if shared else fn
+        futures = self._client.map(call, list(items), pure=False)
+        return list(self._client.gather(futures))
 
 
 def _require_dask() -> None:

@@ -273,8 +273,12 @@ def _absolute(d: Distribution) -> bool:
 
 
 def support(inp: Input) -> tuple[float, float]:
-    """The values the 0.1% and 99.9% quantiles (or the bounds) of an input take."""
-    v = values(inp, np.array([0.001, 0.999]))
+    """An input's bounds, or its 0.1% and 99.9% quantiles where it has none."""
+    d = inp.dist
+    unbounded = d.lognormal is not None or (
+        d.normal is not None and (d.normal.low is None or d.normal.high is None)
+    )
+    v = values(inp, np.array([0.001, 0.999]) if unbounded else np.array([0.0, 1.0]))
     return float(v[0]), float(v[1])
 
 
