@@ -49,7 +49,9 @@ def main() -> None:
     wall = time.perf_counter() - t0
     d = json.loads(r.stdout)
     rp = d["robust_plan"]
-    print(f"pddplan robust, {a.samples} samples, {a.executor} x{a.jobs}: {wall:.1f} s (goal < 30 s)")
+    print(
+        f"pddplan robust, {a.samples} samples, {a.executor} x{a.jobs}: {wall:.1f} s (goal < 30 s)"
+    )
     print(f"point_plan.sla_probability: {d['point_plan']['sla_probability']:.3f}")
     print(f"point_plan.cost_usd_per_hour: {d['point_plan']['cost_usd_per_hour']:.1f}")
     if rp is not None:
