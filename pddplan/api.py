@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ChipsRankResult,
         HitrateResult,
         LinkCalibrateResult,
+        RobustResult,
         SimulateResult,
         SolveResult,
         SweepResult,
@@ -57,6 +58,7 @@ __all__ = [
     "hitrate",
     "load_scenario",
     "rank_chips",
+    "robust",
     "simulate",
     "solve",
     "solve_result",
@@ -423,6 +425,8 @@ def sweep(
     baselines: bool = True,
     jobs: int = 1,
     progress: Progress | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
 ) -> SweepResult:
     """Solve the scenario at every point of the grid ``axes`` (PATH -> values, their product).
 
@@ -433,8 +437,11 @@ def sweep(
     ----------
     axes : dotted PATH -> list of values (see :mod:`pddplan.overrides`).
     baselines : also size the baselines at each point (the ``bcr_ratio_vs_*`` columns).
-    jobs : solve points on this many local processes (the order stays the grid's).
-    progress : called with (points done, points) as the sweep goes.
+    jobs : solve points on this many local processes, or Dask workers of a LocalCluster (the
+        order stays the grid's).
+    progress : called with (points done, points) as the sweep goes (local executor).
+    executor : ``local`` or ``dask`` (:mod:`pddplan.executors`; ``pip install 'pddplan[dask]'``).
+    scheduler : a Dask scheduler's address; without it ``dask`` starts a LocalCluster.
     """
     from pddplan.results.whatif import SweepResult
     from pddplan.whatif import check_axes, sweep_rows
@@ -444,10 +451,97 @@ def sweep(
     ax = _axes(axes)
     ls = _load(scenario, overrides, profiles)
     check_axes(ls.source, ls.overrides, ax)
-    rows = sweep_rows(
-        ls.source, ls.overrides, ax, jobs=jobs, progress=progress, baselines=baselines
-    )
+    if executor != "local" or scheduler is not None:
+        from pddplan.executors import make_executor
+        from pddplan.whatif import sweep_on
+
+        with make_executor(executor, jobs=jobs, scheduler=scheduler) as ex:
+            rows = sweep_on(ex, ls.source, ls.overrides, ax, baselines=baselines)
+    else:
+        rows = sweep_rows(
+            ls.source, ls.overrides, ax, jobs=jobs, progress=progress, baselines=baselines
+        )
     return SweepResult({a.path: list(a.values) for a in ax}, rows)
+
+
+# --------------------------------------------------------------------------------- robust
+
+
+def robust(
+    scenario: ScenarioLike = None,
+    *,
+    samples: int = 1000,
+    confidence: float = 0.9,
+    seed: int | None = 0,
+    executor: str = "local",
+    scheduler: str | None = None,
+    jobs: int = 1,
+    rate_rps: float | None = None,
+    max_chips: Mapping[str, int] | None = None,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+) -> RobustResult:
+    """The point plan under sampled inputs, the cheapest plan that meets every SLA target with
+    probability >= ``confidence``, and which estimate moves BCR and SLA attainment most.
+
+    Every estimated input (profiles' ``estimated:`` keys, the rate, the hit-rate shift, the
+    anomalous share) is drawn from the default distribution of its kind or the scenario's
+    ``uncertainty:`` block (docs/robust.md); the same samples evaluate every candidate plan.
+
+    Parameters
+    ----------
+    samples : how many scenarios to draw (Latin hypercube).
+    confidence : the probability the robust plan must meet every SLA target with, in (0, 1).
+    seed : the draws' seed (None: fresh entropy, not reproducible).
+    executor : ``local`` or ``dask`` (:mod:`pddplan.executors`); the result is the same.
+    scheduler : a Dask scheduler's address; without it ``dask`` starts a LocalCluster.
+    jobs : local processes, or workers of the LocalCluster.
+    rate_rps : [req/s] the target rate (default: the scenario's).
+    max_chips : inventory limits, chip name -> chips.
+
+    Raises
+    ------
+    OptionError : a confidence outside (0, 1), fewer than 2 samples, an unknown executor.
+    ProfileError : a distribution the scenario's ``uncertainty:`` block gets wrong (names it).
+    InfeasibleError : no plan meets the SLA at the point estimate.
+    """
+    from pddplan.results.robust import RobustResult
+    from pddplan.robust import run_robust
+    from pddplan.solver import Outcome
+
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
+        raise OptionError("samples", f"must be a whole number >= 2, not {samples!r}")
+    if not isinstance(confidence, int | float) or not 0 < confidence < 1:
+        raise OptionError("confidence", f"must be between 0 and 1 (exclusive), not {confidence!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise OptionError("jobs", f"must be a whole number >= 1, not {jobs!r}")
+    if rate_rps is not None and not rate_rps > 0:
+        raise OptionError("rate_rps", "must be above 0")
+    ov = dict(overrides or {})
+    if rate_rps is not None:
+        ov["rate_rps"] = rate_rps
+    ls = _load(scenario, ov, profiles)
+    limits = dict(max_chips or {})
+    unknown = [c for c in limits if c not in ls.chips]
+    if unknown:
+        raise OptionError(
+            "max_chips", f"names chips the scenario does not use: {', '.join(unknown)}"
+        )
+    run = run_robust(
+        ls.source,
+        ls.overrides,
+        samples=samples,
+        confidence=float(confidence),
+        seed=seed,
+        executor=executor,
+        scheduler=scheduler,
+        jobs=jobs,
+        max_chips=limits,
+    )
+    point = solve_result(run.point)
+    rp = solve_result(run.robust.outcome) if run.robust is not None else None
+    assert isinstance(run.point, Outcome)
+    return RobustResult(run, point, rp)
 
 
 def breakeven(

@@ -74,7 +74,9 @@ def known_paths(rs: ResolvedScenario) -> list[str]:
 @functools.cache
 def _known_paths(chips: tuple[str, ...]) -> tuple[str, ...]:
     paths = [
-        p for p in _fields(Scenario, "") if not p.startswith(("overrides", "workload", "roles"))
+        p
+        for p in _fields(Scenario, "")
+        if not p.startswith(("overrides", "workload", "roles", "uncertainty"))
     ]
     paths += [f"roles.{r}.{k}" for r in ("P", "RLD", "MD") for k in ("chips", "chips_per_instance")]
     for root, cls in PROFILE_ROOTS.items():

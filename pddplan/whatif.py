@@ -249,6 +249,46 @@ def _worker_point(values: tuple[Any, ...]) -> dict[str, Any]:
     return point_row(w["src"], w["overrides"], w["axes"], values, w["baselines"])
 
 
+def sweep_on(
+    executor: Any,
+    src: ScenarioSource,
+    overrides: Mapping[str, Any],
+    axes: Sequence[Axis],
+    baselines: bool = True,
+) -> list[dict[str, Any]]:
+    """:func:`sweep_rows` on an executor (:mod:`pddplan.executors`): chunks of points, rows in
+    the grid's order; the same rows as the local loop."""
+    points = sweep_points(axes)
+    n_chunks = max(1, min(len(points), executor.workers * 4))
+    chunks = [points[i::n_chunks] for i in range(n_chunks)]
+    shared = {
+        "doc": src.doc,
+        "registry": src.registry,
+        "overrides": dict(overrides),
+        "axes": list(axes),
+        "baselines": baselines,
+    }
+    done = executor.map(_chunk_rows, chunks, **shared)
+    rows: list[dict[str, Any]] = [{}] * len(points)
+    for i, chunk_rows in enumerate(done):
+        for j, row in enumerate(chunk_rows):
+            rows[i + j * n_chunks] = row
+    return rows
+
+
+def _chunk_rows(
+    points: list[tuple[Any, ...]],
+    *,
+    doc: Any,
+    registry: Registry,
+    overrides: dict[str, Any],
+    axes: list[Axis],
+    baselines: bool,
+) -> list[dict[str, Any]]:
+    src = ScenarioSource(doc=doc, registry=registry)
+    return [point_row(src, overrides, axes, pt, baselines) for pt in points]
+
+
 def run_sweep(
     scenario: str | None,
     profile_dirs: Sequence[str],

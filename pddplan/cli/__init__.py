@@ -52,6 +52,7 @@ def _register() -> None:
         "calibrate_cmd",
         "transfer_cmd",
         "step_cmd",
+        "robust_cmd",
     ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])

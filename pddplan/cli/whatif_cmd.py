@@ -30,8 +30,22 @@ def sweep_cmd(
     ] = True,
     jobs: Annotated[
         int,
-        typer.Option("--jobs", "-j", help="Solve points in parallel on N local processes.", min=1),
+        typer.Option(
+            "--jobs", "-j", help="Solve points in parallel on N processes (or Dask workers).", min=1
+        ),
     ] = 1,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local, or dask (pip install 'pddplan[dask]'): the same rows.",
+            metavar="local|dask",
+        ),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="A Dask scheduler's address (default: a LocalCluster)."),
+    ] = None,
     plot: Annotated[
         str | None,
         typer.Option(
@@ -85,7 +99,10 @@ def sweep_cmd(
             bar.update(task, completed=done)
 
     try:
-        with common.flags({"jobs": "--jobs"}, set_flag="--set"):
+        with common.flags(
+            {"jobs": "--jobs", "executor": "--executor", "scheduler": "--scheduler"},
+            set_flag="--set",
+        ):
             res = api.sweep(
                 scenario,
                 [(a.path, a.values) for a in axes],
@@ -93,6 +110,8 @@ def sweep_cmd(
                 baselines=baselines,
                 jobs=jobs,
                 progress=progress,
+                executor=executor,
+                scheduler=scheduler,
             )
     finally:
         if bar is not None:

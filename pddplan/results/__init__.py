@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pddplan.results.bathtub import BathtubResult
     from pddplan.results.calibrate import CalibrateResult, LinkCalibrateResult
     from pddplan.results.hitrate import HitrateResult
+    from pddplan.results.robust import RobustResult
     from pddplan.results.simulate import SimulateResult
     from pddplan.results.solve import SolveResult
     from pddplan.results.whatif import BreakevenResult, ChipsRankResult, SweepResult
@@ -27,6 +28,7 @@ __all__ = [
     "HitrateResult",
     "Report",
     "Result",
+    "RobustResult",
     "Row",
     "Section",
     "SimulateResult",
@@ -45,6 +47,7 @@ _LAZY = {
     "HitrateResult": "pddplan.results.hitrate",
     "CalibrateResult": "pddplan.results.calibrate",
     "LinkCalibrateResult": "pddplan.results.calibrate",
+    "RobustResult": "pddplan.results.robust",
 }
 
 

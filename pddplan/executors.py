@@ -1,0 +1,145 @@
+"""Where independent tasks run: in this process, on local processes, or on a Dask cluster.
+
+An executor maps a module-level function over items, passing the same keyword arguments to
+every call, and returns the results in the items' order. The tasks are pure functions of their
+arguments, so every executor returns the same results for the same inputs: ``robust`` draws its
+samples before any task runs, and ``sweep`` lists its grid before.
+
+- ``local`` (jobs 1): a plain loop in this process;
+- ``local`` (jobs > 1): a :class:`concurrent.futures.ProcessPoolExecutor` with ``jobs`` workers;
+- ``dask``: :mod:`dask.distributed`; a :class:`~distributed.LocalCluster` of ``jobs`` worker
+  processes when no scheduler address is given, the cluster at ``scheduler`` (``tcp://host:8786``)
+  when one is. Dask is an optional extra: ``pip install 'pddplan[dask]'``.
+
+Use an executor as a context manager: its pool or cluster lives until the block ends, so the
+workers keep what they cached between two maps of one run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from pddplan.errors import OptionError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+EXECUTORS = ("local", "dask")
+DASK_HINT = "pip install 'pddplan[dask]'"
+
+
+class Executor(Protocol):
+    """Maps a function over items; results in the items' order."""
+
+    name: str
+    workers: int
+
+    def map(self, fn: Callable[..., R], items: Sequence[Any], **shared: Any) -> list[R]: ...
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class LocalExecutor:
+    """In this process (``jobs`` 1) or on ``jobs`` local processes."""
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1) -> None:
+        self.workers = max(1, int(jobs))
+        self._pool: Any = None
+
+    def __enter__(self) -> LocalExecutor:
+        if self.workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def map(self, fn: Callable[..., R], items: Sequence[Any], **shared: Any) -> list[R]:
+        call = functools.partial(fn, **shared) if shared else fn
+        if self._pool is None or len(items) <= 1:
+            return [call(it) for it in items]
+        return list(self._pool.map(call, items))
+
+
+class DaskExecutor:
+    """On a Dask cluster: a LocalCluster of ``jobs`` processes, or the one at ``scheduler``."""
+
+    name = "dask"
+
+    def __init__(self, scheduler: str | None = None, jobs: int = 2) -> None:
+        self.scheduler = scheduler
+        self.workers = max(1, int(jobs))
+        self._client: Any = None
+        self._cluster: Any = None
+        _require_dask()
+
+    def __enter__(self) -> DaskExecutor:
+        from distributed import Client, LocalCluster
+
+        if self.scheduler:
+            try:
+                self._client = Client(self.scheduler, timeout="10s")
+            except OSError as exc:
+                raise OptionError(
+                    "scheduler", f"cannot reach a Dask scheduler at {self.scheduler}: {exc}"
+                ) from None
+            info = self._client.scheduler_info()
+            self.workers = max(1, len(info.get("workers", {})))
+        else:
+            self._cluster = LocalCluster(
+                n_workers=self.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=50,
+            )
+            self._client = Client(self._cluster)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def map(self, fn: Callable[..., R], items: Sequence[Any], **shared: Any) -> list[R]:
+        assert self._client is not None, "use the executor as a context manager"
+        # the shared arguments are small (a parsed scenario, the registry's paths): they travel
+        # with each task rather than being scattered (scatter reads a dict as a key mapping)
+        call = functools.partial(fn, **shared) if shared else fn
+        futures = self._client.map(call, list(items), pure=False)
+        return list(self._client.gather(futures))
+
+
+def _require_dask() -> None:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise OptionError(
+            "executor", f"'dask' needs dask.distributed, which is not installed: {DASK_HINT}"
+        ) from None
+
+
+def make_executor(executor: str = "local", *, jobs: int = 1, scheduler: str | None = None) -> Any:
+    """The executor named ``executor`` (``local`` or ``dask``); raises OptionError otherwise."""
+    if executor not in EXECUTORS:
+        raise OptionError("executor", f"must be one of {', '.join(EXECUTORS)}, not {executor!r}")
+    if jobs < 1:
+        raise OptionError("jobs", "must be at least 1")
+    if executor == "dask":
+        return DaskExecutor(scheduler, jobs=max(jobs, 1))
+    if scheduler:
+        raise OptionError("scheduler", "applies to the dask executor only")
+    return LocalExecutor(jobs)

@@ -1,0 +1,69 @@
+"""The tornado plot of ``robust``: which estimate moves the point plan's BCR and SLA attainment.
+
+Each bar spans the point plan's mean over the samples where one input sits in its lowest decile
+to the mean where it sits in its highest; inputs are ordered by their sensitivity index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pddplan.report.plots import _pyplot, _save, check_plot_path
+
+
+def tornado_plot(
+    sensitivity: Sequence[dict[str, Any]],
+    overall_bcr: float,
+    overall_sla: float,
+    path: Path,
+    title: str,
+    top: int = 10,
+) -> None:
+    """Two panels (BCR [requests/USD], SLA probability [%]) of the ``top`` inputs."""
+    check_plot_path(path)
+    plt = _pyplot()
+    rows = list(sensitivity)[:top][::-1]
+    labels = [r["input"] for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 0.45 * len(rows) + 1.8), sharey=True)
+    for ax, lo_key, hi_key, mid, scale, xlabel in (
+        (
+            ax1,
+            "bcr_low_decile_requests_per_usd",
+            "bcr_high_decile_requests_per_usd",
+            overall_bcr,
+            1.0,
+            "point plan's BCR [requests/USD]",
+        ),
+        (
+            ax2,
+            "sla_probability_low_decile",
+            "sla_probability_high_decile",
+            overall_sla,
+            100.0,
+            "point plan meets every SLA target [% of samples]",
+        ),
+    ):
+        for i, r in enumerate(rows):
+            lo, hi = r[lo_key] * scale, r[hi_key] * scale
+            ax.barh(i, lo - mid * scale, left=mid * scale, color="#4477aa", height=0.6)
+            ax.barh(i, hi - mid * scale, left=mid * scale, color="#ee6677", height=0.6)
+        ax.axvline(mid * scale, color="black", linewidth=0.8)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", alpha=0.3)
+    ax1.set_yticks(range(len(rows)))
+    ax1.set_yticklabels(labels, fontsize=8)
+    from matplotlib.patches import Patch
+
+    ax2.legend(
+        handles=[
+            Patch(color="#4477aa", label="input in its lowest decile"),
+            Patch(color="#ee6677", label="input in its highest decile"),
+        ],
+        loc="lower right",
+        fontsize=8,
+    )
+    fig.suptitle(title)
+    fig.tight_layout()
+    _save(plt, fig, path)

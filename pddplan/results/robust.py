@@ -1,0 +1,204 @@
+"""The result of ``robust``: the point plan under uncertainty, the robust plan, the sensitivity."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pddplan.results.base import Report, Result, Row, Section
+
+if TYPE_CHECKING:
+    from pddplan.results.solve import SolveResult
+    from pddplan.robust import RobustRun
+
+PERCENTILES = (5, 50, 95)
+
+
+def distribution(values: np.ndarray) -> dict[str, float]:
+    """Mean and the 5th, 50th and 95th percentiles of the finite values."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return {"mean": math.nan, "p5": math.nan, "p50": math.nan, "p95": math.nan}
+    q = np.percentile(v, PERCENTILES)
+    return {
+        "mean": float(np.mean(v)),
+        **{f"p{p}": float(x) for p, x in zip(PERCENTILES, q, strict=True)},
+    }
+
+
+def _describe(d: Any) -> str:
+    """A distribution in words: ``uniform 2.4..2.6``, ``x triangular 0.8..1..1.05``."""
+    if d.uniform is not None:
+        return f"uniform {d.uniform.low:g}..{d.uniform.high:g}"
+    if d.triangular is not None:
+        t = d.triangular
+        return f"triangular {t.low:g}..{t.mode:g}..{t.high:g}"
+    if d.normal is not None:
+        n = d.normal
+        mean = "value" if n.mean is None else f"{n.mean:g}"
+        return f"normal {mean} sd {n.sd:g}"
+    if d.lognormal is not None:
+        return f"lognormal cv {d.lognormal.cv:g}"
+    if d.relative is not None:
+        r = d.relative
+        return f"x triangular {r.low:g}..{r.mode:g}..{r.high:g}"
+    if d.log_uniform is not None:
+        return f"log-uniform {d.log_uniform.low:g}..{d.log_uniform.high:g}"
+    return "fixed"
+
+
+@dataclass(frozen=True)
+class RobustResult(Result):
+    """The figures of a ``robust`` run.
+
+    Attributes
+    ----------
+    run : every computed array (inputs, samples, point plan per sample, robust plan).
+    point : the point-estimate plan as ``solve`` reports it.
+    robust_plan : the robust plan as ``solve`` reports it (None: no plan reaches the confidence).
+    """
+
+    run: RobustRun
+    point: SolveResult
+    robust_plan: SolveResult | None
+
+    @property
+    def sla_probability(self) -> float:
+        """The probability that the point plan meets every SLA target."""
+        return self.run.sla_probability
+
+    @property
+    def sensitivity(self) -> list[dict[str, Any]]:
+        return self.run.sensitivity
+
+    @property
+    def cost_premium(self) -> float | None:
+        """Expected cost of the robust plan over the point plan's, minus 1 [-]."""
+        r = self.run.robust
+        if r is None:
+            return None
+        base = float(np.nanmean(self.run.cost_usd_per_hour))
+        return r.expected_cost_usd_per_hour / base - 1.0 if base > 0 else math.inf
+
+    def _point_json(self) -> dict[str, Any]:
+        run = self.run
+        return {
+            **self.point._plan_json(),
+            "sla_probability": run.sla_probability,
+            "bcr_requests_per_usd_distribution": distribution(run.bcr_requests_per_usd),
+            "cost_usd_per_hour_distribution": distribution(run.cost_usd_per_hour),
+            "goodput_rps_distribution": distribution(run.goodput_rps),
+            "kv_transfer_max_s_distribution": distribution(run.kv_transfer_max_s),
+        }
+
+    def _robust_json(self) -> dict[str, Any] | None:
+        r = self.run.robust
+        if r is None or self.robust_plan is None:
+            return None
+        return {
+            **self.robust_plan._plan_json(),
+            "sla_probability": r.probability,
+            "expected_cost_usd_per_hour": r.expected_cost_usd_per_hour,
+            "cost_usd_per_hour_distribution": distribution(r.cost_usd_per_hour),
+            "cost_premium_over_point": self.cost_premium,
+        }
+
+    def report(self) -> Report:
+        run = self.run
+        point = self.point.plan
+        summary: list[Row] = [
+            {"figure": "samples", "value": run.samples},
+            {"figure": "seed", "value": run.seed},
+            {"figure": "confidence", "value": run.confidence},
+            {"figure": "point_plan.chips", "value": _chips(point.chips_of())},
+            {"figure": "point_plan.cost_usd_per_hour", "value": point.cost_usd_per_hour},
+            {"figure": "point_plan.sla_probability", "value": run.sla_probability},
+        ]
+        for name, arr in (
+            ("bcr_requests_per_usd", run.bcr_requests_per_usd),
+            ("cost_usd_per_hour", run.cost_usd_per_hour),
+            ("goodput_rps", run.goodput_rps),
+            ("kv_transfer_max_s", run.kv_transfer_max_s),
+        ):
+            d = distribution(arr)
+            summary.append(
+                {
+                    "figure": f"point_plan.{name} p5/p50/p95",
+                    "value": f"{d['p5']:.4g} / {d['p50']:.4g} / {d['p95']:.4g}",
+                }
+            )
+        rj = self._robust_json()
+        notes: list[str] = []
+        if rj is not None and self.robust_plan is not None and run.robust is not None:
+            rp = self.robust_plan.plan
+            summary += [
+                {"figure": "robust_plan.chips", "value": _chips(rp.chips_of())},
+                {"figure": "robust_plan.cost_usd_per_hour", "value": rp.cost_usd_per_hour},
+                {"figure": "robust_plan.sla_probability", "value": run.robust.probability},
+                {
+                    "figure": "robust_plan.expected_cost_usd_per_hour",
+                    "value": run.robust.expected_cost_usd_per_hour,
+                },
+                {"figure": "robust_plan.cost_premium_over_point", "value": self.cost_premium},
+            ]
+        else:
+            notes.append(
+                f"no plan among the {run.configs_evaluated} configurations evaluated meets every "
+                f"SLA target with probability >= {run.confidence:g}"
+            )
+        notes.append(
+            f"{run.configs_evaluated} of {run.configs_total} configurations evaluated on the "
+            "same samples; the others cost more at their point-estimate counts than the robust "
+            "plan"
+        )
+        inputs: list[Row] = [
+            {
+                "input": i.path,
+                "value": i.point,
+                "distribution": _describe(i.dist),
+                "kind": i.kind,
+                "reason": i.reason,
+            }
+            for i in run.inputs
+        ]
+        skipped = [{"input": s.path, "reason": s.reason} for s in run.not_sampled]
+        sections = [
+            Section("summary", summary),
+            Section(
+                "sensitivity",
+                run.sensitivity,
+                columns=[
+                    "input",
+                    "index",
+                    "bcr_rank_correlation",
+                    "sla_margin_rank_correlation",
+                    "sla_probability_low_decile",
+                    "sla_probability_high_decile",
+                ],
+            ),
+            Section("robust plan", self.robust_plan.sections()[0].rows if self.robust_plan else []),
+            Section("inputs", inputs),
+        ]
+        if skipped:
+            sections.append(Section("not sampled", skipped))
+        payload: dict[str, Any] = {
+            "scenario": run.scenario_name,
+            "samples": run.samples,
+            "seed": run.seed,
+            "confidence": run.confidence,
+            "point_plan": self._point_json(),
+            "robust_plan": rj,
+            "sensitivity": run.sensitivity,
+            "inputs": inputs,
+            "not_sampled": skipped,
+            "configurations": {"total": run.configs_total, "evaluated": run.configs_evaluated},
+        }
+        return Report("pddplan robust", sections, payload, notes)
+
+
+def _chips(chips: dict[str, int]) -> str:
+    return ", ".join(f"{n} {c}" for c, n in chips.items())

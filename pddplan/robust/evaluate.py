@@ -1,0 +1,320 @@
+"""Fixed fleets evaluated on sampled scenarios: SLA, cost, goodput, and the counts each needs.
+
+A *configuration* is everything about a plan but its counts: P, RLD and MD chips and instance
+sizes, the routing threshold and the hand-over mode. On one sample (a scenario with sampled
+inputs, built into a problem of the point plan's topology) a fleet of a configuration meets
+every SLA target when :func:`pddplan.solver.fleet.check_fleet` says so, with each decode pool
+stepping at the largest batch that meets the TPOT target on the sampled chip.
+
+Each condition of ``check_fleet`` depends on one count only, and is monotone in it, so a sample
+asks for a least count per role (:func:`requirements`); a fleet meets the sample exactly when
+each of its counts is at least that. The search over counts then needs no more model calls.
+Requirements never go below the configuration's counts at the point estimate (the solver's
+sizing rules, utilization caps included), so with no uncertainty the robust plan is the
+solver's plan.
+
+Tasks (:func:`evaluate_chunk`) are pure functions of their arguments and run on any executor.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pddplan.deployment import Instance
+from pddplan.loader import Registry, YamlDoc
+from pddplan.overrides import ScenarioSource
+from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem
+from pddplan.solver.fleet import check_fleet, goodput_rps
+from pddplan.timing import Routing
+
+#: Relative tolerance of check_fleet's comparisons (the same slack).
+_SLACK = 1 + 1e-9
+#: A sample that needs more than this many times a configuration's P count is not served.
+P_COUNT_FACTOR = 8
+
+Key = tuple[str, int]  # (chip, chips per instance)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A plan without its counts, and its counts at the point estimate (``base``: P, RLD, MD)."""
+
+    p: Key
+    rld: Key | None
+    md: Key
+    routing: Routing
+    mode: str
+    base: tuple[int, int, int]
+
+    @property
+    def ident(self) -> tuple[Any, ...]:
+        return (self.p, self.rld, self.md, self.routing, self.mode)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every task needs: the scenario's parsed document and how to build a problem."""
+
+    doc: YamlDoc
+    registry: Registry
+    overrides: dict[str, Any]
+    topology: Topology
+    max_chips: dict[str, int]
+    token: str
+    goodput_rtol: float = 1e-3
+
+
+@dataclass
+class SampleRecord:
+    """One sample's figures: the point plan's (when asked) and each configuration's needs."""
+
+    index: int
+    meets: bool = False
+    margin: float = 0.0
+    cost_usd_per_hour: float = math.nan
+    goodput_rps: float = 0.0
+    kv_transfer_max_s: float = math.nan
+    needs: list[tuple[float, float, float]] = field(default_factory=list)
+    prices: dict[Key, float] = field(default_factory=dict)
+    line_usd_per_hour: float = 0.0
+
+
+# ----------------------------------------------------------------- per-process sample cache
+
+_SOURCES: dict[str, ScenarioSource] = {}
+_SOLVERS: dict[tuple[str, int], Solver] = {}
+
+
+def sample_solver(setup: Setup, index: int, overrides: dict[str, Any]) -> Solver:
+    """The solver on sample ``index`` (built once per process and run)."""
+    key = (setup.token, index)
+    if key in _SOLVERS:
+        return _SOLVERS[key]
+    if setup.token not in _SOURCES:
+        _SOURCES.clear()
+        _SOLVERS.clear()
+        _SOURCES[setup.token] = ScenarioSource(doc=setup.doc, registry=setup.registry)
+    rs = _SOURCES[setup.token].resolve({**setup.overrides, **overrides})
+    pb = build_problem(rs, setup.topology)
+    pb.max_chips = {**pb.max_chips, **setup.max_chips}
+    solver = Solver(pb)
+    _SOLVERS[key] = solver
+    return solver
+
+
+def instance(solver: Solver, role: str, key: Key | None) -> Instance | None:
+    if key is None:
+        return None
+    for inst in solver.pb.options[role]:
+        if inst.chip.name == key[0] and inst.tensor_parallel == key[1]:
+            return inst
+    return None
+
+
+def fleet_plan(
+    solver: Solver, cfg: Config, counts: tuple[int, int, int], rate: float
+) -> Plan | None:
+    """The fleet (``cfg`` with ``counts``) on the solver's problem, its decode pools stepping at
+    the largest batch that meets TPOT there; None when a pool cannot meet TPOT at any batch or
+    an instance no longer fits."""
+    pb = solver.pb
+    p = instance(solver, "P", cfg.p)
+    m = instance(solver, "MD", cfg.md)
+    r = instance(solver, "RLD", cfg.rld)
+    if p is None or m is None or (cfg.rld is not None and r is None):
+        return None
+    route = solver.route(rate, cfg.routing)
+    ctx_m = solver.md_context_tokens()
+    b_m = m.max_batch_at_tpot(ctx_m, pb.tpot_s)
+    if b_m < 1:
+        return None
+    n_p, n_r, n_m = counts
+    decode: dict[str, DecodeSizing | None] = {
+        "MD": DecodeSizing(n_m, int(b_m), "TPOT", 0.0, ctx_m),
+        "RLD": None,
+    }
+    roles: dict[str, tuple[Instance, int] | None] = {"P": (p, n_p), "RLD": None, "MD": (m, n_m)}
+    if r is not None and n_r > 0:
+        ctx_r = solver.rld_context_tokens(route)
+        b_r = r.max_batch_at_tpot(ctx_r, pb.tpot_s)
+        if b_r < 1:
+            return None
+        decode["RLD"] = DecodeSizing(n_r, int(b_r), "TPOT", 0.0, ctx_r)
+        roles["RLD"] = (r, n_r)
+    role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
+    line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+    return Plan(
+        problem=pb,
+        topology=pb.topology.name,
+        rate_rps=rate,
+        routing=cfg.routing,
+        handover=cfg.mode if roles["RLD"] else "-",
+        roles=roles,
+        cost_usd_per_hour=sum(role_cost.values()) + line,
+        role_cost_usd_per_hour=role_cost,
+        link_cost_usd_per_hour=line,
+        prefill=PrefillSizing(n_p, 0.0, (0.0, 0.0, 0.0), 0.0, "fixed fleet"),
+        decode=decode,
+        route=route,
+        md_stall_s=0.0,
+        rld_extra_s=np.zeros(0),
+        rld_output_token_share=0.0,
+        meets_sla=True,
+        binding=[],
+    )
+
+
+def fleet_margin(solver: Solver, plan: Plan, rate: float) -> tuple[bool, float]:
+    """Whether the fleet meets every SLA target at ``rate`` (check_fleet), and its margin: the
+    smallest of target / TTFT percentile, instances / instances needed per decode pool and
+    1 / line utilization (at least 1 when it meets them)."""
+    fc = check_fleet(solver, plan, rate)
+    pb = solver.pb
+    ratios = [
+        t / q if q > 0 else math.inf for t, q in zip(pb.ttft_targets_s, fc.ttft_s, strict=True)
+    ]
+    md_role = plan.roles["MD"]
+    n_m = md_role[1] if md_role is not None else 0
+    if fc.md_slots_needed > 0:
+        ratios.append(n_m / fc.md_slots_needed)
+    rld_role = plan.roles.get("RLD")
+    n_r = rld_role[1] if rld_role is not None else 0
+    if fc.rld_slots_needed > 0:
+        ratios.append(n_r / fc.rld_slots_needed)
+    elif not fc.meets_decode and n_r == 0:
+        ratios.append(0.0)
+    if pb.topology.cross_dc and fc.link_utilization > 0:
+        ratios.append(1.0 / fc.link_utilization)
+    return fc.meets_sla, float(min(ratios))
+
+
+def _count_for(need: float) -> float:
+    """The least whole count ``n`` with ``need <= n * slack + 1e-9`` (check_fleet's test)."""
+    if not math.isfinite(need):
+        return math.inf
+    n = max(0, math.ceil((need - 1e-9) / _SLACK))
+    while need > n * _SLACK + 1e-9:
+        n += 1
+    while n > 0 and need <= (n - 1) * _SLACK + 1e-9:
+        n -= 1
+    return float(n)
+
+
+def requirements(solver: Solver, cfg: Config, rate: float) -> tuple[float, float, float]:
+    """The least (P, RLD, MD) counts, each at least ``cfg.base``'s, with which ``cfg``'s fleet
+    meets every SLA target on this sample (inf: no count does)."""
+    inf = (math.inf, math.inf, math.inf)
+    pb = solver.pb
+    p = instance(solver, "P", cfg.p)
+    m = instance(solver, "MD", cfg.md)
+    r = instance(solver, "RLD", cfg.rld)
+    if p is None or m is None or (cfg.rld is not None and r is None):
+        return inf
+    route = solver.route(rate, cfg.routing)
+    if pb.topology.cross_dc and route.link_utilization >= 1.0:
+        return inf
+    w = pb.classes.weight
+    _ctx, md_time, ext_busy, _stall, rld_time, _tok, _extra = solver.decode_load(route, m, cfg.mode)
+    b_m = m.max_batch_at_tpot(solver.md_context_tokens(), pb.tpot_s)
+    if b_m < 1:
+        return inf
+    md_need = rate * float(np.sum(w * md_time)) / b_m + rate * float(np.sum(w * ext_busy))
+    n_m = max(float(cfg.base[2]), _count_for(md_need))
+    if r is not None:
+        b_r = r.max_batch_at_tpot(solver.rld_context_tokens(route), pb.tpot_s)
+        if b_r < 1:
+            return inf
+        n_r = max(float(cfg.base[1]), _count_for(rate * float(np.sum(w * rld_time)) / b_r))
+    elif float(np.sum(w * rld_time)) > 0:
+        return inf  # the routing relays requests but the configuration has no RLD
+    else:
+        n_r = 0.0
+    n_p = _least_prefill(solver, p, rate, route, cfg.base[0])
+    if not math.isfinite(n_p):
+        return inf
+    return (n_p, n_r, n_m)
+
+
+def _least_prefill(solver: Solver, p: Instance, rate: float, route: Any, base: int) -> float:
+    targets = solver.pb.ttft_targets_s
+    offs, wts, _ = solver.ttft_offsets(p, route)
+
+    def ok(n: int) -> bool:
+        q, _, _ = solver.ttft_at(p, n, rate, offs, wts)
+        return all(qi <= ti * _SLACK for qi, ti in zip(q, targets, strict=True))
+
+    lo = max(base, 1)
+    if ok(lo):
+        return float(lo)
+    cap = max(lo * P_COUNT_FACTOR, lo + 32)
+    hi = lo * 2
+    while not ok(hi):
+        lo, hi = hi, hi * 2
+        if lo >= cap:
+            return math.inf
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)
+
+
+def evaluate_chunk(
+    chunk: list[tuple[int, dict[str, Any]]],
+    *,
+    setup: Setup,
+    point: tuple[Config, tuple[int, int, int]] | None,
+    configs: list[Config],
+) -> list[SampleRecord]:
+    """Evaluate samples (index, overrides): the point fleet's SLA, margin, cost and goodput (when
+    ``point`` is given), each configuration's least counts, and the instances' prices."""
+    out: list[SampleRecord] = []
+    for index, ov in chunk:
+        solver = sample_solver(setup, index, ov)
+        pb = solver.pb
+        rate = float(pb_rate(solver, setup, ov))
+        rec = SampleRecord(index)
+        for role in ("P", "RLD", "MD"):
+            for inst in pb.options[role]:
+                rec.prices[(inst.chip.name, inst.tensor_parallel)] = inst.price_usd_per_hour
+        rec.line_usd_per_hour = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        if point is not None:
+            cfg, counts = point
+            plan = fleet_plan(solver, cfg, counts, rate)
+            if plan is not None:
+                rec.meets, rec.margin = fleet_margin(solver, plan, rate)
+                rec.cost_usd_per_hour = plan.cost_usd_per_hour
+                rec.goodput_rps = goodput_rps(solver, plan, setup.goodput_rtol)
+                wan = plan.route.wan_s[pb.on_decode_side] if pb.topology.cross_dc else np.zeros(0)
+                rec.kv_transfer_max_s = float(np.max(wan)) if wan.size else 0.0
+            else:
+                rec.cost_usd_per_hour = _cost(rec, cfg, counts)
+        rec.needs = [requirements(solver, c, rate) for c in configs]
+        out.append(rec)
+    return out
+
+
+def pb_rate(solver: Solver, setup: Setup, ov: dict[str, Any]) -> float:
+    """The sample's target rate [requests/s]."""
+    if "rate_rps" in ov:
+        return float(ov["rate_rps"])
+    if "rate_rps" in setup.overrides:
+        return float(setup.overrides["rate_rps"])
+    src = _SOURCES[setup.token]
+    rate = src.base.scenario.rate_rps
+    assert rate is not None
+    return float(rate)
+
+
+def _cost(rec: SampleRecord, cfg: Config, counts: tuple[int, int, int]) -> float:
+    cost = rec.line_usd_per_hour + counts[0] * rec.prices.get(cfg.p, math.nan)
+    cost += counts[2] * rec.prices.get(cfg.md, math.nan)
+    if cfg.rld is not None and counts[1] > 0:
+        cost += counts[1] * rec.prices.get(cfg.rld, math.nan)
+    return cost

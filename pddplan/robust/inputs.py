@@ -1,0 +1,380 @@
+"""Which inputs ``pddplan robust`` samples, their distributions, and the draws.
+
+Every key a profile lists under ``estimated:`` (chips' datasheet, price and derate groups, the
+WAN and RDMA links, the model's sourced groups) of a chip or link the scenario uses gets the
+default distribution of its kind (:data:`DEFAULT_RULES`, reasoning in docs/robust.md); so do the
+target rate, the workload's hit-rate shift and its anomalous share. A scenario's
+``uncertainty:`` block replaces any of these by PATH (``fixed: true`` turns one off), adds
+others, or turns the defaults off (``defaults: false``).
+
+Draws are a Latin hypercube (:class:`scipy.stats.qmc.LatinHypercube`, seeded) mapped through
+each distribution's inverse CDF, so one seed gives the same samples on any executor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pddplan.errors import OverrideError, ProfileError
+from pddplan.loader import ResolvedScenario
+from pddplan.overrides import ScenarioSource, check_path
+from pddplan.scenario import role_chip_names
+from pddplan.spec import (
+    DISTRIBUTION_KINDS,
+    Distribution,
+    Lognormal,
+    Normal,
+    Relative,
+    Sourced,
+    Triangular,
+    Uniform,
+)
+
+RATE = "rate_rps"
+HIT_SHIFT = "workload.hit_rate.shift"
+ANOMALOUS_SHARE = "workload.anomalous.share"
+#: Estimated keys that are settings an operator chooses, not quantities to measure.
+CONFIGURATION_KEYS = frozenset({"max_window_bytes"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A default distribution for a kind of quantity, and why."""
+
+    kind: str
+    dist: Distribution
+    reason: str
+
+
+def _rel(low: float, high: float, mode: float = 1.0) -> Distribution:
+    return Distribution(relative=Relative(low=low, mode=mode, high=high))
+
+
+#: Default distribution per kind of estimated quantity (docs/robust.md explains each).
+DEFAULT_RULES: dict[str, Rule] = {
+    "price": Rule(
+        "price",
+        _rel(0.85, 1.3),
+        "a rental quote: -15% to +30% of the estimate, skewed up (scarce chips are repriced "
+        "upward more often than down)",
+    ),
+    "line price": Rule(
+        "line price",
+        _rel(0.5, 2.0),
+        "a leased line's price varies 2-5x by carrier and country; a factor 0.5 to 2",
+    ),
+    "efficiency": Rule(
+        "efficiency",
+        _rel(0.8, 1.05),
+        "microbenchmark efficiencies are peaks: production reaches up to 20% less, rarely "
+        "more (capped at 1)",
+    ),
+    "latency": Rule(
+        "latency",
+        _rel(0.8, 1.5),
+        "fixed costs and round trips have a floor and a long upper tail: -20% to +50%",
+    ),
+    "shape": Rule(
+        "shape",
+        _rel(0.75, 1.5),
+        "a GEMM saturation knee follows the tile shape (64 rows on Hopper); kernels and "
+        "schedulers move it by -25% to +50%",
+    ),
+    "jitter": Rule(
+        "jitter",
+        _rel(0.5, 2.0),
+        "a network's variability is known to a factor of 2 either way",
+    ),
+    "loss": Rule("loss", _rel(0.1, 10.0), "a loss rate is known to an order of magnitude"),
+    "other": Rule("other", _rel(0.9, 1.1), "another estimate: +-10%"),
+    "rate": Rule(
+        "rate",
+        Distribution(lognormal=Lognormal(cv=0.1)),
+        "a demand forecast: lognormal around the target with a 10% coefficient of variation",
+    ),
+    "hit-rate shift": Rule(
+        "hit-rate shift",
+        Distribution(normal=Normal(sd=0.02, low=-1.0, high=1.0)),
+        "the prefix hit rate drifts with cache capacity and traffic mix: 2 points (sd) around "
+        "the workload's distribution",
+    ),
+    "anomalous share": Rule(
+        "anomalous share",
+        _rel(0.75, 1.25),
+        "the brief estimates anomalous traffic at 3-4% of requests (+-14% around 3.5%); a "
+        "factor 0.75 to 1.25",
+    ),
+}
+
+
+def kind_of(key: str) -> str:
+    """The default rule's kind of an estimated profile key."""
+    if key in ("rental_usd_per_hour", "price_usd_per_hour"):
+        return "price"
+    if key == "price_usd_per_month":
+        return "line price"
+    if key == "efficiency" or key.endswith("_efficiency"):
+        return "efficiency"
+    if key.endswith(("_ms", "_us")):
+        return "latency"
+    if key.endswith("_tokens"):
+        return "shape"
+    if key == "jitter_cv":
+        return "jitter"
+    if key == "loss_rate":
+        return "loss"
+    return "other"
+
+
+@dataclass(frozen=True)
+class Input:
+    """One sampled input: its override PATH, its value in the scenario and its distribution."""
+
+    path: str
+    point: float
+    dist: Distribution
+    kind: str  # the default rule's kind, or "scenario" for the uncertainty block's own
+    reason: str
+
+
+@dataclass(frozen=True)
+class NotSampled:
+    path: str
+    reason: str
+
+
+def _estimated(group: Sourced | Any, prefix: str) -> list[tuple[str, Any]]:
+    out = []
+    for key in getattr(group, "estimated", []):
+        out.append((f"{prefix}.{key}", getattr(group, key)))
+    return out
+
+
+def estimated_values(rs: ResolvedScenario) -> list[tuple[str, Any]]:
+    """(PATH, value) of every estimated key of the chips, links and model the scenario uses."""
+    out: list[tuple[str, Any]] = []
+    chips: list[str] = []
+    for role in ("P", "RLD", "MD"):
+        chips += [c for c in role_chip_names(rs, role) if c not in chips and c in rs.chips]
+    for name in chips:
+        chip = rs.chips[name]
+        out += _estimated(chip.datasheet, f"chips.{name}.datasheet")
+        for path, v in _estimated(chip.price, f"chips.{name}.price"):
+            short = path.replace(".price.rental_usd_per_hour", ".price_usd_per_hour")
+            out.append((short, v))
+        derates = getattr(chip, "derates", None)
+        if derates is not None:
+            out += _estimated(derates, f"chips.{name}.derates")
+    out += _estimated(rs.link, "link")
+    out += _estimated(rs.rdma, "rdma")
+    for group in ("params_override", "speculative"):
+        g = getattr(rs.model, group, None)
+        if g is not None:
+            out += _estimated(g, f"model.{group}")
+    return out
+
+
+def _point_value(rs: ResolvedScenario, path: str) -> Any:
+    """The scenario's value at an override PATH (None where it has none)."""
+    if path == RATE:
+        return rs.scenario.rate_rps
+    parts = path.split(".")
+    obj: Any
+    if parts[0] == "chips":
+        obj = rs.chips.get(parts[1])
+        rest = parts[2:]
+        if rest == ["price_usd_per_hour"]:
+            rest = ["price", "rental_usd_per_hour"]
+    elif parts[0] in ("link", "rdma", "model", "workload"):
+        obj = getattr(rs, parts[0])
+        rest = parts[1:]
+    else:
+        obj = rs.scenario
+        rest = parts
+    for p in rest:
+        if obj is None:
+            return None
+        obj = obj.get(p) if isinstance(obj, Mapping) else getattr(obj, p, None)
+    return obj
+
+
+def _numeric(v: Any) -> bool:
+    return isinstance(v, float | int) and not isinstance(v, bool)
+
+
+def collect_inputs(rs: ResolvedScenario) -> tuple[list[Input], list[NotSampled]]:
+    """The inputs to sample: defaults (unless turned off), then the uncertainty block's."""
+    unc = rs.scenario.uncertainty
+    use_defaults = unc is None or unc.defaults
+    found: dict[str, Input] = {}
+    skipped: list[NotSampled] = []
+    if use_defaults:
+        for path, v in estimated_values(rs):
+            key = path.rsplit(".", 1)[1]
+            if key in CONFIGURATION_KEYS:
+                skipped.append(NotSampled(path, "a setting the operator chooses"))
+            elif not isinstance(v, float) or isinstance(v, bool):
+                skipped.append(NotSampled(path, "a whole number or a switch, not sampled"))
+            elif key == "loss_rate" and v <= 0:
+                skipped.append(NotSampled(path, "zero: no loss ceiling to vary"))
+            else:
+                rule = DEFAULT_RULES[kind_of(key)]
+                found[path] = capped(Input(path, float(v), rule.dist, rule.kind, rule.reason))
+        if rs.scenario.rate_rps is not None:
+            rule = DEFAULT_RULES["rate"]
+            found[RATE] = Input(RATE, rs.scenario.rate_rps, rule.dist, rule.kind, rule.reason)
+        rule = DEFAULT_RULES["hit-rate shift"]
+        found[HIT_SHIFT] = Input(
+            HIT_SHIFT, float(rs.workload.hit_rate.shift), rule.dist, rule.kind, rule.reason
+        )
+        if rs.workload.anomalous is not None and rs.workload.anomalous.share > 0:
+            rule = DEFAULT_RULES["anomalous share"]
+            found[ANOMALOUS_SHARE] = Input(
+                ANOMALOUS_SHARE, rs.workload.anomalous.share, rule.dist, rule.kind, rule.reason
+            )
+    if unc is not None:
+        for path, dist in unc.inputs.items():
+            key = f"uncertainty.inputs.{path}"
+            try:
+                check_path(path, rs)
+            except OverrideError as exc:
+                raise ProfileError(exc.detail, file=rs.file, key=key) from None
+            point = _point_value(rs, path)
+            if dist.fixed:
+                found.pop(path, None)
+                skipped.append(NotSampled(path, "fixed by the scenario's uncertainty block"))
+                continue
+            if not _numeric(point) and not _absolute(dist):
+                raise ProfileError(
+                    "the scenario has no number here for a relative distribution; give "
+                    "uniform, triangular or log_uniform bounds",
+                    file=rs.file,
+                    key=key,
+                )
+            if isinstance(point, bool):
+                raise ProfileError("a switch cannot be sampled", file=rs.file, key=key)
+            if dist.lognormal is not None and not (point is not None and point > 0):
+                raise ProfileError(
+                    "lognormal needs a positive value in the scenario", file=rs.file, key=key
+                )
+            found[path] = Input(
+                path, float(point) if _numeric(point) else math.nan, dist, "scenario", unc.source
+            )
+    return list(found.values()), skipped
+
+
+def _absolute(d: Distribution) -> bool:
+    return d.uniform is not None or d.triangular is not None or d.log_uniform is not None
+
+
+def support(inp: Input) -> tuple[float, float]:
+    """An input's bounds, or its 0.1% and 99.9% quantiles where it has none."""
+    d = inp.dist
+    unbounded = d.lognormal is not None or (
+        d.normal is not None and (d.normal.low is None or d.normal.high is None)
+    )
+    v = values(inp, np.array([0.001, 0.999]) if unbounded else np.array([0.0, 1.0]))
+    return float(v[0]), float(v[1])
+
+
+def values(inp: Input, u: np.ndarray) -> np.ndarray:
+    """The input's values at uniform draws ``u`` in (0, 1) (inverse CDF)."""
+    from scipy import stats
+
+    d = inp.dist
+    u = np.asarray(u, dtype=float)
+    if d.uniform is not None:
+        return _uniform(d.uniform, u)
+    if d.triangular is not None:
+        return _triangular(d.triangular, u)
+    if d.log_uniform is not None:
+        lo, hi = math.log(d.log_uniform.low), math.log(d.log_uniform.high)
+        return np.exp(lo + u * (hi - lo))
+    if d.relative is not None:
+        r = d.relative
+        tri = Triangular(low=r.low, mode=r.mode, high=r.high)
+        return inp.point * _triangular(tri, u)
+    if d.normal is not None:
+        n = d.normal
+        mean = inp.point if n.mean is None else n.mean
+        x = mean + n.sd * stats.norm.ppf(u)
+        lo = -np.inf if n.low is None else n.low
+        hi = np.inf if n.high is None else n.high
+        return np.asarray(np.clip(x, lo, hi), dtype=float)
+    if d.lognormal is not None:
+        s2 = math.log1p(d.lognormal.cv**2)
+        mu = math.log(inp.point) - s2 / 2
+        return np.asarray(np.exp(mu + math.sqrt(s2) * stats.norm.ppf(u)), dtype=float)
+    raise AssertionError(f"no distribution among {DISTRIBUTION_KINDS}")  # pragma: no cover
+
+
+def _uniform(d: Uniform, u: np.ndarray) -> np.ndarray:
+    return d.low + u * (d.high - d.low)
+
+
+def _triangular(d: Triangular, u: np.ndarray) -> np.ndarray:
+    lo, mode, hi = d.low, d.mode, d.high
+    if hi <= lo:
+        return np.full_like(u, lo)
+    c = (mode - lo) / (hi - lo)
+    left = lo + np.sqrt(u * (hi - lo) * (mode - lo))
+    right = hi - np.sqrt((1 - u) * (hi - lo) * (hi - mode))
+    return np.where(u < c, left, right)
+
+
+def capped(inp: Input) -> Input:
+    """Efficiencies are fractions: a relative default never takes one above 1."""
+    r = inp.dist.relative
+    if inp.kind == "efficiency" and r is not None and inp.point * r.high > 1.0:
+        high = max(1.0 / inp.point, r.mode)
+        return Input(
+            inp.path,
+            inp.point,
+            Distribution(relative=Relative(low=r.low, mode=r.mode, high=high)),
+            inp.kind,
+            inp.reason,
+        )
+    return inp
+
+
+def check_inputs(src: ScenarioSource, inputs: Sequence[Input], file: str) -> None:
+    """Each input's extreme values must be valid values of its key (a one-line error if not)."""
+    for inp in inputs:
+        lo, hi = support(inp)
+        for v in (lo, hi):
+            try:
+                src.resolve({inp.path: _cast(inp.path, v)})
+            except OverrideError as exc:
+                raise ProfileError(
+                    f"its distribution reaches {v:.6g}, which the key does not allow: {exc.detail}",
+                    file=file,
+                    key=f"uncertainty.inputs.{inp.path}",
+                ) from None
+
+
+_INT_PATHS = ("serving.chunk_size_tokens", "serving.catch_up_threshold_tokens")
+
+
+def _cast(path: str, v: float) -> float | int:
+    return int(round(v)) if path in _INT_PATHS else float(v)
+
+
+def draw(inputs: Sequence[Input], samples: int, seed: int | None) -> np.ndarray:
+    """A ``samples`` x ``len(inputs)`` matrix of input values (Latin hypercube, seeded)."""
+    if not inputs:
+        return np.zeros((samples, 0))
+    from scipy.stats import qmc
+
+    u = qmc.LatinHypercube(d=len(inputs), seed=seed).random(samples)
+    return np.column_stack([values(inp, u[:, j]) for j, inp in enumerate(inputs)])
+
+
+def sample_overrides(inputs: Sequence[Input], x: np.ndarray) -> list[dict[str, Any]]:
+    """One overrides mapping per row of ``x``."""
+    paths = [i.path for i in inputs]
+    return [{p: _cast(p, float(v)) for p, v in zip(paths, row, strict=True)} for row in x.tolist()]

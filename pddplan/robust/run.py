@@ -1,0 +1,422 @@
+"""``robust``: the point plan under sampled inputs, the robust plan, and what moves them.
+
+1. Solve the scenario at its point estimate (the point plan) and list every configuration the
+   search would size there, with its point-estimate counts.
+2. Draw the inputs (:mod:`.inputs`, seeded Latin hypercube) and evaluate, on every sample, the
+   point plan's fleet (check_fleet: meets every SLA target or not, its margin, cost and
+   goodput) and the least counts each configuration needs (:mod:`.evaluate`). Samples are
+   split into chunks that an executor runs (this process, local processes or Dask).
+3. The robust plan: per configuration, the counts of least expected cost that cover at least
+   ``P N`` samples (:mod:`.search`); configurations are visited cheapest first and dropped once
+   their point-estimate cost alone reaches the best robust cost found.
+4. Sensitivity: the Spearman rank correlation of each input with the point plan's BCR and with
+   its SLA margin over the same samples.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from pddplan.errors import InfeasibleError, OptionError, UsageError
+from pddplan.executors import make_executor
+from pddplan.overrides import ScenarioSource
+from pddplan.robust.evaluate import (
+    Config,
+    SampleRecord,
+    Setup,
+    evaluate_chunk,
+    instance,
+)
+from pddplan.robust.inputs import (
+    Input,
+    NotSampled,
+    check_inputs,
+    collect_inputs,
+    draw,
+    sample_overrides,
+)
+from pddplan.robust.search import (
+    CountChoice,
+    PointConfig,
+    cheapest_counts,
+    coverage,
+    enumerate_configs,
+    point_config,
+)
+from pddplan.solver import Outcome, Plan, PrefillSizing, Solver, solve_scenario
+from pddplan.solver.modes import with_goodput
+
+SECONDS_PER_HOUR = 3600.0
+#: Chunks per worker: enough to balance uneven samples, few enough to keep overheads small.
+CHUNKS_PER_WORKER = 4
+
+
+@dataclass(frozen=True)
+class RobustPlan:
+    outcome: Outcome
+    config: Config
+    counts: tuple[int, int, int]
+    probability: float
+    expected_cost_usd_per_hour: float
+    cost_usd_per_hour: np.ndarray  # per sample
+
+
+@dataclass(frozen=True)
+class RobustRun:
+    """Everything ``robust`` computes (the result layer arranges it)."""
+
+    scenario_name: str
+    samples: int
+    confidence: float
+    seed: int | None
+    executor: str
+    workers: int
+    inputs: list[Input]
+    not_sampled: list[NotSampled]
+    x: np.ndarray  # (samples, inputs)
+    point: Outcome
+    meets: np.ndarray
+    margin: np.ndarray
+    cost_usd_per_hour: np.ndarray
+    goodput_rps: np.ndarray
+    kv_transfer_max_s: np.ndarray
+    robust: RobustPlan | None
+    configs_total: int
+    configs_evaluated: int
+    sensitivity: list[dict[str, Any]]
+
+    @property
+    def sla_probability(self) -> float:
+        return float(np.mean(self.meets)) if self.meets.size else 1.0
+
+    @property
+    def bcr_requests_per_usd(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.goodput_rps * SECONDS_PER_HOUR / self.cost_usd_per_hour
+
+
+def run_robust(
+    src: ScenarioSource,
+    overrides: Mapping[str, Any],
+    *,
+    samples: int,
+    confidence: float,
+    seed: int | None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    jobs: int = 1,
+    max_chips: Mapping[str, int] | None = None,
+    config_limit: int = 64,
+) -> RobustRun:
+    if not (0 < confidence < 1):
+        raise OptionError("confidence", f"must be between 0 and 1 (exclusive), not {confidence}")
+    if samples < 2:
+        raise OptionError("samples", f"must be at least 2, not {samples}")
+    rs = src.resolve(overrides)
+    if rs.scenario.rate_rps is None:
+        raise UsageError("robust needs a target rate: rate_rps in the scenario, or --rate")
+    inputs, skipped = collect_inputs(rs)
+    check_inputs(_Layered(src, overrides), inputs, rs.file)
+    limits = dict(max_chips or {})
+    out0 = solve_scenario(rs, baselines=False, max_chips=limits)
+    plan0 = out0.plan
+    rate0 = plan0.rate_rps
+    pb0 = plan0.problem
+    solver0 = Solver(pb0)
+    cfg0 = point_config(plan0)
+    listed = enumerate_configs(solver0, rate0, limit=10_000)
+    configs_total = len(listed)
+    pcs = [pc for pc in listed if pc.cfg.ident != cfg0.ident][: max(config_limit - 1, 0)]
+    md0 = plan0.decode["MD"]
+    assert md0 is not None
+    pc0 = PointConfig(
+        cfg0,
+        plan0.cost_usd_per_hour,
+        plan0.prefill,
+        md0,
+        plan0.decode.get("RLD"),
+        plan0.prefill.ttft_s,
+    )
+
+    x = draw(inputs, samples, seed)
+    ovs = sample_overrides(inputs, x)
+    setup = Setup(
+        doc=src.doc,
+        registry=src.registry,
+        overrides=dict(overrides),
+        topology=pb0.topology,
+        max_chips={**pb0.max_chips, **limits},
+        token=uuid.uuid4().hex,
+    )
+    items = list(enumerate(ovs))
+    ex = make_executor(executor, jobs=jobs, scheduler=scheduler)
+    with ex:
+        n_chunks = 1 if ex.workers <= 1 else ex.workers * CHUNKS_PER_WORKER
+        chunks = [items[i::n_chunks] for i in range(n_chunks)]
+        chunks = [c for c in chunks if c]
+        recs = _gather(
+            ex.map(evaluate_chunk, chunks, setup=setup, point=(cfg0, cfg0.base), configs=[cfg0]),
+            samples,
+        )
+        prices = _expected_prices(recs)
+        line = float(np.mean([r.line_usd_per_hour for r in recs]))
+        fits = _inventory(setup.max_chips)
+        best: tuple[PointConfig, CountChoice, np.ndarray] | None = None
+        needs0 = np.array([r.needs[0] for r in recs], dtype=float)
+        choice0 = cheapest_counts(needs0, _unit(cfg0, prices), line, confidence, fits(cfg0))
+        if choice0 is not None:
+            best = (pc0, choice0, needs0)
+        bound = best[1].expected_cost_usd_per_hour if best else math.inf
+        rest = [pc for pc in pcs if _expected_base(pc.cfg, prices, line) < bound - 1e-9]
+        evaluated = 1
+        if rest:
+            recs2 = _gather(
+                ex.map(
+                    evaluate_chunk, chunks, setup=setup, point=None, configs=[pc.cfg for pc in rest]
+                ),
+                samples,
+            )
+            evaluated += len(rest)
+            for j, pc in enumerate(rest):
+                needs = np.array([r.needs[j] for r in recs2], dtype=float)
+                ch = cheapest_counts(needs, _unit(pc.cfg, prices), line, confidence, fits(pc.cfg))
+                if ch is None:
+                    continue
+                if (
+                    best is None
+                    or ch.expected_cost_usd_per_hour < best[1].expected_cost_usd_per_hour - 1e-9
+                ):
+                    best = (pc, ch, needs)
+        ex_name, workers = ex.name, ex.workers
+    meets = np.array([r.meets for r in recs], dtype=bool)
+    margin = np.array([r.margin for r in recs], dtype=float)
+    cost = np.array([r.cost_usd_per_hour for r in recs], dtype=float)
+    goodput = np.array([r.goodput_rps for r in recs], dtype=float)
+    kv = np.array([r.kv_transfer_max_s for r in recs], dtype=float)
+    robust: RobustPlan | None = None
+    if best is not None:
+        pc, ch, needs = best
+        rplan = plan_at_point(solver0, pc, ch.counts, rate0, confidence)
+        per_sample = np.array([_sample_cost(r, pc.cfg, ch.counts) for r in recs], dtype=float)
+        robust = RobustPlan(
+            Outcome("rate", rplan, [], "target rate", pb0, [], out0.scenario_name),
+            pc.cfg,
+            ch.counts,
+            float(np.mean(coverage(needs, ch.counts))),
+            ch.expected_cost_usd_per_hour,
+            per_sample,
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bcr = goodput * SECONDS_PER_HOUR / cost
+    sens = sensitivity(inputs, x, bcr, margin, meets)
+    return RobustRun(
+        scenario_name=out0.scenario_name,
+        samples=samples,
+        confidence=confidence,
+        seed=seed,
+        executor=ex_name,
+        workers=workers,
+        inputs=inputs,
+        not_sampled=skipped,
+        x=x,
+        point=out0,
+        meets=meets,
+        margin=margin,
+        cost_usd_per_hour=cost,
+        goodput_rps=goodput,
+        kv_transfer_max_s=kv,
+        robust=robust,
+        configs_total=configs_total,
+        configs_evaluated=evaluated,
+        sensitivity=sens,
+    )
+
+
+class _Layered(ScenarioSource):
+    """A source whose every resolve starts from ``overrides`` (for checking inputs on top of
+    the caller's overrides)."""
+
+    def __init__(self, src: ScenarioSource, overrides: Mapping[str, Any]) -> None:
+        super().__init__(doc=src.doc, registry=src.registry)
+        self._profile_docs = src._profile_docs
+        self._under = dict(overrides)
+
+    def resolve(self, overrides: Mapping[str, Any] | None = None) -> Any:
+        return super().resolve({**self._under, **(overrides or {})})
+
+
+def _gather(chunks: Sequence[list[SampleRecord]], n: int) -> list[SampleRecord]:
+    recs: list[SampleRecord | None] = [None] * n
+    for chunk in chunks:
+        for r in chunk:
+            recs[r.index] = r
+    assert all(r is not None for r in recs)
+    return recs  # type: ignore[return-value]
+
+
+def _expected_prices(recs: Sequence[SampleRecord]) -> dict[tuple[str, int], float]:
+    keys = recs[0].prices.keys()
+    return {k: float(np.mean([r.prices[k] for r in recs])) for k in keys}
+
+
+def _unit(cfg: Config, prices: Mapping[tuple[str, int], float]) -> tuple[float, float, float]:
+    return (
+        prices[cfg.p],
+        prices[cfg.rld] if cfg.rld is not None else 0.0,
+        prices[cfg.md],
+    )
+
+
+def _expected_base(cfg: Config, prices: Mapping[tuple[str, int], float], line: float) -> float:
+    u = _unit(cfg, prices)
+    return sum(n * c for n, c in zip(cfg.base, u, strict=True)) + line
+
+
+def _sample_cost(rec: SampleRecord, cfg: Config, counts: tuple[int, int, int]) -> float:
+    u = _unit(cfg, rec.prices)
+    return sum(n * c for n, c in zip(counts, u, strict=True)) + rec.line_usd_per_hour
+
+
+def _inventory(limits: Mapping[str, int]) -> Any:
+    def for_cfg(cfg: Config) -> Any:
+        def fits(counts: tuple[int, int, int]) -> bool:
+            if not limits:
+                return True
+            used: dict[str, int] = {}
+            for key, n in zip((cfg.p, cfg.rld, cfg.md), counts, strict=True):
+                if key is not None and n > 0:
+                    used[key[0]] = used.get(key[0], 0) + n * key[1]
+            return all(used.get(c, 0) <= lim for c, lim in limits.items())
+
+        return fits
+
+    return for_cfg
+
+
+def plan_at_point(
+    solver: Solver, pc: PointConfig, counts: tuple[int, int, int], rate: float, confidence: float
+) -> Plan:
+    """The robust fleet as a solver plan at the point estimate (for the same report as solve)."""
+    pb = solver.pb
+    cfg = pc.cfg
+    p = instance(solver, "P", cfg.p)
+    m = instance(solver, "MD", cfg.md)
+    r = instance(solver, "RLD", cfg.rld)
+    assert p is not None and m is not None
+    route = solver.route(rate, cfg.routing)
+    offs, wts, _ = solver.ttft_offsets(p, route)
+    q, att, util = solver.ttft_at(p, counts[0], rate, offs, wts)
+    why = f"SLA with probability >= {confidence:g}"
+    prefill = PrefillSizing(
+        counts[0], util, q, att, pc.prefill.bound_by if counts[0] == cfg.base[0] else why
+    )
+    _ctx, _md_time, _ext, stall, _rld_time, rld_tokens, extra = solver.decode_load(
+        route, m, cfg.mode
+    )
+    md = replace(
+        pc.md,
+        instances=counts[2],
+        batch_bound_by=pc.md.batch_bound_by if counts[2] == cfg.base[2] else why,
+    )
+    rs = None
+    if r is not None and pc.rld is not None and counts[1] > 0:
+        rs = replace(
+            pc.rld,
+            instances=counts[1],
+            batch_bound_by=pc.rld.batch_bound_by if counts[1] == cfg.base[1] else why,
+        )
+    roles: dict[str, Any] = {
+        "P": (p, counts[0]),
+        "RLD": (r, counts[1]) if rs is not None else None,
+        "MD": (m, counts[2]),
+    }
+    role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
+    line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+    binding = [f"P: {prefill.bound_by}", f"MD: {md.batch_bound_by}"]
+    if rs is not None:
+        binding.append(f"RLD: {rs.batch_bound_by}")
+    if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
+        binding.append("line utilization")
+    w = pb.classes.weight
+    plan = Plan(
+        problem=pb,
+        topology=pb.topology.name,
+        rate_rps=rate,
+        routing=cfg.routing,
+        handover=cfg.mode if rs is not None else "-",
+        roles=roles,
+        cost_usd_per_hour=sum(role_cost.values()) + line,
+        role_cost_usd_per_hour=role_cost,
+        link_cost_usd_per_hour=line,
+        prefill=prefill,
+        decode={"RLD": rs, "MD": md},
+        route=route,
+        md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+        rld_extra_s=extra,
+        rld_output_token_share=float(np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)),
+        handover_inputs=(cfg.mode, m, rld_tokens, extra, r if rs is not None else None, rs),
+        meets_sla=all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, pb.ttft_targets_s, strict=True)),
+        binding=binding,
+    )
+    return with_goodput(solver.finalize(plan))
+
+
+def sensitivity(
+    inputs: Sequence[Input],
+    x: np.ndarray,
+    bcr: np.ndarray,
+    margin: np.ndarray,
+    meets: np.ndarray,
+) -> list[dict[str, Any]]:
+    """Per input: Spearman rank correlation with the point plan's BCR and SLA margin; the
+    index is the larger of the two in absolute value. Sorted, largest first.
+
+    Each row also gives the tornado's bars: the point plan's mean BCR and SLA probability over
+    the samples where the input is in its lowest and in its highest decile.
+    """
+    rows: list[dict[str, Any]] = []
+    n = x.shape[0]
+    tail = max(1, n // 10)
+    y_bcr = np.nan_to_num(bcr, nan=0.0, posinf=0.0, neginf=0.0)
+    y_sla = np.nan_to_num(margin, nan=0.0, posinf=1e6, neginf=0.0)
+    for j, inp in enumerate(inputs):
+        col = x[:, j]
+        rb, rm = _spearman(col, y_bcr), _spearman(col, y_sla)
+        order = np.argsort(col, kind="stable")
+        lo, hi = order[:tail], order[n - tail :]
+        rows.append(
+            {
+                "input": inp.path,
+                "index": max(abs(rb), abs(rm)),
+                "bcr_rank_correlation": rb,
+                "sla_margin_rank_correlation": rm,
+                "value_low_decile": float(np.mean(col[lo])),
+                "value_high_decile": float(np.mean(col[hi])),
+                "bcr_low_decile_requests_per_usd": float(np.mean(y_bcr[lo])),
+                "bcr_high_decile_requests_per_usd": float(np.mean(y_bcr[hi])),
+                "sla_probability_low_decile": float(np.mean(meets[lo])),
+                "sla_probability_high_decile": float(np.mean(meets[hi])),
+                "kind": inp.kind,
+            }
+        )
+    rows.sort(key=lambda r: (-float(r["index"]), str(r["input"])))
+    return rows
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import rankdata
+
+    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return 0.0
+    ra, rb = rankdata(a), rankdata(b)
+    c = np.corrcoef(ra, rb)[0, 1]
+    return float(c) if math.isfinite(c) else 0.0
+
+
+__all__ = ["InfeasibleError", "RobustPlan", "RobustRun", "run_robust"]
