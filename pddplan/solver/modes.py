@@ -163,10 +163,12 @@ def baseline_at_rate(
     check_options(pb)
     try:
         return with_goodput(Solver(pb).solve_rate(rate))
-    except InfeasibleError:
-        pb.enforce_ttft = False
-        plan = Solver(pb).solve_rate(rate)
-        return with_goodput(replace(plan, meets_sla=False))
+    except InfeasibleError as exc:
+        why = exc
+    # no count meets TTFT: size for capacity, and say which target fails and why
+    pb.enforce_ttft = False
+    plan = Solver(pb).solve_rate(rate)
+    return with_goodput(replace(plan, meets_sla=False, binding=[*plan.binding, f"SLA: {why}"]))
 
 
 #: Upper end of the rate search when nothing else bounds the scale [requests/s].
