@@ -320,9 +320,9 @@ def catch_up_converges(
 
 @dataclass(frozen=True)
 class DecodeSplit:
-    """Who decodes what, per request, once the hand-over is done."""
+    """Who decodes what, per request, once the hand-over is done (as MD and RLD are sized)."""
 
-    md_tokens: np.ndarray  # [tokens] decoded on MD
+    md_tokens: np.ndarray  # [tokens] MD is sized to decode: the whole output (see decode_split)
     md_busy_s: np.ndarray  # [s] MD slot time: its tokens at TPOT plus the hand-over stall
     extend_busy_s: np.ndarray  # [s] MD's extend passes
     md_stall_s: np.ndarray  # [s] the longest visible pause at hand-over
@@ -339,7 +339,17 @@ def decode_split(
     extend_fixed_s: float,
     extend_per_token_s: float,
 ) -> DecodeSplit:
-    """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT."""
+    """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT.
+
+    Notes
+    -----
+    MD is sized as if it decoded every output token of the requests it serves: the tokens RLD
+    emits before the hand-over are not credited against MD's load. Crediting them made the
+    least cost rise with the line's bandwidth (a faster line hands over sooner, so MD decodes
+    more), although a deployment on the faster line may always hand over as late as the slower
+    line forces. The stall and extend passes still grow with RLD's tokens. Conservative by RLD's
+    share of the output tokens (about 1-2% on the bundled scenarios); see docs/solve.md.
+    """
     out = np.asarray(output_tokens, dtype=float)
     tpot = paths.tpot_s
     ho_s = float(handover_transfer_s(paths.wan, paths.catch_up_threshold_tokens))
@@ -354,9 +364,7 @@ def decode_split(
     extra = np.where(tl.relay, extra, 0.0)
     stall = np.where(tl.relay, stall, 0.0)
     extend_busy = np.where(tl.relay, extend_busy, 0.0)
-    md_tokens = np.where(
-        tl.on_decode_side, np.maximum(out - tl.eager_tokens - extra / tpot, 0.0), 0.0
-    )
+    md_tokens = np.where(tl.on_decode_side, out, 0.0)
     md_time = md_tokens * tpot + stall
     rld_time = np.where(tl.relay, tl.relay_wait_s + extra, 0.0) + np.where(
         tl.on_decode_side, 0.0, out * tpot
