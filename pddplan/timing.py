@@ -191,6 +191,21 @@ def line_utilization(link: LinkNumbers, rate_per_s: float, mean_payload_bytes: f
     return float(network.link_utilization(rate_per_s, mean_payload_bytes, link.goodput_bytes_per_s))
 
 
+def decode_link_utilization(paths: Paths, rate_per_s: float, mean_payload_bytes: float) -> float:
+    """Load on the shared path of the KV to the decode pool [-].
+
+    Across datacenters every transfer shares the one WAN line. Inside one datacenter the KV goes
+    over the RDMA fabric, which is not shared: each instance has its own NICs on a non-blocking
+    fabric, so each copy runs at the link's goodput whatever the rate (as the P-to-RLD copy
+    does, :func:`rdma_copy_s`). Treating a per-NIC RDMA link as one line shared by the whole
+    fleet made a same-datacenter baseline with 1 GB of KV per request at 46 req/s saturate a
+    single 400 Gbit/s NIC and report TTFTs of hours.
+    """
+    if not paths.cross_dc:
+        return 0.0
+    return line_utilization(paths.wan, rate_per_s, mean_payload_bytes)
+
+
 def timeline(
     paths: Paths,
     routing: Routing,
@@ -313,9 +328,9 @@ def _handover_on_path(
 
 @dataclass(frozen=True)
 class DecodeSplit:
-    """Who decodes what, per request, once the hand-over is done."""
+    """Who decodes what, per request, once the hand-over is done (as MD and RLD are sized)."""
 
-    md_tokens: np.ndarray  # [tokens] decoded on MD
+    md_tokens: np.ndarray  # [tokens] MD is sized to decode: the whole output (see decode_split)
     md_busy_s: np.ndarray  # [s] MD slot time: its tokens at TPOT plus the hand-over stall
     extend_busy_s: np.ndarray  # [s] MD's extend passes
     md_stall_s: np.ndarray  # [s] the longest visible pause at hand-over
@@ -332,7 +347,17 @@ def decode_split(
     extend_fixed_s: float,
     extend_per_token_s: float,
 ) -> DecodeSplit:
-    """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT."""
+    """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT.
+
+    Notes
+    -----
+    MD is sized as if it decoded every output token of the requests it serves: the tokens RLD
+    emits before the hand-over are not credited against MD's load. Crediting them made the
+    least cost rise with the line's bandwidth (a faster line hands over sooner, so MD decodes
+    more), although a deployment on the faster line may always hand over as late as the slower
+    line forces. The stall and extend passes still grow with RLD's tokens. Conservative by RLD's
+    share of the output tokens (about 1-2% on the bundled scenarios); see docs/solve.md.
+    """
     out = np.asarray(output_tokens, dtype=float)
     tpot = paths.tpot_s
     e0, e1 = extend_fixed_s, extend_per_token_s
@@ -344,9 +369,7 @@ def decode_split(
     extra = np.where(tl.relay, extra, 0.0)
     stall = np.where(tl.relay, stall, 0.0)
     extend_busy = np.where(tl.relay, extend_busy, 0.0)
-    md_tokens = np.where(
-        tl.on_decode_side, np.maximum(out - tl.eager_tokens - extra / tpot, 0.0), 0.0
-    )
+    md_tokens = np.where(tl.on_decode_side, out, 0.0)
     md_time = md_tokens * tpot + stall
     rld_time = np.where(tl.relay, tl.relay_wait_s + extra, 0.0) + np.where(
         tl.on_decode_side, 0.0, out * tpot

@@ -216,7 +216,11 @@ def simulate(
     md_role = plan.roles["MD"]
     max_ctx = float(np.max(req.input_tokens + req.output_tokens)) + 1.0
     ppool = FcfsPool(p_role.instances, q)
-    line = PsLine(link.goodput_bytes_per_s, q, float(np.max(cap_a)) if n else math.inf)
+    if topo.cross_dc:
+        line = PsLine(link.goodput_bytes_per_s, q, float(np.max(cap_a)) if n else math.inf)
+    else:  # the RDMA fabric is not shared (timing.decode_link_utilization): each flow at goodput
+        flow_cap = min(float(np.max(cap_a)) if n else math.inf, link.goodput_bytes_per_s)
+        line = PsLine(math.inf, q, flow_cap)
     md = DecodePool(
         MD_POOL, md_role.instance, md_role.instances, md_role.batch_per_instance, max_ctx, q
     )

@@ -107,20 +107,26 @@ def goodput_rps(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> float
     0 when the fleet misses a target even as the rate goes to zero (a transfer alone longer
     than a TTFT target, say).
     """
+    return goodput_bracket(solver, plan, rtol)[0]
+
+
+def goodput_bracket(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> tuple[float, float]:
+    """``(lo, hi)``: the fleet meets every SLA target at ``lo`` and misses one at ``hi``, with
+    ``hi - lo <= rtol hi`` [requests/s]; ``(inf, inf)`` for a fleet no rate overloads."""
     r0 = plan.rate_rps
     if r0 <= 0:
-        return 0.0
+        return 0.0, 0.0
     if check_fleet(solver, plan, r0).meets_sla:
         lo, hi = r0, r0 * 1.25
         while check_fleet(solver, plan, hi).meets_sla:
             lo, hi = hi, hi * 2.0
             if hi > r0 * 1e6:
-                return math.inf
+                return math.inf, math.inf
     else:
         lo, hi = 0.0, r0
         tiny = r0 * 1e-6
         if not check_fleet(solver, plan, tiny).meets_sla:
-            return 0.0
+            return 0.0, tiny
         lo = tiny
     while hi - lo > rtol * hi:
         mid = 0.5 * (lo + hi)
@@ -128,4 +134,14 @@ def goodput_rps(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> float
             lo = mid
         else:
             hi = mid
-    return lo
+    return lo, hi
+
+
+def sizing_limit_rps(solver: Solver, plan: Plan) -> float:
+    """The highest rate at which ``plan``'s fleet stays within the planner's utilization caps
+    (prefill and line) [requests/s]: past it the search can no longer return this fleet."""
+    pb = solver.pb
+    p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
+    mean_s = float(np.sum(pb.classes.weight * solver.prefill_s(p_inst)))
+    cap = n_p * pb.prefill_utilization_cap / mean_s if mean_s > 0 else math.inf
+    return min(cap, solver.line_rate_limit())

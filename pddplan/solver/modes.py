@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -17,7 +18,7 @@ import numpy as np
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.scenario import ResolvedScenario
 from pddplan.solver.cache import SearchCache
-from pddplan.solver.fleet import goodput_rps
+from pddplan.solver.fleet import goodput_bracket, goodput_rps, sizing_limit_rps
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import (
     NO_RELAY,
@@ -80,69 +81,89 @@ def with_goodput(plan: Plan) -> Plan:
     return replace(plan, fleet_goodput_rps=goodput_rps(solver_for(plan), plan))
 
 
-def solve_budget(solver: RateSolver, budget_usd_per_hour: float, hi_rate: float) -> Plan:
-    """Most goodput within a budget (and inventory): bisection on the rate."""
-    lo_plan: Plan | None = None
-    lo, hi = 0.0, hi_rate
-    try:
-        plan = solver.solve_rate(hi)
-        if plan.cost_usd_per_hour <= budget_usd_per_hour:
-            return plan
-    except InfeasibleError:
-        pass
-    for _ in range(40):
-        mid = (
-            (lo + hi) / 2
-            if lo > 0
-            else hi / 2**0.5
-            if lo_plan is None and hi > 1e-6
-            else (lo + hi) / 2
-        )
+#: Relative precision of the goodput of each fleet the exact modes compare [-].
+EXACT_GOODPUT_RTOL = 1e-7
+#: Where the walk over the rate axis starts, as a share of its upper end [-].
+WALK_START_SHARE = 1e-6
+
+
+def walk_fleets(solver: RateSolver, hi_rate: float) -> Iterator[Plan]:
+    """Every fleet the rate search returns for a rate in ``(0, hi_rate]``, in rate order, each
+    with its fleet goodput.
+
+    Notes
+    -----
+    The least-cost plan at rate ``r`` is a fleet ``F``. ``F`` stays a valid sizing (it meets
+    every target and every utilization cap, :func:`fleet.sizing_limit_rps`) for every rate
+    from ``r`` to ``e(F) = min(goodput(F), cap limit(F))``, so the least cost is constant there
+    (it never falls as the rate grows: every constraint tightens with the rate). Just past
+    ``e(F)``, ``F`` is no longer valid and the search returns another fleet. Stepping from
+    ``e(F)`` to the next fleet therefore visits every step of the least-cost staircase, which
+    is what makes the modes built on it exact within the model (up to the goodput's relative
+    precision :data:`EXACT_GOODPUT_RTOL`). A fleet of equal cost and lower goodput that the
+    search ranks first (by TTFT) at some rate inside a step is the only plan not visited.
+    """
+    r = hi_rate * WALK_START_SHARE
+    while r <= hi_rate:
         try:
-            plan = solver.solve_rate(mid)
-            good = plan.cost_usd_per_hour <= budget_usd_per_hour
+            plan = solver.solve_rate(r)
         except InfeasibleError:
-            good = False
-        if good:
-            lo, lo_plan = mid, plan
-        else:
-            hi = mid
-        if hi - lo < 1e-3 * hi:
-            break
-    if lo_plan is None:
+            if r <= hi_rate * WALK_START_SHARE:
+                raise
+            return  # every constraint tightens with the rate: nothing fits above either
+        s = solver_for(plan)
+        lo, hi = goodput_bracket(s, plan, EXACT_GOODPUT_RTOL)
+        plan = replace(plan, fleet_goodput_rps=lo)
+        yield plan
+        end = min(hi, sizing_limit_rps(s, plan) * (1 + 1e-12))
+        r = max(end, r * (1 + EXACT_GOODPUT_RTOL))
+
+
+def solve_budget(solver: RateSolver, budget_usd_per_hour: float, hi_rate: float) -> Plan:
+    """Most goodput within a budget (and inventory), exactly: the fleet of highest goodput
+    among every fleet the search returns at a rate up to ``hi_rate`` that costs at most the
+    budget (see :func:`walk_fleets`). Ties: the lower cost, then :func:`better_plan`."""
+    best: Plan | None = None
+    for plan in walk_fleets(solver, hi_rate):
+        if plan.cost_usd_per_hour > budget_usd_per_hour * (1 + 1e-12):
+            break  # the least cost never falls as the rate grows
+        if best is None or _more_goodput(plan, best):
+            best = plan
+    if best is None:
         raise InfeasibleError(
             f"no plan serves any traffic within {budget_usd_per_hour:.4g} $/h", binding="budget"
         )
-    return lo_plan
-
-
-def solve_max_bcr(solver: RateSolver, hi_rate: float, points: int = 24) -> Plan:
-    """The plan of highest BCR for rates up to ``hi_rate``."""
-    rates = np.geomspace(hi_rate / 64, hi_rate, points)
-    best: Plan | None = None
-    for r in rates:
-        try:
-            p = solver.solve_rate(float(r))
-        except InfeasibleError:
-            continue
-        if best is None or p.bcr_requests_per_usd > best.bcr_requests_per_usd:
-            best = p
-    if best is None:
-        return solver.solve_rate(float(rates[0]))
-    # refine: the highest rate that the best plan's counts still serve
-    lo, hi = best.rate_rps, min(hi_rate, best.rate_rps * (rates[1] / rates[0]))
-    for _ in range(20):
-        mid = (lo + hi) / 2
-        try:
-            p = solver.solve_rate(mid)
-        except InfeasibleError:
-            hi = mid
-            continue
-        if p.bcr_requests_per_usd >= best.bcr_requests_per_usd:
-            best, lo = p, mid
-        else:
-            hi = mid
     return best
+
+
+def solve_max_bcr(solver: RateSolver, hi_rate: float, points: int = 0) -> Plan:
+    """The plan of highest BCR (fleet goodput per dollar), exactly, among every fleet the
+    search returns at a rate up to ``hi_rate`` (see :func:`walk_fleets`). Ties: the higher
+    goodput, then :func:`better_plan`. ``points`` is ignored (kept for callers)."""
+    best: Plan | None = None
+    for plan in walk_fleets(solver, hi_rate):
+        if best is None or _higher_bcr(plan, best):
+            best = plan
+    assert best is not None  # walk_fleets raises when nothing fits at its first rate
+    return best
+
+
+def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
+    return a == b or abs(a - b) <= rtol * max(abs(a), abs(b))
+
+
+def _more_goodput(a: Plan, b: Plan) -> bool:
+    if not _close(a.goodput_rps, b.goodput_rps, EXACT_GOODPUT_RTOL * 10):
+        return a.goodput_rps > b.goodput_rps
+    return better_plan(a, b)
+
+
+def _higher_bcr(a: Plan, b: Plan) -> bool:
+    if not _close(a.bcr_requests_per_usd, b.bcr_requests_per_usd, EXACT_GOODPUT_RTOL * 10):
+        return a.bcr_requests_per_usd > b.bcr_requests_per_usd
+    if not _close(a.goodput_rps, b.goodput_rps, EXACT_GOODPUT_RTOL * 10):
+        return a.goodput_rps > b.goodput_rps
+    return better_plan(a, b)
 
 
 def baseline_at_rate(
@@ -163,10 +184,12 @@ def baseline_at_rate(
     check_options(pb)
     try:
         return with_goodput(Solver(pb).solve_rate(rate))
-    except InfeasibleError:
-        pb.enforce_ttft = False
-        plan = Solver(pb).solve_rate(rate)
-        return with_goodput(replace(plan, meets_sla=False))
+    except InfeasibleError as exc:
+        why = exc
+    # no count meets TTFT: size for capacity, and say which target fails and why
+    pb.enforce_ttft = False
+    plan = Solver(pb).solve_rate(rate)
+    return with_goodput(replace(plan, meets_sla=False, binding=[*plan.binding, f"SLA: {why}"]))
 
 
 #: Upper end of the rate search when nothing else bounds the scale [requests/s].

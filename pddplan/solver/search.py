@@ -105,14 +105,9 @@ class Solver(Sizing):
             * p.price_usd_per_hour
             for p in pb.options["P"]
         )
-        md_tokens = np.where(
-            pb.on_decode_side, np.maximum(c.output_tokens - route.eager_tokens, 0.0), 0.0
-        )
+        md_tokens = np.where(pb.on_decode_side, c.output_tokens, 0.0)
+        ctx = self.md_context_tokens()
         conc = float(np.sum(rate * w * md_tokens * pb.tpot_s))
-        ctx = float(
-            np.sum(w * pb.on_decode_side * (c.input_tokens + c.output_tokens / 2))
-            / max(np.sum(w * pb.on_decode_side), 1e-300)
-        )
         md_lb = math.inf
         for m in pb.options["MD"]:
             b = m.max_batch_at_tpot(ctx, pb.tpot_s)
@@ -193,57 +188,68 @@ class Solver(Sizing):
         tot = p_costs[:, None] + rm_costs[None, :]
         order = np.argsort(tot, axis=None, kind="stable")
         link_cost = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        chosen: Plan | None = None
         for flat in order:
             pi, ci = np.unravel_index(flat, tot.shape)
-            p, ps = p_ok[pi]
-            _, row_i, ri, rs = combos[ci]
-            oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
-            m = md_opts[oi]
-            r_inst = r_opts[ri] if ri is not None else None
-            roles: dict[str, tuple[Instance, int] | None] = {
-                "P": (p, ps.instances),
-                "RLD": (r_inst, rs.instances)
-                if r_inst is not None and rs is not None and rs.instances > 0
-                else None,
-                "MD": (m, md.instances),
-            }
-            if not self._fits_inventory(roles):
+            if chosen is not None and tot[pi, ci] > chosen.cost_usd_per_hour - link_cost + 1e-9:
+                break  # every cheaper-or-equal combination has been seen
+            cand = self._plan_of(rate, route, mode, p_ok[pi], combos[ci], md_rows, link_cost)
+            if cand is None:
                 continue
-            role_cost = {
-                k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()
-            }
-            w = pb.classes.weight
-            binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
-            if rs is not None and rs.instances > 0:
-                binding.append(f"RLD: {rs.batch_bound_by}")
-            if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
-                binding.append("line utilization")
-            ttft_ok = all(
-                q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True)
-            )
-            return Plan(
-                problem=pb,
-                topology=pb.topology.name,
-                rate_rps=rate,
-                routing=route.routing,
-                handover=mode if roles["RLD"] else "-",
-                roles=roles,
-                cost_usd_per_hour=float(tot[pi, ci]) + link_cost,
-                role_cost_usd_per_hour=role_cost,
-                link_cost_usd_per_hour=link_cost,
-                prefill=ps,
-                decode={"RLD": rs if roles["RLD"] else None, "MD": md},
-                route=route,
-                md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
-                rld_extra_s=extra,
-                rld_output_token_share=float(
-                    np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)
-                ),
-                handover_inputs=(mode, m, rld_tokens, extra, r_inst, rs),
-                meets_sla=ttft_ok,
-                binding=binding,
-            )
-        return None
+            # equal cost: the order of the option lists must not decide (better_plan's key)
+            if chosen is None or better_plan(cand, chosen):
+                chosen = cand
+        return chosen
+
+    def _plan_of(self, rate: float, route: Route, mode: str, p_entry, combo, md_rows, link_cost):
+        """The plan of one (P option, RLD/MD combination), or None when it breaks inventory."""
+        pb = self.pb
+        p, ps = p_entry
+        rm_cost, row_i, ri, rs = combo
+        oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
+        m = pb.options["MD"][oi]
+        r_inst = pb.options["RLD"][ri] if ri is not None else None
+        roles: dict[str, tuple[Instance, int] | None] = {
+            "P": (p, ps.instances),
+            "RLD": (r_inst, rs.instances)
+            if r_inst is not None and rs is not None and rs.instances > 0
+            else None,
+            "MD": (m, md.instances),
+        }
+        if not self._fits_inventory(roles):
+            return None
+        role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
+        w = pb.classes.weight
+        binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
+        if rs is not None and rs.instances > 0:
+            binding.append(f"RLD: {rs.batch_bound_by}")
+        if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
+            binding.append("line utilization")
+        ttft_ok = all(
+            q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True)
+        )
+        return Plan(
+            problem=pb,
+            topology=pb.topology.name,
+            rate_rps=rate,
+            routing=route.routing,
+            handover=mode if roles["RLD"] else "-",
+            roles=roles,
+            cost_usd_per_hour=ps.instances * p.price_usd_per_hour + rm_cost + link_cost,
+            role_cost_usd_per_hour=role_cost,
+            link_cost_usd_per_hour=link_cost,
+            prefill=ps,
+            decode={"RLD": rs if roles["RLD"] else None, "MD": md},
+            route=route,
+            md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+            rld_extra_s=extra,
+            rld_output_token_share=float(
+                np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)
+            ),
+            handover_inputs=(mode, m, rld_tokens, extra, r_inst, rs),
+            meets_sla=ttft_ok,
+            binding=binding,
+        )
 
     def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
         if not self.pb.max_chips:
@@ -326,8 +332,34 @@ class Solver(Sizing):
         return solve_max_bcr(self, hi_rate, points)
 
 
+_HANDOVER_RANK = {"-": 0, "one-shot": 1, "catch-up": 2}
+
+
+def plan_key(plan: Plan) -> tuple:
+    """A total order on plans of equal cost and TTFT, independent of any list's order: the
+    routing, hand-over mode, anomalous filter and, per role, chip name, chips per instance and
+    count."""
+    roles = tuple(
+        (r, v[0].chip.name, v[0].tensor_parallel, v[1]) if v is not None else (r, "", 0, 0)
+        for r, v in sorted(plan.roles.items())
+    )
+    topo = getattr(plan.problem, "topology", None)
+    return (
+        plan.routing.hit_rate,
+        plan.routing.relay_all,
+        _HANDOVER_RANK.get(plan.handover, 9),  # the simpler hand-over first
+        plan.handover,
+        bool(topo.anomalous_filter) if topo is not None else False,
+        roles,
+    )
+
+
 def better_plan(a: Plan, b: Plan) -> bool:
-    """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50."""
+    """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50 (relative
+    tolerance 1e-9); then :func:`plan_key`, so that no list's order decides."""
     if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
         return a.cost_usd_per_hour < b.cost_usd_per_hour
-    return tuple(reversed(a.prefill.ttft_s)) < tuple(reversed(b.prefill.ttft_s))
+    for qa, qb in zip(reversed(a.prefill.ttft_s), reversed(b.prefill.ttft_s), strict=True):
+        if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
+            return qa < qb
+    return plan_key(a) < plan_key(b)

@@ -45,8 +45,8 @@ class Sizing:
     def route(self, rate: float, routing: Routing) -> Route:
         pb = self.pb
         c = pb.classes
-        util = timing.line_utilization(
-            pb.paths.decode_link, rate, float(np.sum(c.weight * pb.wan_bytes))
+        util = timing.decode_link_utilization(
+            pb.paths, rate, float(np.sum(c.weight * pb.wan_bytes))
         )
         return timing.timeline(
             pb.paths, routing, c.input_tokens, c.hit_rate, c.output_tokens, pb.on_decode_side, util

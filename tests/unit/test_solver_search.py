@@ -115,3 +115,73 @@ def test_infeasible_ttft_names_the_percentile() -> None:
         Solver(pb).solve_rate(1.0)
     assert err.value.binding.startswith("TTFT p")
     assert "needs at least" in str(err.value)
+
+
+def _brute_force_fleets(pb, hi: float, points: int = 60):
+    """The least-cost plan at each of ``points`` rates up to ``hi``, with its fleet goodput."""
+    from dataclasses import replace
+
+    from pddplan.solver.fleet import goodput_rps
+
+    s = Solver(pb)
+    out = []
+    for r in np.geomspace(hi / 200, hi, points):
+        try:
+            plan = s.solve_rate(float(r))
+        except InfeasibleError:
+            continue
+        out.append(replace(plan, fleet_goodput_rps=goodput_rps(s, plan, 1e-7)))
+    return out
+
+
+@pytest.mark.parametrize("hi", [5.0])
+def test_max_bcr_matches_brute_force(hi: float) -> None:
+    from pddplan.solver.modes import solve_max_bcr
+
+    pb = _problem()
+    got = solve_max_bcr(Solver(pb), hi)
+    brute = max(p.bcr_requests_per_usd for p in _brute_force_fleets(pb, hi))
+    assert got.bcr_requests_per_usd >= brute * (1 - 1e-6)
+    assert got.rate_rps <= hi
+
+
+@pytest.mark.parametrize("budget", [90.0, 260.0])
+def test_budget_matches_brute_force(budget: float) -> None:
+    from pddplan.solver.modes import solve_budget
+
+    pb = _problem()
+    got = solve_budget(Solver(pb), budget, 8.0)
+    assert got.cost_usd_per_hour <= budget
+    fits = [p for p in _brute_force_fleets(pb, 8.0) if p.cost_usd_per_hour <= budget]
+    assert got.goodput_rps >= max(p.goodput_rps for p in fits) * (1 - 1e-6)
+
+
+def test_ties_do_not_depend_on_list_order() -> None:
+    """Reversing every option list gives the same plan and TTFT, in every mode."""
+    from pddplan.solver.modes import solve_scenario
+
+    def roles(order):
+        return {
+            "roles": {
+                "P": {"chips": order(["gpu-a", "h800-sxm"]), "chips_per_instance": order([8, 16])},
+                "RLD": {"chips": order(["gpu-a", "h20"]), "chips_per_instance": order([8, 16])},
+                "MD": {"chips": order(["gpu-b", "h20"]), "chips_per_instance": order([8, 16])},
+            }
+        }
+
+    def key(o):
+        p = o.plan
+        return (
+            p.cost_usd_per_hour,
+            p.prefill.ttft_s,
+            p.routing,
+            p.handover,
+            {k: (v[0].chip.name, v[0].tensor_parallel, v[1]) for k, v in p.roles.items() if v},
+        )
+
+    for kw in ({}, {"budget_usd_per_hour": 176.0, "rate_rps": None}, {"max_bcr": True}):
+        outs = []
+        for order in (list, lambda xs: list(reversed(xs))):
+            rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), roles(order))
+            outs.append(key(solve_scenario(rs, baselines=False, max_rate_rps=4.0, **kw)))
+        assert outs[0] == outs[1]

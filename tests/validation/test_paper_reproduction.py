@@ -58,6 +58,9 @@ FIGURES = [
 OUTSIDE = {
     "unoptimized cross-DC TTFT P99": "41.0 s vs 29.7 s (+38%): the model's p99 is set by the "
     "3.5% anomalous 120K-token requests crossing the line, whose share and length are estimates",
+    "PDD BCR over the baseline": "+20.0% vs +37.5% at 1.278x the baseline's rate: PDD needs 48 "
+    "GPU-B for MD against the paper's 32 (MD is sized for every output token, with no credit for "
+    "RLD's eager tokens; GPU-B's decode speed is an illustrative profile)",
 }
 
 

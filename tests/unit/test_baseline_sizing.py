@@ -1,0 +1,51 @@
+"""The same-datacenter baseline is sized (or says why), never left with hours of TTFT."""
+
+from __future__ import annotations
+
+import math
+
+from pddplan.loader import Registry, load_scenario
+from pddplan.solver.modes import baseline_at_rate
+from pddplan.solver.problem import SAME_DC
+
+DENSE_4K = {
+    "model": "qwen3-32b",
+    "workload": {
+        "kind": "workload",
+        "name": "fixed-4k",
+        "source": "test",
+        "input_tokens": {"fixed": 4000},
+        "output_tokens": {"fixed": 256},
+        "hit_rate": {"samples": [0.0]},
+    },
+    "roles": {
+        "P": {"chips": ["h200-sxm"], "chips_per_instance": [2]},
+        "RLD": {"chips": ["h200-sxm"], "chips_per_instance": [2]},
+        "MD": {"chips": ["h200-sxm"], "chips_per_instance": [2]},
+    },
+    "baseline": {"chip": "h200-sxm", "chips_per_instance": 2},
+    "sla": {"ttft_p50_s": 2, "ttft_p90_s": 2, "ttft_p99_s": 2, "tpot_ms": 50},
+}
+
+
+def _rs(patch: dict):
+    return load_scenario("examples/pdd-paper.yaml", Registry.default(), patch)
+
+
+def test_same_dc_baseline_at_46_rps_is_sized() -> None:
+    """1 GB of KV per request at 46 req/s: the RDMA fabric is per NIC, not one shared line."""
+    plan = baseline_at_rate(_rs(DENSE_4K), SAME_DC, 46.38)
+    assert plan.meets_sla
+    assert all(t < 2.0 for t in plan.prefill.ttft_s)
+    assert plan.route.link_utilization == 0.0
+    assert plan.goodput_rps >= 46.38 * (1 - 1e-3)
+
+
+def test_unsizable_baseline_says_why() -> None:
+    tight = {**DENSE_4K, "sla": {"ttft_p50_s": 0.01, "ttft_p90_s": 0.01, "ttft_p99_s": 0.01}}
+    tight["sla"]["tpot_ms"] = 50
+    plan = baseline_at_rate(_rs(tight), SAME_DC, 10.0)
+    assert not plan.meets_sla
+    assert plan.goodput_rps == 0.0
+    assert any(b.startswith("SLA: ") and "TTFT" in b for b in plan.binding)
+    assert all(math.isfinite(t) and t < 10 for t in plan.prefill.ttft_s)
