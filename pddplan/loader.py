@@ -492,6 +492,8 @@ def resolve(
         names.setdefault(scen.baseline.chip, ("baseline", "chip"))
     for c in scen.limits.max_chips:
         names.setdefault(c, ("limits", "max_chips", c))
+    for c in scen.inventory.owned:
+        names.setdefault(c, ("inventory", "owned", c))
     chips = {n: get("chip", n, key) for n, key in names.items()}
     return ResolvedScenario(
         scenario=scen, file=file, model=model, workload=workload, link=link, rdma=rdma, chips=chips
