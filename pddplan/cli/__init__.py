@@ -16,16 +16,18 @@ app = typer.Typer(
     name="pddplan",
     help="Capacity planning for PDD LLM inference: prefill and relay decode in datacenter A, "
     "main decode in datacenter B, joined by a WAN line.\n\n"
-    "Example: pddplan solve --format md",
+    "Example: pddplan solve pdd-paper --format md",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
+    ctx: typer.Context,
     profiles: common.ProfilesOpt = None,
     version: bool = typer.Option(
         False, "--version", help="Print the version and exit.", is_eager=True
@@ -37,6 +39,9 @@ def _root(
         typer.echo(f"pddplan {__version__}")
         raise typer.Exit(0)
     common.State.profile_dirs = list(profiles or [])
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 def _register() -> None:

@@ -123,6 +123,8 @@ def hitrate_cmd(
     ] = 0,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Read a request trace: hit-rate distribution, lengths, arrival rate, anomalous share.
 
@@ -159,7 +161,7 @@ def hitrate_cmd(
                 ("--workload-out", str(workload_out), None),
             ],
         )
-    with common.flags(HITRATE_FLAGS):
+    with common.flags(HITRATE_FLAGS), common.spinner("reading the trace"):
         res = api.hitrate(
             trace,
             cache_tokens=cache_tokens,
@@ -181,7 +183,7 @@ def hitrate_cmd(
         common.info(f"pddplan: wrote workload profile {res.workload_file}")
     if res.curve_file is not None:
         common.info(f"pddplan: wrote capacity curve {res.curve_file}")
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
 
 
 HITRATE_FLAGS = {
