@@ -55,6 +55,7 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "plan_report",
     "load_scenario",
     "rank_chips",
     "simulate",
@@ -274,7 +275,11 @@ def _chip_counts(
             guess = difflib.get_close_matches(name, catalog, n=1, cutoff=0.5)
             if not guess:
                 guess = [c for c in catalog if c.startswith(name)][:1]
-            hint = f"; did you mean {guess[0]!r}?" if guess else " (see `pddplan profiles list --kind chips`)"
+            hint = (
+                f"; did you mean {guess[0]!r}?"
+                if guess
+                else " (see `pddplan profiles list --kind chips`)"
+            )
             raise OptionError(option, f"no chip named {name!r}{hint}")
         out[name] = n
     return out
@@ -521,6 +526,102 @@ def breakeven(
     return BreakevenResult(
         be.path, be.against, be.lo, be.hi, be.value, be.ratio_lo, be.ratio_hi, be.iterations
     )
+
+
+def plan_report(
+    scenario: ScenarioLike = None,
+    *,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+    rate_rps: float | None = None,
+    max_chips: Mapping[str, int] | None = None,
+    own: Mapping[str, int] | None = None,
+    bandwidths_gbit_per_s: Sequence[float] | None = None,
+    hit_rate_shifts: Sequence[float] = (-0.1, -0.05, 0.0, 0.05),
+) -> Any:
+    """Everything a procurement report shows (:class:`~pddplan.results.planreport.
+    PlanReportResult`): the plan with its classes and baselines, the bathtub on it, a line
+    bandwidth x hit-rate shift sweep (default bandwidths: a quarter, half, the scenario's and
+    twice it), the assumptions with their sources (estimates flagged) and the warnings."""
+    from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH, PlanReportResult
+
+    sol = solve(
+        scenario,
+        overrides=overrides,
+        profiles=profiles,
+        rate_rps=rate_rps,
+        max_chips=max_chips,
+        own=own,
+        explain=True,
+    )
+    ls = _load(scenario, overrides, profiles)
+    inv: dict[str, Any] = {f"inventory.owned.{k}": v for k, v in (own or {}).items()}
+    inv.update({f"limits.max_chips.{k}": v for k, v in (max_chips or {}).items()})
+    if rate_rps is not None:
+        inv["rate_rps"] = rate_rps
+    if inv:
+        ls = ls.with_overrides(inv)
+    bt = bathtub(ls, reprovision=False)
+    bw = ls.link.bandwidth_gbit_per_s
+    bws = list(bandwidths_gbit_per_s or [round(bw * f, 3) for f in (0.25, 0.5, 1.0, 2.0)])
+    sw = sweep(ls, [(BANDWIDTH_PATH, bws), (SHIFT_PATH, list(hit_rate_shifts))])
+    warns = [*sol.warnings, *sol.report().notes]
+    bad = len(sw.points) - sw.feasible_points
+    if bad:
+        warns.append(
+            f"{bad} of {len(sw.points)} sweep points have no plan (the line or TTFT binds): see "
+            "the binding column"
+        )
+    chips = set(sol.plan.chips_of()) | {c for b in sol.baselines for c in b.chips_of()}
+    return PlanReportResult(sol, bt, sw, assumption_rows(ls.resolved, chips), warns)
+
+
+def assumption_rows(rs: ResolvedScenario, chips: set[str]) -> list[dict[str, Any]]:
+    """One row per sourced group of numbers the plan rests on (profiles of the model, the
+    workload, the links and the chips in ``chips``, and the scenario's revenue): its values,
+    its source and which of them are estimates."""
+    from pydantic import BaseModel
+
+    rows: list[dict[str, Any]] = []
+
+    def walk(profile: str, group: str, obj: Any) -> None:
+        if not isinstance(obj, BaseModel):
+            return
+        if "source" in type(obj).model_fields:
+            values = {
+                k: v
+                for k, v in obj.model_dump(exclude_none=True).items()
+                if k not in ("source", "estimated", "kind", "name", "display_name", "notes")
+                and not isinstance(v, dict | list)
+            }
+            text = ", ".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items()
+            )
+            est = list(getattr(obj, "estimated", []) or [])
+            rows.append(
+                {
+                    "profile": profile,
+                    "group": group or "-",
+                    "values": text[:160] + ("..." if len(text) > 160 else ""),
+                    "source": obj.source,  # type: ignore[attr-defined]
+                    "estimated": ", ".join(est),
+                }
+            )
+        for name in type(obj).model_fields:
+            sub = getattr(obj, name)
+            if isinstance(sub, BaseModel):
+                walk(profile, f"{group}.{name}" if group else name, sub)
+
+    walk(f"model {rs.model.name}", "", rs.model)
+    walk(f"workload {rs.workload.name}", "", rs.workload)
+    walk(f"link {rs.link.name}", "", rs.link)
+    walk(f"rdma {rs.rdma.name}", "", rs.rdma)
+    for name in sorted(chips):
+        if name in rs.chips:
+            walk(f"chip {name}", "", rs.chips[name])
+    if rs.scenario.revenue is not None:
+        walk(f"scenario {rs.scenario.name}", "revenue", rs.scenario.revenue)
+    return rows
 
 
 def current_value(rs: ResolvedScenario, path: str) -> Any:

@@ -7,8 +7,10 @@ Exit codes: 0 success, 1 bad profile or data file, 2 usage error or unknown name
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
+import typer.main
 
 from pddplan.cli import common
 
@@ -57,6 +59,7 @@ def _register() -> None:
         "calibrate_cmd",
         "transfer_cmd",
         "step_cmd",
+        "report_cmd",
     ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])
@@ -70,12 +73,41 @@ def _register() -> None:
 _register()
 
 
+def readable_metavars(cmd: Any) -> Any:
+    """Give every option and argument without a metavar a readable one (``FILE``, ``JOBS``,
+    ``SCENARIO``) instead of typer's ``<int range>`` or ``<list[str]>``; recursive. (Duck-typed
+    on click's command and parameter objects, which typer vendors.)"""
+    for p in cmd.params:
+        if "Argument" in type(p).__name__:
+            p.display_type = lambda _ctx: ""  # typer would add "<str>" after the name
+        if p.metavar is not None or getattr(p, "is_flag", False):
+            continue
+        td = getattr(p, "type_descriptor", None)
+        info = getattr(td, "parameter_info", None)
+        if "Argument" in type(p).__name__:
+            p.metavar = (p.name or "value").upper()
+        elif "Path" in repr(getattr(td, "annotation", None)):
+            p.metavar = "DIR" if getattr(info, "file_okay", True) is False else "FILE"
+
+        else:
+            longest = max(p.opts, key=len).lstrip("-")
+            p.metavar = longest.upper().replace("-", "_")
+    for sub in getattr(cmd, "commands", {}).values():
+        readable_metavars(sub)
+    return cmd
+
+
+def command() -> Any:
+    """The click command of the app, with readable metavars (what ``pddplan`` runs)."""
+    return readable_metavars(typer.main.get_command(app))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; a PddplanError becomes one line on stderr and its exit code."""
     from pddplan.errors import PddplanError
 
     try:
-        app(args=argv, prog_name="pddplan", standalone_mode=True)
+        command().main(args=argv, prog_name="pddplan", standalone_mode=True)
     except PddplanError as exc:
         typer.echo(f"pddplan: error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -86,4 +118,4 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "command", "main"]

@@ -42,8 +42,9 @@ TableOpt = Annotated[
 WideOpt = Annotated[
     bool,
     typer.Option(
-        "--wide", help="Tables with full column names and no width limit (default: fit the "
-        "terminal, or 100 columns when piped)."
+        "--wide",
+        help="Tables with full column names and no width limit (default: fit the "
+        "terminal, or 100 columns when piped).",
     ),
 ]
 SetOpt = Annotated[

@@ -140,7 +140,11 @@ def validate_cmd(
                 {"file": str(f), "kind": "", "name": "", "status": "error", "error": str(exc)}
             )
     common.emit(
-        Report("profile validation", [Section("files", rows)], {"files": rows}), fmt, output, table, wide
+        Report("profile validation", [Section("files", rows)], {"files": rows}),
+        fmt,
+        output,
+        table,
+        wide,
     )
     if failed:
         for msg in failed:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -31,7 +31,7 @@ def simulate_cmd(
             "--rate",
             help="Arrival rate [req/s] (default: the plan's). Without --plan the scenario is "
             "solved at this rate; with --plan the plan's fleet runs at it.",
-            min=0.0,
+            metavar="REQ_PER_S",
         ),
     ] = None,
     policy: Annotated[
@@ -91,7 +91,6 @@ def simulate_cmd(
 
     Example: pddplan simulate pdd-paper --requests 20000 --seed 1 --set link=wan-40g-cross-city
     """
-    import sys
 
     from pddplan import api
     from pddplan.errors import UsageError

@@ -93,7 +93,7 @@ def solve_cmd(
     without a rate) asks for the plan of highest BCR, and the output says what bounds its scale.
     Exit code 3 when no plan fits.
 
-    Example: pddplan solve pdd-paper --rate 2 --own gpu-a=16 --set link=wan-40g-cross-city
+    Example: pddplan solve pdd-paper --rate 2 --own gpu-a=16 --set inventory.owned_cost=sunk --set link=wan-40g-cross-city
     """
     from pddplan import api
     from pddplan.errors import UsageError

@@ -53,7 +53,6 @@ def sweep_cmd(
 
     Example: pddplan sweep --set link.bandwidth_gbit_per_s=25,50,100 --set chips.gpu-b.price_usd_per_hour=2.4,2.6 -f csv
     """
-    import sys
     from pathlib import Path
 
     from pddplan import api

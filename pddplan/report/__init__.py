@@ -203,9 +203,7 @@ def render_table(
     from rich.text import Text
 
     width = table_width(is_terminal, wide)
-    console = Console(
-        file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide
-    )
+    console = Console(file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide)
     console.print(Text(rep.title, style="bold"))
     for sec in pick(rep, table):
         cols = sec.column_names()

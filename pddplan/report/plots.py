@@ -164,7 +164,11 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
     else:
         xs = sorted({r[paths[0]] for r in rows})
         ys = sorted({r[paths[1]] for r in rows})
-        k = "bcr_ratio_vs_same-dc" if "bcr_ratio_vs_same-dc" in keys else (keys[0] if keys else None)
+        k: str | None = (
+            "bcr_ratio_vs_same-dc"
+            if "bcr_ratio_vs_same-dc" in keys
+            else (keys[0] if keys else None)
+        )
         z = np.full((len(ys), len(xs)), np.nan)
         for r in rows:
             if k and r.get("feasible"):
@@ -173,16 +177,22 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
         lo = float(min(finite.min(), 0.99)) if finite.size else 0.5
         hi = float(max(finite.max(), 1.01)) if finite.size else 1.5
         norm = TwoSlopeNorm(vcenter=1.0, vmin=lo, vmax=hi)
-        cmap = plt.get_cmap("RdBu").copy()
-        cmap.set_bad("lightgray")
+        cmap = plt.get_cmap("RdBu").with_extremes(bad="lightgray")
         im = ax.imshow(np.ma.masked_invalid(z), origin="lower", aspect="auto", cmap=cmap, norm=norm)
         for yi in range(len(ys)):
             for xi in range(len(xs)):
                 v = z[yi, xi]
                 text = "infeasible" if not np.isfinite(v) else f"{v:.3g}"
                 dark = np.isfinite(v) and abs(norm(v) - 0.5) > 0.3
-                ax.text(xi, yi, text, ha="center", va="center", fontsize=8,
-                        color="white" if dark else "black")
+                ax.text(
+                    xi,
+                    yi,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if dark else "black",
+                )
         ax.set_xticks(range(len(xs)), [f"{v:g}" if isinstance(v, float) else str(v) for v in xs])
         ax.set_yticks(range(len(ys)), [f"{v:g}" if isinstance(v, float) else str(v) for v in ys])
         ax.set_xlabel(axis_label(paths[0]))

@@ -152,13 +152,27 @@ def scenario_show_report(loaded: Any) -> Report:
             "detail": f"{link.bandwidth_gbit_per_s:g} Gbit/s, {link.rtt_ms:g} ms RTT, "
             f"{link.price_usd_per_month:g} $/month",
         },
-        {"key": "rdma", "name": loaded.rdma.name, "detail": f"{loaded.rdma.bandwidth_gbit_per_s:g} Gbit/s"},
-        {"key": "workload", "name": loaded.workload.name, "detail": loaded.workload.source.split(". ")[0][:90]},
+        {
+            "key": "rdma",
+            "name": loaded.rdma.name,
+            "detail": f"{loaded.rdma.bandwidth_gbit_per_s:g} Gbit/s",
+        },
+        {
+            "key": "workload",
+            "name": loaded.workload.name,
+            "detail": loaded.workload.source.split(". ")[0][:90],
+        },
     ]
     sections = [
         Section(f"scenario {spec.name} ({loaded.file})", rows, key="scenario"),
         Section("profiles", profiles, key="profiles"),
         Section("chips", chips, key="chips"),
     ]
-    payload = {"kind": "scenario", "file": loaded.file, "scenario": data, "profiles": profiles, "chips": chips}
+    payload = {
+        "kind": "scenario",
+        "file": loaded.file,
+        "scenario": data,
+        "profiles": profiles,
+        "chips": chips,
+    }
     return Report(f"pddplan scenario {spec.name}", sections, payload)

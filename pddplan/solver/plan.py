@@ -105,9 +105,10 @@ def role_costs(roles: dict[str, tuple[Instance, int] | None], pricing: Any) -> d
         name, chips = inst.chip.name, n * inst.tensor_parallel
         own = min(chips, left.get(name, 0))
         left[name] = left.get(name, 0) - own
-        out[role] = own * pricing.owned_usd_per_chip_hour.get(name, 0.0) + (
-            chips - own
-        ) * pricing.extra_usd_per_chip_hour[name]
+        out[role] = (
+            own * pricing.owned_usd_per_chip_hour.get(name, 0.0)
+            + (chips - own) * pricing.extra_usd_per_chip_hour[name]
+        )
     return out
 
 
@@ -144,7 +145,9 @@ def cost_split(plan: Plan) -> list[ChipCost]:
         own = min(n, owned_all.get(name, 0))
         extra = n - own
         if pricing is None:
-            out.append(ChipCost(name, n, 0, 0, n, 0, n * rental[name], 0.0, n * rental[name], 0.0, 0.0))
+            out.append(
+                ChipCost(name, n, 0, 0, n, 0, n * rental[name], 0.0, n * rental[name], 0.0, 0.0)
+            )
             continue
         own_cost = own * pricing.owned_usd_per_chip_hour.get(name, 0.0)
         extra_cost = extra * pricing.extra_usd_per_chip_hour.get(name, rental.get(name, 0.0))

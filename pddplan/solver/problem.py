@@ -98,12 +98,17 @@ def build_pricing(rs: ResolvedScenario) -> Pricing | None:
         n: (
             inv.opex_usd_per_chip_hour
             if inv.owned_cost == "sunk"
-            else amortized(n, "owned", "count owned chips as sunk (--set inventory.owned_cost=sunk)")
+            else amortized(
+                n, "owned", "count owned chips as sunk (--set inventory.owned_cost=sunk)"
+            )
         )
         for n in owned
     }
     if inv.additional == "buy":
-        extra = {n: amortized(n, "bought", "rent them (--set inventory.additional=rent)") for n in rs.chips}
+        extra = {
+            n: amortized(n, "bought", "rent them (--set inventory.additional=rent)")
+            for n in rs.chips
+        }
     else:
         extra = dict(rental)
     return Pricing(owned, own_rate, extra, rental, capex, inv.additional, inv.owned_cost)
