@@ -280,7 +280,7 @@ def _chip_counts(
                 if guess
                 else " (see `pddplan profiles list --kind chips`)"
             )
-            raise OptionError(option, f"no chip named {name!r}{hint}")
+            raise OptionError(option, f": no chip named {name!r}{hint}")
         out[name] = n
     return out
 

@@ -15,7 +15,8 @@ def calibrate_cmd(
         Path,
         typer.Argument(
             help="CSV of measurements: phase (prefill|ttft|decode), tokens, batch, context, tp, "
-            "latency_ms, source. See docs/calibrate.md.",
+            "latency_ms, source. See docs/calibrate.md. h100-published.csv, "
+            "h100-published-batched.csv and pdd-brief-handover.csv name bundled samples.",
             dir_okay=False,
         ),
     ],
@@ -65,14 +66,15 @@ def calibrate_cmd(
     jitter (those the rows identify) of the link's transfer model; --write saves a link
     profile (DIR/links/FILE).
 
-    Example: pddplan calibrate examples/measurements/pdd-brief-handover.csv --link wan-100g-cross-city
+    Example: pddplan calibrate pdd-brief-handover.csv --link wan-100g-cross-city
 
-    Example: pddplan calibrate examples/measurements/h100-published.csv --chip h100-sxm --model llama-3.3-70b
+    Example: pddplan calibrate h100-published.csv --chip h100-sxm --model llama-3.3-70b
     """
     from pddplan import api
     from pddplan.errors import UsageError
 
     common.check_format(fmt)
+    measurements = common.data_file(measurements)
     if link is not None:
         if chip is not None or model is not None:
             raise UsageError("--link calibrates a link; it does not take --chip or --model")

@@ -206,3 +206,21 @@ def spinner(label: str) -> Iterator[None]:
 
     with Console(stderr=True).status(label):
         yield
+
+
+def data_file(path: Path) -> Path:
+    """``path``, or when no such file exists, the bundled sample of that file name (the
+    measurement CSVs and the Mooncake trace excerpt ship with pddplan, so help examples run
+    after a plain install)."""
+    if path.exists() or path.parent != Path("."):
+        return path
+    from pddplan.loader import bundled_profiles_dir
+
+    root = bundled_profiles_dir()
+    dirs = [root / "data"]
+    if root.name == "profiles":  # a source checkout
+        dirs = [root.parent / "examples" / "measurements", root.parent / "tests" / "data"]
+    for d in dirs:
+        if (d / path.name).is_file():
+            return d / path.name
+    return path

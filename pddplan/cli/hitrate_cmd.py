@@ -32,7 +32,7 @@ def hitrate_cmd(
         typer.Argument(
             help="Request trace: Mooncake-style JSONL (timestamp, input_length, output_length, "
             "hash_ids) or CSV (input_length, output_length, cached_tokens or hit_rate, optional "
-            "timestamp_ms); .gz is read too.",
+            "timestamp_ms); .gz is read too. mooncake_excerpt.jsonl names a bundled sample.",
             dir_okay=False,
             show_default=False,
         ),
@@ -134,12 +134,13 @@ def hitrate_cmd(
     curve (mean hit rate and share above 95% against capacity). --workload-out writes a workload
     profile; so does -o FILE.yaml (the report then goes to stdout).
 
-    Example: pddplan hitrate tests/data/mooncake_excerpt.jsonl --cache-tokens 64k,unbounded
+    Example: pddplan hitrate mooncake_excerpt.jsonl --cache-tokens 64k,unbounded
     """
     from pddplan import api
     from pddplan.errors import UsageError
 
     common.check_format(fmt)
+    trace = common.data_file(trace)
     if output is not None and output.suffix.lower() in (".yaml", ".yml"):
         if workload_out is not None:
             raise UsageError("-o FILE.yaml writes the workload profile: drop --workload-out")

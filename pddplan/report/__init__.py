@@ -125,9 +125,15 @@ UNITS = (
 )
 
 
+#: Long words of column names a compact header shortens.
+ABBREVIATIONS = {"datacenter": "DC", "utilization": "util."}
+
+
 def header(col: str) -> str:
     """A compact header: words, then the unit in brackets (``cost_usd_per_hour`` -> ``cost
     [$/h]``)."""
+    if col in ABBREVIATIONS:
+        return ABBREVIATIONS[col]
     for suffix, unit in UNITS:
         if col.endswith(suffix) and len(col) > len(suffix):
             return f"{col[: -len(suffix)].replace('_', ' ')} [{unit}]"
@@ -150,7 +156,7 @@ def table_width(is_terminal: bool, wide: bool) -> int:
     return 100
 
 
-_TEXT_MIN = 14  # text columns fold down to this width
+_TEXT_MIN = 12  # text columns fold down to this width
 
 
 def _groups(cols: list[str], cells: dict[str, list[str]], width: int) -> list[list[str]]:
@@ -211,9 +217,8 @@ def render_table(
         groups = [cols] if wide else _groups(cols, cells, width)
         for gi, group in enumerate(groups):
             title = sec.title if gi == 0 else f"{sec.title} (continued)"
+            console.print(Text(title, style="bold"))  # above the table: never wrapped to it
             t = Table(
-                title=Text(title, style="bold"),
-                title_justify="left",
                 show_lines=False,
                 box=box.SIMPLE_HEAD,
                 pad_edge=False,

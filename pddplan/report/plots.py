@@ -143,16 +143,16 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
     plt = _pyplot()
     keys: list[str] = []
     for r in rows:
-        keys += [k for k in r if k.startswith("bcr_ratio_vs_") and k not in keys]
+        keys += [c for c in r if c.startswith("bcr_ratio_vs_") and c not in keys]
     fig, ax = plt.subplots(figsize=(8, 5.2), constrained_layout=True)
     if len(paths) == 1:
         x = [r[paths[0]] for r in rows]
-        for k in keys:
+        for key in keys:
             ax.plot(
                 x,
-                [_num(r.get(k)) if r.get("feasible") else np.nan for r in rows],
+                [_num(r.get(key)) if r.get("feasible") else np.nan for r in rows],
                 marker="o",
-                label=k.replace("bcr_ratio_vs_", "BCR ratio vs "),
+                label=key.replace("bcr_ratio_vs_", "BCR ratio vs "),
             )
         ax.axhline(1.0, color="gray", lw=0.8, ls="--")
         ax.set_xlabel(axis_label(paths[0]))
