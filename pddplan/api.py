@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ChipsRankResult,
         HitrateResult,
         LinkCalibrateResult,
+        PlanReportResult,
         SimulateResult,
         SolveResult,
         SweepResult,
@@ -538,12 +539,13 @@ def plan_report(
     own: Mapping[str, int] | None = None,
     bandwidths_gbit_per_s: Sequence[float] | None = None,
     hit_rate_shifts: Sequence[float] = (-0.1, -0.05, 0.0, 0.05),
-) -> Any:
+) -> PlanReportResult:
     """Everything a procurement report shows (:class:`~pddplan.results.planreport.
     PlanReportResult`): the plan with its classes and baselines, the bathtub on it, a line
     bandwidth x hit-rate shift sweep (default bandwidths: a quarter, half, the scenario's and
     twice it), the assumptions with their sources (estimates flagged) and the warnings."""
-    from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH, PlanReportResult
+    from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH
+    from pddplan.results.planreport import PlanReportResult as Result
 
     sol = solve(
         scenario,
@@ -573,7 +575,7 @@ def plan_report(
             "the binding column"
         )
     chips = set(sol.plan.chips_of()) | {c for b in sol.baselines for c in b.chips_of()}
-    return PlanReportResult(sol, bt, sw, assumption_rows(ls.resolved, chips), warns)
+    return Result(sol, bt, sw, assumption_rows(ls.resolved, chips), warns)
 
 
 def assumption_rows(rs: ResolvedScenario, chips: set[str]) -> list[dict[str, Any]]:

@@ -108,7 +108,7 @@ def validate_cmd(
 ) -> None:
     """Validate profile and scenario files strictly; the first error of each file is reported.
 
-    Example: pddplan profiles validate profiles/chips/h100-sxm.yaml
+    Example: pddplan profiles validate
     """
     from pddplan.errors import PddplanError, ProfileError
     from pddplan.loader import load_file, load_scenario

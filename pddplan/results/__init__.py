@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pddplan.results.bathtub import BathtubResult
     from pddplan.results.calibrate import CalibrateResult, LinkCalibrateResult
     from pddplan.results.hitrate import HitrateResult
+    from pddplan.results.planreport import PlanReportResult
     from pddplan.results.simulate import SimulateResult
     from pddplan.results.solve import SolveResult
     from pddplan.results.whatif import BreakevenResult, ChipsRankResult, SweepResult
@@ -24,6 +25,7 @@ __all__ = [
     "CalibrateResult",
     "LinkCalibrateResult",
     "ChipsRankResult",
+    "PlanReportResult",
     "HitrateResult",
     "Report",
     "Result",
@@ -45,6 +47,7 @@ _LAZY = {
     "HitrateResult": "pddplan.results.hitrate",
     "CalibrateResult": "pddplan.results.calibrate",
     "LinkCalibrateResult": "pddplan.results.calibrate",
+    "PlanReportResult": "pddplan.results.planreport",
 }
 
 

@@ -10,12 +10,13 @@ pass). So for every (routing, hand-over mode) the cost splits into
 inventory limits the triples are visited in cost order until one fits.
 
 Owned chips (a scenario's ``inventory``) break that separability: the cost of a chip kind is
-concave in its total count (owned ones first, at their amortized or sunk price), and a kind used
-by two roles shares its owned chips between them. The search therefore prices every (P option,
-RLD-MD pair) exactly, ``cost_P + cost_RM - owned_discount`` with the discount computed on the
-triple's total count of each owned kind (:meth:`Problem.owned_discount`), before ordering; the
-route bound uses each chip's lowest price (owned or not), so it stays a lower bound. A route whose cost lower
-bound exceeds the best plan so far is skipped. Among plans of equal cost the one with the lower
+piecewise linear in its total count (owned ones first, at their amortized or sunk price, then
+rented or bought), and a kind used by two roles shares its owned chips between them. The search
+therefore prices every (P option, RLD-MD pair) exactly, ``cost_P + cost_RM - owned_discount``
+with the discount computed on the triple's total count of each owned kind
+(:meth:`Problem.owned_discount`), before ordering; the route bound uses each chip's lowest price
+(owned or not), so it stays a lower bound. A route whose cost lower bound exceeds the best plan
+so far is skipped. Among plans of equal cost the one with the lower
 TTFT p99 (then p90, p50) wins.
 
 The solver never prints; it takes an optional progress callback and returns records.
@@ -306,8 +307,11 @@ class Solver(Sizing):
                 binding=f"TTFT {name}",
             )
         if pb.max_chips:
+            limits = ", ".join(f"{c} <= {n}" for c, n in pb.max_chips.items())
             return InfeasibleError(
-                f"no plan fits at {rate:.4g} req/s within the inventory limits {pb.max_chips}",
+                f"no plan fits at {rate:.4g} req/s within the inventory limits ({limits}); raise "
+                "them (--max-chips CHIP=N), allow other chips (--set roles.ROLE.chips=...) or "
+                "lower the rate",
                 binding="inventory",
             )
         return InfeasibleError(

@@ -273,3 +273,29 @@ def test_report_markdown(tmp_path: Path) -> None:
     for heading in ("## plan", "## baselines at the same rate", "## assumptions", "## warnings"):
         assert heading in text
     assert (tmp_path / "plan-bathtub.png").stat().st_size > 0
+
+
+def _examples() -> list[tuple[str, str]]:
+    from pddplan.cli import command
+
+    out: list[tuple[str, str]] = []
+
+    def walk(cmd, path: str) -> None:
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, f"{path} {name}".strip())
+        for m in re.finditer(r"Example: pddplan (.+)", cmd.help or ""):
+            out.append((path, m.group(1)))
+
+    walk(command(), "")
+    return out
+
+
+@pytest.mark.parametrize(("cmd", "example"), _examples(), ids=[c for c, _ in _examples()])
+def test_help_examples_run_outside_the_repository(
+    cmd: str, example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every help example names bundled scenarios and samples, so it runs after a plain
+    ``pip install`` from any directory (here: an empty one)."""
+    monkeypatch.chdir(tmp_path)
+    r = invoke(*example.split())
+    assert r.exit_code == 0, f"pddplan {example}: {r.output}"
