@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ChipsRankResult,
         HitrateResult,
         LinkCalibrateResult,
+        PlanReportResult,
         RobustResult,
         SimulateResult,
         SolveResult,
@@ -56,6 +57,7 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "plan_report",
     "load_scenario",
     "rank_chips",
     "robust",
@@ -200,6 +202,7 @@ def solve(
     max_bcr: bool = False,
     explain: bool = False,
     baselines: bool = True,
+    own: Mapping[str, int] | None = None,
 ) -> SolveResult:
     """Size P / RLD / MD and compare with the same-datacenter and no-relay baselines.
 
@@ -210,7 +213,9 @@ def solve(
     ----------
     rate_rps : [req/s] target rate: the least-cost plan serving it.
     budget_usd_per_hour : [USD/h] the plan with the most goodput within it.
-    max_chips : inventory limits, chip name -> chips.
+    max_chips : inventory limits, chip name -> chips (the baselines obey them too).
+    own : chips owned, chip name -> chips (the scenario's ``inventory.owned``): used first, at
+        their amortized capex (or opex only when ``inventory.owned_cost`` is ``sunk``).
     max_rate_rps : [req/s] upper bound on the rate when no target is given.
     max_bcr : ignore the scenario's rate: the plan of highest BCR.
     explain : add one row per hit-rate class (``classes``).
@@ -229,18 +234,17 @@ def solve(
     if max_rate_rps is not None and not max_rate_rps >= 0:
         raise OptionError("max_rate_rps", "must be at least 0")
     ls = _load(scenario, overrides, profiles)
-    limits: dict[str, int] = {}
-    for name, n in (max_chips or {}).items():
-        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
-            raise OptionError(
-                "max_chips", f"expects CHIP=N with N a positive whole number, not {name}={n!r}"
-            )
-        limits[name] = n
+    limits = _chip_counts("max_chips", max_chips, ls, least=1)
     unknown = [c for c in limits if c not in ls.chips]
     if unknown:
         raise OptionError(
             "max_chips", f"names chips the scenario does not use: {', '.join(unknown)}"
         )
+    owned = _chip_counts("own", own, ls, least=0)
+    inventory = {f"limits.max_chips.{k}": v for k, v in limits.items()}
+    inventory.update({f"inventory.owned.{k}": v for k, v in owned.items()})
+    if inventory:  # in the scenario, so that the baselines obey them too
+        ls = ls.with_overrides(inventory)
     from pddplan.solver import solve_scenario
 
     out = solve_scenario(
@@ -253,6 +257,35 @@ def solve(
         baselines=baselines,
     )
     return solve_result(out, explain=explain)
+
+
+def _chip_counts(
+    option: str, counts: Mapping[str, int] | None, ls: LoadedScenario, *, least: int
+) -> dict[str, int]:
+    """``counts`` checked: whole numbers of at least ``least``, chip names of the catalog (an
+    unknown name gets a did-you-mean: ``h100`` -> ``h100-sxm``)."""
+    import difflib
+
+    out: dict[str, int] = {}
+    catalog = list(ls.registry.index("chip"))
+    for name, n in (counts or {}).items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < least:
+            kind = "a positive" if least > 0 else "a"
+            raise OptionError(
+                option, f"expects CHIP=N with N {kind} whole number, not {name}={n!r}"
+            )
+        if name not in catalog:
+            guess = difflib.get_close_matches(name, catalog, n=1, cutoff=0.5)
+            if not guess:
+                guess = [c for c in catalog if c.startswith(name)][:1]
+            hint = (
+                f"; did you mean {guess[0]!r}?"
+                if guess
+                else " (see `pddplan profiles list --kind chips`)"
+            )
+            raise OptionError(option, f": no chip named {name!r}{hint}")
+        out[name] = n
+    return out
 
 
 def solve_result(out: Outcome, *, explain: bool = False) -> SolveResult:
@@ -549,8 +582,8 @@ def breakeven(
     *,
     param: str = "chips.gpu-b.price_usd_per_hour",
     against: str = "same-dc",
-    lo: float = 0.0,
-    hi: float = 10.0,
+    lo: float | None = None,
+    hi: float | None = None,
     tolerance: float = 1e-3,
     overrides: Overrides = None,
     profiles: Profiles = None,
@@ -561,7 +594,8 @@ def breakeven(
     ----------
     param : dotted PATH of the parameter (see :func:`sweep`).
     against : ``same-dc`` or ``no-relay``.
-    lo, hi : the search interval.
+    lo, hi : the search interval (default: a quarter and four times the parameter's value in
+        the scenario).
     tolerance : [-] bisection stops within this fraction of the interval.
     """
     from pddplan.results.whatif import BreakevenResult
@@ -569,13 +603,142 @@ def breakeven(
 
     if against not in ("same-dc", "no-relay"):
         raise OptionError("against", f"must be same-dc or no-relay, not {against!r}")
+    ls = _load(scenario, overrides, profiles)
+    if lo is None or hi is None:
+        from pddplan.overrides import check_path
+
+        check_path(param, ls.resolved)
+        cur = current_value(ls.resolved, param)
+        if not isinstance(cur, int | float) or isinstance(cur, bool) or cur <= 0:
+            raise OptionError(
+                "lo", f"and hi are needed: {param} has no positive number to search around"
+            )
+        lo = cur / 4 if lo is None else lo
+        hi = cur * 4 if hi is None else hi
     if not hi > lo:
         raise OptionError("hi", "must be above lo")
-    ls = _load(scenario, overrides, profiles)
     be = breakeven_on(ls.source, ls.overrides, param, against, lo, hi, tolerance)
     return BreakevenResult(
         be.path, be.against, be.lo, be.hi, be.value, be.ratio_lo, be.ratio_hi, be.iterations
     )
+
+
+def plan_report(
+    scenario: ScenarioLike = None,
+    *,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+    rate_rps: float | None = None,
+    max_chips: Mapping[str, int] | None = None,
+    own: Mapping[str, int] | None = None,
+    bandwidths_gbit_per_s: Sequence[float] | None = None,
+    hit_rate_shifts: Sequence[float] = (-0.1, -0.05, 0.0, 0.05),
+) -> PlanReportResult:
+    """Everything a procurement report shows (:class:`~pddplan.results.planreport.
+    PlanReportResult`): the plan with its classes and baselines, the bathtub on it, a line
+    bandwidth x hit-rate shift sweep (default bandwidths: a quarter, half, the scenario's and
+    twice it), the assumptions with their sources (estimates flagged) and the warnings."""
+    from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH
+    from pddplan.results.planreport import PlanReportResult as Result
+
+    sol = solve(
+        scenario,
+        overrides=overrides,
+        profiles=profiles,
+        rate_rps=rate_rps,
+        max_chips=max_chips,
+        own=own,
+        explain=True,
+    )
+    ls = _load(scenario, overrides, profiles)
+    inv: dict[str, Any] = {f"inventory.owned.{k}": v for k, v in (own or {}).items()}
+    inv.update({f"limits.max_chips.{k}": v for k, v in (max_chips or {}).items()})
+    if rate_rps is not None:
+        inv["rate_rps"] = rate_rps
+    if inv:
+        ls = ls.with_overrides(inv)
+    bt = bathtub(ls, reprovision=False)
+    bw = ls.link.bandwidth_gbit_per_s
+    bws = list(bandwidths_gbit_per_s or [round(bw * f, 3) for f in (0.25, 0.5, 1.0, 2.0)])
+    sw = sweep(ls, [(BANDWIDTH_PATH, bws), (SHIFT_PATH, list(hit_rate_shifts))])
+    warns = [*sol.warnings, *sol.report().notes]
+    bad = len(sw.points) - sw.feasible_points
+    if bad:
+        warns.append(
+            f"{bad} of {len(sw.points)} sweep points have no plan (the line or TTFT binds): see "
+            "the binding column"
+        )
+    chips = set(sol.plan.chips_of()) | {c for b in sol.baselines for c in b.chips_of()}
+    return Result(sol, bt, sw, assumption_rows(ls.resolved, chips), warns)
+
+
+def assumption_rows(rs: ResolvedScenario, chips: set[str]) -> list[dict[str, Any]]:
+    """One row per sourced group of numbers the plan rests on (profiles of the model, the
+    workload, the links and the chips in ``chips``, and the scenario's revenue): its values,
+    its source and which of them are estimates."""
+    from pydantic import BaseModel
+
+    rows: list[dict[str, Any]] = []
+
+    def walk(profile: str, group: str, obj: Any) -> None:
+        if not isinstance(obj, BaseModel):
+            return
+        if "source" in type(obj).model_fields:
+            values = {
+                k: v
+                for k, v in obj.model_dump(exclude_none=True).items()
+                if k not in ("source", "estimated", "kind", "name", "display_name", "notes")
+                and not isinstance(v, dict | list)
+            }
+            text = ", ".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items()
+            )
+            est = list(getattr(obj, "estimated", []) or [])
+            rows.append(
+                {
+                    "profile": profile,
+                    "group": group or "-",
+                    "values": text[:160] + ("..." if len(text) > 160 else ""),
+                    "source": obj.source,  # type: ignore[attr-defined]
+                    "estimated": ", ".join(est),
+                }
+            )
+        for name in type(obj).model_fields:
+            sub = getattr(obj, name)
+            if isinstance(sub, BaseModel):
+                walk(profile, f"{group}.{name}" if group else name, sub)
+
+    walk(f"model {rs.model.name}", "", rs.model)
+    walk(f"workload {rs.workload.name}", "", rs.workload)
+    walk(f"link {rs.link.name}", "", rs.link)
+    walk(f"rdma {rs.rdma.name}", "", rs.rdma)
+    for name in sorted(chips):
+        if name in rs.chips:
+            walk(f"chip {name}", "", rs.chips[name])
+    if rs.scenario.revenue is not None:
+        walk(f"scenario {rs.scenario.name}", "revenue", rs.scenario.revenue)
+    return rows
+
+
+def current_value(rs: ResolvedScenario, path: str) -> Any:
+    """The value a dotted PATH (as in ``overrides``) has in a resolved scenario, or None."""
+    from pddplan.overrides import ALIASES
+
+    parts = path.split(".")
+    obj: Any
+    if parts[0] == "chips" and len(parts) > 2:
+        obj, parts = rs.chips.get(parts[1]), parts[2:]
+        if len(parts) == 1 and parts[0] in ALIASES:
+            parts = list(ALIASES[parts[0]])
+    elif parts[0] in ("link", "rdma", "model", "workload"):
+        obj, parts = getattr(rs, parts[0]), parts[1:]
+    else:
+        obj = rs.scenario
+    for part in parts:
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
 
 
 def rank_chips(

@@ -351,8 +351,21 @@ class Registry:
             raise NotFoundError(f"no profile named {name!r}{hint}")
         return hits[0]
 
+    def scenarios(self) -> dict[str, Path]:
+        """Scenario names and their files: each directory's ``scenarios/``, then (in a source
+        checkout) the example scenarios, which the wheel bundles under ``scenarios/``."""
+        found: dict[str, Path] = {}
+        dirs = [d / "scenarios" for d in self.dirs]
+        examples = bundled_profiles_dir().parent / "examples"
+        if bundled_profiles_dir().name == "profiles" and examples.is_dir():
+            dirs.append(examples)
+        for d in dirs:
+            for p in sorted(d.glob("*.yaml")) if d.is_dir() else []:
+                found.setdefault(p.stem, p)
+        return found
+
     def scenario_path(self, name_or_path: str | None) -> Path:
-        """A scenario given as a file path, or by name from the bundled ``scenarios/``."""
+        """A scenario given as a file path, or by name (:meth:`scenarios`)."""
         if name_or_path is None:
             name_or_path = "default"
         p = Path(name_or_path)
@@ -360,11 +373,12 @@ class Registry:
             if not p.is_file():
                 raise NotFoundError(f"scenario file not found: {p}")
             return p
-        for d in self.dirs:
-            cand = d / "scenarios" / f"{name_or_path}.yaml"
-            if cand.is_file():
-                return cand
-        raise NotFoundError(f"no scenario file or bundled scenario named {name_or_path!r}")
+        known = self.scenarios()
+        if name_or_path in known:
+            return known[name_or_path]
+        guess = difflib.get_close_matches(name_or_path, list(known), n=1)
+        hint = f"; did you mean {guess[0]!r}?" if guess else f" (bundled: {', '.join(known)})"
+        raise NotFoundError(f"no scenario file or bundled scenario named {name_or_path!r}{hint}")
 
 
 @cache
@@ -492,6 +506,8 @@ def resolve(
         names.setdefault(scen.baseline.chip, ("baseline", "chip"))
     for c in scen.limits.max_chips:
         names.setdefault(c, ("limits", "max_chips", c))
+    for c in scen.inventory.owned:
+        names.setdefault(c, ("inventory", "owned", c))
     chips = {n: get("chip", n, key) for n, key in names.items()}
     return ResolvedScenario(
         scenario=scen, file=file, model=model, workload=workload, link=link, rdma=rdma, chips=chips

@@ -93,7 +93,7 @@ def _valid(path: str, known: frozenset[str]) -> bool:
     if path in known or path in PROFILE_NAMES:
         return True
     # a path into a dict- or union-typed field (e.g. limits.max_chips.NAME) is checked by loading
-    return any(path.startswith(k + ".") for k in known if k.endswith("max_chips"))
+    return any(path.startswith(k + ".") for k in known if k.endswith(("max_chips", "owned")))
 
 
 def check_path(path: str, rs: ResolvedScenario) -> None:

@@ -637,6 +637,30 @@ class Uncertainty(Strict):
     inputs: dict[str, Distribution] = Field(default_factory=dict)
 
 
+class Inventory(Strict):
+    """Chips already owned, and how they and any further chips are priced."""
+
+    owned: dict[str, NonNegInt] = Field(
+        default_factory=dict, description="chip profile name -> chips owned; used first"
+    )
+    owned_cost: Literal["amortized", "sunk"] = Field(
+        default="amortized",
+        description="amortized: an owned chip costs its price.capex_usd spread over "
+        "amortization_years (plus opex); sunk: only the opex",
+    )
+    amortization_years: PositiveFloat = Field(
+        default=4.0, description="years over which a purchased chip's capex is spread"
+    )
+    opex_usd_per_chip_hour: NonNegFloat = Field(
+        default=0.0, description="power, cooling and hosting of an owned or bought chip [USD/h]"
+    )
+    additional: Literal["rent", "buy"] = Field(
+        default="rent",
+        description="chips beyond the owned ones: rented (rental_usd_per_hour) or bought "
+        "(amortized capex_usd plus opex; reported as new purchases)",
+    )
+
+
 class Scenario(Strict):
     kind: Literal["scenario"] = "scenario"
     name: str
@@ -651,6 +675,7 @@ class Scenario(Strict):
     serving: Serving = Field(default_factory=Serving)
     rate_rps: PositiveFloat | None = Field(default=None, description="target request rate")
     limits: Limits = Field(default_factory=Limits)
+    inventory: Inventory = Field(default_factory=Inventory)
     revenue: Revenue | None = None
     overrides: dict[str, dict[str, dict[str, object]]] = Field(
         default_factory=dict,

@@ -7,8 +7,10 @@ Exit codes: 0 success, 1 bad profile or data file, 2 usage error or unknown name
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
+import typer.main
 
 from pddplan.cli import common
 
@@ -16,16 +18,18 @@ app = typer.Typer(
     name="pddplan",
     help="Capacity planning for PDD LLM inference: prefill and relay decode in datacenter A, "
     "main decode in datacenter B, joined by a WAN line.\n\n"
-    "Example: pddplan solve --format md",
+    "Example: pddplan solve pdd-paper --format md",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
+    ctx: typer.Context,
     profiles: common.ProfilesOpt = None,
     version: bool = typer.Option(
         False, "--version", help="Print the version and exit.", is_eager=True
@@ -37,6 +41,9 @@ def _root(
         typer.echo(f"pddplan {__version__}")
         raise typer.Exit(0)
     common.State.profile_dirs = list(profiles or [])
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 def _register() -> None:
@@ -53,6 +60,7 @@ def _register() -> None:
         "transfer_cmd",
         "step_cmd",
         "robust_cmd",
+        "report_cmd",
     ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])
@@ -66,12 +74,41 @@ def _register() -> None:
 _register()
 
 
+def readable_metavars(cmd: Any) -> Any:
+    """Give every option and argument without a metavar a readable one (``FILE``, ``JOBS``,
+    ``SCENARIO``) instead of typer's ``<int range>`` or ``<list[str]>``; recursive. (Duck-typed
+    on click's command and parameter objects, which typer vendors.)"""
+    for p in cmd.params:
+        if "Argument" in type(p).__name__:
+            p.display_type = lambda _ctx: ""  # typer would add "<str>" after the name
+        if p.metavar is not None or getattr(p, "is_flag", False):
+            continue
+        td = getattr(p, "type_descriptor", None)
+        info = getattr(td, "parameter_info", None)
+        if "Argument" in type(p).__name__:
+            p.metavar = (p.name or "value").upper()
+        elif "Path" in repr(getattr(td, "annotation", None)):
+            p.metavar = "DIR" if getattr(info, "file_okay", True) is False else "FILE"
+
+        else:
+            longest = max(p.opts, key=len).lstrip("-")
+            p.metavar = longest.upper().replace("-", "_")
+    for sub in getattr(cmd, "commands", {}).values():
+        readable_metavars(sub)
+    return cmd
+
+
+def command() -> Any:
+    """The click command of the app, with readable metavars (what ``pddplan`` runs)."""
+    return readable_metavars(typer.main.get_command(app))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; a PddplanError becomes one line on stderr and its exit code."""
     from pddplan.errors import PddplanError
 
     try:
-        app(args=argv, prog_name="pddplan", standalone_mode=True)
+        command().main(args=argv, prog_name="pddplan", standalone_mode=True)
     except PddplanError as exc:
         typer.echo(f"pddplan: error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -82,4 +119,4 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "command", "main"]

@@ -45,8 +45,11 @@ def bathtub_cmd(
             dir_okay=False,
         ),
     ] = None,
+    set_: common.SetOpt = [],  # noqa: B006
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Return on a request against its prefix hit rate: find the bathtub's valleys.
 
@@ -55,7 +58,7 @@ def bathtub_cmd(
     that hit rate. Valleys are found by a generic detector; singular points come from the
     chunked-prefill tail-chunk arithmetic.
 
-    Example: pddplan bathtub --format json --no-reprovision
+    Example: pddplan bathtub long-context --plot bathtub.png
     """
     from pddplan import api
     from pddplan.report.plots import check_plot_path
@@ -63,16 +66,18 @@ def bathtub_cmd(
     common.check_format(fmt)
     if plot is not None:
         check_plot_path(plot)
-    with common.flags({"step": "--step", "tolerance": "--tolerance"}):
+    overrides = common.parse_sets(set_, "bathtub")
+    with common.flags({"step": "--step", "tolerance": "--tolerance"}, set_flag="--set"):
         res = api.bathtub(
             scenario,
+            overrides=overrides,
             profiles=common.State.profile_dirs,
             step=step,
             tolerance=tolerance,
             reprovision=reprovision,
             capacity_curve=capacity_curve,
         )
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
     if plot is not None:
         from pddplan.report.plots import bathtub_plot
 

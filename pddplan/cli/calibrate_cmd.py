@@ -15,7 +15,8 @@ def calibrate_cmd(
         Path,
         typer.Argument(
             help="CSV of measurements: phase (prefill|ttft|decode), tokens, batch, context, tp, "
-            "latency_ms, source. See docs/calibrate.md.",
+            "latency_ms, source. See docs/calibrate.md. h100-published.csv, "
+            "h100-published-batched.csv and pdd-brief-handover.csv name bundled samples.",
             dir_okay=False,
         ),
     ],
@@ -52,6 +53,8 @@ def calibrate_cmd(
     ] = None,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Fit a chip's derates to measured latencies, or a link's parameters to measured transfers.
 
@@ -63,18 +66,19 @@ def calibrate_cmd(
     jitter (those the rows identify) of the link's transfer model; --write saves a link
     profile (DIR/links/FILE).
 
-    Example: pddplan calibrate examples/measurements/pdd-brief-handover.csv --link wan-100g-cross-city
+    Example: pddplan calibrate pdd-brief-handover.csv --link wan-100g-cross-city
 
-    Example: pddplan calibrate examples/measurements/h100-published.csv --chip h100-sxm --model llama-3.3-70b
+    Example: pddplan calibrate h100-published.csv --chip h100-sxm --model llama-3.3-70b
     """
     from pddplan import api
     from pddplan.errors import UsageError
 
     common.check_format(fmt)
+    measurements = common.data_file(measurements)
     if link is not None:
         if chip is not None or model is not None:
             raise UsageError("--link calibrates a link; it does not take --chip or --model")
-        with common.flags({"fix": "--fix", "write": "--write"}):
+        with common.flags({"fix": "--fix", "write": "--write"}), common.spinner("fitting"):
             lres = api.calibrate_link(
                 measurements,
                 link=link,
@@ -87,14 +91,14 @@ def calibrate_cmd(
                 f"pddplan: wrote link profile {Path(lres.profile_file).stem!r} to "
                 f"{lres.profile_file}"
             )
-        common.emit(lres.report(), fmt, output)
+        common.emit(lres.report(), fmt, output, table, wide)
         return
     if chip is None or model is None:
         raise UsageError(
             "calibrate needs --chip and --model (chip derates) or --link (link parameters)"
         )
     flags = {"fix": "--fix", "write": "--write", "chunk_size_tokens": "--chunk-size"}
-    with common.flags(flags):
+    with common.flags(flags), common.spinner("fitting"):
         res = api.calibrate(
             measurements,
             chip=chip,
@@ -109,7 +113,7 @@ def calibrate_cmd(
         common.info(
             f"pddplan: wrote chip profile {Path(res.profile_file).stem!r} to {res.profile_file}"
         )
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
 
 
 def register(app: typer.Typer) -> None:

@@ -32,7 +32,7 @@ def hitrate_cmd(
         typer.Argument(
             help="Request trace: Mooncake-style JSONL (timestamp, input_length, output_length, "
             "hash_ids) or CSV (input_length, output_length, cached_tokens or hit_rate, optional "
-            "timestamp_ms); .gz is read too.",
+            "timestamp_ms); .gz is read too. mooncake_excerpt.jsonl names a bundled sample.",
             dir_okay=False,
             show_default=False,
         ),
@@ -123,6 +123,8 @@ def hitrate_cmd(
     ] = 0,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Read a request trace: hit-rate distribution, lengths, arrival rate, anomalous share.
 
@@ -132,12 +134,13 @@ def hitrate_cmd(
     curve (mean hit rate and share above 95% against capacity). --workload-out writes a workload
     profile; so does -o FILE.yaml (the report then goes to stdout).
 
-    Example: pddplan hitrate tests/data/mooncake_excerpt.jsonl --cache-tokens 64k,unbounded
+    Example: pddplan hitrate mooncake_excerpt.jsonl --cache-tokens 64k,unbounded
     """
     from pddplan import api
     from pddplan.errors import UsageError
 
     common.check_format(fmt)
+    trace = common.data_file(trace)
     if output is not None and output.suffix.lower() in (".yaml", ".yml"):
         if workload_out is not None:
             raise UsageError("-o FILE.yaml writes the workload profile: drop --workload-out")
@@ -159,7 +162,7 @@ def hitrate_cmd(
                 ("--workload-out", str(workload_out), None),
             ],
         )
-    with common.flags(HITRATE_FLAGS):
+    with common.flags(HITRATE_FLAGS), common.spinner("reading the trace"):
         res = api.hitrate(
             trace,
             cache_tokens=cache_tokens,
@@ -181,7 +184,7 @@ def hitrate_cmd(
         common.info(f"pddplan: wrote workload profile {res.workload_file}")
     if res.curve_file is not None:
         common.info(f"pddplan: wrote capacity curve {res.curve_file}")
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
 
 
 HITRATE_FLAGS = {

@@ -17,10 +17,18 @@ profiles_app = typer.Typer(help="List, show and validate profiles.", no_args_is_
 @profiles_app.command("list")
 def list_cmd(
     kind: Annotated[
-        str | None, typer.Option("--kind", "-k", help="chips, models, links or workloads.")
+        str | None,
+        typer.Option(
+            "--kind",
+            "-k",
+            help="chips, models, links, workloads or scenarios.",
+            metavar="chips|models|links|workloads|scenarios",
+        ),
     ] = None,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """List the profiles on the search path.
 
@@ -30,28 +38,61 @@ def list_cmd(
     from pddplan.report.profiles import list_report
 
     common.check_format(fmt)
+    if kind == "scenarios":
+        from pddplan.report.profiles import scenario_list_report
+
+        common.emit(scenario_list_report(common.registry()), fmt, output, table, wide)
+        return
     if kind is not None and kind not in KIND_CHOICES:
-        raise UsageError(f"--kind must be one of {', '.join(KIND_CHOICES)}, not {kind!r}")
+        raise UsageError(
+            f"--kind must be one of {', '.join(KIND_CHOICES)}, scenarios, not {kind!r}"
+        )
     kinds = [KIND_CHOICES[kind]] if kind else list(KIND_CHOICES.values())
-    common.emit(list_report(common.registry(), kinds), fmt, output)
+    common.emit(list_report(common.registry(), kinds), fmt, output, table, wide)
 
 
 @profiles_app.command("show")
 def show_cmd(
-    name: Annotated[str, typer.Argument(help="Profile name, e.g. h100-sxm.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Profile or scenario name, e.g. h100-sxm or pdd-paper (a scenario is shown "
+            "resolved: its keys after overrides, its profiles and chip prices).",
+            metavar="NAME",
+        ),
+    ],
+    set_: common.SetOpt = [],  # noqa: B006
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
-    """Show one profile with the SI numbers pddplan derives from it.
+    """Show one profile with the SI numbers pddplan derives from it, or a scenario resolved.
 
-    Example: pddplan profiles show qwen3-235b-a22b
+    Example: pddplan profiles show pdd-paper --set link=wan-40g-cross-city
     """
-    from pddplan.report.profiles import show_report
+    from pddplan.errors import NotFoundError
+    from pddplan.report.profiles import scenario_show_report, show_report
 
     common.check_format(fmt)
     reg = common.registry()
+    overrides = common.parse_sets(set_, "profiles show")
+    if name in reg.scenarios() or name.endswith((".yaml", ".yml")):
+        try:
+            kind, path = reg.find_any(name)
+        except NotFoundError:
+            kind = "scenario"
+        if kind == "scenario" or name in reg.scenarios():
+            from pddplan import api
+
+            with common.flags({}, set_flag="--set"):
+                ls = api.load_scenario(
+                    name, overrides=overrides, profiles=common.State.profile_dirs
+                )
+            common.emit(scenario_show_report(ls), fmt, output, table, wide)
+            return
     kind, path = reg.find_any(name)
-    common.emit(show_report(kind, path, reg.load(kind, name)), fmt, output)
+    common.emit(show_report(kind, path, reg.load(kind, name)), fmt, output, table, wide)
 
 
 @profiles_app.command("validate")
@@ -62,10 +103,12 @@ def validate_cmd(
     ] = None,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Validate profile and scenario files strictly; the first error of each file is reported.
 
-    Example: pddplan profiles validate profiles/chips/h100-sxm.yaml
+    Example: pddplan profiles validate
     """
     from pddplan.errors import PddplanError, ProfileError
     from pddplan.loader import load_file, load_scenario
@@ -97,7 +140,11 @@ def validate_cmd(
                 {"file": str(f), "kind": "", "name": "", "status": "error", "error": str(exc)}
             )
     common.emit(
-        Report("profile validation", [Section("files", rows)], {"files": rows}), fmt, output
+        Report("profile validation", [Section("files", rows)], {"files": rows}),
+        fmt,
+        output,
+        table,
+        wide,
     )
     if failed:
         for msg in failed:

@@ -59,7 +59,7 @@ def robust_cmd(
     estimated inputs are sampled, the cheapest plan that meets them with probability
     --confidence, and which estimate moves BCR and SLA attainment most (docs/robust.md).
 
-    Example: pddplan robust examples/pdd-paper.yaml --samples 1000 --confidence 0.9 -f json
+    Example: pddplan robust pdd-paper --samples 200 --confidence 0.9 -f json
     """
     from pathlib import Path
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -31,7 +31,7 @@ def simulate_cmd(
             "--rate",
             help="Arrival rate [req/s] (default: the plan's). Without --plan the scenario is "
             "solved at this rate; with --plan the plan's fleet runs at it.",
-            min=0.0,
+            metavar="REQ_PER_S",
         ),
     ] = None,
     policy: Annotated[
@@ -76,16 +76,11 @@ def simulate_cmd(
             "--warmup", help="Share of the first requests left out of the statistics.", min=0.0
         ),
     ] = 0.05,
-    set_: Annotated[
-        list[str],
-        typer.Option(
-            "--set",
-            help="PATH=VALUE scenario change, as in `pddplan sweep` (repeatable), e.g. "
-            "--set link=wan-10g-cross-city --set rate_rps=0.6.",
-        ),
-    ] = [],  # noqa: B006
+    set_: common.SetOpt = [],  # noqa: B006
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Simulate a plan request by request and compare TTFT, TPOT, RLD's token share and the
     line's utilization with the closed forms.
@@ -94,9 +89,8 @@ def simulate_cmd(
     jitter, RLD relay with One-Shot or Catch-Up hand-over, continuous batching on RLD and MD.
     The same physics as `pddplan solve`, so the gaps come from queueing and batching alone.
 
-    Example: pddplan simulate --requests 20000 --seed 1
+    Example: pddplan simulate pdd-paper --requests 20000 --seed 1 --set link=wan-40g-cross-city
     """
-    import sys
 
     from pddplan import api
     from pddplan.errors import UsageError
@@ -104,21 +98,8 @@ def simulate_cmd(
     common.check_format(fmt)
     if trace is not None and sample != "classes":
         raise UsageError("--trace replays the trace's own requests; drop --sample")
-    overrides = _overrides(set_)
-    progress = None
-    bar = None
-    if sys.stderr.isatty() and requests >= 5_000:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        bar = Progress(console=Console(stderr=True), transient=True)
-        task = bar.add_task("simulating", total=requests)
-
-        def progress(done: int, total: int) -> None:
-            if done <= 1:
-                bar.start()
-            bar.update(task, completed=done, total=total)
-
+    overrides = common.parse_sets(set_, "simulate")
+    progress, bar = common.progress_bar("simulating", requests >= 5_000)
     try:
         with common.flags(SIMULATE_FLAGS, set_flag="--set"):
             res = api.simulate(
@@ -139,7 +120,7 @@ def simulate_cmd(
     finally:
         if bar is not None:
             bar.stop()
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
 
 
 SIMULATE_FLAGS = {
@@ -151,20 +132,6 @@ SIMULATE_FLAGS = {
     "sample": "--sample",
     "warmup_fraction": "--warmup",
 }
-
-
-def _overrides(sets: list[str]) -> dict[str, Any]:
-    """The overrides of the ``--set PATH=VALUE`` options (paths as in ``pddplan sweep``)."""
-    from pddplan.errors import UsageError
-    from pddplan.whatif import parse_set
-
-    out: dict[str, Any] = {}
-    for s in sets:
-        ax = parse_set(s)
-        if len(ax.values) != 1:
-            raise UsageError(f"--set {ax.path}: simulate takes one value per PATH")
-        out[ax.path] = ax.values[0]
-    return out
 
 
 def register(app: typer.Typer) -> None:

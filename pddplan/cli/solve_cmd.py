@@ -23,22 +23,12 @@ SOLVE_FLAGS = {
     "max_chips": "--max-chips",
     "max_rate_rps": "--max-rate",
     "max_bcr": "--max-bcr",
+    "own": "--own",
 }
 
 
 def parse_max_chips(values: list[str] | None) -> dict[str, int]:
-    from pddplan.errors import UsageError
-
-    out: dict[str, int] = {}
-    for v in values or []:
-        for part in v.split(","):
-            name, sep, num = part.partition("=")
-            if not sep or not num.strip().isdigit() or int(num) <= 0:
-                raise UsageError(
-                    f"--max-chips expects CHIP=N with N a positive whole number, not {part!r}"
-                )
-            out[name.strip()] = int(num)
-    return out
+    return common.parse_counts(values, "--max-chips")
 
 
 def solve_cmd(
@@ -46,23 +36,43 @@ def solve_cmd(
     rate: Annotated[
         float | None,
         typer.Option(
-            "--rate", help="Target request rate [req/s]: the least-cost plan serving it.", min=0.0
+            "--rate",
+            help="Target request rate [req/s], above 0: the least-cost plan serving it.",
+            metavar="REQ_PER_S",
         ),
     ] = None,
     budget: Annotated[
         float | None,
         typer.Option(
-            "--budget", help="Budget [USD/hour]: the plan with the most goodput within it.", min=0.0
+            "--budget",
+            help="Budget [USD/hour]: the plan with the most goodput within it.",
+            metavar="USD_PER_HOUR",
         ),
     ] = None,
     max_chips: Annotated[
         list[str] | None,
-        typer.Option("--max-chips", help="Inventory limit CHIP=N (repeatable or comma-separated)."),
+        typer.Option(
+            "--max-chips",
+            help="At most N chips of CHIP, rented or owned (repeatable or comma-separated); "
+            "the baselines obey it too.",
+            metavar="CHIP=N",
+        ),
+    ] = None,
+    own: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--own",
+            help="N chips of CHIP are owned: used first, at their amortized capex "
+            "(--set inventory.owned_cost=sunk: free); the rest is rented. Repeatable.",
+            metavar="CHIP=N",
+        ),
     ] = None,
     max_rate: Annotated[
         float | None,
         typer.Option(
-            "--max-rate", help="Upper bound on the rate when no target is given [req/s].", min=0.0
+            "--max-rate",
+            help="Upper bound on the rate when no target is given [req/s].",
+            metavar="REQ_PER_S",
         ),
     ] = None,
     max_bcr: Annotated[
@@ -71,8 +81,11 @@ def solve_cmd(
     explain: Annotated[
         bool, typer.Option("--explain", help="Add one row per hit-rate class.")
     ] = False,
+    set_: common.SetOpt = [],  # noqa: B006
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Size P / RLD / MD for a scenario and compare with the same-datacenter and no-relay baselines.
 
@@ -80,7 +93,7 @@ def solve_cmd(
     without a rate) asks for the plan of highest BCR, and the output says what bounds its scale.
     Exit code 3 when no plan fits.
 
-    Example: pddplan solve --rate 2 --format md
+    Example: pddplan solve pdd-paper --rate 2 --own gpu-a=16 --set inventory.owned_cost=sunk --set link=wan-40g-cross-city
     """
     from pddplan import api
     from pddplan.errors import UsageError
@@ -88,9 +101,12 @@ def solve_cmd(
     common.check_format(fmt)
     if sum((rate is not None, budget is not None, max_bcr)) > 1:
         raise UsageError("give one of --rate, --budget and --max-bcr")
-    with common.flags(SOLVE_FLAGS):
+    overrides = common.parse_sets(set_, "solve")
+    with common.flags(SOLVE_FLAGS, set_flag="--set"):
         res = api.solve(
             scenario,
+            overrides=overrides,
+            own=common.parse_counts(own, "--own", least=0),
             profiles=common.State.profile_dirs,
             rate_rps=rate,
             budget_usd_per_hour=budget,
@@ -99,7 +115,7 @@ def solve_cmd(
             max_bcr=max_bcr,
             explain=explain,
         )
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
 
 
 def register(app: typer.Typer) -> None:

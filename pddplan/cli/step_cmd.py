@@ -37,6 +37,8 @@ def step_cmd(
     ] = False,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Prefill time of B sequences of L uncached tokens and decode step time of B sequences at
     context C on one instance, tokens/s per chip for each, and what bounds each.
@@ -56,4 +58,4 @@ def step_cmd(
         input_tokens,
         context_tokens,
     )
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)

@@ -34,6 +34,8 @@ def transfer_cmd(
     ] = 1,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Mean, p50, p90 and p99 time of one payload on a link, N transfers sharing the line.
 
@@ -58,7 +60,7 @@ def transfer_cmd(
         )
     title = f"transfer times on {res.link} ({res.concurrent_transfers} concurrent)"
     rep = Report(title, [Section("transfers", res.rows())], res.to_json(), res.notes)
-    common.emit(rep, fmt, output)
+    common.emit(rep, fmt, output, table, wide)
 
 
 def register(app: typer.Typer) -> None:

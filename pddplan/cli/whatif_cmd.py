@@ -19,6 +19,7 @@ def sweep_cmd(
         typer.Option(
             "--set",
             help="PATH=V1,V2,... or PATH=lo:hi:step (repeatable: the grid is their product).",
+            metavar="PATH=VALUES",
         ),
     ] = [],  # noqa: B006
     baselines: Annotated[
@@ -54,6 +55,8 @@ def sweep_cmd(
     ] = None,
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Solve the scenario at every point of a grid of parameter values.
 
@@ -64,7 +67,6 @@ def sweep_cmd(
 
     Example: pddplan sweep --set link.bandwidth_gbit_per_s=25,50,100 --set chips.gpu-b.price_usd_per_hour=2.4,2.6 -f csv
     """
-    import sys
     from pathlib import Path
 
     from pddplan import api
@@ -85,19 +87,7 @@ def sweep_cmd(
     n = 1
     for a in axes:
         n *= len(a.values)
-    progress = None
-    bar = None
-    if sys.stderr.isatty() and n >= 20:
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        task = bar.add_task("solving", total=n)
-
-        def progress(done: int, total: int) -> None:
-            if done == 1:
-                bar.start()
-            bar.update(task, completed=done)
-
+    progress, bar = common.progress_bar("solving", n >= 20)
     try:
         with common.flags(
             {"jobs": "--jobs", "executor": "--executor", "scheduler": "--scheduler"},
@@ -116,7 +106,7 @@ def sweep_cmd(
     finally:
         if bar is not None:
             bar.stop()
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
     if plot is not None:
         from pddplan.report.plots import sweep_plot
 
@@ -130,33 +120,63 @@ def breakeven_cmd(
         str, typer.Option("--param", help="Dotted PATH of the parameter (see sweep).")
     ] = "chips.gpu-b.price_usd_per_hour",
     against: Annotated[str, typer.Option("--against", help="same-dc or no-relay.")] = "same-dc",
-    lo: Annotated[float, typer.Option("--lo", help="Low end of the search interval.")] = 0.0,
-    hi: Annotated[float, typer.Option("--hi", help="High end of the search interval.")] = 10.0,
+    lo: Annotated[
+        float | None,
+        typer.Option(
+            "--lo",
+            help="Low end of the search interval (default: a quarter of the current value).",
+            metavar="VALUE",
+        ),
+    ] = None,
+    hi: Annotated[
+        float | None,
+        typer.Option(
+            "--hi",
+            help="High end of the search interval (default: four times the current value).",
+            metavar="VALUE",
+        ),
+    ] = None,
+    set_: common.SetOpt = [],  # noqa: B006
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """The parameter value at which PDD's BCR equals a baseline's (bisection over the model).
 
-    Example: pddplan breakeven examples/pdd-paper.yaml --param chips.gpu-b.price_usd_per_hour --lo 2 --hi 6
+    Example: pddplan breakeven pdd-paper --param chips.gpu-b.price_usd_per_hour --lo 2 --hi 6
     """
     from pddplan import api
-    from pddplan.errors import UsageError
+    from pddplan.errors import OverrideError, UsageError
 
     common.check_format(fmt)
     if against not in ("same-dc", "no-relay"):
         raise UsageError(f"--against must be same-dc or no-relay, not {against!r}")
-    if hi <= lo:
+    if lo is not None and hi is not None and hi <= lo:
         raise UsageError("--hi must be above --lo")
-    with common.flags({}, set_flag="--param"):
-        res = api.breakeven(
-            scenario,
-            profiles=common.State.profile_dirs,
-            param=param,
-            against=against,
-            lo=lo,
-            hi=hi,
-        )
-    common.emit(res.report(), fmt, output)
+    overrides = common.parse_sets(set_, "breakeven")
+    try:
+        with common.flags({"lo": "--lo", "hi": "--hi"}, set_flag="--set"):
+            res = api.breakeven(
+                scenario,
+                overrides=overrides,
+                profiles=common.State.profile_dirs,
+                param=param,
+                against=against,
+                lo=lo,
+                hi=hi,
+            )
+    except UsageError as exc:
+        # a bound the parameter's schema rejects: blame the flag that gave it
+        cause = exc.__context__ if not isinstance(exc, OverrideError) else exc
+        if isinstance(cause, OverrideError) and cause.key == param and cause.value is not None:
+            for flag, v in (("--lo", lo), ("--hi", hi)):
+                if v is not None and cause.value == v:
+                    raise UsageError(f"{flag} {v:g}: {param}: {cause.detail}") from None
+        if isinstance(cause, OverrideError) and cause.key == param and not cause.unknown_key:
+            raise UsageError(f"--param {param}: {cause.detail}") from None
+        raise
+    common.emit(res.report(), fmt, output, table, wide)
 
 
 def rank_cmd(
@@ -172,6 +192,8 @@ def rank_cmd(
     ] = "h100-sxm",
     fmt: common.FormatOpt = "table",
     output: common.OutputOpt = None,
+    table: common.TableOpt = None,
+    wide: common.WideOpt = False,
 ) -> None:
     """Rank every chip of the catalog for prefill and for decode (four-dimension evaluation).
 
@@ -187,7 +209,7 @@ def rank_cmd(
         workload=workload,
         reference=reference,
     )
-    common.emit(res.report(), fmt, output)
+    common.emit(res.report(), fmt, output, table, wide)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pddplan.errors import UsageError
-from pddplan.results import Report, json_ready
+from pddplan.results import Report, Section, json_ready
 
 FORMATS = ("table", "csv", "md", "json")
 
@@ -37,29 +37,49 @@ def _display(v: Any) -> str:
 
 
 def _machine(v: Any) -> Any:
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict | list | tuple):
+        return json.dumps(json_ready(v), separators=(",", ":"))
     return v
 
 
-def render_csv(rep: Report) -> str:
+def pick(rep: Report, table: str | None) -> list[Section]:
+    """The sections ``--table`` selects: one by its name, or all of them (None)."""
+    if table is None:
+        return rep.sections
+    names = [s.slug for s in rep.sections]
+    for sec in rep.sections:
+        if sec.slug == table:
+            return [sec]
+    import difflib
+
+    guess = difflib.get_close_matches(table, names, n=1)
+    hint = f"did you mean {guess[0]!r}? " if guess else ""
+    raise UsageError(f"--table: no table {table!r}; {hint}tables: {', '.join(names)}")
+
+
+def render_csv(rep: Report, table: str | None = None) -> str:
+    """One tidy table (``table``, default the first): a header and rows, nothing else, so that
+    ``pandas.read_csv`` and ``csv.DictReader`` load it unchanged."""
+    secs = pick(rep, table)
     buf = io.StringIO()
-    for i, sec in enumerate(rep.sections):
-        if len(rep.sections) > 1:
-            if i:
-                buf.write("\n")
-            buf.write(f"# {sec.title}\n")
-        cols = sec.column_names()
-        w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
-        w.writeheader()
-        for r in sec.rows:
-            w.writerow({k: ("" if r.get(k) is None else _machine(r.get(k))) for k in cols})
+    if not secs:
+        return ""
+    sec = secs[0]
+    cols = sec.column_names()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    for r in sec.rows:
+        w.writerow({k: ("" if r.get(k) is None else _machine(r.get(k))) for k in cols})
     return buf.getvalue()
 
 
-def render_md(rep: Report) -> str:
+def render_md(rep: Report, table: str | None = None) -> str:
     out = [f"# {rep.title}", ""]
-    for sec in rep.sections:
+    for sec in pick(rep, table):
         cols = sec.column_names()
         out += [f"## {sec.title}", ""]
         if not sec.rows:
@@ -81,45 +101,200 @@ def render_json(rep: Report) -> str:
     return json.dumps(json_ready(rep.json_document()), indent=2) + "\n"
 
 
-def render_table(rep: Report, file: Any, is_terminal: bool) -> None:
+#: Unit suffixes of column names and how a compact header writes them (longest first).
+UNITS = (
+    ("_usd_per_hour", "$/h"),
+    ("_usd_per_month", "$/month"),
+    ("_usd_per_mtok", "$/Mtok"),
+    ("_requests_per_usd", "req/$"),
+    ("_gbit_per_s", "Gbit/s"),
+    ("_gb_per_s", "GB/s"),
+    ("_tb_per_s", "TB/s"),
+    ("_bytes_per_s", "B/s"),
+    ("_tokens_per_s", "tok/s"),
+    ("_usd", "$"),
+    ("_rps", "req/s"),
+    ("_bytes", "B"),
+    ("_tokens", "tok"),
+    ("_ms", "ms"),
+    ("_us", "us"),
+    ("_s", "s"),
+    ("_gb", "GB"),
+    ("_tflops", "TFLOPS"),
+    ("_pct", "%"),
+)
+
+
+#: Long words of column names a compact header shortens.
+ABBREVIATIONS = {"datacenter": "DC", "utilization": "util."}
+
+
+def header(col: str) -> str:
+    """A compact header: words, then the unit in brackets (``cost_usd_per_hour`` -> ``cost
+    [$/h]``)."""
+    if col in ABBREVIATIONS:
+        return ABBREVIATIONS[col]
+    for suffix, unit in UNITS:
+        if col.endswith(suffix) and len(col) > len(suffix):
+            return f"{col[: -len(suffix)].replace('_', ' ')} [{unit}]"
+    return col.replace("_", " ")
+
+
+def table_width(is_terminal: bool, wide: bool) -> int:
+    """The width tables are laid out for: the terminal's (``COLUMNS`` when set), 100 columns
+    when piped or written to a file, unbounded with ``--wide``."""
+    import os
+    import shutil
+
+    if wide:
+        return 100_000
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 20:
+        return int(env)
+    if is_terminal:
+        return shutil.get_terminal_size((100, 24)).columns
+    return 100
+
+
+_TEXT_MIN = 12  # text columns fold down to this width
+
+
+def _groups(cols: list[str], cells: dict[str, list[str]], width: int) -> list[list[str]]:
+    """Columns packed into groups that fit ``width`` (the first column repeated in each)."""
+
+    def need(c: str) -> int:
+        return min_width(c, cells[c]) + 3  # padding and the (blank) column rule
+
+    if not cols:
+        return [cols]
+    groups: list[list[str]] = []
+    cur: list[str] = [cols[0]]
+    used = need(cols[0]) + 1
+    for c in cols[1:]:
+        if used + need(c) > width and len(cur) > 1:
+            groups.append(cur)
+            cur, used = [cols[0], c], need(cols[0]) + need(c) + 1
+        else:
+            cur.append(c)
+            used += need(c)
+    groups.append(cur)
+    return groups
+
+
+def min_width(col: str, vals: list[str]) -> int:
+    """The narrowest a column may be: its longest number (never folded), its longest header
+    word, and up to :data:`_TEXT_MIN` characters of text."""
+    longest = max((len(v) for v in vals), default=1)
+    head = max((len(w) for w in header(col).split()), default=1)
+    numeric = all(_is_number(v) for v in vals)
+    return max(longest if numeric else min(longest, _TEXT_MIN), head)
+
+
+def _is_number(v: str) -> bool:
+    t = v.replace(",", "").replace("-", "").replace(".", "").replace("e+", "").replace("e", "")
+    return t.isdigit() or v in ("-", "inf", "-inf", "nan", "yes", "no")
+
+
+def render_table(
+    rep: Report, file: Any, is_terminal: bool, *, table: str | None = None, wide: bool = False
+) -> None:
+    """Tables laid out for the width (:func:`table_width`): compact headers with units, numbers
+    to 4 significant digits never folded, long text folded, and tables wider than the width
+    split into column groups. ``wide``: full column names, nothing folded."""
+    import textwrap
+
+    from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    # a pipe gets a console wide enough that nothing is truncated or folded
-    console = Console(
-        file=file, width=None if is_terminal else 100_000, force_terminal=False, highlight=False
-    )
-    console.print(f"[bold]{rep.title}[/bold]")
-    for sec in rep.sections:
+    width = table_width(is_terminal, wide)
+    console = Console(file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide)
+    console.print(Text(rep.title, style="bold"))
+    for sec in pick(rep, table):
         cols = sec.column_names()
-        t = Table(title=sec.title, title_justify="left", show_lines=False)
-        for c in cols:
-            t.add_column(c, overflow="fold" if is_terminal else "ignore", no_wrap=not is_terminal)
-        for r in sec.rows:
-            t.add_row(*(_display(r.get(c)) for c in cols))
-        if not is_terminal:
-            t.width = None
-        console.print(t)
-    if rep.chart:
+        cells = {c: [_display(r.get(c)) for r in sec.rows] for c in cols}
+        groups = [cols] if wide else _groups(cols, cells, width)
+        for gi, group in enumerate(groups):
+            title = sec.title if gi == 0 else f"{sec.title} (continued)"
+            console.print(Text(title, style="bold"))  # above the table: never wrapped to it
+            t = Table(
+                show_lines=False,
+                box=box.SIMPLE_HEAD,
+                pad_edge=False,
+                expand=False,
+            )
+            for c in group:
+                numeric = all(_is_number(v) for v in cells[c])
+                mw = min_width(c, cells[c])
+                t.add_column(
+                    Text(c if wide else "\n".join(textwrap.wrap(header(c), mw))),
+                    overflow="fold",
+                    min_width=None if wide else mw,
+                    max_width=mw if numeric and not wide else None,
+                    no_wrap=wide or numeric,
+                    justify="right" if numeric and not wide else "left",
+                )
+            for i in range(len(sec.rows)):
+                t.add_row(*(Text(cells[c][i]) for c in group))
+            console.print(t)
+    if rep.chart and table is None:
         console.print(rep.chart, markup=False)
-    for n in rep.notes:
+    for n in rep.notes if table is None else []:
         console.print(f"- {n}", markup=False)
 
 
-def emit(rep: Report, fmt: str, output: Path | None) -> None:
-    """Write the report to ``output`` (or stdout) in ``fmt``; its warnings go to stderr."""
+def short_warning(w: str) -> str:
+    """A warning's first statement and its remedy (the last clause); the JSON keeps it whole."""
+    body = w.split("closed forms: ", 1)[-1]
+    head = body.split(": ", 1)[0]
+    tail = body.rsplit("; ", 1)[-1] if "; " in body else ""
+    if head == body:
+        return w
+    if not tail.startswith(("check", "more", "relax", "use", "add", "give", "set")):
+        tail = "check with `pddplan simulate` (details: -f json)"
+    return f"{head}; {tail}"
+
+
+def emit(
+    rep: Report,
+    fmt: str,
+    output: Path | None,
+    *,
+    table: str | None = None,
+    wide: bool = False,
+) -> None:
+    """Write the report to ``output`` (or stdout) in ``fmt``; its warnings go to stderr.
+
+    ``table`` picks one section (CSV always writes one: the first by default); ``wide`` lays
+    tables out without a width limit.
+    """
+    import textwrap
+
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if table is not None:
+        pick(rep, table)  # an unknown name fails before anything is written
+    width = table_width(sys.stderr.isatty(), wide)
     for w in rep.warnings:
-        sys.stderr.write(f"pddplan: warning: {w}\n")
+        text = w if wide else short_warning(w)
+        lines = textwrap.wrap(
+            f"pddplan: warning: {text}", width=max(width, 40), subsequent_indent="  "
+        )
+        sys.stderr.write("\n".join(lines) + "\n")
     if fmt == "table":
         if output is None:
-            render_table(rep, sys.stdout, sys.stdout.isatty())
+            render_table(rep, sys.stdout, sys.stdout.isatty(), table=table, wide=wide)
             return
         with _open(output) as fh:
-            render_table(rep, fh, False)
+            render_table(rep, fh, False, table=table, wide=wide)
         return
-    text = {"csv": render_csv, "md": render_md, "json": render_json}[fmt](rep)
+    if fmt == "csv":
+        text = render_csv(rep, table)
+    elif fmt == "md":
+        text = render_md(rep, table)
+    else:
+        text = render_json(rep)
     if output is None:
         sys.stdout.write(text)
     else:

@@ -81,7 +81,7 @@ def show_report(kind: str, path: Path, obj: Any) -> Report:
     data = obj.model_dump(mode="json", exclude_none=True)
     rows: list[Row] = []
     _flatten("", data, rows)
-    sections = [Section(f"{kind} {obj.name} ({path})", rows)]
+    sections = [Section(f"{kind} {obj.name} ({path})", rows, key="profile")]
     payload: dict[str, Any] = {"kind": kind, "file": str(path), "profile": data}
     if kind == "model":
         from pddplan.deployment import model_numbers
@@ -101,3 +101,78 @@ def show_report(kind: str, path: Path, obj: Any) -> Report:
         )
         payload["derived"] = derived
     return Report(f"pddplan profile {obj.name}", sections, payload)
+
+
+def scenario_list_report(reg: Registry) -> Report:
+    """The scenarios usable by name (bundled, or in a ``--profiles`` directory)."""
+    from pddplan.loader import load_file
+
+    bundled = bundled_profiles_dir().resolve().parent
+    rows: list[Row] = []
+    for name, path in reg.scenarios().items():
+        sc = load_file(path, "scenario")
+        rows.append(
+            {
+                "name": name,
+                "model": sc.model,
+                "workload": sc.workload if isinstance(sc.workload, str) else "(inline)",
+                "link": sc.link,
+                "rate_rps": sc.rate_rps,
+                "description": sc.description,
+                "origin": "bundled" if bundled in path.resolve().parents else str(path.parent),
+            }
+        )
+    return Report("pddplan profiles: scenarios", [Section("scenarios", rows)], {"scenarios": rows})
+
+
+def scenario_show_report(loaded: Any) -> Report:
+    """A scenario as resolved: its keys after overrides, and the profiles it names, with the
+    numbers the plan will use (chip prices after the scenario's overrides)."""
+    spec = loaded.spec
+    data = spec.model_dump(mode="json", exclude_none=True, exclude={"overrides"})
+    rows: list[Row] = []
+    _flatten("", data, rows)
+    chips = [
+        {
+            "chip": name,
+            "rental_usd_per_hour": c.price.rental_usd_per_hour,
+            "capex_usd": c.price.capex_usd,
+            "memory_gb": c.datasheet.memory_gb,
+            "bf16_tflops": c.datasheet.bf16_tflops,
+            "price_source": c.price.source,
+        }
+        for name, c in loaded.chips.items()
+    ]
+    link = loaded.link
+    profiles = [
+        {"key": "model", "name": loaded.model.name, "detail": loaded.model.display_name},
+        {
+            "key": "link",
+            "name": link.name,
+            "detail": f"{link.bandwidth_gbit_per_s:g} Gbit/s, {link.rtt_ms:g} ms RTT, "
+            f"{link.price_usd_per_month:g} $/month",
+        },
+        {
+            "key": "rdma",
+            "name": loaded.rdma.name,
+            "detail": f"{loaded.rdma.bandwidth_gbit_per_s:g} Gbit/s",
+        },
+        {
+            "key": "workload",
+            "name": loaded.workload.name,
+            "detail": loaded.workload.source.split(". ")[0][:90],
+        },
+    ]
+    sections = [
+        Section(f"scenario {spec.name} ({loaded.file})", rows, key="scenario"),
+        Section("profiles", profiles, key="profiles"),
+        Section("chips", chips, key="chips"),
+    ]
+    payload = {
+        "kind": "scenario",
+        "file": loaded.file,
+        "scenario": data,
+        "profiles": profiles,
+        "chips": chips,
+    }
+    return Report(f"pddplan scenario {spec.name}", sections, payload)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pddplan.results.bathtub import BathtubResult
     from pddplan.results.calibrate import CalibrateResult, LinkCalibrateResult
     from pddplan.results.hitrate import HitrateResult
+    from pddplan.results.planreport import PlanReportResult
     from pddplan.results.robust import RobustResult
     from pddplan.results.simulate import SimulateResult
     from pddplan.results.solve import SolveResult
@@ -25,6 +26,7 @@ __all__ = [
     "CalibrateResult",
     "LinkCalibrateResult",
     "ChipsRankResult",
+    "PlanReportResult",
     "HitrateResult",
     "Report",
     "Result",
@@ -48,6 +50,7 @@ _LAZY = {
     "CalibrateResult": "pddplan.results.calibrate",
     "LinkCalibrateResult": "pddplan.results.calibrate",
     "RobustResult": "pddplan.results.robust",
+    "PlanReportResult": "pddplan.results.planreport",
 }
 
 

@@ -24,6 +24,16 @@ class Section:
     title: str
     rows: list[Row]
     columns: list[str] | None = None
+    key: str | None = None  # the name ``--table`` selects it by (default: from the title)
+
+    @property
+    def slug(self) -> str:
+        """The section's name for ``--table``: its key, or its title in lower-case-and-dashes."""
+        if self.key:
+            return self.key
+        import re
+
+        return re.sub(r"[^a-z0-9]+", "-", self.title.split(" (")[0].lower()).strip("-")
 
     def column_names(self) -> list[str]:
         if self.columns is not None:

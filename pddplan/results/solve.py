@@ -105,6 +105,7 @@ class SolveResult(Result):
             row = {
                 "name": b.topology,
                 "chips": ", ".join(f"{n} {c}" for c, n in b.chips_of().items()),
+                "owned_chips_used": sum(c.owned for c in cost_split(b)),
                 "cost_usd_per_hour": b.cost_usd_per_hour,
                 "goodput_rps": b.goodput_rps,
                 "bcr_requests_per_usd": b.bcr_requests_per_usd,
@@ -117,14 +118,20 @@ class SolveResult(Result):
                 "goodput_ratio": _ratio(plan.goodput_rps, b.goodput_rps),
             }
             base_rows.append(row)
-            bj = {"name": b.topology, **_figures(b), "roles": _roles_json(b)}
+            bj = {
+                "name": b.topology,
+                **_figures(b),
+                "roles": _roles_json(b),
+                "procurement": procurement_rows(b),
+            }
             bj.update({k: row[k] for k in ("bcr_ratio", "cost_ratio", "goodput_ratio")})
             base_json.append(bj)
         sections = [
-            Section("plan", _role_rows(plan)),
-            Section("summary", summary),
-            Section("ttft by pipeline", pipes),
-            Section("baselines at the same rate", base_rows),
+            Section("plan", _role_rows(plan), key="plan"),
+            Section("summary", summary, key="summary"),
+            Section("chips: owned, rented, bought", procurement_rows(plan), key="procurement"),
+            Section("ttft by pipeline", pipes, key="pipelines"),
+            Section("baselines at the same rate", base_rows, key="baselines"),
         ]
         payload: dict[str, Any] = {
             "scenario": out.scenario_name,
@@ -139,7 +146,7 @@ class SolveResult(Result):
             "baselines": base_json,
         }
         if self.classes is not None:
-            sections.append(Section("hit-rate classes", self.classes))
+            sections.append(Section("hit-rate classes", self.classes, key="classes"))
             payload["classes"] = self.classes
         notes = list(out.notes)
         for b in out.baselines:
@@ -149,7 +156,19 @@ class SolveResult(Result):
                     "prefill count; it is sized for capacity and its goodput is the highest rate at "
                     "which its fleet meets every target"
                 )
-        return Report("pddplan solve", sections, payload, notes, warnings=list(self.warnings))
+        wan = out.problem.wan
+        title = (
+            f"pddplan solve: scenario {out.scenario_name}, model {out.problem.model.name}, "
+            f"line {wan.name} ({wan.bandwidth_gbit_per_s:.4g} Gbit/s)"
+        )
+        payload["line"] = {"name": wan.name, "bandwidth_gbit_per_s": wan.bandwidth_gbit_per_s}
+        for c in cost_split(plan):
+            if c.owned_idle:
+                notes.append(
+                    f"{c.owned_idle} owned {c.chip} left idle: the plan does not need them (or "
+                    f"no role may use {c.chip}: add it with --set roles.ROLE.chips=...)"
+                )
+        return Report(title, sections, payload, notes, warnings=list(self.warnings))
 
     def _plan_json(self) -> dict[str, Any]:
         plan = self.outcome.plan
@@ -163,9 +182,38 @@ class SolveResult(Result):
             "handover": plan.handover,
             "md_stall_s": plan.md_stall_s,
             "ttft_by_pipeline_s": self.ttft_by_pipeline_s,
+            "procurement": procurement_rows(plan),
             "prefill_mean_wait_s": self.prefill_mean_wait_s,
             "binding": plan.binding,
         }
+
+
+def procurement_rows(plan: Plan) -> list[Row]:
+    """The plan's chips by how they are paid for: owned (used and idle), rented, newly bought."""
+    from pddplan.solver.plan import cost_split
+
+    return [
+        {
+            "chip": c.chip,
+            "chips": c.chips,
+            "owned": c.owned,
+            "owned_idle": c.owned_idle,
+            "rented": c.rented,
+            "bought": c.bought,
+            "cost_usd_per_hour": c.cost_usd_per_hour,
+            "owned_usd_per_hour": c.owned_usd_per_hour,
+            "rented_usd_per_hour": c.rented_usd_per_hour,
+            "bought_usd_per_hour": c.bought_usd_per_hour,
+            "new_capex_usd": c.new_capex_usd,
+        }
+        for c in cost_split(plan)
+    ]
+
+
+def cost_split(plan: Plan):  # noqa: ANN201 - a thin re-export for the baselines' rows
+    from pddplan.solver.plan import cost_split as split
+
+    return split(plan)
 
 
 def _role_rows(plan: Plan) -> list[Row]:

@@ -87,3 +87,85 @@ class Plan:
                 inst, n = role
                 out[inst.chip.name] = out.get(inst.chip.name, 0) + n * inst.tensor_parallel
         return out
+
+
+def role_costs(roles: dict[str, tuple[Instance, int] | None], pricing: Any) -> dict[str, float]:
+    """Each role's cost [USD/h]; with an inventory (:class:`~pddplan.solver.problem.Pricing`)
+    the owned chips go to the roles in order (P, RLD, MD), so the roles add up to the plan."""
+    left = dict(pricing.owned) if pricing is not None else {}
+    out: dict[str, float] = {}
+    for role, v in roles.items():
+        if v is None:
+            out[role] = 0.0
+            continue
+        inst, n = v
+        if pricing is None:
+            out[role] = inst.price_usd_per_hour * n
+            continue
+        name, chips = inst.chip.name, n * inst.tensor_parallel
+        own = min(chips, left.get(name, 0))
+        left[name] = left.get(name, 0) - own
+        out[role] = (
+            own * pricing.owned_usd_per_chip_hour.get(name, 0.0)
+            + (chips - own) * pricing.extra_usd_per_chip_hour[name]
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class ChipCost:
+    """One chip kind of a plan, split by how it is paid for."""
+
+    chip: str
+    chips: int
+    owned: int  # owned chips the plan uses
+    owned_idle: int  # owned chips it leaves idle
+    rented: int
+    bought: int  # new purchases
+    cost_usd_per_hour: float
+    owned_usd_per_hour: float
+    rented_usd_per_hour: float
+    bought_usd_per_hour: float
+    new_capex_usd: float  # capex of the new purchases
+
+
+def cost_split(plan: Plan) -> list[ChipCost]:
+    """The plan's chips split into owned, rented and newly bought, with their costs (owned
+    chips first, as the search prices them). Owned kinds the plan does not use are listed idle."""
+    pricing = getattr(plan.problem, "pricing", None)
+    chips = plan.chips_of()
+    rental: dict[str, float] = {}
+    for v in plan.roles.values():
+        if v is not None:
+            rental[v[0].chip.name] = v[0].chip.price.rental_usd_per_hour
+    owned_all = dict(pricing.owned) if pricing is not None else {}
+    out: list[ChipCost] = []
+    for name in [*chips, *(k for k in owned_all if k not in chips)]:
+        n = chips.get(name, 0)
+        own = min(n, owned_all.get(name, 0))
+        extra = n - own
+        if pricing is None:
+            out.append(
+                ChipCost(name, n, 0, 0, n, 0, n * rental[name], 0.0, n * rental[name], 0.0, 0.0)
+            )
+            continue
+        own_cost = own * pricing.owned_usd_per_chip_hour.get(name, 0.0)
+        extra_cost = extra * pricing.extra_usd_per_chip_hour.get(name, rental.get(name, 0.0))
+        buy = pricing.additional == "buy"
+        capex = pricing.capex_usd.get(name) or 0.0
+        out.append(
+            ChipCost(
+                chip=name,
+                chips=n,
+                owned=own,
+                owned_idle=owned_all.get(name, 0) - own,
+                rented=0 if buy else extra,
+                bought=extra if buy else 0,
+                cost_usd_per_hour=own_cost + extra_cost,
+                owned_usd_per_hour=own_cost,
+                rented_usd_per_hour=0.0 if buy else extra_cost,
+                bought_usd_per_hour=extra_cost if buy else 0.0,
+                new_capex_usd=extra * capex if buy else 0.0,
+            )
+        )
+    return out

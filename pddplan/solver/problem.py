@@ -18,7 +18,7 @@ from pddplan.deployment import (
     model_numbers,
     request_classes,
 )
-from pddplan.errors import InfeasibleError
+from pddplan.errors import InfeasibleError, UsageError
 from pddplan.scenario import ResolvedScenario, role_chip_names
 from pddplan.timing import Routing
 
@@ -47,6 +47,73 @@ SAME_DC = Topology("same-dc", cross_dc=False, relay=False, anomalous_filter=Fals
 NO_RELAY = Topology("no-relay", cross_dc=True, relay=False, anomalous_filter=False)
 
 
+@dataclass(frozen=True)
+class Pricing:
+    """What each chip costs per hour [USD/(chip h)] under an inventory: the owned chips first
+    (amortized capex plus opex, or opex only when sunk), then rented or bought ones.
+
+    The cost of ``n`` chips of one kind is ``owned * min(n, O) + extra * max(n - O, 0)``: not a
+    sum of per-role costs when one kind serves several roles (the owned chips are shared), so the
+    search prices whole option triples (:meth:`Problem.owned_discount`).
+    """
+
+    owned: dict[str, int]
+    owned_usd_per_chip_hour: dict[str, float]
+    extra_usd_per_chip_hour: dict[str, float]  # beyond the owned chips
+    rental_usd_per_chip_hour: dict[str, float]
+    capex_usd: dict[str, float | None]
+    additional: str  # "rent" or "buy"
+    owned_cost: str  # "amortized" or "sunk"
+
+    def chips_cost_usd_per_hour(self, chips: dict[str, int]) -> float:
+        """Cost of a fleet's chips [USD/h], owned ones used first."""
+        total = 0.0
+        for name, n in chips.items():
+            own = min(n, self.owned.get(name, 0))
+            total += own * self.owned_usd_per_chip_hour.get(name, 0.0)
+            total += (n - own) * self.extra_usd_per_chip_hour[name]
+        return total
+
+
+def build_pricing(rs: ResolvedScenario) -> Pricing | None:
+    """The inventory's pricing, or None when every chip is simply rented (no inventory)."""
+    inv = rs.scenario.inventory
+    owned = {k: v for k, v in inv.owned.items() if v > 0}
+    if not owned and inv.additional == "rent":
+        return None
+    hours = inv.amortization_years * units.HOURS_PER_MONTH * 12
+    rental = {n: c.price.rental_usd_per_hour for n, c in rs.chips.items()}
+    capex = {n: c.price.capex_usd for n, c in rs.chips.items()}
+
+    def amortized(name: str, why: str, fix: str) -> float:
+        cx = capex.get(name)
+        if cx is None:
+            raise UsageError(
+                f"inventory: {why} {name} has no price.capex_usd to amortize; give one "
+                f"(--set chips.{name}.price.capex_usd=USD) or {fix}"
+            )
+        return cx / hours + inv.opex_usd_per_chip_hour
+
+    own_rate = {
+        n: (
+            inv.opex_usd_per_chip_hour
+            if inv.owned_cost == "sunk"
+            else amortized(
+                n, "owned", "count owned chips as sunk (--set inventory.owned_cost=sunk)"
+            )
+        )
+        for n in owned
+    }
+    if inv.additional == "buy":
+        extra = {
+            n: amortized(n, "bought", "rent them (--set inventory.additional=rent)")
+            for n in rs.chips
+        }
+    else:
+        extra = dict(rental)
+    return Pricing(owned, own_rate, extra, rental, capex, inv.additional, inv.owned_cost)
+
+
 @dataclass
 class Problem:
     """Everything the search holds fixed, in numbers."""
@@ -67,6 +134,40 @@ class Problem:
     routing: str
     max_chips: dict[str, int] = field(default_factory=dict)
     enforce_ttft: bool = True
+    pricing: Pricing | None = None
+
+    # --- costing (prices only; the sizing never sees them)
+    def unit_usd_per_hour(self, inst: Instance) -> float:
+        """Price of one instance beyond the owned chips [USD/h]."""
+        if self.pricing is None:
+            return inst.price_usd_per_hour
+        return self.pricing.extra_usd_per_chip_hour[inst.chip.name] * inst.tensor_parallel
+
+    def unit_lb_usd_per_hour(self, inst: Instance) -> float:
+        """The least one instance can cost, owned chips included [USD/h]."""
+        unit = self.unit_usd_per_hour(inst)
+        pr = self.pricing
+        if pr is not None and pr.owned.get(inst.chip.name):
+            unit = min(unit, pr.owned_usd_per_chip_hour[inst.chip.name] * inst.tensor_parallel)
+        return unit
+
+    def owned_discount(
+        self, a_chips: list[dict[str, int]], b_chips: list[dict[str, int]]
+    ) -> np.ndarray | float:
+        """What the owned chips save on every pair of partial fleets ``a[i] + b[j]`` against
+        pricing every chip at :meth:`unit_usd_per_hour` [USD/h]: exact, shared kinds included."""
+        pr = self.pricing
+        if pr is None or not pr.owned:
+            return 0.0
+        out = np.zeros((len(a_chips), len(b_chips)))
+        for name, own in pr.owned.items():
+            save = pr.extra_usd_per_chip_hour[name] - pr.owned_usd_per_chip_hour[name]
+            a = np.array([c.get(name, 0) for c in a_chips], dtype=float)
+            b = np.array([c.get(name, 0) for c in b_chips], dtype=float)
+            if save == 0 or not (a.any() or b.any()):
+                continue
+            out += save * np.minimum(a[:, None] + b[None, :], own)
+        return out
 
     # --- chip-independent per-class arrays
     @cached_property
@@ -185,6 +286,7 @@ def build_problem(
         catch_up_threshold_tokens=sv.catch_up_threshold_tokens,
         routing=sv.routing,
         max_chips=dict(scen.limits.max_chips),
+        pricing=build_pricing(rs),
     )
 
 

@@ -7,8 +7,16 @@ first decode step is bounded by the TPOT target, which is what decode instances 
 for). RLD's and MD's counts depend on each other only through the hand-over (MD's extend
 pass). So for every (routing, hand-over mode) the cost splits into
 ``cost_P(p) + cost_RM(r, m) + line`` and the minimum is taken over every option triple; with
-inventory limits the triples are visited in cost order until one fits. A route whose cost lower
-bound exceeds the best plan so far is skipped. Among plans of equal cost the one with the lower
+inventory limits the triples are visited in cost order until one fits.
+
+Owned chips (a scenario's ``inventory``) break that separability: the cost of a chip kind is
+piecewise linear in its total count (owned ones first, at their amortized or sunk price, then
+rented or bought), and a kind used by two roles shares its owned chips between them. The search
+therefore prices every (P option, RLD-MD pair) exactly, ``cost_P + cost_RM - owned_discount``
+with the discount computed on the triple's total count of each owned kind
+(:meth:`Problem.owned_discount`), before ordering; the route bound uses each chip's lowest price
+(owned or not), so it stays a lower bound. A route whose cost lower bound exceeds the best plan
+so far is skipped. Among plans of equal cost the one with the lower
 TTFT p99 (then p90, p50) wins.
 
 The solver never prints; it takes an optional progress callback and returns records.
@@ -25,7 +33,7 @@ from pddplan import units
 from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
 from pddplan.models import queueing
-from pddplan.solver.plan import DecodeSizing, Plan, Route
+from pddplan.solver.plan import DecodeSizing, Plan, Route, role_costs
 from pddplan.solver.problem import PERCENTILES, Progress
 from pddplan.solver.sizing import Sizing
 
@@ -102,7 +110,7 @@ class Solver(Sizing):
                     rate * float(np.sum(w * self.prefill_s(p))) / pb.prefill_utilization_cap - 1e-9
                 ),
             )
-            * p.price_usd_per_hour
+            * pb.unit_lb_usd_per_hour(p)
             for p in pb.options["P"]
         )
         md_tokens = np.where(pb.on_decode_side, c.output_tokens, 0.0)
@@ -112,10 +120,12 @@ class Solver(Sizing):
         for m in pb.options["MD"]:
             b = m.max_batch_at_tpot(ctx, pb.tpot_s)
             if b >= 1:
-                md_lb = min(md_lb, max(1, math.ceil(conc / b - 1e-9)) * m.price_usd_per_hour)
+                md_lb = min(md_lb, max(1, math.ceil(conc / b - 1e-9)) * pb.unit_lb_usd_per_hour(m))
         has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
         rld_lb = (
-            min((r.price_usd_per_hour for r in pb.options["RLD"]), default=0.0) if has_rld else 0.0
+            min((pb.unit_lb_usd_per_hour(r) for r in pb.options["RLD"]), default=0.0)
+            if has_rld
+            else 0.0
         )
         line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
         return p_lb + md_lb + rld_lb + line
@@ -177,15 +187,23 @@ class Solver(Sizing):
         md_opts = pb.options["MD"]
         r_opts = pb.options["RLD"]
         combos = []
+        rm_chips: list[dict[str, int]] = []
         for row_i, ri, sizing in pairs:
             oi, md = md_rows[row_i][0], md_rows[row_i][1]
-            cost = md.instances * md_opts[oi].price_usd_per_hour
+            cost = md.instances * pb.unit_usd_per_hour(md_opts[oi])
+            chips = {md_opts[oi].chip.name: md.instances * md_opts[oi].tensor_parallel}
             if ri is not None and sizing is not None:
-                cost += sizing.instances * r_opts[ri].price_usd_per_hour
+                cost += sizing.instances * pb.unit_usd_per_hour(r_opts[ri])
+                name = r_opts[ri].chip.name
+                chips[name] = chips.get(name, 0) + sizing.instances * r_opts[ri].tensor_parallel
             combos.append((cost, row_i, ri, sizing))
-        p_costs = np.array([s.instances * p.price_usd_per_hour for p, s in p_ok])
+            rm_chips.append(chips)
+        p_costs = np.array([s.instances * pb.unit_usd_per_hour(p) for p, s in p_ok])
         rm_costs = np.array([c[0] for c in combos])
         tot = p_costs[:, None] + rm_costs[None, :]
+        if pb.pricing is not None and pb.pricing.owned:
+            p_chips = [{p.chip.name: s.instances * p.tensor_parallel} for p, s in p_ok]
+            tot = tot - pb.owned_discount(p_chips, rm_chips)  # exact on shared owned kinds
         order = np.argsort(tot, axis=None, kind="stable")
         link_cost = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
         chosen: Plan | None = None
@@ -193,7 +211,9 @@ class Solver(Sizing):
             pi, ci = np.unravel_index(flat, tot.shape)
             if chosen is not None and tot[pi, ci] > chosen.cost_usd_per_hour - link_cost + 1e-9:
                 break  # every cheaper-or-equal combination has been seen
-            cand = self._plan_of(rate, route, mode, p_ok[pi], combos[ci], md_rows, link_cost)
+            cand = self._plan_of(
+                rate, route, mode, p_ok[pi], combos[ci], md_rows, link_cost, float(tot[pi, ci])
+            )
             if cand is None:
                 continue
             # equal cost: the order of the option lists must not decide (better_plan's key)
@@ -201,7 +221,9 @@ class Solver(Sizing):
                 chosen = cand
         return chosen
 
-    def _plan_of(self, rate: float, route: Route, mode: str, p_entry, combo, md_rows, link_cost):
+    def _plan_of(
+        self, rate: float, route: Route, mode: str, p_entry, combo, md_rows, link_cost, fleet_cost
+    ):
         """The plan of one (P option, RLD/MD combination), or None when it breaks inventory."""
         pb = self.pb
         p, ps = p_entry
@@ -218,7 +240,7 @@ class Solver(Sizing):
         }
         if not self._fits_inventory(roles):
             return None
-        role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
+        role_cost = role_costs(roles, pb.pricing)
         w = pb.classes.weight
         binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
         if rs is not None and rs.instances > 0:
@@ -235,7 +257,7 @@ class Solver(Sizing):
             routing=route.routing,
             handover=mode if roles["RLD"] else "-",
             roles=roles,
-            cost_usd_per_hour=ps.instances * p.price_usd_per_hour + rm_cost + link_cost,
+            cost_usd_per_hour=fleet_cost + link_cost,
             role_cost_usd_per_hour=role_cost,
             link_cost_usd_per_hour=link_cost,
             prefill=ps,
@@ -297,8 +319,11 @@ class Solver(Sizing):
                 binding=f"TTFT {name}",
             )
         if pb.max_chips:
+            limits = ", ".join(f"{c} <= {n}" for c, n in pb.max_chips.items())
             return InfeasibleError(
-                f"no plan fits at {rate:.4g} req/s within the inventory limits {pb.max_chips}",
+                f"no plan fits at {rate:.4g} req/s within the inventory limits ({limits}); raise "
+                "them (--max-chips CHIP=N), allow other chips (--set roles.ROLE.chips=...) or "
+                "lower the rate",
                 binding="inventory",
             )
         return InfeasibleError(

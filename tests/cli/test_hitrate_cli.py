@@ -79,11 +79,21 @@ def test_json_report() -> None:
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "md"])
 def test_other_formats(fmt: str) -> None:
-    res = invoke("hitrate", str(EXCERPT), "-f", fmt, "--bins", "0,0.5,1")
+    res = invoke("hitrate", str(EXCERPT), "-f", fmt, "--bins", "0,0.5,1", "--wide")
     assert res.exit_code == 0, res.output
     assert "rate_rps" in res.stdout
     if fmt == "csv":
-        assert "# hit rate by cache capacity" in res.stdout
+        res = invoke(
+            "hitrate",
+            str(EXCERPT),
+            "-f",
+            fmt,
+            "--bins",
+            "0,0.5,1",
+            "-t",
+            "hit-rate-distribution-unbounded-cache",
+        )
+        assert res.exit_code == 0, res.output
         assert "[0.5, 1]" in res.stdout
 
 

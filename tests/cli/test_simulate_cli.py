@@ -45,8 +45,9 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_help_example_runs(invoke) -> None:
     r = invoke("simulate", "--help")
-    assert "Example: pddplan simulate --requests 20000 --seed 1" in r.stdout
-    r = invoke("simulate", "--requests", "20000", "--seed", "1")
+    example = "pddplan simulate pdd-paper --requests 20000 --seed 1 --set link=wan-40g-cross-city"
+    assert "Example: " + example in " ".join(r.stdout.split())
+    r = invoke(*example.split()[1:])
     assert r.exit_code == 0
     assert "closed form vs simulation" in r.stdout
     assert "ttft_p99_s" in r.stdout
@@ -71,11 +72,10 @@ def test_json_contract(invoke) -> None:
 
 def test_csv_and_output_file(invoke, tmp_path: Path) -> None:
     out = tmp_path / "sim.csv"
-    r = invoke("simulate", "--requests", "1000", "-f", "csv", "-o", str(out))
+    args = ("simulate", "--requests", "1000", "-f", "csv", "-t", "closed-form-vs-simulation")
+    r = invoke(*args, "-o", str(out))
     assert r.exit_code == 0 and r.stdout == ""
-    text = out.read_text()
-    block = text.split("# closed form vs simulation\n")[1].split("\n\n")[0]
-    rows = list(csv.DictReader(io.StringIO(block)))
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
     assert rows[0]["metric"] == "ttft_p50_s"
     float(rows[0]["gap_pct"])  # machine formats carry full numbers
 

@@ -205,7 +205,7 @@ def test_cli_json_and_help_example(tmp_path: Path) -> None:
     from pddplan.cli import robust_cmd
 
     line = next(x for x in (robust_cmd.robust_cmd.__doc__ or "").splitlines() if "Example:" in x)
-    assert "pddplan robust examples/pdd-paper.yaml --samples 1000 --confidence 0.9" in line
+    assert "pddplan robust pdd-paper --samples 200 --confidence 0.9" in line  # bundled name
     png = tmp_path / "t.png"
     r = subprocess.run(
         [

@@ -1,0 +1,199 @@
+"""The procurement report as one self-contained HTML page (no network: styles inline, images
+as ``data:`` URIs) or as markdown with its images beside it."""
+
+from __future__ import annotations
+
+import base64
+import html
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pddplan.report import _display, header
+from pddplan.results import Section
+
+#: The page's sections: (id, heading); a test checks every one.
+SECTIONS = (
+    ("plan", "Plan"),
+    ("procurement", "Chips: owned, rented, bought"),
+    ("baselines", "Against one datacenter and against no relay"),
+    ("classes", "Hit-rate classes"),
+    ("bathtub", "Return against hit rate (bathtub)"),
+    ("sweep", "Line bandwidth x hit-rate shift"),
+    ("assumptions", "Assumptions and their sources"),
+    ("warnings", "Warnings and notes"),
+)
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;
+margin:2em auto;padding:0 1em;color:#1b1b1b;line-height:1.45}
+h1{font-size:1.5em;border-bottom:2px solid #333;padding-bottom:.3em}
+h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
+th{background:#f2f2f2}td.text{text-align:left}
+.key{font-size:1.05em;background:#f6f9ff;border:1px solid #c9d8f5;padding:.8em 1em}
+.est{background:#fff4d6}.muted{color:#666;font-size:.85em}img{max-width:100%}
+"""
+
+
+def _table(sec: Section, text_cols: tuple[str, ...] = ()) -> str:
+    cols = sec.column_names()
+    if not sec.rows:
+        return "<p class='muted'>(none)</p>"
+    head = "".join(f"<th>{html.escape(header(c))}</th>" for c in cols)
+    body = []
+    for r in sec.rows:
+        cls = " class='est'" if r.get("estimated") else ""
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            text = isinstance(v, str) and not _numeric(v)
+            td = "<td class='text'>" if text or c in text_cols else "<td>"
+            cells.append(f"{td}{html.escape(_display(v))}</td>")
+        body.append(f"<tr{cls}>{''.join(cells)}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _numeric(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def png_of(draw: Callable[[Path], None]) -> bytes | None:
+    """The PNG ``draw(path)`` writes, or None without matplotlib (the plot extra)."""
+    from pddplan.errors import UsageError
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "plot.png"
+        try:
+            draw(p)
+        except UsageError:
+            return None
+        return p.read_bytes()
+
+
+def images(res: Any) -> dict[str, bytes | None]:
+    """The report's figures as PNG bytes: the bathtub and the sweep's heatmap."""
+    from pddplan.report.plots import bathtub_plot, sweep_plot
+    from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH
+
+    b = res.bathtub
+    return {
+        "bathtub": png_of(
+            lambda p: bathtub_plot(b.analysis, b.traffic_hit_rate, b.traffic_weight, p)
+        ),
+        "sweep": png_of(
+            lambda p: sweep_plot(
+                res.sweep.points,
+                [BANDWIDTH_PATH, SHIFT_PATH],
+                p,
+                title="PDD BCR / same-datacenter BCR by line bandwidth and hit-rate shift",
+            )
+        ),
+    }
+
+
+def _key_figures(res: Any) -> list[str]:
+    """The answer in a few sentences: chips, cost, and the comparison with one datacenter."""
+    plan = res.solve.plan
+    out = []
+    roles = [
+        f"{role} {n} x {inst.chip.name} ({n * inst.tensor_parallel} chips)"
+        for role, v in plan.roles.items()
+        if v is not None
+        for inst, n in [v]
+    ]
+    out.append(f"At {plan.rate_rps:.4g} req/s: {', '.join(roles)}.")
+    split = {r["chip"]: r for r in res.solve.report().sections[2].rows}
+    parts = []
+    for chip, r in split.items():
+        bits = [f"{r[k]} {k}" for k in ("owned", "rented", "bought") if r[k]]
+        if r["owned_idle"]:
+            bits.append(f"{r['owned_idle']} owned idle")
+        parts.append(f"{chip}: {', '.join(bits) or 'none'}")
+    out.append("Chips: " + "; ".join(parts) + ".")
+    out.append(
+        f"Cost {plan.cost_usd_per_hour:,.1f} $/h (line included), BCR "
+        f"{plan.bcr_requests_per_usd:.4g} requests per dollar."
+    )
+    for b in res.solve.baselines:
+        if b.topology == "same-dc":
+            out.append(
+                f"One datacenter ({', '.join(f'{n} {c}' for c, n in b.chips_of().items())}): "
+                f"{b.cost_usd_per_hour:,.1f} $/h; PDD costs "
+                f"{plan.cost_usd_per_hour / b.cost_usd_per_hour:.3g}x and its BCR is "
+                f"{plan.bcr_requests_per_usd / max(b.bcr_requests_per_usd, 1e-300):.3g}x."
+            )
+    return out
+
+
+def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
+    rep = res.report()
+    by = {s.slug: s for s in rep.sections}
+    esc = html.escape
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{esc(rep.title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(rep.title)}</h1>",
+        "<div class='key'>" + "".join(f"<p>{esc(s)}</p>" for s in _key_figures(res)) + "</div>",
+    ]
+
+    def img(key: str, alt: str) -> str:
+        data = pngs.get(key)
+        if not data:
+            return "<p class='muted'>(plot not drawn: install the plot extra, matplotlib)</p>"
+        b64 = base64.b64encode(data).decode("ascii")
+        return f"<img alt='{esc(alt)}' src='data:image/png;base64,{b64}'>"
+
+    for sid, heading in SECTIONS:
+        parts.append(f"<section id='{sid}'><h2>{esc(heading)}</h2>")
+        if sid == "plan":
+            parts.append(_table(by["plan"]) + _table(by["summary"]))
+        elif sid == "bathtub":
+            parts.append(img("bathtub", "bathtub: return against prefix hit rate"))
+            parts.append(_table(by["bathtub"]))
+        elif sid == "sweep":
+            parts.append(img("sweep", "BCR ratio by line bandwidth and hit-rate shift"))
+            parts.append(_table(by["sweep"]))
+        elif sid == "assumptions":
+            parts.append(
+                "<p>Every number pddplan uses comes from a profile with its source; rows "
+                "<span class='est'>highlighted</span> hold estimates (their keys are listed).</p>"
+            )
+            parts.append(_table(by["assumptions"]))
+        elif sid == "warnings":
+            ws = by["warnings"].rows
+            parts.append(
+                "<ul>" + "".join(f"<li>{esc(w['warning'])}</li>" for w in ws) + "</ul>"
+                if ws
+                else "<p>None.</p>"
+            )
+        else:
+            parts.append(_table(by[sid]))
+        parts.append("</section>")
+    parts.append(
+        "<p class='muted'>Made by pddplan, an analytical model: the figures are predictions "
+        "under the assumptions above, not measurements.</p></body></html>"
+    )
+    return "\n".join(parts) + "\n"
+
+
+def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
+    """Markdown; the images are written beside ``out`` (``NAME-bathtub.png``, ...)."""
+    from pddplan.report import render_md
+
+    rep = res.report()
+    lines = [f"# {rep.title}", ""] + [f"- {s}" for s in _key_figures(res)] + [""]
+    for key in ("bathtub", "sweep"):
+        data = pngs.get(key)
+        if data:
+            name = f"{out.stem}-{key}.png"
+            (out.parent / name).write_bytes(data)
+            lines += [f"![{key}]({name})", ""]
+    body = render_md(rep).split("\n", 2)[2]  # without its title line
+    return "\n".join(lines) + body
