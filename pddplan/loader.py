@@ -214,7 +214,10 @@ def parse_yaml(text: str, file: str) -> YamlDoc:
             f"the document is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not accepted",
             file=file,
         )
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)
+    except yaml.YAMLError as exc:
+        raise ProfileError(f"invalid YAML: {' '.join(str(exc).split())}", file=file) from None
     try:
         node = loader.get_single_node()
         lines: dict[Path_, int] = {}
@@ -232,7 +235,9 @@ def parse_yaml(text: str, file: str) -> YamlDoc:
         line = mark.line + 1 if mark is not None else None
         raise ProfileError(f"invalid YAML: {exc.problem}", file=file, line=line) from None
     except yaml.YAMLError as exc:
-        raise ProfileError(f"invalid YAML: {exc}", file=file) from None
+        raise ProfileError(f"invalid YAML: {' '.join(str(exc).split())}", file=file) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise ProfileError(f"invalid value: {exc}", file=file) from None
     finally:
         loader.dispose()
     return YamlDoc(data=data, lines=lines, file=file)

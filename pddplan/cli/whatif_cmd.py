@@ -128,7 +128,7 @@ def breakeven_cmd(
         raise UsageError(f"--against must be same-dc or no-relay, not {against!r}")
     if hi <= lo:
         raise UsageError("--hi must be above --lo")
-    with common.flags({}, set_flag="--param"):
+    with common.flags({"lo": "--lo", "hi": "--hi"}, set_flag="--param"):
         res = api.breakeven(
             scenario,
             profiles=common.State.profile_dirs,

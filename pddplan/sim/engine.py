@@ -665,7 +665,7 @@ def _figures(
         figs["rld_to_md_load_ratio_per_instance"] = (
             (rld_demand / rr.instances) / md_per if md_per > 0 else math.inf
         )
-    figs["rld_to_md_token_ratio"] = rld_demand / md_demand if md_demand > 0 else math.inf
+    figs["rld_to_md_token_ratio"] = rld_demand / md_demand if md_demand > 0 else math.nan
     # per pipeline TTFT
     for p_id, name in policies.PIPELINE_NAMES.items():
         sel = m & (res.pipeline == p_id)

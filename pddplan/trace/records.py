@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import math
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -408,6 +409,12 @@ def parse_jsonl_block(
 def _open_binary(path: Path) -> IO[bytes]:
     try:
         if path.suffix == ".gz":
+            with path.open("rb") as probe:
+                magic = probe.read(2)
+            if magic != b"\x1f\x8b":
+                raise ProfileError(
+                    "named .gz but not gzip-compressed (rename it without .gz)", file=str(path)
+                )
             return cast(IO[bytes], gzip.open(path, "rb"))
         return path.open("rb")
     except OSError as exc:
@@ -641,6 +648,8 @@ def iter_csv_blocks(
         while True:
             try:
                 row_raw = next(reader, None)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise ProfileError(f"cannot read trace: {exc}", file=file) from None
             except UnicodeDecodeError as exc:
                 raise ProfileError(
                     f"not UTF-8 text: {exc.reason}", file=file, line=reader.line_num + 1
