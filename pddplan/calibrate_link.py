@@ -77,7 +77,7 @@ LINK_PARAMETERS = (
     LinkParameter("per_transfer_latency_ms", "ms", 0.0, 1e4, False),
     LinkParameter("max_window_bytes", "bytes", 1e3, 2.0**30, True),
     LinkParameter("loss_rate", "-", 1e-12, 0.49, True),
-    LinkParameter("efficiency", "-", 1e-3, 1.0, False),
+    LinkParameter("efficiency", "-", 0.01, 1.0, False),
     LinkParameter("jitter_cv", "-", 1e-3, 5.0, True),
 )
 LINK_PARAMETER_NAMES = tuple(p.name for p in LINK_PARAMETERS)

@@ -436,11 +436,8 @@ def rank_chips(
             r.update(prefill_advantage=None, decode_advantage=None, best_role=None)
             continue
         pa = ref["prefill_usd_per_mtok_input"] / r["prefill_usd_per_mtok_input"]
-        da = (
-            ref["decode_usd_per_mtok_output"] / r["decode_usd_per_mtok_output"]
-            if math.isfinite(r["decode_usd_per_mtok_output"])
-            else 0.0
-        )
+        d_ref, d_own = ref["decode_usd_per_mtok_output"], r["decode_usd_per_mtok_output"]
+        da = d_ref / d_own if d_ref is not None and d_own is not None else 0.0
         r.update(
             prefill_advantage=pa, decode_advantage=da, best_role="prefill" if pa >= da else "decode"
         )

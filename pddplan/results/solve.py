@@ -14,11 +14,8 @@ if TYPE_CHECKING:
 DATACENTER = {"P": "A", "RLD": "A", "MD": "B"}
 
 
-def _ratio(a: float, b: float) -> float | None:
-    """``a / b``; None (JSON null) when ``b`` is 0 or either is not finite: no ratio."""
-    if not b or not math.isfinite(a) or not math.isfinite(b):
-        return None
-    return a / b
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else math.inf
 
 
 @dataclass(frozen=True)
