@@ -94,8 +94,8 @@ def main() -> int:
             continue
         print(f"\n== {kind}: {len(seen)}")
         distinct: dict[str, tuple[str, str]] = {}
-        for _, _, desc, detail in seen:
-            distinct.setdefault(detail.rsplit(" (", 1)[0][:160], (desc, detail))
+        for surface, _, desc, detail in seen:
+            distinct.setdefault(surface + detail.rsplit(" (", 1)[0][:160], (desc, detail))
         for desc, detail in list(distinct.values())[: a.examples]:
             print(f"- {detail}\n  {desc[:600]}")
         if len(distinct) > a.examples:

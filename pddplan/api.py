@@ -1075,5 +1075,9 @@ def transfer(
         sizes = [float(payload_bytes)]
     else:
         sizes = [float(x) for x in payload_bytes]
+    if concurrent > 10**6:
+        raise OptionError("concurrent", f"must be at most 1000000, not {concurrent!r}")
+    for size in sizes:
+        _number_in("payload_bytes", size, 1.0, 1e15)
     spec = _registry(profiles).load("link", link)
     return transfer_times(LinkNumbers.of(spec), sizes, concurrent)

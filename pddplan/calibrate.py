@@ -176,7 +176,23 @@ def _number(text: str, column: str, file: str, line: int, *, whole: bool, minimu
     if value < minimum or (positive and value <= 0.0):
         bound = "> 0" if positive else f">= {minimum:g}"
         raise ProfileError(f"must be {bound}, got {text!r}", file=file, key=column, line=line)
+    hi = COLUMN_MAX.get(column)
+    if hi is not None and value > hi:
+        raise ProfileError(
+            f"must be at most {hi:g}, got {text!r}", file=file, key=column, line=line
+        )
     return value
+
+
+#: Largest value accepted per column: the schema's token bound, a million sequences, the
+#: widest instance, a day.
+COLUMN_MAX = {
+    "tokens": 1e8,
+    "batch": 1e6,
+    "context": 1e8,
+    "tp": 4096.0,
+    "latency_ms": 86_400_000.0,
+}
 
 
 _Row = tuple[str, float, float, float, float, float, str, int]

@@ -193,6 +193,8 @@ def parse_link_measurements(text: str, file: str) -> LinkMeasurements:
                 line=line,
             )
         q = _QUANTILE.get(stat, math.nan)
+        if cell.get("samples", ""):
+            _num(cell["samples"], "samples", file, line)
         if stat == "max":
             if not cell.get("samples", ""):
                 skipped.append(

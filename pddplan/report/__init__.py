@@ -116,19 +116,23 @@ def emit(rep: Report, fmt: str, output: Path | None) -> None:
         if output is None:
             render_table(rep, sys.stdout, sys.stdout.isatty())
             return
-        with _open(output) as fh:
-            render_table(rep, fh, False)
+        buf = io.StringIO()
+        render_table(rep, buf, False)
+        _write(output, buf.getvalue())
         return
     text = {"csv": render_csv, "md": render_md, "json": render_json}[fmt](rep)
     if output is None:
         sys.stdout.write(text)
     else:
-        with _open(output) as fh:
-            fh.write(text)
+        _write(output, text)
 
 
-def _open(path: Path):
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``; a full disk or a bad path is one error line."""
     try:
-        return path.open("w", encoding="utf-8", newline="")
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    except IsADirectoryError:
+        raise UsageError(f"cannot write {path}: it is a directory") from None
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

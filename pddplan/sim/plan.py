@@ -151,6 +151,10 @@ def _whole(v: Any, key: str, file: str, lo: int, hi: int) -> int:
     return int(v)
 
 
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not a JSON number", name, 0)
+
+
 def read_plan_file(path: Path, problem: Problem) -> SimPlan:
     """Read a plan JSON file (see :func:`plan_from_json`)."""
     try:
@@ -163,7 +167,7 @@ def read_plan_file(path: Path, problem: Problem) -> SimPlan:
     except UnicodeDecodeError as exc:
         raise ProfileError(f"not UTF-8 text (byte at offset {exc.start})", file=str(path)) from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ProfileError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
     if not isinstance(doc, dict):
