@@ -5,10 +5,13 @@ Usage: python examples/calibrate_paper_rate.py [SCENARIO] [CHIPS]
 
 Prints the highest rate [req/s] whose baseline plan uses at most CHIPS chips; that rate goes
 into the scenario's ``rate_rps``. Only the baseline is involved: nothing on the PDD side is tuned.
+The rate is printed rounded DOWN at the printed precision (the bisection's rate rounded to
+nearest could land past the threshold), and the printed rate is solved again as a check.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 
 from pddplan.loader import Registry, load_scenario
@@ -34,8 +37,20 @@ def calibrate(scenario: str, chips: int) -> float:
     return lo
 
 
+DIGITS = 4
+
+
+def printable(rate: float, digits: int = DIGITS) -> float:
+    """``rate`` rounded down to ``digits`` decimals (never past the threshold)."""
+    scale = 10**digits
+    return math.floor(rate * scale) / scale
+
+
 if __name__ == "__main__":
     scen = sys.argv[1] if len(sys.argv) > 1 else "examples/pdd-paper.yaml"
     target = int(sys.argv[2]) if len(sys.argv) > 2 else 88
-    rate = calibrate(scen, target)
-    print(f"{rate:.4f} req/s: baseline uses {baseline_chips(scen, rate)} chips (target {target})")
+    rate = printable(calibrate(scen, target))
+    chips = baseline_chips(scen, rate)
+    if chips > target:
+        sys.exit(f"{rate:.{DIGITS}f} req/s needs {chips} chips, above the target {target}")
+    print(f"{rate:.{DIGITS}f} req/s: baseline uses {chips} chips (target {target})")

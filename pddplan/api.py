@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pddplan.errors import OptionError, UsageError
+from pddplan.errors import OptionError, ProfileError, UsageError
 
 if TYPE_CHECKING:
     from pddplan.loader import Registry, ResolvedScenario
@@ -229,10 +229,16 @@ def solve(
         raise UsageError("give one of rate_rps, budget_usd_per_hour and max_bcr")
     if rate_rps is not None and not rate_rps > 0:
         raise OptionError("rate_rps", "must be above 0")
+    if rate_rps is not None:
+        _number_in("rate_rps", rate_rps, 1e-6, 1e6)
     if budget_usd_per_hour is not None and not budget_usd_per_hour >= 0:
         raise OptionError("budget_usd_per_hour", "must be at least 0")
+    if budget_usd_per_hour is not None:
+        _number_in("budget_usd_per_hour", budget_usd_per_hour, 0, 1e9)
     if max_rate_rps is not None and not max_rate_rps >= 0:
         raise OptionError("max_rate_rps", "must be at least 0")
+    if max_rate_rps is not None:
+        _number_in("max_rate_rps", max_rate_rps, 0, 1e6)
     ls = _load(scenario, overrides, profiles)
     limits = _chip_counts("max_chips", max_chips, ls, least=1)
     unknown = [c for c in limits if c not in ls.chips]
@@ -446,7 +452,27 @@ def _axes(axes: Mapping[str, Sequence[Any]] | Sequence[tuple[str, Sequence[Any]]
         out.append(Axis(str(path), vals))
     if len({a.path for a in out}) != len(out):
         raise OptionError("axes", "sweeps each PATH once")
+    from pddplan import limits
+
+    points = math.prod(len(a.values) for a in out)
+    limits.GRID_POINTS.check(points, "the sweep grid's points")
     return out
+
+
+def _number_in(option: str, value: Any, lo: float, hi: float, *, open_lo: bool = False) -> None:
+    """Raise :class:`OptionError` unless ``value`` is a finite number in ``[lo, hi]``."""
+    ok = (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and (lo < value if open_lo else lo <= value)
+        and value <= hi
+    )
+    if not ok:
+        left = "(" if open_lo else "["
+        raise OptionError(
+            option, f"must be a finite number in {left}{lo:g}, {hi:g}], not {value!r}"
+        )
 
 
 def sweep(
@@ -615,6 +641,9 @@ def breakeven(
             )
         lo = cur / 4 if lo is None else lo
         hi = cur * 4 if hi is None else hi
+    _number_in("lo", lo, -1e12, 1e12)
+    _number_in("hi", hi, -1e12, 1e12)
+    _number_in("tolerance", tolerance, 1e-9, 1.0)
     if not hi > lo:
         raise OptionError("hi", "must be above lo")
     be = breakeven_on(ls.source, ls.overrides, param, against, lo, hi, tolerance)
@@ -845,8 +874,15 @@ def simulate(
         raise OptionError("warmup_fraction", "must be at least 0 and below 1")
     if rate_rps is not None and not rate_rps > 0:
         raise OptionError("rate_rps", "must be above 0")
+    if rate_rps is not None:
+        _number_in("rate_rps", rate_rps, 1e-6, 1e6)
     if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
         raise OptionError("requests", f"must be a whole number >= 1, not {requests!r}")
+    from pddplan import limits
+
+    limits.SIM_REQUESTS.check(requests)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise OptionError("seed", f"must be a whole number from 0 to 2**63 - 1, not {seed!r}")
     if trace is not None and sample != "classes":
         raise OptionError("sample", "does not apply to a trace, which replays its own requests")
     ls = _load(scenario, overrides, profiles)
@@ -1074,15 +1110,21 @@ def _bins(bins: str | Sequence[float] | None) -> list[float]:
         return list(DEFAULT_BINS)
     if isinstance(bins, str):
         try:
-            return [float(x) for x in bins.split(",") if x.strip()]
+            edges = [float(x) for x in bins.split(",") if x.strip()]
         except ValueError:
             raise OptionError(
                 "bins", f"{bins!r} is not a comma-separated list of numbers"
             ) from None
-    try:
-        return [float(x) for x in bins]
-    except (TypeError, ValueError):
-        raise OptionError("bins", f": {bins!r} is not a list of numbers") from None
+    else:
+        try:
+            edges = [float(x) for x in bins]
+        except (TypeError, ValueError):
+            raise OptionError("bins", f": {bins!r} is not a list of numbers") from None
+    if not all(math.isfinite(e) and 0.0 <= e <= 1.0 for e in edges):
+        raise OptionError("bins", f": every edge must be a finite number in [0, 1], not {bins!r}")
+    if len(edges) > 10_001:
+        raise OptionError("bins", f": at most 10001 edges, not {len(edges)}")
+    return edges
 
 
 # ------------------------------------------------------------------------------ calibrate
@@ -1151,14 +1193,22 @@ def calibrate(
     if "layer_latency_us" in fix:
         # the per-step latency is then fitted as step_overhead_ms instead
         structural.pop("step_overhead_ms", None)
-    fit = fit_derates(
-        data.latency_s,
-        instance_predictor(chip_spec, numbers, data, chunk_size_tokens),
-        default_derates(chip_spec),
-        fixed=fix,
-        nuisance=[TTFT_OFFSET.name] if data.is_ttft.any() else [],
-        unidentifiable=structural,
-    )
+    import numpy as np
+
+    try:
+        fit = fit_derates(
+            data.latency_s,
+            instance_predictor(chip_spec, numbers, data, chunk_size_tokens),
+            default_derates(chip_spec),
+            fixed=fix,
+            nuisance=[TTFT_OFFSET.name] if data.is_ttft.any() else [],
+            unidentifiable=structural,
+        )
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        raise ProfileError(
+            f"the measurements cannot be fitted ({exc}); check the rows' values",
+            file=str(path),
+        ) from None
     if not fit.success:
         say(f"the fit did not converge: {fit.message}")
     profile_file = None
@@ -1201,7 +1251,15 @@ def calibrate_link(
     path = Path(measurements)
     data = read_link_measurements(path)
     warnings = list(data.skipped)
-    fit = fit_link(spec, data, fix)
+    import numpy as np
+
+    try:
+        fit = fit_link(spec, data, fix)
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        raise ProfileError(
+            f"the measurements cannot be fitted ({exc}); check the rows' values",
+            file=str(path),
+        ) from None
     if fit.not_identified:
         warnings.append(
             "not identified by these rows (kept at the profile's values): "
@@ -1274,5 +1332,9 @@ def transfer(
         sizes = [float(payload_bytes)]
     else:
         sizes = [float(x) for x in payload_bytes]
+    if concurrent > 10**6:
+        raise OptionError("concurrent", f"must be at most 1000000, not {concurrent!r}")
+    for size in sizes:
+        _number_in("payload_bytes", size, 1.0, 1e15)
     spec = _registry(profiles).load("link", link)
     return transfer_times(LinkNumbers.of(spec), sizes, concurrent)

@@ -70,7 +70,7 @@ class Parameter:
 
 
 #: The derates of :class:`pddplan.spec.ChipDerates`, with bounds. Efficiencies are fractions in
-#: (0, 1] (the lower bound 1e-3 keeps them strictly positive); the half-saturation point is a
+#: [0.01, 1] (the schema's range); the half-saturation point is a
 #: positive token count (0.1 to 1e6 tokens covers every GEMM tile shape); the step overhead is a
 #: non-negative time (up to 1 s per step, far above any engine's); the per-layer and collective
 #: latencies are non-negative times up to 10 ms (far above any kernel's). Which efficiency a
@@ -78,16 +78,16 @@ class Parameter:
 #: ``fp8_compute_efficiency`` for FP8/FP4 weights on a chip with an FP8 rate; attention kernels
 #: run at ``attention_compute_efficiency`` of the attention-precision peak.
 PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("compute_efficiency", "-", 1e-3, 1.0),
-    Parameter("fp8_compute_efficiency", "-", 1e-3, 1.0),
-    Parameter("attention_compute_efficiency", "-", 1e-3, 1.0),
+    Parameter("compute_efficiency", "-", 0.01, 1.0),
+    Parameter("fp8_compute_efficiency", "-", 0.01, 1.0),
+    Parameter("attention_compute_efficiency", "-", 0.01, 1.0),
     Parameter("compute_half_saturation_tokens", "tokens", 0.1, 1e6, log=True),
-    Parameter("memory_bandwidth_efficiency", "-", 1e-3, 1.0),
-    Parameter("scaleup_efficiency", "-", 1e-3, 1.0),
+    Parameter("memory_bandwidth_efficiency", "-", 0.01, 1.0),
+    Parameter("scaleup_efficiency", "-", 0.01, 1.0),
     Parameter("step_overhead_ms", "ms", 0.0, 1000.0, scale_floor=1.0),
     Parameter("layer_latency_us", "us", 0.0, 10_000.0, scale_floor=1.0),
     Parameter("scaleup_latency_us", "us", 0.0, 10_000.0, scale_floor=1.0),
-    Parameter("scaleout_efficiency", "-", 1e-3, 1.0),
+    Parameter("scaleout_efficiency", "-", 0.01, 1.0),
     Parameter("scaleout_latency_us", "us", 0.0, 10_000.0, scale_floor=1.0),
 )
 #: Derates a chip profile may leave null; null means "the value of ``compute_efficiency``".
@@ -176,7 +176,23 @@ def _number(text: str, column: str, file: str, line: int, *, whole: bool, minimu
     if value < minimum or (positive and value <= 0.0):
         bound = "> 0" if positive else f">= {minimum:g}"
         raise ProfileError(f"must be {bound}, got {text!r}", file=file, key=column, line=line)
+    hi = COLUMN_MAX.get(column)
+    if hi is not None and value > hi:
+        raise ProfileError(
+            f"must be at most {hi:g}, got {text!r}", file=file, key=column, line=line
+        )
     return value
+
+
+#: Largest value accepted per column: the schema's token bound, a million sequences, the
+#: widest instance, a day.
+COLUMN_MAX = {
+    "tokens": 1e8,
+    "batch": 1e6,
+    "context": 1e8,
+    "tp": 4096.0,
+    "latency_ms": 86_400_000.0,
+}
 
 
 _Row = tuple[str, float, float, float, float, float, str, int]

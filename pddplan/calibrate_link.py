@@ -77,7 +77,7 @@ LINK_PARAMETERS = (
     LinkParameter("per_transfer_latency_ms", "ms", 0.0, 1e4, False),
     LinkParameter("max_window_bytes", "bytes", 1e3, 2.0**30, True),
     LinkParameter("loss_rate", "-", 1e-12, 0.49, True),
-    LinkParameter("efficiency", "-", 1e-3, 1.0, False),
+    LinkParameter("efficiency", "-", 0.01, 1.0, False),
     LinkParameter("jitter_cv", "-", 1e-3, 5.0, True),
 )
 LINK_PARAMETER_NAMES = tuple(p.name for p in LINK_PARAMETERS)
@@ -108,6 +108,15 @@ def is_link_csv(text: str) -> bool:
     return "payload_bytes" in [c.strip() for c in first.split(",")]
 
 
+#: Largest value accepted per column (a petabyte, a day, a million transfers, a billion samples).
+COLUMN_MAX = {
+    "payload_bytes": 1e15,
+    "latency_s": 86_400.0,
+    "concurrent_transfers": 1e6,
+    "samples": 1e9,
+}
+
+
 def _num(text: str, col: str, file: str, line: int, *, positive: bool = True) -> float:
     try:
         v = float(text)
@@ -117,6 +126,9 @@ def _num(text: str, col: str, file: str, line: int, *, positive: bool = True) ->
         ) from None
     if not math.isfinite(v) or (positive and v <= 0):
         raise ProfileError(f"must be a number > 0, got {text!r}", file=file, key=col, line=line)
+    hi = COLUMN_MAX.get(col)
+    if hi is not None and v > hi:
+        raise ProfileError(f"must be at most {hi:g}, got {text!r}", file=file, key=col, line=line)
     return v
 
 
@@ -181,6 +193,8 @@ def parse_link_measurements(text: str, file: str) -> LinkMeasurements:
                 line=line,
             )
         q = _QUANTILE.get(stat, math.nan)
+        if cell.get("samples", ""):
+            _num(cell["samples"], "samples", file, line)
         if stat == "max":
             if not cell.get("samples", ""):
                 skipped.append(
@@ -215,6 +229,8 @@ def read_link_measurements(path: Path) -> LinkMeasurements:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"not UTF-8 text (byte at offset {exc.start})", file=str(path)) from None
     return parse_link_measurements(text, str(path))
 
 

@@ -35,8 +35,40 @@ Path_ = tuple[str | int, ...]
 # ----------------------------------------------------------------------------- strict YAML
 
 
+class _LimitError(Exception):
+    """A document over one of the size limits (raised while composing, before construction)."""
+
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema booleans and floats."""
+    """SafeLoader with YAML 1.2 core-schema booleans and floats, and limits on aliases and depth
+    checked while the node tree is composed (before anything is constructed)."""
+
+    _depth = 0
+    _aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise _LimitError(
+                    f"more than {MAX_ALIASES} aliases (*name): not accepted", mark.line + 1
+                )
+            return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _LimitError(
+                    f"nested deeper than {MAX_DEPTH} levels: not accepted", mark.line + 1
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _StrictLoader.yaml_implicit_resolvers = {
@@ -60,6 +92,28 @@ _StrictLoader.add_implicit_resolver(
     ),
     list("-+0123456789."),
 )
+# YAML 1.2's core schema has no timestamps, merge keys or value keys: such scalars stay strings
+for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
+    _StrictLoader.yaml_implicit_resolvers[_first] = [
+        (tag, rx)
+        for tag, rx in _resolvers
+        if tag
+        not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
+    ]
+
+#: Largest YAML document read [bytes]: profiles and scenarios are a few kilobytes.
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+#: Most aliases (``*name``) in one document.
+MAX_ALIASES = 100
+#: Deepest nesting of mappings and lists.
+MAX_DEPTH = 64
+#: Most nodes of a document once its aliases are expanded (a billion-laughs bomb is far above).
+MAX_NODES = 200_000
+#: The tags of YAML 1.2's core schema: any other tag (``!!python/...``, ``!!binary``, ``!x``)
+#: is an error.
+CORE_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")
+)
 
 
 @dataclass
@@ -69,6 +123,57 @@ class YamlDoc:
     data: Any
     lines: dict[Path_, int]
     file: str
+
+
+def _check_nodes(root: yaml.Node, file: str) -> None:
+    """Reject a document whose aliases expand past :data:`MAX_NODES` nodes or refer to
+    themselves, and any tag outside the core schema; nothing is constructed yet."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    # iterative post-order walk, memoized per node: a shared node is counted by its size
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            kids = _children(node)
+            sizes[key] = 1 + sum(sizes[id(k)] for k in kids)
+            if sizes[key] > MAX_NODES:
+                raise ProfileError(
+                    f"the document expands to more than {MAX_NODES:,} values through its "
+                    "aliases: not accepted",
+                    file=file,
+                    line=node.start_mark.line + 1,
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            raise ProfileError(
+                "an alias refers to the mapping or list that contains it: not accepted",
+                file=file,
+                line=node.start_mark.line + 1,
+            )
+        if node.tag not in CORE_TAGS:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise ProfileError(
+                f"YAML tag {tag!r} is not allowed (only plain mappings, lists, strings, "
+                "numbers, booleans and null)",
+                file=file,
+                line=node.start_mark.line + 1,
+            )
+        active.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _build(
@@ -98,18 +203,41 @@ def _build(
 
 
 def parse_yaml(text: str, file: str) -> YamlDoc:
-    """Parse one YAML document strictly; raise :class:`ProfileError` naming file and line."""
-    loader = _StrictLoader(text)
+    """Parse one YAML document strictly; raise :class:`ProfileError` naming file and line.
+
+    The document's size, its aliases and its nesting depth are checked before anything is
+    constructed (:data:`MAX_DOCUMENT_BYTES`, :data:`MAX_ALIASES`, :data:`MAX_NODES`,
+    :data:`MAX_DEPTH`), and tags outside YAML 1.2's core schema are rejected.
+    """
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise ProfileError(
+            f"the document is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not accepted",
+            file=file,
+        )
+    try:
+        loader = _StrictLoader(text)
+    except yaml.YAMLError as exc:
+        raise ProfileError(f"invalid YAML: {' '.join(str(exc).split())}", file=file) from None
     try:
         node = loader.get_single_node()
         lines: dict[Path_, int] = {}
+        if node is not None:
+            _check_nodes(node, file)
         data = {} if node is None else _build(node, loader, (), lines, file)
+    except _LimitError as exc:
+        raise ProfileError(str(exc), file=file, line=exc.line) from None
+    except RecursionError:
+        raise ProfileError(
+            f"nested deeper than {MAX_DEPTH} levels: not accepted", file=file
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None
         raise ProfileError(f"invalid YAML: {exc.problem}", file=file, line=line) from None
     except yaml.YAMLError as exc:
-        raise ProfileError(f"invalid YAML: {exc}", file=file) from None
+        raise ProfileError(f"invalid YAML: {' '.join(str(exc).split())}", file=file) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise ProfileError(f"invalid value: {exc}", file=file) from None
     finally:
         loader.dispose()
     return YamlDoc(data=data, lines=lines, file=file)
@@ -129,10 +257,25 @@ def read_yaml(path: Path) -> YamlDoc:
 
 @functools.lru_cache(maxsize=512)
 def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
+    if size > MAX_DOCUMENT_BYTES:
+        raise ProfileError(
+            f"the file is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not a profile "
+            "or scenario",
+            file=path,
+        )
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise ProfileError(f"cannot read file: {exc.strerror}", file=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ProfileError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            file=path,
+            line=line,
+        ) from None
     return parse_yaml(text, path)
 
 
@@ -192,7 +335,7 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path_:
             cur = cur[part]
         elif isinstance(cur, dict | list):
             # a union tag such as 'function-after[...]' or a class name: skip it
-            if isinstance(part, str) and (part in KINDS or "[" in part or part[:1].isupper()):
+            if isinstance(part, str) and ("[" in part or part[:1].isupper()):
                 continue
             out.append(part)
             cur = None
@@ -234,12 +377,57 @@ def validation_to_profile_error(
         msg = f"unknown key {key!r}" + (f"; did you mean {guess[0]!r}?" if guess else "")
         msg += f" (allowed: {', '.join(allowed)})"
     elif best["type"] == "missing":
-        msg = "required key is missing"
+        missing = best["loc"][-1] if best["loc"] else "?"
+        if path and path[-1] == missing:
+            path = path[:-1]
+        msg = f"required key {missing!r} is missing"
     else:
         msg = msg.removeprefix("Value error, ")
         if "input" in best and not isinstance(best["input"], dict | list):
             msg += f" (got {best['input']!r})"
+        if best["type"] in _RANGE_ERRORS or best["type"] == "finite_number":
+            bounds = _allowed_range(cls, path)
+            if bounds:
+                msg += f"; allowed range {bounds}"
     return ProfileError(msg, file=doc.file, key=_dotted(path), line=_line_for(doc, path))
+
+
+_RANGE_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+
+def _allowed_range(root: type[BaseModel], path: Path_) -> str | None:
+    """The documented range of the number at ``path`` ("0.001 to 1e+06"), from the schema."""
+    keys = [p for p in path if isinstance(p, str)]
+    if not keys:
+        return None
+    for cls in _classes_at(root, keys[:-1]):
+        fld = cls.model_fields.get(keys[-1])
+        if fld is None:
+            continue
+        lo = hi = None
+        metas = list(fld.metadata)
+        args = typing.get_args(fld.annotation)
+        for arg in (fld.annotation, *args):
+            if typing.get_origin(arg) is typing.Annotated:
+                metas += [m for a in typing.get_args(arg)[1:] for m in getattr(a, "metadata", [a])]
+            elif typing.get_origin(arg) is list:
+                for inner in typing.get_args(arg):
+                    if typing.get_origin(inner) is typing.Annotated:
+                        metas += [
+                            m
+                            for a in typing.get_args(inner)[1:]
+                            for m in getattr(a, "metadata", [a])
+                        ]
+        for m in metas:
+            for name in ("ge", "gt"):
+                if getattr(m, name, None) is not None:
+                    lo = f"{'[' if name == 'ge' else '('}{getattr(m, name):g}"
+            for name in ("le", "lt"):
+                if getattr(m, name, None) is not None:
+                    hi = f"{getattr(m, name):g}{']' if name == 'le' else ')'}"
+        if lo or hi:
+            return f"{lo or '(-inf'}, {hi or 'inf)'}"
+    return None
 
 
 def validate(cls: type[Strict], doc: YamlDoc) -> Any:
@@ -257,7 +445,7 @@ def load_file(path: Path, expected_kind: str | None = None) -> Any:
     kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
     if kind is None:
         kind = expected_kind
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ProfileError(
             f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}",
             file=str(path),

@@ -11,21 +11,60 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 from typing_extensions import Self
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
+# Every number is finite (``allow_inf_nan=False`` on every model) and inside a physically sane
+# range, so that nothing accepted can hang the search or overflow: the bounds are generous (a
+# chip from 1 GFLOPS to 1 EFLOPS, a line from 1 Mbit/s to 1 Pbit/s) and documented in
+# docs/limits.md. Names say what each range is for.
+#: Any count or size that must be positive (tokens, chips, layers): at most 10^9.
+MAX_COUNT = 10**9
+#: Token lengths of a request: at most 10^8 tokens.
+MAX_TOKENS = 10**8
+#: Least utilization cap or efficiency factor: below 1% a plan is not a plan.
+MIN_EFFICIENCY = 0.01
+#: Largest money figure [USD] (prices per hour, per month, capex, budgets).
+MAX_USD = 1e9
+
+PositiveFloat = Annotated[float, Field(gt=0, le=1e12)]
+NonNegFloat = Annotated[float, Field(ge=0, le=1e12)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 OpenFraction = Annotated[float, Field(gt=0, le=1)]
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegInt = Annotated[int, Field(ge=0)]
+Efficiency = Annotated[float, Field(ge=MIN_EFFICIENCY, le=1)]
+PositiveInt = Annotated[int, Field(gt=0, le=MAX_COUNT)]
+NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Tokens = Annotated[int, Field(gt=0, le=MAX_TOKENS)]
+#: A model dimension (heads, head size, ranks, intermediate sizes, experts).
+Dim = Annotated[int, Field(ge=1, le=10**7)]
+Usd = Annotated[float, Field(ge=0, le=MAX_USD)]
+PositiveUsd = Annotated[float, Field(ge=1e-6, le=MAX_USD)]
+Tflops = Annotated[float, Field(ge=1e-3, le=1e6, description="1 GFLOPS to 1 EFLOPS")]
+Gb = Annotated[float, Field(ge=1e-3, le=1e6)]
+TbPerS = Annotated[float, Field(ge=1e-3, le=1e3)]
+GbPerS = Annotated[float, Field(ge=1e-3, le=1e7)]
+Gbit = Annotated[float, Field(ge=1e-3, le=1e6, description="1 Mbit/s to 1 Pbit/s")]
+Micros = Annotated[float, Field(ge=0, le=1e6)]
+Millis = Annotated[float, Field(ge=0, le=1e5)]
+Rate = Annotated[float, Field(ge=1e-6, le=1e6, description="requests per second")]
+Seconds = Annotated[float, Field(ge=1e-3, le=86_400.0)]
 Source = Annotated[str, Field(min_length=3, description="where the numbers come from")]
 Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=False, allow_inf_nan=False
+    )
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with ``update``, validated like a file (pydantic's own copy skips validation).
@@ -67,22 +106,22 @@ class Sourced(Strict):
 class ChipDatasheet(Sourced):
     """Dense peaks from the vendor's datasheet (never sparse peaks)."""
 
-    bf16_tflops: PositiveFloat
-    fp8_tflops: PositiveFloat | None = Field(
+    bf16_tflops: Tflops
+    fp8_tflops: Tflops | None = Field(
         default=None, description="dense FP8 peak; null where the chip has no FP8 (BF16 rate used)"
     )
-    memory_gb: PositiveFloat
-    memory_bandwidth_tb_per_s: PositiveFloat
-    scaleup_bandwidth_gb_per_s: PositiveFloat = Field(
+    memory_gb: Gb
+    memory_bandwidth_tb_per_s: TbPerS
+    scaleup_bandwidth_gb_per_s: GbPerS = Field(
         description="per-chip scale-up interconnect, bidirectional (both directions added)"
     )
-    fp4_tflops: PositiveFloat | None = Field(
+    fp4_tflops: Tflops | None = Field(
         default=None, description="dense FP4 peak; null where the chip has no FP4 (FP8 rate used)"
     )
-    chips_per_node: PositiveInt = Field(
+    chips_per_node: Annotated[int, Field(ge=1, le=100_000)] = Field(
         default=8, description="chips joined by the scale-up fabric (an HGX node, an NVL72 rack)"
     )
-    scaleout_bandwidth_gbit_per_s: PositiveFloat | None = Field(
+    scaleout_bandwidth_gbit_per_s: Gbit | None = Field(
         default=None,
         description="scale-out (RDMA NIC) bandwidth per chip, one direction, in Gbit/s; null "
         "where the profile names none (instances then stay within one node)",
@@ -90,42 +129,42 @@ class ChipDatasheet(Sourced):
 
 
 class ChipPrice(Sourced):
-    rental_usd_per_hour: PositiveFloat
-    capex_usd: PositiveFloat | None = None
+    rental_usd_per_hour: PositiveUsd
+    capex_usd: PositiveUsd | None = None
 
 
 class ChipDerates(Sourced):
     """Empirical efficiency factors, kept apart from the datasheet numbers."""
 
-    compute_efficiency: OpenFraction = Field(
+    compute_efficiency: Efficiency = Field(
         description="fraction of dense peak reached by large GEMMs"
     )
-    compute_half_saturation_tokens: PositiveFloat = Field(
+    compute_half_saturation_tokens: Annotated[float, Field(ge=1e-3, le=1e7)] = Field(
         description="tokens per step at which GEMM efficiency is half its large-shape value"
     )
-    memory_bandwidth_efficiency: OpenFraction
-    scaleup_efficiency: OpenFraction
-    step_overhead_ms: NonNegFloat = Field(description="fixed per-step cost (launch, scheduling)")
-    fp8_compute_efficiency: OpenFraction | None = Field(
+    memory_bandwidth_efficiency: Efficiency
+    scaleup_efficiency: Efficiency
+    step_overhead_ms: Millis = Field(description="fixed per-step cost (launch, scheduling)")
+    fp8_compute_efficiency: Efficiency | None = Field(
         default=None,
         description="fraction of the FP8 (and FP4) peak reached by large low-precision GEMMs; "
         "null: compute_efficiency",
     )
-    attention_compute_efficiency: OpenFraction | None = Field(
+    attention_compute_efficiency: Efficiency | None = Field(
         default=None,
         description="fraction of the attention-precision peak reached by attention kernels; "
         "null: compute_efficiency",
     )
-    layer_latency_us: NonNegFloat = Field(
+    layer_latency_us: Micros = Field(
         default=0.0, description="kernel-latency floor of one transformer layer, in microseconds"
     )
-    scaleup_latency_us: NonNegFloat = Field(
+    scaleup_latency_us: Micros = Field(
         default=0.0, description="fixed cost (alpha) of one scale-up collective, in microseconds"
     )
-    scaleout_efficiency: OpenFraction = Field(
+    scaleout_efficiency: Efficiency = Field(
         default=1.0, description="achieved fraction of the scale-out NIC bandwidth"
     )
-    scaleout_latency_us: NonNegFloat = Field(
+    scaleout_latency_us: Micros = Field(
         default=0.0, description="fixed cost (alpha) of one scale-out collective, in microseconds"
     )
 
@@ -146,9 +185,9 @@ class Chip(Strict):
 
 class GqaAttention(Strict):
     type: Literal["gqa"]
-    heads: PositiveInt
-    kv_heads: PositiveInt
-    head_dim: PositiveInt
+    heads: Dim
+    kv_heads: Dim
+    head_dim: Dim
 
     @model_validator(mode="after")
     def _kv_divides(self) -> GqaAttention:
@@ -159,22 +198,24 @@ class GqaAttention(Strict):
 
 class MlaAttention(Strict):
     type: Literal["mla"]
-    heads: PositiveInt
-    kv_lora_rank: PositiveInt
-    qk_rope_head_dim: PositiveInt
-    qk_nope_head_dim: PositiveInt
-    v_head_dim: PositiveInt
-    q_lora_rank: PositiveInt | None = None
+    heads: Dim
+    kv_lora_rank: Dim
+    qk_rope_head_dim: Dim
+    qk_nope_head_dim: Dim
+    v_head_dim: Dim
+    q_lora_rank: Dim | None = None
 
 
 class CompressedAttention(Strict):
     """Compressed KV (DeepSeek-V4 class): per-token and per-sequence sizes given explicitly."""
 
     type: Literal["compressed"]
-    heads: PositiveInt
-    head_dim: PositiveInt = Field(description="attention head dim used for attention FLOPs")
-    kv_bytes_per_token: PositiveFloat = Field(description="all layers, at the model's KV dtype")
-    kv_bytes_per_sequence: NonNegFloat = Field(
+    heads: Dim
+    head_dim: Dim = Field(description="attention head dim used for attention FLOPs")
+    kv_bytes_per_token: Annotated[float, Field(gt=0, le=1e9)] = Field(
+        description="all layers, at the model's KV dtype"
+    )
+    kv_bytes_per_sequence: Annotated[float, Field(ge=0, le=1e12)] = Field(
         description="per-sequence constant (sliding window, compressor state)"
     )
     source: Source
@@ -187,17 +228,19 @@ Attention = Annotated[
 
 class DenseFfn(Strict):
     type: Literal["dense"]
-    intermediate_size: PositiveInt
+    intermediate_size: Dim
 
 
 class MoeFfn(Strict):
     type: Literal["moe"]
-    experts: PositiveInt
-    top_k: PositiveInt
-    shared_experts: NonNegInt = 0
-    expert_intermediate_size: PositiveInt
-    dense_layers: NonNegInt = Field(default=0, description="leading layers with a dense FFN")
-    dense_intermediate_size: PositiveInt | None = None
+    experts: Dim
+    top_k: Dim
+    shared_experts: Annotated[int, Field(ge=0, le=10**6)] = 0
+    expert_intermediate_size: Dim
+    dense_layers: Annotated[int, Field(ge=0, le=10**6)] = Field(
+        default=0, description="leading layers with a dense FFN"
+    )
+    dense_intermediate_size: Dim | None = None
 
     @model_validator(mode="after")
     def _check(self) -> MoeFfn:
@@ -212,9 +255,9 @@ Ffn = Annotated[DenseFfn | MoeFfn, Field(discriminator="type")]
 
 
 class Architecture(Strict):
-    layers: PositiveInt
-    hidden_size: PositiveInt
-    vocab_size: PositiveInt
+    layers: Annotated[int, Field(ge=1, le=10_000)]
+    hidden_size: Annotated[int, Field(ge=1, le=10**6)]
+    vocab_size: Annotated[int, Field(ge=1, le=10**8)]
     tied_embeddings: StrictBool = False
     attention: Attention
     ffn: Ffn
@@ -223,8 +266,8 @@ class Architecture(Strict):
 class ParamsOverride(Sourced):
     """Parameter counts for models whose layer shapes are not all published."""
 
-    total_params: PositiveFloat
-    active_params: PositiveFloat
+    total_params: Annotated[float, Field(ge=1, le=1e15)]
+    active_params: Annotated[float, Field(ge=1, le=1e15)]
 
     @model_validator(mode="after")
     def _active_le_total(self) -> ParamsOverride:
@@ -246,7 +289,9 @@ class ModelDtypes(Strict):
 class Speculative(Sourced):
     """Multi-token prediction or speculative decoding: extra tokens drafted per decode step."""
 
-    draft_tokens: PositiveInt = Field(description="tokens drafted per step beyond the first")
+    draft_tokens: Annotated[int, Field(ge=1, le=64)] = Field(
+        description="tokens drafted per step beyond the first"
+    )
     acceptance_rate: Fraction = Field(description="probability each drafted token is accepted")
 
 
@@ -276,13 +321,15 @@ class Link(Strict):
     name: str
     type: Literal["wan", "rdma"]
     notes: str = ""
-    bandwidth_gbit_per_s: PositiveFloat = Field(description="line rate, one direction, in Gbit/s")
-    rtt_ms: NonNegFloat
-    efficiency: OpenFraction = Field(
+    bandwidth_gbit_per_s: Gbit = Field(description="line rate, one direction, in Gbit/s")
+    rtt_ms: Annotated[float, Field(ge=0, le=10_000)] = Field(
+        description="round-trip time in ms (at most 10 s: a geostationary hop is ~0.6 s)"
+    )
+    efficiency: Efficiency = Field(
         description="goodput / line rate: protocol headers and framing only (slow start, "
         "windows and loss are modelled separately)"
     )
-    jitter_cv: NonNegFloat = Field(
+    jitter_cv: Annotated[float, Field(ge=0, le=10)] = Field(
         default=0.0, description="coefficient of variation of the payload factor (lognormal)"
     )
     setup_rtts: Annotated[float, Field(ge=0, le=10)] = Field(
@@ -326,7 +373,7 @@ class Link(Strict):
         description="a pooled connection idle past its retransmission timeout restarts slow "
         "start (RFC 2861; Linux net.ipv4.tcp_slow_start_after_idle, default 1)",
     )
-    price_usd_per_month: NonNegFloat = 0.0
+    price_usd_per_month: Usd = 0.0
     source: Source
     estimated: list[str] = Field(default_factory=list)
 
@@ -350,7 +397,7 @@ class Link(Strict):
 
 
 class FixedLength(Strict):
-    fixed: PositiveInt
+    fixed: Tokens
 
 
 class LognormalLength(Strict):
@@ -358,10 +405,22 @@ class LognormalLength(Strict):
 
 
 class LognormalParams(Strict):
-    mean: PositiveFloat
-    cv: PositiveFloat
-    min: PositiveInt = 1
-    max: PositiveInt | None = None
+    mean: Annotated[float, Field(ge=1, le=MAX_TOKENS)]
+    cv: Annotated[float, Field(gt=0, le=100)]
+    min: Tokens = 1
+    max: Tokens | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> LognormalParams:
+        if self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        if self.mean < self.min or (self.max is not None and self.mean > self.max):
+            raise ValueError(
+                f"mean ({self.mean:g}) must lie between min ({self.min}) and max "
+                f"({self.max if self.max is not None else 'none'}): otherwise most lengths "
+                "would be clamped"
+            )
+        return self
 
 
 class EmpiricalLength(Strict):
@@ -369,8 +428,8 @@ class EmpiricalLength(Strict):
 
 
 class EmpiricalParams(Strict):
-    values: list[PositiveInt] = Field(min_length=1)
-    weights: list[PositiveFloat] | None = None
+    values: list[Tokens] = Field(min_length=1, max_length=1_000_000)
+    weights: list[PositiveFloat] | None = Field(default=None, max_length=1_000_000)
 
     @model_validator(mode="after")
     def _same_length(self) -> EmpiricalParams:
@@ -379,12 +438,37 @@ class EmpiricalParams(Strict):
         return self
 
 
-LengthDist = FixedLength | LognormalLength | EmpiricalLength
+def _length_kind(v: Any) -> str | None:
+    if isinstance(v, dict):
+        for key, tag in (
+            ("fixed", "FixedLength"),
+            ("lognormal", "LognormalLength"),
+            ("empirical", "EmpiricalLength"),
+        ):
+            if key in v:
+                return tag
+        return None
+    return (
+        type(v).__name__ if isinstance(v, FixedLength | LognormalLength | EmpiricalLength) else None
+    )
+
+
+LengthDist = Annotated[
+    Annotated[FixedLength, Tag("FixedLength")]
+    | Annotated[LognormalLength, Tag("LognormalLength")]
+    | Annotated[EmpiricalLength, Tag("EmpiricalLength")],
+    Discriminator(
+        _length_kind,
+        custom_error_type="length_kind",
+        custom_error_message="a length distribution is a mapping with one of the keys fixed, "
+        "lognormal or empirical",
+    ),
+]
 
 
 class HitRateBins(Strict):
-    edges: list[Fraction] = Field(min_length=2)
-    probabilities: list[NonNegFloat] = Field(min_length=1)
+    edges: list[Fraction] = Field(min_length=2, max_length=10_001)
+    probabilities: list[Fraction] = Field(min_length=1, max_length=10_000)
 
     @model_validator(mode="after")
     def _check(self) -> HitRateBins:
@@ -403,16 +487,16 @@ class HitRateBins(Strict):
 
 
 class HitRateBeta(Strict):
-    a: PositiveFloat
-    b: PositiveFloat
+    a: Annotated[float, Field(ge=1e-3, le=1e3)]
+    b: Annotated[float, Field(ge=1e-3, le=1e3)]
 
 
 class HitRateDist(Strict):
     bins: HitRateBins | None = None
     beta: HitRateBeta | None = None
-    samples: list[Fraction] | None = None
+    samples: list[Fraction] | None = Field(default=None, max_length=1_000_000)
     shift: Annotated[float, Field(ge=-1, le=1)] = 0.0
-    scale: NonNegFloat = 1.0
+    scale: Annotated[float, Field(ge=0, le=100)] = 1.0
     mix_weight: Fraction = 0.0
     mix_with: HitRateDist | None = None
 
@@ -437,7 +521,7 @@ class Anomalous(Strict):
     input_tokens: LengthDist
     output_tokens: LengthDist
     hit_rate: Fraction = 0.0
-    output_threshold_tokens: PositiveInt = Field(
+    output_threshold_tokens: Tokens = Field(
         default=500, description="output below this (with a long input) marks a request anomalous"
     )
 
@@ -451,7 +535,7 @@ class Workload(Strict):
     output_tokens: LengthDist
     hit_rate: HitRateDist
     anomalous: Anomalous | None = None
-    rate_rps: PositiveFloat | None = Field(
+    rate_rps: Rate | None = Field(
         default=None, description="observed arrival rate, requests per second (from a trace)"
     )
 
@@ -460,9 +544,14 @@ class Workload(Strict):
 
 
 class RoleChoice(Strict):
-    chips: list[str] = Field(min_length=1, description="chip profile names, or ['*'] for all")
-    chips_per_instance: list[PositiveInt] = Field(
-        default_factory=lambda: [8], min_length=1, description="tensor-parallel degree options"
+    chips: list[str] = Field(
+        min_length=1, max_length=1000, description="chip profile names, or ['*'] for all"
+    )
+    chips_per_instance: list[Annotated[int, Field(ge=1, le=4096)]] = Field(
+        default_factory=lambda: [8],
+        min_length=1,
+        max_length=64,
+        description="tensor-parallel degree options",
     )
 
 
@@ -473,10 +562,10 @@ class Roles(Strict):
 
 
 class Sla(Strict):
-    ttft_p50_s: PositiveFloat
-    ttft_p90_s: PositiveFloat
-    ttft_p99_s: PositiveFloat
-    tpot_ms: PositiveFloat
+    ttft_p50_s: Seconds
+    ttft_p90_s: Seconds
+    ttft_p99_s: Seconds
+    tpot_ms: Annotated[float, Field(ge=0.1, le=60_000)]
 
     @model_validator(mode="after")
     def _ordered(self) -> Sla:
@@ -486,38 +575,38 @@ class Sla(Strict):
 
 
 class Serving(Strict):
-    chunk_size_tokens: PositiveInt = 8192
-    prefill_utilization_cap: OpenFraction = 0.85
-    decode_memory_utilization: OpenFraction = 0.9
-    link_utilization_cap: OpenFraction = 0.8
+    chunk_size_tokens: Annotated[int, Field(ge=16, le=10**7)] = 8192
+    prefill_utilization_cap: Efficiency = 0.85
+    decode_memory_utilization: Efficiency = 0.9
+    link_utilization_cap: Efficiency = 0.8
     handover: Literal["auto", "one-shot", "catch-up"] = "auto"
-    catch_up_threshold_tokens: PositiveInt = 64
+    catch_up_threshold_tokens: Tokens = 64
     anomalous_filter: StrictBool = True
     routing: Literal["optimize", "all-relay", "no-relay"] = "optimize"
-    hit_rate_points_per_bin: PositiveInt = 3
-    length_points: PositiveInt = 3
+    hit_rate_points_per_bin: Annotated[int, Field(ge=1, le=50)] = 3
+    length_points: Annotated[int, Field(ge=1, le=50)] = 3
 
 
 class Baseline(Strict):
     chip: str
-    chips_per_instance: PositiveInt = 8
+    chips_per_instance: Annotated[int, Field(ge=1, le=4096)] = 8
 
 
 class Revenue(Strict):
     """API prices: the revenue side of the bathtub."""
 
-    uncached_input_usd_per_mtok: NonNegFloat
+    uncached_input_usd_per_mtok: Annotated[float, Field(ge=0, le=1e6)]
     cached_input_price_fraction: Fraction = Field(
         description="cached-token price as a fraction of the uncached price (10-25% today)"
     )
-    output_usd_per_mtok: NonNegFloat
+    output_usd_per_mtok: Annotated[float, Field(ge=0, le=1e6)]
     source: Source
 
 
 class Limits(Strict):
-    max_chips: dict[str, PositiveInt] = Field(default_factory=dict)
-    budget_usd_per_hour: PositiveFloat | None = None
-    max_rate_rps: PositiveFloat | None = None
+    max_chips: dict[str, Annotated[int, Field(ge=1, le=10**7)]] = Field(default_factory=dict)
+    budget_usd_per_hour: PositiveUsd | None = None
+    max_rate_rps: Rate | None = None
 
 
 # --------------------------------------------------------------------------------- uncertainty
@@ -666,14 +755,19 @@ class Scenario(Strict):
     name: str
     description: str = ""
     model: str
-    workload: str | Workload
+    workload: Annotated[
+        Annotated[str, Tag("Name")] | Annotated[Workload, Tag("Workload")],
+        Discriminator(
+            lambda v: "Workload" if isinstance(v, dict | Workload) else "Name",
+        ),
+    ] = Field(description="a workload profile's name, or a workload given inline")
     link: str = Field(description="WAN link profile between datacenter A and B")
     rdma: str = Field(description="intra-datacenter RDMA link profile")
     roles: Roles
     baseline: Baseline | None = None
     sla: Sla
     serving: Serving = Field(default_factory=Serving)
-    rate_rps: PositiveFloat | None = Field(default=None, description="target request rate")
+    rate_rps: Rate | None = Field(default=None, description="target request rate")
     limits: Limits = Field(default_factory=Limits)
     inventory: Inventory = Field(default_factory=Inventory)
     revenue: Revenue | None = None

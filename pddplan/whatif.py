@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pddplan import limits
 from pddplan.errors import InfeasibleError, PddplanError, UsageError
 from pddplan.loader import Registry, ResolvedScenario
 from pddplan.overrides import (
@@ -56,23 +57,29 @@ class Axis:
     values: list[Any]
 
 
-def parse_values(text: str) -> list[Any]:
+def parse_values(text: str, path: str = "") -> list[Any]:
     """``1,2,3`` or ``lo:hi:step`` (inclusive of ``hi`` within rounding) or words."""
+    where = path or "--set"
     text = text.strip()
     if not text:
-        raise UsageError("--set needs at least one value after '='")
+        raise UsageError(f"{where} needs at least one value after '='")
     if text.count(":") == 2 and "," not in text:
         try:
             lo, hi, step = (float(x) for x in text.split(":"))
         except ValueError:
-            raise UsageError(f"range {text!r} must be lo:hi:step with numbers") from None
+            raise UsageError(f"{where}: range {text!r} must be lo:hi:step with numbers") from None
+        if not all(math.isfinite(x) for x in (lo, hi, step)):
+            raise UsageError(f"{where}: range {text!r} must have finite lo, hi and step")
         if step <= 0 or hi < lo:
-            raise UsageError(f"range {text!r} needs step > 0 and hi >= lo")
-        n = int(math.floor((hi - lo) / step + 1e-9)) + 1
-        if n > 100_000:
-            raise UsageError(f"range {text!r} has {n} values; at most 100000")
+            raise UsageError(f"{where}: range {text!r} needs step > 0 and hi >= lo")
+        n = math.floor((hi - lo) / step + 1e-9) + 1
+        limits.GRID_POINTS.check(n, f"{where}: range {text!r} has too many values")
         return [_clean(lo + i * step) for i in range(n)]
-    return [_scalar(v.strip()) for v in text.split(",")]
+    out = [_scalar(v.strip()) for v in text.split(",")]
+    for v in out:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise UsageError(f"{where}: {v!r} is not a finite number")
+    return out
 
 
 def _clean(x: float) -> float | int:
@@ -95,7 +102,7 @@ def parse_set(expr: str) -> Axis:
     path, sep, vals = expr.partition("=")
     if not sep or not path.strip():
         raise UsageError(f"--set expects PATH=V1,V2,... or PATH=lo:hi:step, not {expr!r}")
-    return Axis(path.strip(), parse_values(vals))
+    return Axis(path.strip(), parse_values(vals, path.strip()))
 
 
 # -------------------------------------------------------------------------------- sweeps
@@ -454,7 +461,7 @@ def rank_chips(
             chips_per_instance=best_p[1],
             prefill_usd_per_mtok_input=best_p[0],
             decode_chips_per_instance=d_tp,
-            decode_usd_per_mtok_output=d_cost,
+            decode_usd_per_mtok_output=d_cost if math.isfinite(d_cost) else None,
             decode_batch=b,
             decode_batch_memory_limit=b_mem,
             decode_batch_bound_by="memory"
@@ -469,11 +476,8 @@ def rank_chips(
             r.update(prefill_advantage=None, decode_advantage=None, best_role=None)
             continue
         pa = ref["prefill_usd_per_mtok_input"] / r["prefill_usd_per_mtok_input"]
-        da = (
-            ref["decode_usd_per_mtok_output"] / r["decode_usd_per_mtok_output"]
-            if math.isfinite(r["decode_usd_per_mtok_output"])
-            else 0.0
-        )
+        d_ref, d_own = ref["decode_usd_per_mtok_output"], r["decode_usd_per_mtok_output"]
+        da = d_ref / d_own if d_ref is not None and d_own is not None else 0.0
         r.update(
             prefill_advantage=pa, decode_advantage=da, best_role="prefill" if pa >= da else "decode"
         )

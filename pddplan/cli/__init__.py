@@ -110,7 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         command().main(args=argv, prog_name="pddplan", standalone_mode=True)
     except PddplanError as exc:
-        typer.echo(f"pddplan: error: {exc}", err=True)
+        # one line, whatever a file's text put into the message
+        message = " ".join(str(exc).splitlines())
+        typer.echo(f"pddplan: error: {message}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("pddplan: interrupted", err=True)

@@ -175,7 +175,12 @@ def schema_cmd(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        from pddplan.errors import UsageError
+
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -286,8 +286,9 @@ def emit(
         if output is None:
             render_table(rep, sys.stdout, sys.stdout.isatty(), table=table, wide=wide)
             return
-        with _open(output) as fh:
-            render_table(rep, fh, False, table=table, wide=wide)
+        buf = io.StringIO()
+        render_table(rep, buf, False, table=table, wide=wide)
+        _write(output, buf.getvalue())
         return
     if fmt == "csv":
         text = render_csv(rep, table)
@@ -298,12 +299,15 @@ def emit(
     if output is None:
         sys.stdout.write(text)
     else:
-        with _open(output) as fh:
-            fh.write(text)
+        _write(output, text)
 
 
-def _open(path: Path):
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``; a full disk or a bad path is one error line."""
     try:
-        return path.open("w", encoding="utf-8", newline="")
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    except IsADirectoryError:
+        raise UsageError(f"cannot write {path}: it is a directory") from None
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

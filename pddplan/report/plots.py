@@ -137,10 +137,10 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
     """BCR ratio against one swept parameter (lines) or two (a heatmap with its values, on a
     diverging scale centred at 1.0). The ratio columns come from every row, so an infeasible
     first point does not blank the plot."""
+    check_plot_path(path)
+    plt = _pyplot()  # a clean error without matplotlib, before any matplotlib import
     from matplotlib.colors import TwoSlopeNorm
 
-    check_plot_path(path)
-    plt = _pyplot()
     keys: list[str] = []
     for r in rows:
         keys += [c for c in r if c.startswith("bcr_ratio_vs_") and c not in keys]

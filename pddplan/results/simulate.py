@@ -156,6 +156,17 @@ class SimulateResult(Result):
         return rep
 
 
+def _finite_rows(rows: list[Row]) -> list[Row]:
+    """Rows with infinite or NaN numbers as None (JSON null, an empty CSV cell): the closed
+    forms give no finite figure for an overloaded pool."""
+    out: list[Row] = []
+    for r in rows:
+        out.append(
+            {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
+        )
+    return out
+
+
 def simulate_report(
     res: SimResult,
     comparison: list[Row],
@@ -180,7 +191,7 @@ def simulate_report(
         {"setting": "wall_s", "value": res.wall_s},
         {
             "setting": "requests_per_wall_s",
-            "value": f["requests"] / res.wall_s if res.wall_s > 0 else math.inf,
+            "value": f["requests"] / res.wall_s if res.wall_s > 0 else None,
         },
         {"setting": "verdict", "value": stability_verdict(res)},
     ]
@@ -204,6 +215,7 @@ def simulate_report(
             }
         )
     load.append({"figure": "rld_to_md_token_ratio", "value": f["rld_to_md_token_ratio"]})
+    comparison = _finite_rows(comparison)
     sections = [
         Section("run", run),
         Section("fleet", fleet),

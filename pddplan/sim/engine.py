@@ -664,12 +664,12 @@ def _figures(
         tab = StepTable(rr.instance, rr.batch_per_instance, max(ctx, 1.0) * 2)
         cap = rr.instances * rr.batch_per_instance / tab.step_s(rr.batch_per_instance, ctx)
         figs["rld_capacity_tokens_per_s"] = cap
-        figs["rld_offered_load"] = rld_demand / cap if cap > 0 else math.inf
+        figs["rld_offered_load"] = rld_demand / cap if cap > 0 else math.nan
         md_per = md_demand / md_role.instances
         figs["rld_to_md_load_ratio_per_instance"] = (
-            (rld_demand / rr.instances) / md_per if md_per > 0 else math.inf
+            (rld_demand / rr.instances) / md_per if md_per > 0 else math.nan
         )
-    figs["rld_to_md_token_ratio"] = rld_demand / md_demand if md_demand > 0 else math.inf
+    figs["rld_to_md_token_ratio"] = rld_demand / md_demand if md_demand > 0 else math.nan
     # per pipeline TTFT
     for p_id, name in policies.PIPELINE_NAMES.items():
         sel = m & (res.pipeline == p_id)

@@ -9,6 +9,7 @@ problem's options by chip name and chips per instance, so the physics is the sol
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,26 +83,33 @@ def _find_option(problem: Problem, role: str, chip: str, tp: int, file: str) -> 
 def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") -> SimPlan:
     """Rebuild a :class:`SimPlan` from ``pddplan solve --format json`` output."""
     try:
-        p = doc["plan"]
-        roles_doc = p["roles"]
+        p = _mapping(doc["plan"], "plan", file)
+        roles_doc = _mapping(p["roles"], "plan.roles", file)
         roles: dict[str, Role] = {}
         for name in ("P", "RLD", "MD"):
             r = roles_doc.get(name)
             if r is None:
                 continue
-            inst = _find_option(problem, name, str(r["chip"]), int(r["chips_per_instance"]), file)
-            batch = int(r["batch_per_instance"]) if r.get("batch_per_instance") is not None else 0
-            n = int(r["instances"])
-            if n < 1 or (name != "P" and batch < 1):
+            r = _mapping(r, f"plan.roles.{name}", file)
+            where = f"plan.roles.{name}"
+            tp = _whole(r["chips_per_instance"], f"{where}.chips_per_instance", file, 1, 4096)
+            inst = _find_option(problem, name, str(r["chip"]), tp, file)
+            batch = (
+                _whole(r["batch_per_instance"], f"{where}.batch_per_instance", file, 1, 10**6)
+                if r.get("batch_per_instance") is not None
+                else 0
+            )
+            n = _whole(r["instances"], f"{where}.instances", file, 1, 10**6)
+            if name != "P" and batch < 1:
                 raise ProfileError(
-                    "instances and batch_per_instance must be at least 1",
+                    "batch_per_instance must be at least 1",
                     file=file,
                     key=f"plan.roles.{name}",
                 )
             roles[name] = Role(inst, n, batch)
-        thr = float(p["routing_threshold_hit_rate"])
+        thr = _number(p["routing_threshold_hit_rate"], "plan.routing_threshold_hit_rate", file)
         handover = str(p["handover"])
-        rate = float(p["rate_rps"])
+        rate = _number(p["rate_rps"], "plan.rate_rps", file)
     except (KeyError, TypeError, ValueError) as exc:
         raise ProfileError(
             f"not a plan from `pddplan solve --format json` ({type(exc).__name__}: {exc})",
@@ -110,6 +118,10 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
     for need in ("P", "MD"):
         if need not in roles:
             raise ProfileError(f"the plan has no {need} role", file=file, key="plan.roles")
+    if not 1e-6 <= rate <= 1e6:
+        raise ProfileError(
+            f"rate_rps must be in [1e-06, 1e+06], not {rate:g}", file=file, key="plan.rate_rps"
+        )
     if not 0.0 <= thr <= 1.0:
         raise ProfileError(
             f"routing_threshold_hit_rate must be in [0, 1], not {thr}",
@@ -119,14 +131,43 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
     return SimPlan(rate, Routing.from_hit_rate(thr), handover, roles, None)
 
 
+def _mapping(v: Any, key: str, file: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise ProfileError(f"expected a mapping, got {type(v).__name__}", file=file, key=key)
+    return v
+
+
+def _number(v: Any, key: str, file: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise ProfileError(f"expected a finite number, got {v!r}", file=file, key=key)
+    return float(v)
+
+
+def _whole(v: Any, key: str, file: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not float(v).is_integer():
+        raise ProfileError(f"expected a whole number, got {v!r}", file=file, key=key)
+    if not lo <= v <= hi:
+        raise ProfileError(f"must be in [{lo}, {hi}], not {v!r}", file=file, key=key)
+    return int(v)
+
+
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not a JSON number", name, 0)
+
+
 def read_plan_file(path: Path, problem: Problem) -> SimPlan:
     """Read a plan JSON file (see :func:`plan_from_json`)."""
     try:
+        size = path.stat().st_size
+        if size > 64 * 1024 * 1024:
+            raise ProfileError("larger than 64 MiB: not a plan", file=str(path))
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"cannot read the plan: {exc.strerror}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"not UTF-8 text (byte at offset {exc.start})", file=str(path)) from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ProfileError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
     if not isinstance(doc, dict):

@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import math
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +53,8 @@ MAX_BAD_LINE_MESSAGES = 5
 """How many skipped lines' messages are kept for the report (all are counted)."""
 
 MAX_LENGTH_TOKENS = 10**12
+#: Largest timestamp magnitude [ms] (about 31,700 years): beyond it a trace's clock is nonsense.
+MAX_TIMESTAMP_MS = 1e15
 """Longest input or output accepted [tokens]; longer is treated as a data error."""
 
 JSONL_FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
@@ -154,6 +157,8 @@ def _timestamp(rec: dict[str, Any]) -> float:
     v = rec["timestamp"]
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
         raise ValueError(f"timestamp: expected a number of milliseconds, got {_describe(v)}")
+    if abs(v) > MAX_TIMESTAMP_MS:
+        raise ValueError(f"timestamp: {v:g} ms is beyond {MAX_TIMESTAMP_MS:g} ms")
     return float(v)
 
 
@@ -276,7 +281,12 @@ def _jsonl_slow(lines: list[bytes], bad: _LocalBadLines) -> ParsedBlock:
 
 def _int_column(values: list[Any], minimum: int) -> np.ndarray | None:
     """The column as int64 if every value is an integer in range, else None (slow path)."""
-    arr = np.asarray(values)
+    try:
+        arr = np.asarray(values)
+    except ValueError:  # ragged lists
+        return None
+    if arr.ndim != 1:  # a list where a number belongs
+        return None
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
             return None
@@ -315,8 +325,13 @@ def _jsonl_fast(lines: list[bytes], raw: bytes | None = None) -> ParsedBlock | N
     except _FAST_ERRORS:
         return None
     del recs
-    ts = np.asarray(cols[0])
-    if ts.dtype.kind not in "if" or not np.all(np.isfinite(ts)):
+    try:
+        ts = np.asarray(cols[0])
+    except ValueError:
+        return None
+    if ts.ndim != 1 or ts.dtype.kind not in "if" or not np.all(np.isfinite(ts)):
+        return None
+    if ts.size and np.max(np.abs(ts)) > MAX_TIMESTAMP_MS:
         return None
     inp = _int_column(cols[1], 1)
     out = _int_column(cols[2], 0)
@@ -408,6 +423,12 @@ def parse_jsonl_block(
 def _open_binary(path: Path) -> IO[bytes]:
     try:
         if path.suffix == ".gz":
+            with path.open("rb") as probe:
+                magic = probe.read(2)
+            if magic != b"\x1f\x8b":
+                raise ProfileError(
+                    "named .gz but not gzip-compressed (rename it without .gz)", file=str(path)
+                )
             return cast(IO[bytes], gzip.open(path, "rb"))
         return path.open("rb")
     except OSError as exc:
@@ -641,6 +662,8 @@ def iter_csv_blocks(
         while True:
             try:
                 row_raw = next(reader, None)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise ProfileError(f"cannot read trace: {exc}", file=file) from None
             except UnicodeDecodeError as exc:
                 raise ProfileError(
                     f"not UTF-8 text: {exc.reason}", file=file, line=reader.line_num + 1
@@ -669,6 +692,8 @@ def iter_csv_blocks(
                         raise ValueError(f"hit_rate: {h:g} is outside [0, 1]")
                     c = h * li
                 t = _csv_number(row, ts_col) * ts_scale if ts_col else math.nan
+                if abs(t) > MAX_TIMESTAMP_MS:
+                    raise ValueError(f"{ts_col}: {t:g} ms is beyond {MAX_TIMESTAMP_MS:g} ms")
             except ValueError as exc:
                 bad.bad(line, str(exc))
                 continue

@@ -27,6 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
+from pddplan import limits
 from pddplan.errors import ProfileError, UsageError
 from pddplan.trace.blockindex import BlockIndex
 from pddplan.trace.cache import (
@@ -238,7 +239,10 @@ def _replay_blocks(
     index = BlockIndex()
     got = _Collected()
     prev = -math.inf
+    seen = 0
     for blk in blocks:
+        seen += len(blk)
+        limits.TRACE_REQUESTS.check(seen, "the trace's requests")
         got.bad_lines += blk.bad_count
         got.bad_line_messages.extend(blk.bad_messages)
         if len(blk) == 0:
@@ -432,7 +436,10 @@ def _replay_csv(path: Path, skip_bad_lines: bool) -> TraceReplay:
     ts, inp, out, cached = [], [], [], []
     bad = 0
     messages: list[str] = []
+    seen = 0
     for blk in iter_csv_blocks(path, skip_bad_lines=skip_bad_lines):
+        seen += len(blk)
+        limits.TRACE_REQUESTS.check(seen, "the trace's requests")
         bad += blk.bad_count
         messages.extend(blk.bad_messages)
         if len(blk):

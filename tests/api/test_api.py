@@ -23,7 +23,7 @@ def test_negative_bandwidth_override_names_key_and_range() -> None:
     assert isinstance(exc, OverrideError) and isinstance(exc, UsageError)
     assert exc.exit_code == 2
     assert str(exc) == (
-        "overrides: link.bandwidth_gbit_per_s: Input should be greater than 0 (got -5)"
+        "overrides: link.bandwidth_gbit_per_s: Input should be greater than or equal to 0.001 (got -5); allowed range [0.001, 1e+06]"
     )
     assert exc.key == "link.bandwidth_gbit_per_s" and exc.value == -5
 
@@ -44,7 +44,10 @@ def test_override_gets_the_message_a_scenario_file_gets(tmp_path: Path) -> None:
 def test_sweep_set_gets_the_same_error() -> None:
     with pytest.raises(OverrideError) as api:
         pddplan.sweep("default", {"link.bandwidth_gbit_per_s": [100, -5]})
-    assert api.value.detail == "Input should be greater than 0 (got -5)"
+    assert (
+        api.value.detail
+        == "Input should be greater than or equal to 0.001 (got -5); allowed range [0.001, 1e+06]"
+    )
     cli = subprocess.run(
         [sys.executable, "-m", "pddplan", "sweep", "--set", "link.bandwidth_gbit_per_s=100,-5"],
         capture_output=True,
@@ -54,7 +57,7 @@ def test_sweep_set_gets_the_same_error() -> None:
     assert cli.returncode == 2 and cli.stdout == ""
     assert cli.stderr.strip() == (
         "pddplan: error: --set link.bandwidth_gbit_per_s=-5: "
-        "Input should be greater than 0 (got -5)"
+        "Input should be greater than or equal to 0.001 (got -5); allowed range [0.001, 1e+06]"
     )
 
 
@@ -105,7 +108,9 @@ def test_loaded_scenario_is_reused_and_stacks_overrides() -> None:
 def test_model_copy_validates_updates() -> None:
     link = pddplan.load_scenario().link
     assert link.model_copy(update={"bandwidth_gbit_per_s": 50}).bandwidth_gbit_per_s == 50
-    with pytest.raises(ProfileError, match="bandwidth_gbit_per_s: Input should be greater than 0"):
+    with pytest.raises(
+        ProfileError, match="bandwidth_gbit_per_s: Input should be greater than or equal to 0.001"
+    ):
         link.model_copy(update={"bandwidth_gbit_per_s": -5})
     with pytest.raises(ProfileError, match="did you mean 'bandwidth_gbit_per_s'"):
         link.model_copy(update={"bandwidth_gbitps": 5})

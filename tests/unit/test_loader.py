@@ -85,7 +85,7 @@ BROKEN_CASES = [
     ("chips/typo-key.yaml", "datasheet.bf16_tflop", 8, "did you mean 'bf16_tflops'"),
     ("chips/duplicate-key.yaml", "datasheet.memory_gb", 12, "duplicate key"),
     ("chips/name-mismatch.yaml", "name", 3, "must match the file name"),
-    ("links/negative-bandwidth.yaml", "bandwidth_gbit_per_s", 5, "greater than 0"),
+    ("links/negative-bandwidth.yaml", "bandwidth_gbit_per_s", 5, "allowed range [0.001, 1e+06]"),
     ("workloads/hit-rate-out-of-range.yaml", "anomalous.hit_rate", 18, "less than or equal to 1"),
     ("workloads/bins-not-one.yaml", "hit_rate.bins", None, "sum to 1"),
     ("models/bool-no.yaml", "architecture.tied_embeddings", 10, "bool"),
@@ -151,7 +151,7 @@ def test_missing_key_is_rejected(tmp_path: Path, chip_yaml) -> None:
     p = tmp_path / "missing.yaml"
     p.write_text(chip_yaml("missing").replace("  memory_gb: 80.0\n", ""), encoding="utf-8")
     with pytest.raises(
-        ProfileError, match=r"missing\.yaml:\d+: datasheet\.memory_gb: required key is missing"
+        ProfileError, match=r"missing\.yaml:\d+: datasheet: required key 'memory_gb' is missing"
     ):
         load_file(p)
 

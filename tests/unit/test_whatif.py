@@ -52,7 +52,7 @@ def test_unknown_path_gets_did_you_mean() -> None:
 
 
 def test_bad_value_fails_before_any_point_is_solved() -> None:
-    with pytest.raises(UsageError, match="greater than 0"):
+    with pytest.raises(UsageError, match="greater than or equal to 0.001"):
         validate_axes(None, Registry.default(), [Axis("link.bandwidth_gbit_per_s", [100, -1])])
 
 
