@@ -78,7 +78,11 @@ def _known_paths(chips: tuple[str, ...]) -> tuple[str, ...]:
         for p in _fields(Scenario, "")
         if not p.startswith(("overrides", "workload", "roles", "uncertainty"))
     ]
-    paths += [f"roles.{r}.{k}" for r in ("P", "RLD", "MD") for k in ("chips", "chips_per_instance")]
+    paths += [
+        f"roles.{r}.{k}"
+        for r in ("P", "RLD", "MD")
+        for k in ("chips", "chips_per_instance", "layouts")
+    ]
     for root, cls in PROFILE_ROOTS.items():
         paths += [f"{root}.{p}" for p in _fields(cls, "") if not p.endswith(("kind", "name"))]
     for chip in chips:

@@ -543,6 +543,13 @@ class Workload(Strict):
 # ----------------------------------------------------------------------------------- scenarios
 
 
+#: Parallel layouts of an instance the solver searches (see deployment.layouts_for).
+LayoutKind = Literal["tp", "ep", "ep-tbo"]
+LAYOUT_KINDS: tuple[LayoutKind, ...] = ("tp", "ep", "ep-tbo")
+#: Searched unless a scenario lists others: tp, the layout the step model validates for.
+DEFAULT_LAYOUTS: tuple[LayoutKind, ...] = ("tp",)
+
+
 class RoleChoice(Strict):
     chips: list[str] = Field(
         min_length=1, max_length=1000, description="chip profile names, or ['*'] for all"
@@ -551,7 +558,15 @@ class RoleChoice(Strict):
         default_factory=lambda: [8],
         min_length=1,
         max_length=64,
-        description="tensor-parallel degree options",
+        description="instance size options (chips per instance)",
+    )
+    layouts: list[LayoutKind] = Field(
+        default_factory=lambda: list(DEFAULT_LAYOUTS),
+        min_length=1,
+        description="parallel layouts the solver may use: tp (tensor parallel), ep (expert "
+        "parallel over all chips with data-parallel attention, MoE models), ep-tbo (ep with "
+        "two-batch overlap); default tp only, since the ep step model is still 37-108% "
+        "optimistic against published MoE throughputs (README, Validation)",
     )
 
 
@@ -590,6 +605,11 @@ class Serving(Strict):
 class Baseline(Strict):
     chip: str
     chips_per_instance: Annotated[int, Field(ge=1, le=4096)] = 8
+    layouts: list[LayoutKind] = Field(
+        default_factory=lambda: list(DEFAULT_LAYOUTS),
+        min_length=1,
+        description="parallel layouts the baseline may use (as roles.*.layouts)",
+    )
 
 
 class Revenue(Strict):

@@ -237,6 +237,7 @@ def _role_rows(plan: Plan) -> list[Row]:
                 "datacenter": dc,
                 "chip": inst.chip.name,
                 "chips_per_instance": inst.tensor_parallel,
+                "layout": inst.lay.label,
                 "instances": n,
                 "chips": n * inst.tensor_parallel,
                 "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],
@@ -277,6 +278,7 @@ def _roles_json(plan: Plan) -> dict[str, Any]:
         roles[role] = {
             "chip": inst.chip.name,
             "chips_per_instance": inst.tensor_parallel,
+            "layout": inst.lay.label,
             "instances": n,
             "datacenter": DATACENTER[role] if plan.topology != "same-dc" else "A",
             "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],

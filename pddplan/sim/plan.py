@@ -67,13 +67,19 @@ class SimPlan:
         return cls(plan.rate_rps, plan.routing, plan.handover, roles, plan)
 
 
-def _find_option(problem: Problem, role: str, chip: str, tp: int, file: str) -> Instance:
+def _find_option(
+    problem: Problem, role: str, chip: str, tp: int, file: str, layout: str | None = None
+) -> Instance:
+    """The scenario's option for a role; ``layout`` (a label such as ``tp8``) picks among the
+    layouts of one chip and size (None: the pure tensor-parallel one)."""
     for inst in problem.options.get(role, []):
         if inst.chip.name == chip and inst.tensor_parallel == tp:
-            return inst
+            if (layout is None and inst.lay.is_pure_tp) or inst.lay.label == layout:
+                return inst
     have = ", ".join(i.label for i in problem.options.get(role, [])) or "none"
+    what = f"{chip} x{tp}" + (f" ({layout})" if layout else "")
     raise ProfileError(
-        f"{role} is {chip} x{tp}, which the scenario does not offer for {role} (options: {have}); "
+        f"{role} is {what}, which the scenario does not offer for {role} (options: {have}); "
         "simulate the plan with the scenario it was solved for",
         file=file,
         key=f"plan.roles.{role}",
@@ -93,7 +99,10 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
             r = _mapping(r, f"plan.roles.{name}", file)
             where = f"plan.roles.{name}"
             tp = _whole(r["chips_per_instance"], f"{where}.chips_per_instance", file, 1, 4096)
-            inst = _find_option(problem, name, str(r["chip"]), tp, file)
+            layout = r.get("layout")
+            inst = _find_option(
+                problem, name, str(r["chip"]), tp, file, None if layout is None else str(layout)
+            )
             batch = (
                 _whole(r["batch_per_instance"], f"{where}.batch_per_instance", file, 1, 10**6)
                 if r.get("batch_per_instance") is not None

@@ -15,6 +15,7 @@ from pddplan.deployment import (
     LinkNumbers,
     ModelNumbers,
     RequestClasses,
+    layouts_for,
     model_numbers,
     request_classes,
 )
@@ -217,7 +218,11 @@ class Problem:
         return out
 
     def physics_key(self) -> tuple[Any, ...]:
-        """Everything the search's timings depend on, prices and inventory excluded."""
+        """Everything the search's timings depend on, prices and inventory excluded.
+
+        The routing choice (``routing``: which routings are tried) is not part of it: every
+        memoized value is keyed on the one :class:`Routing` it was computed for.
+        """
         return (
             self.classes.key,
             replace(self.wan, price_usd_per_hour=0.0),
@@ -230,13 +235,24 @@ class Problem:
             self.link_utilization_cap,
             self.handover_modes,
             self.catch_up_threshold_tokens,
-            self.routing,
             self.enforce_ttft,
             self.model,
         )
 
     def relay_mask(self, routing: Routing) -> np.ndarray:
         return routing.relays(self.classes.hit_rate) & self.on_decode_side
+
+
+def layout_options(
+    chip, model: ModelNumbers, chips: int, memory_utilization: float, kinds
+) -> list[Instance]:
+    """Instances of ``chips`` chips in every layout of ``kinds`` that the model allows."""
+    out = []
+    for lay in layouts_for(chip, model, chips):
+        kind = "tp" if lay.expert_parallel == 1 else ("ep-tbo" if lay.overlap else "ep")
+        if kind in kinds:
+            out.append(Instance(chip, model, chips, memory_utilization, layout=lay))
+    return out
 
 
 def build_problem(
@@ -252,18 +268,24 @@ def build_problem(
         anomalous_filter=sv.anomalous_filter,
     )
     options: dict[str, list[Instance]] = {}
+    mem = sv.decode_memory_utilization
     if topology.name == "same-dc":
         assert scen.baseline is not None
-        chip = rs.chips[scen.baseline.chip]
-        inst = Instance(chip, model, scen.baseline.chips_per_instance, sv.decode_memory_utilization)
-        options = {"P": [inst], "RLD": [], "MD": [inst]}
+        b = scen.baseline
+        insts = [
+            o
+            for o in layout_options(rs.chips[b.chip], model, b.chips_per_instance, mem, b.layouts)
+            if o.fits
+        ]
+        options = {"P": insts, "RLD": [], "MD": insts}
     else:
         for role in ROLES:
             choice = getattr(scen.roles, role)
             opts = [
-                Instance(rs.chips[name], model, tp, sv.decode_memory_utilization)
+                o
                 for name in role_chip_names(rs, role)
-                for tp in choice.chips_per_instance
+                for n in choice.chips_per_instance
+                for o in layout_options(rs.chips[name], model, n, mem, choice.layouts)
             ]
             options[role] = [o for o in opts if o.fits]
     modes = HANDOVER_MODES if sv.handover == "auto" else (sv.handover,)

@@ -204,10 +204,9 @@ class Solver(Sizing):
         if pb.pricing is not None and pb.pricing.owned:
             p_chips = [{p.chip.name: s.instances * p.tensor_parallel} for p, s in p_ok]
             tot = tot - pb.owned_discount(p_chips, rm_chips)  # exact on shared owned kinds
-        order = np.argsort(tot, axis=None, kind="stable")
         link_cost = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
         chosen: Plan | None = None
-        for flat in order:
+        for flat in _cost_order(tot):
             pi, ci = np.unravel_index(flat, tot.shape)
             if chosen is not None and tot[pi, ci] > chosen.cost_usd_per_hour - link_cost + 1e-9:
                 break  # every cheaper-or-equal combination has been seen
@@ -388,3 +387,27 @@ def better_plan(a: Plan, b: Plan) -> bool:
         if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
             return qa < qb
     return plan_key(a) < plan_key(b)
+
+
+#: Combinations ranked first by a partial sort; the rest only if none of those is chosen.
+_FIRST_COMBINATIONS = 256
+
+
+def _cost_order(tot: np.ndarray):
+    """Flat indexes of ``tot`` in increasing cost, ties by index (a stable argsort), lazily:
+    the cheapest few by a partial sort, then the full order only if the search gets past them
+    (inventory limits can reject many)."""
+    flat = tot.ravel()
+    n = flat.size
+    if n <= 4 * _FIRST_COMBINATIONS:
+        yield from np.argsort(flat, kind="stable")
+        return
+    k = _FIRST_COMBINATIONS
+    first = np.argpartition(flat, k - 1)[:k]
+    kth = flat[first].max()
+    # every index as cheap as the k-th, so that equal costs keep their stable order
+    first = np.flatnonzero(flat <= kth)
+    first = first[np.argsort(flat[first], kind="stable")]
+    yield from first
+    rest = np.argsort(flat, kind="stable")
+    yield from rest[len(first) :]
