@@ -405,25 +405,37 @@ def replay_trace(
         )
     if not parts.input_tokens:
         raise ProfileError(_empty_message(parts.bad_lines), file=file)
-    input_tokens = np.concatenate(parts.input_tokens)
-    hit_blocks = np.concatenate(parts.hit_blocks)
-    hit_tokens = np.minimum(hit_blocks.astype(np.float64) * block_tokens, input_tokens[:, None])
+    input_tokens = _take(parts.input_tokens)
+    hit_blocks = _take(parts.hit_blocks)
+    # column by column: no (requests, capacities) temporaries besides the result
+    hit_tokens = np.empty(hit_blocks.shape, dtype=np.float64)
+    for c in range(hit_blocks.shape[1]):
+        np.minimum(
+            hit_blocks[:, c].astype(np.float64) * block_tokens, input_tokens, out=hit_tokens[:, c]
+        )
     return TraceReplay(
         file=file,
         format="jsonl",
         block_tokens=block_tokens,
         capacity_tokens=np.asarray(caps, dtype=float),
-        timestamp_ms=np.concatenate(parts.timestamp_ms),
+        timestamp_ms=_take(parts.timestamp_ms),
         input_tokens=input_tokens,
-        output_tokens=np.concatenate(parts.output_tokens),
+        output_tokens=_take(parts.output_tokens),
         hit_tokens=hit_tokens,
         hit_blocks=hit_blocks,
-        block_counts=np.concatenate(parts.block_counts),
+        block_counts=_take(parts.block_counts),
         bad_lines=parts.bad_lines,
         bad_line_messages=parts.bad_line_messages[:MAX_BAD_LINE_MESSAGES],
         sorted_in_memory=sorted_in_memory,
         distinct_blocks=parts.distinct_blocks,
     )
+
+
+def _take(pieces: list[np.ndarray]) -> np.ndarray:
+    """The pieces concatenated; the list is emptied so that they can be freed at once."""
+    out = np.concatenate(pieces)
+    pieces.clear()
+    return out
 
 
 def _empty_message(bad: int) -> str:
