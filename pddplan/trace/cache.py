@@ -58,13 +58,14 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
 
 
 def _grow(arr: np.ndarray, size: int) -> np.ndarray:
-    """``arr`` extended with zeros to at least ``size`` entries (by half at a time)."""
+    """``arr`` extended with zeros to at least ``size`` entries (by half at a time), in place."""
     if size <= len(arr):
         return arr
     n = len(arr)
-    out = np.zeros(max(size, n + n // 2, 1024), dtype=arr.dtype)
-    out[:n] = arr
-    return out
+    # in place (realloc, which moves big blocks by remapping pages): no old + new copy at once;
+    # the arrays grown here own their data and no view of them outlives a call
+    arr.resize(max(size, n + n // 2, 1024), refcheck=False)
+    return arr
 
 
 class UnboundedReplayer:
@@ -367,10 +368,27 @@ class LruStackReplayer:
         self.pos += m
         return d
 
-    def process(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Hit blocks of each request, one column per capacity (sorted ascending)."""
-        d = self.distances(ids, counts)
-        return hits_from_distances(d, counts, self.caps)
+    def process(
+        self, ids: np.ndarray, counts: np.ndarray, piece_accesses: int = 1 << 17
+    ) -> np.ndarray:
+        """Hit blocks of each request, one column per capacity (sorted ascending).
+
+        Requests go through in pieces of about ``piece_accesses`` accesses, so the per-access
+        temporaries stay that small whatever the block of the trace (the result is the same).
+        """
+        out = np.empty((len(counts), len(self.caps)), dtype=np.int64)
+        off = _offsets(counts)
+        starts = off[:-1]
+        n = len(counts)
+        r = 0
+        while r < n:
+            e = int(np.searchsorted(starts, starts[r] + piece_accesses, side="left"))
+            e = max(e, r + 1)
+            s, t = int(off[r]), int(off[e])
+            d = self.distances(ids[s:t], counts[r:e])
+            out[r:e] = hits_from_distances(d, counts[r:e], self.caps)
+            r = e
+        return out
 
 
 def hits_from_distances(d: np.ndarray, counts: np.ndarray, caps: np.ndarray) -> np.ndarray:
