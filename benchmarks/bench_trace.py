@@ -2,7 +2,7 @@
 
 Targets (issue 6): the trace to a hit-rate distribution with an unbounded cache in under 10 s, and
 with LRU at 10 capacities in under 60 s, on 2 cores; memory bounded by the distinct blocks, not
-by the trace size (the file streams).
+by the trace size (the file streams); issue 13: the LRU phase under 300 MB peak RSS.
 
 Each phase runs the real command (``pddplan hitrate TRACE -f json -o FILE``) in a fresh child
 process pinned to ``--cores`` CPUs (its parser workers inherit the pinning), so the figures
@@ -32,6 +32,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TEN_CAPACITIES = ",".join(str(512 * 2**k) for k in range(14, 24))  # 8.4M .. 4.3G tokens
+MEMORY_TARGET_MB = 300  # issue 13: the LRU phase (1M requests x 10 capacities)
+# the LRU phase measured by this script on the 2-core development machine, 1M requests:
+# before int32 stamps over a bitmap, no scratch array, in-place growth, chunked statistics
+BEFORE_LRU_MB, BEFORE_LRU_S = 525, 8.1
+AFTER_LRU_MB, AFTER_LRU_S = 296, 7.6
 
 
 def _pin(cores: int) -> int:
@@ -173,6 +178,12 @@ def main() -> None:
         f"{u['no_hit_share']:>14.4f}"
     )
     print()
+    ok = "ok" if lru["rss_mb"] < MEMORY_TARGET_MB else "OVER"
+    print(
+        f"LRU phase peak RSS {lru['rss_mb']:,.0f} MB, target < {MEMORY_TARGET_MB} MB: {ok} "
+        f"(before the lean LRU state: {BEFORE_LRU_MB} MB, {BEFORE_LRU_S} s on the development "
+        f"machine; after: {AFTER_LRU_MB} MB, {AFTER_LRU_S} s)"
+    )
     mb = max(unb["rss_mb"], lru["rss_mb"])
     print(
         f"memory: peak {mb:,.0f} MB for a {size_mb:,.0f} MB trace = "

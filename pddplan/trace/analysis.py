@@ -123,10 +123,11 @@ def analyze(
     curve = curve_from_hits(
         cap,
         inp,
-        replay.hit_tokens[window],
+        replay.hit_tokens,
         edges=e,
         block_tokens=replay.block_tokens or 1,
         keep_samples=keep_samples,
+        rows=None if window.all() else window,
     )
     return TraceAnalysis(
         replay=replay,

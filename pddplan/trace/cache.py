@@ -37,7 +37,7 @@ and the number of ids of each request, and return each request's hit in blocks.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import repeat, takewhile
 
 import numpy as np
@@ -58,13 +58,14 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
 
 
 def _grow(arr: np.ndarray, size: int) -> np.ndarray:
-    """``arr`` extended with zeros to at least ``size`` entries (by half at a time)."""
+    """``arr`` extended with zeros to at least ``size`` entries (by half at a time), in place."""
     if size <= len(arr):
         return arr
     n = len(arr)
-    out = np.zeros(max(size, n + n // 2, 1024), dtype=arr.dtype)
-    out[:n] = arr
-    return out
+    # in place (realloc, which moves big blocks by remapping pages): no old + new copy at once;
+    # the arrays grown here own their data and no view of them outlives a call
+    arr.resize(max(size, n + n // 2, 1024), refcheck=False)
+    return arr
 
 
 class UnboundedReplayer:
@@ -99,26 +100,42 @@ class UnboundedReplayer:
         return hits
 
 
-class _Fenwick:
-    """Counts of marks at integer positions 0 .. size - 1, vectorized queries and updates."""
+_U64 = np.uint64
 
-    def __init__(self, size: int, ones: int = 0) -> None:
+
+def _popcount_swar(x: np.ndarray) -> np.ndarray:
+    """Set bits of each uint64 (numpy < 2.0 has no ``bitwise_count``)."""
+    x = x - ((x >> _U64(1)) & _U64(0x5555555555555555))
+    x = (x & _U64(0x3333333333333333)) + ((x >> _U64(2)) & _U64(0x3333333333333333))
+    x = (x + (x >> _U64(4))) & _U64(0x0F0F0F0F0F0F0F0F)
+    return ((x * _U64(0x0101010101010101)) >> _U64(56)).astype(np.uint8)
+
+
+_popcount = getattr(np, "bitwise_count", _popcount_swar)
+_BIT = np.left_shift(_U64(1), np.arange(64, dtype=np.uint64))  # _BIT[b] = 1 << b
+_LOW = _BIT - _U64(1)  # _LOW[b]: bits below b
+
+
+class _Fenwick:
+    """Counts at integer positions 0 .. size - 1, vectorized queries and updates."""
+
+    def __init__(self, size: int, ones: int = 0, counts: np.ndarray | None = None) -> None:
         self.size = size
         self.levels = max(1, size.bit_length())
-        # marks at 0 .. ones - 1: node i (1-based) covers positions (i - low(i), i], so nodes
-        # up to `ones` are full (low(i) marks) and, above, only the ancestors of `ones` count
+        # node i (1-based) covers positions (i - low(i), i]: with C the running count (C[0] = 0),
+        # node i holds C[i] - C[i - low(i)]
+        if counts is None:
+            counts = np.zeros(size, dtype=np.int64)
+            counts[:ones] = 1
+        run = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(counts, out=run[1:])
+        i = np.arange(1, size + 1, dtype=np.int64)
         tree = np.zeros(size + 2, dtype=np.int32)
-        if ones:
-            i = np.arange(1, ones + 1, dtype=np.int32)
-            tree[1 : ones + 1] = i & -i
-            j = ones + (ones & -ones)
-            while j <= size:
-                tree[j] = ones - (j - (j & -j))
-                j += j & -j
+        tree[1 : size + 1] = run[i] - run[i - (i & -i)]
         self.tree = tree
 
     def prefix(self, pos: np.ndarray) -> np.ndarray:
-        """Marks at positions < ``pos`` (0-based)."""
+        """Counts at positions < ``pos`` (0-based)."""
         i = pos.astype(np.int64, copy=True)
         s = np.zeros(len(i), dtype=np.int64)
         for _ in range(self.levels):
@@ -137,6 +154,60 @@ class _Fenwick:
             np.minimum(i, end, out=i)
 
 
+class _Marks:
+    """A set of marked positions 0 .. size - 1, with vectorized counts of marks below a position.
+
+    One bit a position (64-position words) and a Fenwick tree over the marks of each word, so a
+    count is a tree query over ``size / 64`` words plus one popcount, and the structure takes
+    about 0.19 bytes a position.
+    """
+
+    def __init__(self, size: int, ones: int = 0) -> None:
+        self.size = size
+        nw = (size >> 6) + 1  # a word for position ``size`` too: prefix(size) reads it
+        words = np.zeros(nw, dtype=np.uint64)
+        counts = np.zeros(nw, dtype=np.int64)
+        full, rest = divmod(ones, 64)
+        words[:full] = ~_U64(0)
+        counts[:full] = 64
+        if rest:
+            words[full] = _LOW[rest]
+            counts[full] = rest
+        self.words = words
+        self.tree = _Fenwick(nw, counts=counts)
+
+    def prefix(self, pos: np.ndarray) -> np.ndarray:
+        """Marks at positions < ``pos`` (0-based, each <= size)."""
+        p = pos.astype(np.int64)
+        w = p >> 6
+        low = _popcount(self.words[w] & _LOW[p & 63]).astype(np.int64)
+        return self.tree.prefix(w) + low
+
+    def move(self, off: np.ndarray, on: np.ndarray) -> None:
+        """Unmark positions ``off`` (marked) and mark positions ``on`` (unmarked); all distinct."""
+        off = off.astype(np.int64)
+        on = on.astype(np.int64)
+        np.bitwise_and.at(self.words, off >> 6, ~_BIT[off & 63])
+        np.bitwise_or.at(self.words, on >> 6, _BIT[on & 63])
+        self.tree.add(
+            np.concatenate([off >> 6, on >> 6]),
+            np.concatenate([np.full(len(off), -1), np.ones(len(on), dtype=np.int64)]),
+        )
+
+    def ranks(self) -> Callable[[np.ndarray], np.ndarray]:
+        """A function from marked positions to their rank among the marks (0-based)."""
+        cnt = _popcount(self.words)
+        before = np.zeros(len(cnt), dtype=np.int64)
+        np.cumsum(cnt[:-1], out=before[1:])
+        words = self.words
+
+        def rank(pos: np.ndarray) -> np.ndarray:
+            w = pos >> 6
+            return before[w] + _popcount(words[w] & _LOW[pos & 63])
+
+        return rank
+
+
 class LruStackReplayer:
     """Exact LRU prefix caches of several capacities, replayed together (see module doc).
 
@@ -146,6 +217,8 @@ class LruStackReplayer:
         Cache capacities [blocks], each >= 1.
     batch_accesses : int
         Target accesses per vectorized batch (smaller when the smallest capacity is smaller).
+    min_stamps : int
+        Smallest stamp space (tests set it low to renumber stamps often).
 
     Notes
     -----
@@ -156,11 +229,22 @@ class LruStackReplayer:
     ``live(>= L) - moved(>= L) + distinct``, where ``live(>= L)`` comes from the Fenwick tree,
     ``distinct`` counts the blocks the batch used before this request, and ``moved(>= L)``
     (blocks among those whose previous use was at or after ``L``) is computed exactly only when
-    its bounds leave a capacity undecided. Stamps are renumbered when they outgrow twice the
-    distinct blocks, so memory stays proportional to the distinct blocks.
+    its bounds leave a capacity undecided.
+
+    Memory: one int32 a block (``1 +`` the stamp of its last use) and, over the stamps, a bitmap
+    of the live ones with a Fenwick tree over its 64-stamp words (about 0.19 bytes a stamp).
+    Stamps are renumbered ``0 .. live - 1`` (order kept) whenever the next batch would run past
+    the stamp space, which is then sized to four times the distinct blocks, so stamps stay below
+    ``2**31 - 1`` and memory proportional to the distinct blocks. Within a batch the same int32
+    array serves as scratch for each block's first position in the batch (negative values).
     """
 
-    def __init__(self, capacities_blocks: Sequence[int], batch_accesses: int = 8192) -> None:
+    def __init__(
+        self,
+        capacities_blocks: Sequence[int],
+        batch_accesses: int = 8192,
+        min_stamps: int = 1 << 16,
+    ) -> None:
         caps = np.unique(np.asarray(list(capacities_blocks), dtype=np.int64))
         if caps.size == 0 or caps[0] < 1:
             raise ValueError("capacities must be >= 1 block")
@@ -168,31 +252,32 @@ class LruStackReplayer:
             raise ValueError("capacities must be below 2**40 blocks")
         self.caps = caps
         self.limit = int(max(1, min(batch_accesses, caps[0])))
-        self.last = np.zeros(0, dtype=np.int64)  # 1 + stamp of each block's last use; 0: never
-        self._first = np.zeros(0, dtype=np.int32)  # scratch: _TOP32 - first batch position
+        self.min_stamps = max(64, int(min_stamps))
+        self.last = np.zeros(0, dtype=np.int32)  # 1 + stamp of each block's last use; 0: never
         self.live = 0  # distinct blocks seen (= marked stamps)
         self.pos = 0  # next stamp
-        self.fen = _Fenwick(1 << 16)
+        self.marks = _Marks(self.min_stamps)
 
     def relayout(self, index: np.ndarray) -> None:
         self.last = self.last[index]
-        self._first = np.zeros(len(index), dtype=np.int32)
 
     # ---------------------------------------------------------------------------- stamps
 
-    def _compact(self, need: int) -> None:
-        """Renumber live stamps 0 .. live - 1 (order kept); size the tree for ``need`` more."""
-        valid = self.last > 0
-        stamps = self.last[valid] - 1
-        del self.fen  # free the old tree before the new one exists
-        mark = np.zeros(max(self.pos, 1), dtype=bool)
-        mark[stamps] = True
-        rank = np.cumsum(mark, dtype=np.int32)
-        del mark
-        self.last[valid] = rank[stamps]  # 1-based rank: the new stamp + 1
-        del rank, stamps
-        self.pos = int(np.count_nonzero(valid))
-        self.fen = _Fenwick(max(1 << 16, 3 * (self.pos + need)), ones=self.pos)
+    def _compact(self, need: int, chunk: int = 1 << 20) -> None:
+        """Renumber live stamps 0 .. live - 1 (order kept); size the space for ``need`` more."""
+        if self.live + need > _TOP32 - 1:
+            raise ValueError(f"more than {_TOP32 - 1} distinct blocks and batch accesses")
+        rank = self.marks.ranks()
+        last = self.last
+        for s0 in range(0, len(last), chunk):
+            part = last[s0 : s0 + chunk]  # a view: renumbered in place
+            used = np.flatnonzero(part)
+            part[used] = rank(part[used].astype(np.int64) - 1) + 1  # the new stamp + 1
+        del rank
+        self.pos = self.live
+        del self.marks  # free the old bitmap before the new one exists
+        size = min(_TOP32, max(self.min_stamps, 4 * (self.live + need)))
+        self.marks = _Marks(size, ones=self.live)
 
     # --------------------------------------------------------------------------- replay
 
@@ -208,7 +293,6 @@ class LruStackReplayer:
             return out
         size = int(ids.max()) + 1
         self.last = _grow(self.last, size)
-        self._first = _grow(self._first, size)
         off = _offsets(counts)
         starts = off[:-1]
         n = len(counts)
@@ -227,7 +311,7 @@ class LruStackReplayer:
         over, never = caps[-1] + 1, caps[-1] + 2
         if m == 0:
             return np.empty(0, dtype=np.int64)
-        if self.pos + m > self.fen.size:
+        if self.pos + m > self.marks.size:
             self._compact(m)
         nr = len(n)
         off = _offsets(n)
@@ -235,10 +319,10 @@ class LruStackReplayer:
         q = np.repeat(np.arange(nr, dtype=np.int64), n)
         k = j - off[q]
         stamp = self.pos + off[q] + (n[q] - 1 - k)  # last block first: the first is the MRU
-        last0 = self.last[a] - 1  # -1: never used
-        np.maximum.at(self._first, a, (_TOP32 - j).astype(np.int32))
-        fp = _TOP32 - self._first[a].astype(np.int64)
-        self._first[a] = 0
+        last0 = self.last[a].astype(np.int64) - 1  # -1: never used
+        # scratch in `last` until the update below: j - m (< 0) of each block's first access
+        np.minimum.at(self.last, a, (j - m).astype(np.int32))
+        fp = self.last[a].astype(np.int64) + m
         first_req = q[fp]
         is_first = fp == j
         earlier = first_req < q  # used by an earlier request of this batch: a hit (see Notes)
@@ -255,7 +339,7 @@ class LruStackReplayer:
         if ca.size:
             lq = last0[ca]
             rq = q[ca]
-            live_ge = self.live - self.fen.prefix(lq)
+            live_ge = self.live - self.marks.prefix(lq)
             hi = live_ge + distinct[rq]
             lo = hi - moved[rq]
             i = np.searchsorted(caps, lo, side="left")
@@ -275,22 +359,36 @@ class LruStackReplayer:
             d[ca] = np.minimum(hi, over)
 
         # update: every block used here gets its newest stamp
-        np.maximum.at(self.last, a, stamp + 1)
+        np.maximum.at(self.last, a, (stamp + 1).astype(np.int32))  # over the scratch (< 0)
         blocks = a[is_first]
         prev = last0[is_first]
         had = prev >= 0
-        self.fen.add(
-            np.concatenate([prev[had], self.last[blocks] - 1]),
-            np.concatenate([np.full(int(had.sum()), -1), np.ones(len(blocks), dtype=np.int64)]),
-        )
+        self.marks.move(prev[had], self.last[blocks].astype(np.int64) - 1)
         self.live += int(len(blocks) - had.sum())
         self.pos += m
         return d
 
-    def process(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Hit blocks of each request, one column per capacity (sorted ascending)."""
-        d = self.distances(ids, counts)
-        return hits_from_distances(d, counts, self.caps)
+    def process(
+        self, ids: np.ndarray, counts: np.ndarray, piece_accesses: int = 1 << 17
+    ) -> np.ndarray:
+        """Hit blocks of each request, one column per capacity (sorted ascending).
+
+        Requests go through in pieces of about ``piece_accesses`` accesses, so the per-access
+        temporaries stay that small whatever the block of the trace (the result is the same).
+        """
+        out = np.empty((len(counts), len(self.caps)), dtype=np.int64)
+        off = _offsets(counts)
+        starts = off[:-1]
+        n = len(counts)
+        r = 0
+        while r < n:
+            e = int(np.searchsorted(starts, starts[r] + piece_accesses, side="left"))
+            e = max(e, r + 1)
+            s, t = int(off[r]), int(off[e])
+            d = self.distances(ids[s:t], counts[r:e])
+            out[r:e] = hits_from_distances(d, counts[r:e], self.caps)
+            r = e
+        return out
 
 
 def hits_from_distances(d: np.ndarray, counts: np.ndarray, caps: np.ndarray) -> np.ndarray:

@@ -217,13 +217,39 @@ class _Unsorted(Exception):
     pass
 
 
+class _Growing:
+    """Rows appended to one array grown in place (realloc: big blocks are remapped, not copied),
+    so that the per-request results never exist as pieces and a concatenated copy at once."""
+
+    def __init__(self) -> None:
+        self.arr: np.ndarray | None = None
+        self.n = 0
+
+    def append(self, rows: np.ndarray) -> None:
+        need = self.n + len(rows)
+        if self.arr is None:
+            self.arr = np.zeros((max(need, 1024), *rows.shape[1:]), dtype=rows.dtype)
+        elif need > len(self.arr):
+            self.arr.resize((max(need, 2 * len(self.arr)), *rows.shape[1:]), refcheck=False)
+        self.arr[self.n : need] = rows
+        self.n = need
+
+    def take(self) -> np.ndarray:
+        """The rows appended, as one array (the buffer is handed over, trimmed)."""
+        arr = self.arr
+        assert arr is not None
+        arr.resize((self.n, *arr.shape[1:]), refcheck=False)
+        self.arr = None
+        return arr
+
+
 @dataclass
 class _Collected:
-    timestamp_ms: list[np.ndarray] = field(default_factory=list)
-    input_tokens: list[np.ndarray] = field(default_factory=list)
-    output_tokens: list[np.ndarray] = field(default_factory=list)
-    hit_blocks: list[np.ndarray] = field(default_factory=list)
-    block_counts: list[np.ndarray] = field(default_factory=list)
+    timestamp_ms: _Growing = field(default_factory=_Growing)
+    input_tokens: _Growing = field(default_factory=_Growing)
+    output_tokens: _Growing = field(default_factory=_Growing)
+    hit_blocks: _Growing = field(default_factory=_Growing)
+    block_counts: _Growing = field(default_factory=_Growing)
     bad_lines: int = 0
     bad_line_messages: list[str] = field(default_factory=list)
     distinct_blocks: int = 0
@@ -403,22 +429,27 @@ def replay_trace(
             block_tokens,
             check_order=False,
         )
-    if not parts.input_tokens:
+    if parts.input_tokens.n == 0:
         raise ProfileError(_empty_message(parts.bad_lines), file=file)
-    input_tokens = np.concatenate(parts.input_tokens)
-    hit_blocks = np.concatenate(parts.hit_blocks)
-    hit_tokens = np.minimum(hit_blocks.astype(np.float64) * block_tokens, input_tokens[:, None])
+    input_tokens = parts.input_tokens.take()
+    hit_blocks = parts.hit_blocks.take()
+    # column by column: no (requests, capacities) temporaries besides the result
+    hit_tokens = np.empty(hit_blocks.shape, dtype=np.float64)
+    for c in range(hit_blocks.shape[1]):
+        np.minimum(
+            hit_blocks[:, c].astype(np.float64) * block_tokens, input_tokens, out=hit_tokens[:, c]
+        )
     return TraceReplay(
         file=file,
         format="jsonl",
         block_tokens=block_tokens,
         capacity_tokens=np.asarray(caps, dtype=float),
-        timestamp_ms=np.concatenate(parts.timestamp_ms),
+        timestamp_ms=parts.timestamp_ms.take(),
         input_tokens=input_tokens,
-        output_tokens=np.concatenate(parts.output_tokens),
+        output_tokens=parts.output_tokens.take(),
         hit_tokens=hit_tokens,
         hit_blocks=hit_blocks,
-        block_counts=np.concatenate(parts.block_counts),
+        block_counts=parts.block_counts.take(),
         bad_lines=parts.bad_lines,
         bad_line_messages=parts.bad_line_messages[:MAX_BAD_LINE_MESSAGES],
         sorted_in_memory=sorted_in_memory,

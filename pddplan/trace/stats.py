@@ -372,6 +372,17 @@ class CapacityCurve:
         )
 
 
+def _running_sum(acc: np.ndarray | None, part: np.ndarray) -> np.ndarray:
+    """Column sums of ``acc`` (the sums so far) then the rows of ``part``, in row order.
+
+    With two columns or more, a reduction over axis 0 adds rows one after another, so summing
+    chunk by chunk this way gives the very same floats as one ``sum(axis=0)`` over all rows.
+    """
+    if acc is None:
+        return np.add.reduce(part, axis=0)
+    return np.add.reduce(np.concatenate([acc[None, :], part]), axis=0)
+
+
 def curve_from_hits(
     capacity_tokens: Sequence[float] | np.ndarray,
     input_tokens: np.ndarray,
@@ -380,6 +391,8 @@ def curve_from_hits(
     edges: Sequence[float] | np.ndarray = DEFAULT_EDGES,
     block_tokens: int = 512,
     keep_samples: bool = False,
+    rows: np.ndarray | None = None,
+    chunk_rows: int = 1 << 16,
 ) -> CapacityCurve:
     """The capacity curve of requests whose cached tokens per capacity are known.
 
@@ -388,11 +401,16 @@ def curve_from_hits(
     capacity_tokens : sequence of float
         Capacity of each column of ``hit_tokens`` [tokens] (inf: unbounded).
     input_tokens : numpy.ndarray
-        Prompt length of each request [tokens].
+        Prompt length of each request [tokens] (of the requests in ``rows`` only, when given).
     hit_tokens : numpy.ndarray
         ``(requests, capacities)`` cached prompt tokens.
     edges, block_tokens, keep_samples
         See :class:`CapacityCurve`.
+    rows : numpy.ndarray, optional
+        Boolean mask over the rows of ``hit_tokens``: the requests counted (default: all).
+    chunk_rows : int
+        Rows handled at a time when there are two capacities or more (memory is then a few arrays
+        of this many rows, whatever the trace); a single column is handled in one piece.
 
     Returns
     -------
@@ -403,22 +421,52 @@ def curve_from_hits(
     cap = np.asarray(list(capacity_tokens), dtype=float)
     order = np.argsort(np.where(np.isnan(cap), np.inf, cap), kind="stable")
     inp = np.asarray(input_tokens, dtype=float)
-    hits = np.asarray(hit_tokens, dtype=float).reshape(len(inp), len(cap))
+    k = len(cap)
+    hit_all = np.asarray(hit_tokens).reshape(-1, k)
+    if rows is not None and len(rows) != len(hit_all):
+        raise ValueError("rows must mask the rows of hit_tokens")
     n = len(inp)
     if n == 0:
         raise ValueError("no requests")
-    rate = hits / inp[:, None]
+    rate_sum: np.ndarray | None = None
+    hit_sum: np.ndarray | None = None
+    high = np.zeros(k, dtype=np.int64)
+    none = np.zeros(k, dtype=np.int64)
+    counts = np.zeros((k, len(e) - 1), dtype=np.int64)
+    samples: list[list[np.ndarray]] = [[] for _ in range(k)]
+    done = 0  # window requests handled
+    # one column is summed pairwise by numpy (contiguous): in one piece, as one sum over all rows
+    step = max(1, chunk_rows) if k > 1 else max(1, len(hit_all))
+    for r0 in range(0, len(hit_all), step):
+        hits = np.asarray(hit_all[r0 : r0 + step], dtype=float)
+        if rows is not None:
+            hits = hits[rows[r0 : r0 + step]]
+        if len(hits) == 0:
+            continue
+        rate = hits / inp[done : done + len(hits), None]
+        done += len(hits)
+        rate_sum = _running_sum(rate_sum, rate)
+        hit_sum = _running_sum(hit_sum, hits)
+        high += np.count_nonzero(rate >= HIGH_HIT, axis=0)
+        none += np.count_nonzero(hits <= 0, axis=0)
+        for i in range(k):
+            counts[i] += histogram(rate[:, i], e)
+            if keep_samples:
+                samples[i].append(rate[:, i].astype(np.float32))
+    if done != n:
+        raise ValueError("input_tokens must have one entry per request counted")
+    assert rate_sum is not None and hit_sum is not None
     total_in = inp.sum()
-    hist = np.stack([histogram(rate[:, i], e) / n for i in order]) if len(cap) else np.zeros((0,))
+    hist = np.stack([counts[i] / n for i in order]) if k else np.zeros((0,))
     return CapacityCurve(
         capacity_tokens=cap[order],
-        mean_hit_rate=rate.mean(axis=0)[order],
-        token_weighted_hit_rate=(hits.sum(axis=0) / total_in)[order],
-        share_above_95=(rate >= HIGH_HIT).mean(axis=0)[order],
-        no_hit_share=(hits <= 0).mean(axis=0)[order],
+        mean_hit_rate=(rate_sum / n)[order],
+        token_weighted_hit_rate=(hit_sum / total_in)[order],
+        share_above_95=(high / n)[order],
+        no_hit_share=(none / n)[order],
         bin_edges=e,
         histograms=hist,
         requests=n,
         block_tokens=block_tokens,
-        samples=[rate[:, i].astype(np.float32) for i in order] if keep_samples else None,
+        samples=[np.concatenate(samples[i]) for i in order] if keep_samples else None,
     )

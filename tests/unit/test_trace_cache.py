@@ -11,6 +11,7 @@ from pddplan.trace.cache import (
     ReferenceLru,
     UnboundedReplayer,
     _Fenwick,
+    _Marks,
     hits_from_distances,
     prefix_hits,
 )
@@ -133,6 +134,41 @@ def test_fenwick_prefix_counts() -> None:
     assert f.prefix(np.arange(11)).tolist() == [0, 1, 2, 3, 4, 4, 4, 4, 4, 4, 4]
     f.add(np.array([1, 7, 9]), np.array([-1, 1, 1]))
     assert f.prefix(np.array([0, 2, 8, 10])).tolist() == [0, 1, 4, 5]
+
+
+def test_marks_count_below_like_a_plain_set() -> None:
+    rng = np.random.default_rng(3)
+    size = 1000
+    m = _Marks(size, ones=130)  # two full words and part of a third
+    marked = set(range(130))
+    for _ in range(20):
+        off = rng.choice(sorted(marked), size=min(15, len(marked)), replace=False)
+        free = sorted(set(range(size)) - marked)
+        on = rng.choice(free, size=25, replace=False)
+        m.move(off, on)
+        marked -= set(off.tolist())
+        marked |= set(on.tolist())
+        pos = np.arange(size + 1)
+        want = np.cumsum([0] + [int(p in marked) for p in range(size)])
+        assert m.prefix(pos).tolist() == want.tolist()
+    rank = m.ranks()
+    srt = np.array(sorted(marked), dtype=np.int64)
+    assert rank(srt).tolist() == list(range(len(srt)))
+
+
+def test_lru_stamps_stay_int32_and_results_exact_over_many_renumberings() -> None:
+    # a stamp space of 64 renumbers every few batches; results must still match brute force
+    rng = np.random.default_rng(11)
+    reqs = [list(rng.integers(0, 300, rng.integers(0, 12))) for _ in range(3000)]
+    ids, counts = _flat(reqs)
+    caps = [3, 40, 200]
+    lru = LruStackReplayer(caps, batch_accesses=2, min_stamps=64)
+    got = lru.process(ids, counts)
+    assert lru.last.dtype == np.int32
+    assert lru.pos <= lru.marks.size < 64 * 300
+    assert int(lru.last.max()) <= lru.pos  # every stored stamp + 1 is below the next stamp + 1
+    for j, cap in enumerate(caps):
+        assert got[:, j].tolist() == prefix_hits(reqs, cap)
 
 
 # ----------------------------------------------------------------------------- block index

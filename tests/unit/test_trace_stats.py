@@ -92,6 +92,33 @@ def test_compress_empirical_keeps_count_mean_and_bound() -> None:
     assert min(v) >= x.min() and max(v) <= x.max()
 
 
+def test_curve_from_hits_in_chunks_and_rows_gives_the_same_floats() -> None:
+    rng = np.random.default_rng(5)
+    n, k = 5000, 3
+    inp = rng.integers(1, 9000, n).astype(float)
+    hits = np.minimum(rng.integers(0, 20, (n, k)) * 512.0, inp[:, None])
+    rows = rng.random(n) < 0.7
+    caps = [math.inf, 1e6, 2e6]
+    whole = curve_from_hits(caps, inp[rows], hits[rows], keep_samples=True, chunk_rows=n)
+    parts = curve_from_hits(caps, inp[rows], hits, keep_samples=True, rows=rows, chunk_rows=777)
+    for name in (
+        "mean_hit_rate",
+        "token_weighted_hit_rate",
+        "share_above_95",
+        "no_hit_share",
+        "histograms",
+    ):
+        assert np.array_equal(getattr(whole, name), getattr(parts, name)), name
+    # one sum(axis=0) over all rows, as before chunking
+    assert np.array_equal(
+        whole.mean_hit_rate, (hits[rows] / inp[rows, None]).mean(axis=0)[[1, 2, 0]]
+    )
+    assert whole.samples is not None and parts.samples is not None
+    assert all(np.array_equal(a, b) for a, b in zip(whole.samples, parts.samples, strict=True))
+    one = curve_from_hits([math.inf], inp, hits[:, :1], chunk_rows=777)  # summed pairwise
+    assert one.mean_hit_rate[0] == (hits[:, :1] / inp[:, None]).mean(axis=0)[0]
+
+
 def test_curve_from_hits_by_hand() -> None:
     inp = np.array([1000.0, 1000.0, 2000.0, 4000.0])
     hits = np.array([[0, 0], [500, 1000], [1900, 2000], [4000, 4000]], dtype=float)
