@@ -258,7 +258,9 @@ def _gamma_quantiles(
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         x = rate * np.maximum(mid[:, None] - d[None, :], 0.0)
-        surv = np.where(mid[:, None] < d[None, :], 1.0, wait_probability * special.gammaincc(shape, x))
+        surv = np.where(
+            mid[:, None] < d[None, :], 1.0, wait_probability * special.gammaincc(shape, x)
+        )
         f = np.sum(w[None, :] * (1.0 - surv), axis=1)
         below = f < p_arr
         lo = np.where(below, mid, lo)

@@ -118,7 +118,9 @@ class Sizing:
         q, att, _ = self.ttft_at(p_inst, n, plan.rate_rps, offs, wts)
         return q, att
 
-    def prefill_wait(self, inst: Instance, n: int, rate: float) -> tuple[float, float, float, float]:
+    def prefill_wait(
+        self, inst: Instance, n: int, rate: float
+    ) -> tuple[float, float, float, float]:
         """(wait probability, gamma rate [1/s], gamma shape, mean wait [s]) of the prefill queue
         (:func:`~pddplan.models.queueing.wait_distribution` over the classes' prefill times)."""
         pre = self.prefill_s(inst)
