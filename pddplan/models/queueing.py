@@ -243,7 +243,8 @@ def _gamma_quantiles(
 
     ``d`` sorted, ``w`` normalized, ``a = cumsum(w)``. The quantile lies between the offsets'
     own ``p``-quantile (``W >= 0``) and the largest offset plus the wait's ``p``-quantile
-    (``W + D <= W + max D``); 60 halvings of the vectorized CDF give machine precision.
+    (``W + D <= W + max D``); halvings of the vectorized CDF stop at a relative 1e-7, and the
+    upper end (conservative) is returned.
     """
     from scipy import special  # lazy: keeps the CLI's start-up free of scipy
 
@@ -255,18 +256,37 @@ def _gamma_quantiles(
     w_q = np.where(q_cond >= 1.0, 0.0, special.gammainccinv(shape, np.maximum(q_cond, 1e-300)))
     hi = float(d[-1]) + w_q / rate
     hi = np.maximum(hi, lo)
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        x = rate * np.maximum(mid[:, None] - d[None, :], 0.0)
+
+    def excess(t: np.ndarray) -> np.ndarray:  # F(t) - p
+        x = rate * np.maximum(t[:, None] - d[None, :], 0.0)
         surv = np.where(
-            mid[:, None] < d[None, :], 1.0, wait_probability * special.gammaincc(shape, x)
+            t[:, None] < d[None, :], 1.0, wait_probability * special.gammaincc(shape, x)
         )
-        f = np.sum(w[None, :] * (1.0 - surv), axis=1)
-        below = f < p_arr
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-        if np.all(hi - lo <= 1e-12 * np.maximum(hi, 1e-300)):
+        return np.sum(w[None, :] * (1.0 - surv), axis=1) - p_arr
+
+    # Illinois false position on the bracket [lo, hi] (F(lo) < p <= F(hi)), with a bisection
+    # every third step so that F's jumps at the offsets cannot stall it
+    f_lo, f_hi = excess(lo), excess(hi)
+    done = f_lo >= 0  # the quantile is the offsets' own quantile (a jump reaches p)
+    hi = np.where(done, lo, hi)
+    side = np.zeros(len(p_arr))
+    for i in range(100):
+        if np.all(hi - lo <= 1e-7 * np.maximum(hi, 1e-300)):
             break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secant = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        ok = np.isfinite(secant) & (secant > lo) & (secant < hi)
+        mid = np.where(ok & (i % 3 != 2), secant, 0.5 * (lo + hi))
+        f_mid = excess(mid)
+        below = f_mid < 0
+        lo = np.where(below, mid, lo)
+        f_lo = np.where(below, f_mid, f_lo)
+        hi = np.where(below, hi, mid)
+        f_hi = np.where(below, f_hi, f_mid)
+        # Illinois: halve the retained end's value when the same end moves twice
+        f_hi = np.where(below & (side < 0), f_hi / 2, f_hi)
+        f_lo = np.where(~below & (side > 0), f_lo / 2, f_lo)
+        side = np.where(below, -1.0, 1.0)
     return [float(x) for x in hi]
 
 
