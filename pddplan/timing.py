@@ -133,28 +133,6 @@ def jitter_points(link: LinkNumbers, points: int = 9) -> tuple[np.ndarray, np.nd
     return network.jitter_points(link.jitter_cv, points)
 
 
-def line_time_factors(
-    link: LinkNumbers, payload_bytes, weights, utilization: float, points: int = 9
-) -> np.ndarray:
-    """Equal-probability payload factors per flow, for jitter and processor sharing together.
-
-    Returns an array ``(len(payload_bytes), points)`` of mean-one lognormal factors whose CV
-    is :func:`~pddplan.models.network.shared_time_cv` of each flow: the link's jitter plus
-    the spread of a processor-shared flow's time with the number of flows it meets, which grows
-    with the line's load. ``weights`` are the flows' shares (0 for requests that do not use
-    the line).
-    """
-    b = np.asarray(payload_bytes, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    x = b / link.goodput_bytes_per_s
-    tot = float(np.sum(w))
-    m1 = float(np.sum(w * x)) / tot if tot > 0 else 0.0
-    m2 = float(np.sum(w * x * x)) / tot if tot > 0 else 0.0
-    cv = network.shared_time_cv(x, m1, m2, utilization, link.jitter_cv)
-    p = (np.arange(points) + 0.5) / points
-    return np.asarray(network.jitter_quantile(p[None, :], cv[:, None]), dtype=float)
-
-
 def jitter_quantile(link: LinkNumbers, probability):
     """Quantile of the link's payload jitter factor [-] (the simulator draws by inversion)."""
     return network.jitter_quantile(probability, link.jitter_cv)
@@ -294,9 +272,9 @@ def first_token_points(
     w = np.asarray(weights, dtype=float)
     util = min(tl.link_utilization, 0.999999)
     link = paths.decode_link
-    if paths.cross_dc and (paths.wan.jitter_cv > 0 or util > 0):
-        f = line_time_factors(paths.wan, tl.wan_bytes, w * tl.on_decode_side, util)
-        fw = np.full(f.shape[1], 1.0 / f.shape[1])
+    if paths.cross_dc and paths.wan.jitter_cv > 0:
+        f1, fw = jitter_points(paths.wan)
+        f = f1[None, :]
     else:
         f, fw = np.ones((1, 1)), np.ones(1)
     wan = np.where(

@@ -265,52 +265,6 @@ def shared_line_time_s(line_bytes, rate_cap_bytes_per_s, goodput_bytes_per_s, ut
         return np.where(x > 0, np.where(rate > 0, x / np.where(rate > 0, rate, 1.0), np.inf), 0.0)
 
 
-def shared_time_cv(x_s, mean_x_s: float, mean_x2_s2: float, utilization: float, jitter_cv: float):
-    """Coefficient of variation of a flow's time on a processor-shared line, jitter included [-].
-
-    Parameters
-    ----------
-    x_s : [s] the flow's own time on the idle line (``bytes / goodput``), scalar or array.
-    mean_x_s, mean_x2_s2 : [s], [s^2] ``E[X]`` and ``E[X^2]`` of the line's flows (unjittered).
-    utilization : [-] the line's offered load ``rho``.
-    jitter_cv : [-] CV of the mean-one payload jitter factor.
-
-    Notes
-    -----
-    ``cv^2 = cv_j^2 + V(x) (1 - rho)^2 / x^2``, with the variance of the processor-sharing
-    response time of a job of size ``x``
-
-    ``V(x) = rho K x / (1 - rho)^3 [1 - (1 - exp(-a x)) / (a x)]``, ``a = 2 (1 - rho) / K``,
-    ``K = E[X^2] (1 + cv_j^2) / E[X]``.
-
-    With exponential sizes (``K = 2 E[X]``) this is the exact M/M/1-PS conditional variance of
-    Coffman, Muntz and Trotter [2]_; for small ``x`` it tends to ``rho x^2 / (1 - rho)^2``,
-    which holds for any M/G/1-PS (Yashkov [3]_), and ``K`` carries the size distribution's
-    second moment into the long-job limit ``V ~ rho K x / (1 - rho)^3``. The jittered payload
-    enters through ``K``, as the simulator jitters the bytes a flow puts on the line.
-
-    References
-    ----------
-    .. [2] Coffman, Muntz and Trotter, "Waiting time distributions for processor-sharing
-       systems", J. ACM 17(1), 1970.
-    .. [3] Yashkov, "Processor-sharing queues: some progress in analysis", Queueing Systems 2,
-       1987.
-    """
-    x = np.asarray(x_s, dtype=float)
-    rho = float(utilization)
-    cj2 = float(jitter_cv) ** 2
-    if rho <= 0 or rho >= 1 or mean_x_s <= 0:
-        return np.sqrt(np.full(x.shape, cj2))
-    k = mean_x2_s2 * (1.0 + cj2) / mean_x_s
-    a = 2.0 * (1.0 - rho) / k
-    ax = np.maximum(a * x, 1e-12)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(ax < 1e-6, ax / 2.0, 1.0 - (-np.expm1(-ax)) / ax)
-        v = rho * k * x / (1.0 - rho) ** 3 * frac
-        ps2 = np.where(x > 0, v * (1.0 - rho) ** 2 / np.maximum(x, 1e-300) ** 2, 0.0)
-    return np.sqrt(cj2 + ps2)
-
-
 def link_utilization(rate_per_s, mean_payload_bytes, goodput_bytes_per_s):
     """Offered load of a link [-]: ``lambda E[x] / C``."""
     return np.asarray(rate_per_s, dtype=float) * mean_payload_bytes / goodput_bytes_per_s

@@ -236,6 +236,11 @@ def mixture_quantiles(
     return out
 
 
+#: Points of the interpolated gamma survival in :func:`_gamma_quantiles` [-]: the linear
+#: interpolation's error on ``P(W > t)`` is below 1e-6 for shapes 0.9-5 (5e-5 at 0.5).
+_GAMMA_GRID = 4096
+
+
 def _gamma_quantiles(
     ps: list[float], d, w, a, wait_probability: float, rate: float, shape: float
 ) -> list[float]:
@@ -243,7 +248,7 @@ def _gamma_quantiles(
 
     ``d`` sorted, ``w`` normalized, ``a = cumsum(w)``. The quantile lies between the offsets'
     own ``p``-quantile (``W >= 0``) and the largest offset plus the wait's ``p``-quantile
-    (``W + D <= W + max D``); halvings of the vectorized CDF stop at a relative 1e-7, and the
+    (``W + D <= W + max D``); steps on the vectorized CDF stop at a relative 1e-11, and the
     upper end (conservative) is returned.
     """
     from scipy import special  # lazy: keeps the CLI's start-up free of scipy
@@ -257,11 +262,15 @@ def _gamma_quantiles(
     hi = float(d[-1]) + w_q / rate
     hi = np.maximum(hi, lo)
 
+    # the gamma survival on a grid (dense near 0, where a shape below 1 is steep), interpolated
+    # linearly: one special-function call per quantile set instead of one per iteration
+    x_max = float(special.gammainccinv(shape, 1e-13))
+    xs = x_max * np.linspace(0.0, 1.0, _GAMMA_GRID) ** 2
+    qs = special.gammaincc(shape, xs)
+
     def excess(t: np.ndarray) -> np.ndarray:  # F(t) - p
-        x = rate * np.maximum(t[:, None] - d[None, :], 0.0)
-        surv = np.where(
-            t[:, None] < d[None, :], 1.0, wait_probability * special.gammaincc(shape, x)
-        )
+        x = rate * (t[:, None] - d[None, :])
+        surv = np.where(x < 0, 1.0, wait_probability * np.interp(x, xs, qs, right=0.0))
         return np.sum(w[None, :] * (1.0 - surv), axis=1) - p_arr
 
     # Illinois false position on the bracket [lo, hi] (F(lo) < p <= F(hi)), with a bisection
@@ -271,7 +280,7 @@ def _gamma_quantiles(
     hi = np.where(done, lo, hi)
     side = np.zeros(len(p_arr))
     for i in range(100):
-        if np.all(hi - lo <= 1e-7 * np.maximum(hi, 1e-300)):
+        if np.all(hi - lo <= 1e-11 * np.maximum(hi, 1e-300)):
             break
         with np.errstate(divide="ignore", invalid="ignore"):
             secant = hi - f_hi * (hi - lo) / (f_hi - f_lo)
