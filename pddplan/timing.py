@@ -248,36 +248,56 @@ def kv_ready_s(tl: Timeline, wan_factor=1.0):
 
 
 def first_token_points(
-    paths: Paths, tl: Timeline, prefill_s, weights
+    paths: Paths,
+    tl: Timeline,
+    prefill_s,
+    weights,
+    md_step_s: float | None = None,
+    rld_step_s: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Time from prefill start to the first token, expanded over the line's jitter points.
 
     Returns ``(offsets_s, weights, pipeline_ids)``, flattened and without zero weights; the
     solver adds the prefill queue's waiting time to the offsets.
+
+    Notes
+    -----
+    The first token is one decode step after the KV lands on the side that decodes first:
+    ``pre + wan + step_MD`` (P-MD), ``pre + min(rdma + step_RLD, wan + step_MD)`` (P-RLD-MD),
+    ``pre + rdma + step_RLD`` (anomalous). ``md_step_s`` and ``rld_step_s`` are the pools'
+    steps at their working batches (default: the TPOT target, an upper bound on every step,
+    which sizing uses). The simulator emits the first token the same way (docs/simulate.md).
     """
     pre = np.asarray(prefill_s, dtype=float)
     w = np.asarray(weights, dtype=float)
-    if paths.cross_dc and paths.wan.jitter_cv > 0:
-        f, fw = jitter_points(paths.wan)
-    else:
-        f, fw = np.ones(1), np.ones(1)
     util = min(tl.link_utilization, 0.999999)
     link = paths.decode_link
+    if paths.cross_dc and paths.wan.jitter_cv > 0:
+        f1, fw = jitter_points(paths.wan)
+        f = f1[None, :]
+    else:
+        f, fw = np.ones((1, 1)), np.ones(1)
     wan = np.where(
         tl.on_decode_side[:, None],
-        transfer_s(link, tl.wan_bytes[:, None] * f[None, :], util),
+        transfer_s(link, tl.wan_bytes[:, None] * f, util),
         0.0,
     )
     rdma = tl.rdma_s[:, None] * np.ones_like(f)[None, :]
     direct = (tl.on_decode_side & ~tl.relay)[:, None]
-    ready = np.where(direct, wan, np.where(tl.relay[:, None], np.minimum(rdma, wan), rdma))
-    offs = (pre + paths.tpot_s)[:, None] + ready
+    s_md = paths.tpot_s if md_step_s is None else float(md_step_s)
+    s_rld = paths.tpot_s if rld_step_s is None else float(rld_step_s)
+    ready = np.where(
+        direct,
+        wan + s_md,
+        np.where(tl.relay[:, None], np.minimum(rdma + s_rld, wan + s_md), rdma + s_rld),
+    )
+    offs = pre[:, None] + ready
     wts = np.where(
         tl.on_decode_side[:, None],  # requests finished on RLD never touch the line: one point
         w[:, None] * fw[None, :],
-        np.where(np.arange(len(f))[None, :] == 0, w[:, None], 0.0),
+        np.where(np.arange(len(fw))[None, :] == 0, w[:, None], 0.0),
     )
-    pids = np.repeat(tl.pipeline[:, None], len(f), axis=1)
+    pids = np.repeat(tl.pipeline[:, None], len(fw), axis=1)
     keep = wts.ravel() > 0
     return offs.ravel()[keep], wts.ravel()[keep], pids.ravel()[keep]
 

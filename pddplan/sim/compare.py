@@ -35,7 +35,7 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
     p = splan.roles["P"]
     offs, wts, _ = solver.ttft_offsets(p.instance, route)
     q, att, util = solver.ttft_at(p.instance, p.instances, rate_rps, offs, wts)
-    prefill = PrefillSizing(p.instances, util, q, att, "given fleet")
+    prefill = PrefillSizing(p.instances, util, q, att, "given fleet")  # at TPOT steps, for now
     md = splan.roles["MD"]
     mode = splan.handover if splan.handover in ("one-shot", "catch-up") else "one-shot"
     ctx, md_time, _ext, stall, rld_time, rld_tokens, extra = solver.decode_load(
@@ -72,7 +72,7 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
         k: (v[0].price_usd_per_hour * v[1] if v is not None else 0.0) for k, v in roles.items()
     }
     link_cost = problem.wan.price_usd_per_hour if problem.topology.cross_dc else 0.0
-    return Plan(
+    plan = Plan(
         topology=problem.topology.name,
         rate_rps=rate_rps,
         routing=splan.routing,
@@ -92,11 +92,50 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
         ),
         binding=[],
     )
+    q, att = solver.reported_ttft(plan)  # the first token at the working decode steps
+    return replace(plan, prefill=replace(prefill, ttft_s=q, attainment=att))
+
+
+def slot_waits(problem: Problem, plan: Plan) -> dict[str, tuple[float, float]]:
+    """Per decode pool, ``(P(wait), mean wait [s])`` for a slot, slots taken as M/M/c servers.
+
+    Notes
+    -----
+    ``c = n b`` slots; the offered load is the pool's closed-form concurrency, MD's scaled from
+    the TPOT target to its working step (:meth:`Sizing.first_steps`). ``P(wait)`` is Erlang C
+    and the mean wait ``C T / (c - a)``, with ``T = a / lambda`` the mean slot time (Erlang's
+    M/M/c; continuous batching holds a slot for a sequence's whole decode). The closed forms
+    do not add this wait to TTFT: a pool where it matters is flagged by
+    :func:`regime_warning_for_plan`.
+    """
+    solver = Solver(problem)
+    md_step, _ = solver.first_steps(plan)
+    out: dict[str, tuple[float, float]] = {}
+    for role in ("MD", "RLD"):
+        r = plan.roles.get(role)
+        dec = plan.decode.get(role)
+        if r is None or dec is None or dec.batch_per_instance <= 0 or r[1] <= 0:
+            continue
+        a = dec.concurrency
+        if role == "MD" and md_step is not None:
+            a *= md_step / problem.tpot_s
+        c = r[1] * dec.batch_per_instance
+        if a <= 0:
+            out[role] = (0.0, 0.0)
+            continue
+        if a >= c:
+            out[role] = (1.0, math.inf)
+            continue
+        pw = queueing.erlang_c(c, a)
+        hold_s = a / plan.rate_rps if plan.rate_rps > 0 else 0.0
+        out[role] = (pw, pw * hold_s / (c - a))
+    return out
 
 
 def closed_form_figures(problem: Problem, plan: Plan) -> SimFigures:
     """The closed forms' figures, named like the simulation's (:class:`SimFigures`)."""
     solver = Solver(problem)
+    waits = slot_waits(problem, plan)
     by_pipe = solver.ttft_by_pipeline(plan)
     wait = by_pipe.pop("_wait")
     scalars: dict[str, float] = {
@@ -110,8 +149,8 @@ def closed_form_figures(problem: Problem, plan: Plan) -> SimFigures:
         "rld_output_token_share": plan.rld_output_token_share,
         "tpot_mean_s": problem.tpot_s,
         "md_stall_max_s": plan.md_stall_s,
-        "md_mean_slot_wait_s": 0.0,
-        "rld_mean_slot_wait_s": 0.0,
+        "md_mean_slot_wait_s": waits.get("MD", (0.0, 0.0))[1],
+        "rld_mean_slot_wait_s": waits.get("RLD", (0.0, 0.0))[1],
     }
     pipes = {
         name: PipelineFigures(row["share"], {p: row[f"p{p}"] for p in PERCENTILES})
@@ -132,8 +171,8 @@ COMPARED: tuple[tuple[str, str], ...] = (
     ("rld_output_token_share", "prediction"),
     ("tpot_mean_s", "SLA bound (decode sized so that no step exceeds it)"),
     ("md_stall_max_s", "prediction"),
-    ("md_mean_slot_wait_s", "assumed zero"),
-    ("rld_mean_slot_wait_s", "assumed zero"),
+    ("md_mean_slot_wait_s", "Erlang C estimate (not added to TTFT)"),
+    ("rld_mean_slot_wait_s", "Erlang C estimate (not added to TTFT)"),
 )
 
 
@@ -210,14 +249,20 @@ class RegimeLimits:
         below the simulation (0.38: +10%, 0.47: +14-21%, 0.63: +18-28%, 0.78: +27%): the
         transfer time is taken as its processor-sharing mean times the network jitter, but under
         sharing it varies much more than that.
+    max_link_utilization_any : [-] above it the line warning applies whatever the P-MD
+        transfers: on the closed-form grid, with short P-MD flows only, the 10G plan at line
+        utilization 0.49 had TTFT p90 10.5% above the prediction (+-3%) and the chat workload
+        on 10G at 0.44-0.54 had p99 11-13% above it (processor sharing spreads a flow's time
+        more than the line's jitter alone; not in the closed forms).
     min_pmd_transfer_s : [s] the line warning applies when the longest mean transfer of a P-MD
         class exceeds this; plans that relay every low-hit class leave P-MD only short flows,
         and their P-MD tails were within 5% up to line utilization 0.78.
-    max_fast_ttft_p50_s : [s] below it the closed forms' TTFT p50 was 9-31% above the
-        simulation (pessimistic): the first token is counted as one TPOT target after the KV
-        lands instead of one decode step at the actual batch, the exponential wait puts too much
-        mass at short waits, and relayed requests wait for RDMA even when the WAN is faster.
-        Every swept case with p50 above 1.6 s was within 6%.
+    onset_band : [-] a TTFT percentile ``p`` whose ``1 - p`` lies within this of the prefill
+        wait probability sits at the onset of the wait, where the percentile jumps from "no
+        wait" to "waited" and is as uncertain as Erlang C's wait probability for general
+        service: the default scenario at its own rate (P(wait) 0.49) had p50 16% below the
+        prediction (simulated 0.78 +- 0.12 s). (Replaces the former "TTFT p50 below 1 s" rule,
+        whose cause, the first token at a full TPOT, is fixed.)
     min_rld_step_over_tpot : [-] when RLD's decode step at its working batch is shorter than
         this share of the TPOT target, RLD emits more eager tokens than ``ceil(wait / tpot)``:
         RLD's token share (and its load) was 2.3-4.4x the closed form's on every relaying plan.
@@ -225,14 +270,22 @@ class RegimeLimits:
         closed forms do not count: with 1 x 7 RLD slots at a closed-form concurrency of 4.1
         (Erlang C 0.15) P-RLD-MD TTFT p90/p99 were 22-26% above the prediction; at Erlang C
         0.014 and below they were within 4%.
+    max_md_wait_probability : [-] above it (Erlang C of MD's slots at its working-step
+        concurrency, :func:`slot_waits`) P-MD requests queue for an MD slot, which the closed
+        forms do not add to TTFT. On the closed-form grid (docs/simulate.md) every point with
+        MD's Erlang C of 0.33 or more had a TTFT percentile 15% to 50x above the prediction
+        (chat at 20 req/s: one MD instance, 405 slots, collapses); at 0.05 and below every
+        point was within 10% on MD's account.
     max_prefill_utilization : [-] validated up to the planner's default cap.
     """
 
     max_link_utilization: float = 0.35
     min_pmd_transfer_s: float = 0.5
-    max_fast_ttft_p50_s: float = 1.0
+    max_link_utilization_any: float = 0.4
+    onset_band: float = 0.05
     min_rld_step_over_tpot: float = 0.8
     max_rld_wait_probability: float = 0.05
+    max_md_wait_probability: float = 0.1
     max_prefill_utilization: float = 0.85
 
 
@@ -249,6 +302,9 @@ def closed_form_regime_warning(
     rld_wait_probability: float = 0.0,
     pmd_max_transfer_s: float = math.inf,
     limits: RegimeLimits = DEFAULT_LIMITS,
+    md_wait_probability: float = 0.0,
+    md_mean_wait_s: float = 0.0,
+    prefill_wait_probability: float = 0.0,
 ) -> list[str]:
     """Warnings for a plan whose figures sit where the closed forms and the simulation disagree
     by more than 10%.
@@ -269,13 +325,16 @@ def closed_form_regime_warning(
     pmd_max_transfer_s : [s] the longest mean WAN transfer of a P-MD class (``inf`` when not
         known: the line warning then depends on the utilization alone).
     limits : the thresholds (see :class:`RegimeLimits`).
+    md_wait_probability : [-] Erlang C of MD's slots at its working-step concurrency.
+    md_mean_wait_s : [s] the M/M/c mean wait for an MD slot (:func:`slot_waits`).
+    prefill_wait_probability : [-] Erlang C of the prefill pool.
 
     Returns
     -------
     One sentence per regime the plan is in; empty when none applies.
     """
     out: list[str] = []
-    if (
+    if link_utilization > limits.max_link_utilization_any or (
         link_utilization > limits.max_link_utilization
         and pmd_max_transfer_s > limits.min_pmd_transfer_s
     ):
@@ -285,10 +344,19 @@ def closed_form_regime_warning(
             "higher than predicted (transfers under processor sharing vary more than the "
             "mean-times-jitter model); check with `pddplan simulate`"
         )
-    if ttft_p50_s < limits.max_fast_ttft_p50_s:
+    pw = prefill_wait_probability
+    at_onset = [
+        p
+        for p in (50, 90, 99)
+        if pw > limits.onset_band and abs(1.0 - p / 100 - pw) < limits.onset_band
+    ]
+    if at_onset:
+        names = "/".join(f"p{p}" for p in at_onset)
         out.append(
-            f"TTFT p50 {ttft_p50_s:.3g} s is short: the closed form over-estimates it by 10-30% "
-            "(the first token is counted as a full TPOT after the KV arrives); conservative"
+            f"TTFT {names} sits at the onset of the prefill wait (P(wait) "
+            f"{prefill_wait_probability:.2f}): it jumps between the no-wait and the waiting "
+            "requests and may differ from the prediction by 10-20% either way; check with "
+            "`pddplan simulate`"
         )
     if relayed_share > 0 and rld_step_s < limits.min_rld_step_over_tpot * tpot_s:
         out.append(
@@ -303,6 +371,14 @@ def closed_form_regime_warning(
             f"{rld_wait_probability:.2f}: its wait for RLD is not in the closed forms, so "
             "P-RLD-MD TTFT p90/p99 may be 20% or more higher than predicted; more RLD slots "
             "remove it; check with `pddplan simulate`"
+        )
+    if md_wait_probability > limits.max_md_wait_probability:
+        out.append(
+            f"a request finds every MD slot taken with probability {md_wait_probability:.2f} "
+            f"(mean slot wait about {md_mean_wait_s:.3g} s): that wait is not in the closed "
+            "forms, so TTFT of P-MD requests may be far higher than predicted, and MD can "
+            "collapse near its slot count; more MD instances remove it; check with "
+            "`pddplan simulate`"
         )
     if prefill_utilization > limits.max_prefill_utilization:
         out.append(
@@ -332,6 +408,9 @@ def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:
             rld_step = float(rr[0].decode_step_s(batch, ctx))
     direct = problem.on_decode_side & ~relay
     pmd_transfer = float(np.max(plan.route.wan_s[direct])) if np.any(direct) else 0.0
+    md_wait = slot_waits(problem, plan).get("MD", (0.0, 0.0))
+    p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
+    prefill_pw = Solver(problem).prefill_wait(p_inst, n_p, plan.rate_rps)[0]
     return closed_form_regime_warning(
         plan.prefill.utilization,
         plan.route.link_utilization if problem.topology.cross_dc else 0.0,
@@ -341,6 +420,9 @@ def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:
         problem.tpot_s,
         rld_wait,
         pmd_transfer,
+        md_wait_probability=md_wait[0],
+        md_mean_wait_s=md_wait[1],
+        prefill_wait_probability=prefill_pw,
     )
 
 

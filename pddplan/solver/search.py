@@ -81,8 +81,12 @@ class Solver(Sizing):
         return self.finalize(best)
 
     def finalize(self, plan: Plan) -> Plan:
-        """The chosen plan with its hand-over figures at RLD's working step (see
+        """The chosen plan with its TTFT at the decode pools' working first steps (see
+        :meth:`reported_ttft`) and its hand-over figures at RLD's working step (see
         :meth:`reported_handover`)."""
+        q, att = self.reported_ttft(plan)
+        if all(math.isfinite(x) for x in q):
+            plan = replace(plan, prefill=replace(plan.prefill, ttft_s=q, attainment=att))
         if plan.handover_inputs is None:
             return plan
         mode, m, rld_tokens, extra, r_inst, rs = plan.handover_inputs

@@ -53,11 +53,84 @@ class Sizing:
         )
 
     def ttft_offsets(
-        self, inst: Instance, route: Route
+        self,
+        inst: Instance,
+        route: Route,
+        md_step_s: float | None = None,
+        rld_step_s: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes."""
+        """(offsets, weights, pipeline id) of TTFT before queueing; jitter expands WAN classes.
+
+        The first decode step is the TPOT target unless the decode pools' steps at their
+        working batches are given (:meth:`first_steps`): sizing uses the target, which bounds
+        every step and keeps TTFT independent of the decode options (the search stays
+        separable); the figures a plan reports use the working steps.
+        """
         return timing.first_token_points(
-            self.pb.paths, route, self.prefill_s(inst), self.pb.classes.weight
+            self.pb.paths,
+            route,
+            self.prefill_s(inst),
+            self.pb.classes.weight,
+            md_step_s=md_step_s,
+            rld_step_s=rld_step_s,
+        )
+
+    def first_steps(self, plan: Plan) -> tuple[float | None, float | None]:
+        """(MD step, RLD step) [s] at the plan's working batches, for the first token.
+
+        MD's working batch is the fixed point of ``b = min(b_max, max(1, C step(b) / tpot / n))``,
+        where ``C`` is MD's concurrency counted at the TPOT target (its sequences' slot time
+        shrinks with the step); RLD's is ``min(b_max, max(1, C_R / n_R))`` as in
+        :meth:`reported_handover`. Both are capped at the TPOT target. ``None`` for a pool the
+        plan lacks (the TPOT target is then used).
+        """
+        tpot = self.pb.tpot_s
+        md_step: float | None = None
+        rld_step: float | None = None
+        md = plan.roles.get("MD")
+        md_dec = plan.decode.get("MD")
+        if md is not None and md_dec is not None and md[1] > 0 and md_dec.batch_per_instance > 0:
+            inst, n = md
+            b_max = float(md_dec.batch_per_instance)
+            ctx = md_dec.context_tokens
+            step = tpot
+            for _ in range(30):
+                b = min(b_max, max(1.0, md_dec.concurrency * step / tpot / n))
+                new = min(float(inst.decode_step_s(b, ctx)), tpot)
+                if abs(new - step) <= 1e-9 * tpot:
+                    step = new
+                    break
+                step = new
+            md_step = step
+        rr = plan.roles.get("RLD")
+        r_dec = plan.decode.get("RLD")
+        if rr is not None and r_dec is not None and rr[1] > 0 and r_dec.batch_per_instance > 0:
+            inst, n = rr
+            b = min(max(r_dec.concurrency / n, 1.0), float(r_dec.batch_per_instance))
+            rld_step = min(float(inst.decode_step_s(b, r_dec.context_tokens)), tpot)
+        return md_step, rld_step
+
+    def reported_ttft(self, plan: Plan) -> tuple[tuple[float, float, float], float]:
+        """TTFT p50/p90/p99 [s] and the p99 target's attainment [-] of a plan's fleet at its
+        rate, with the decode pools' working first steps (:meth:`first_steps`)."""
+        p_inst, n = plan.roles["P"]  # type: ignore[misc]
+        offs, wts, _ = self.ttft_offsets(p_inst, plan.route, *self.first_steps(plan))
+        q, att, _ = self.ttft_at(p_inst, n, plan.rate_rps, offs, wts)
+        return q, att
+
+    def prefill_wait(
+        self, inst: Instance, n: int, rate: float
+    ) -> tuple[float, float, float, float]:
+        """(wait probability, gamma rate [1/s], gamma shape, mean wait [s]) of the prefill queue
+        (:func:`~pddplan.models.queueing.wait_distribution` over the classes' prefill times)."""
+        pre = self.prefill_s(inst)
+        w = self.pb.classes.weight
+        return queueing.wait_distribution(
+            rate,
+            n,
+            float(np.sum(w * pre)),
+            float(np.sum(w * pre**2)),
+            float(np.sum(w * pre**3)),
         )
 
     def ttft_at(
@@ -66,13 +139,12 @@ class Sizing:
         pre = self.prefill_s(inst)
         w = self.pb.classes.weight
         mean_s = float(np.sum(w * pre))
-        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0) if mean_s > 0 else 0.0
         util = rate * mean_s / n
         if util >= 1:
             return (math.inf, math.inf, math.inf), 0.0, util
-        pw, theta, _ = queueing.waiting_time_params(rate, n, mean_s, max(scv, 0.0))
-        q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts, pw, theta))
-        att = float(queueing.mixture_cdf(self.pb.ttft_targets_s[2], offs, wts, pw, theta))
+        pw, theta, shape, _ = self.prefill_wait(inst, n, rate)
+        q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts, pw, theta, shape))
+        att = float(queueing.mixture_cdf(self.pb.ttft_targets_s[2], offs, wts, pw, theta, shape))
         return q, att, util  # type: ignore[return-value]
 
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
@@ -195,12 +267,8 @@ class Sizing:
     def ttft_by_pipeline(self, plan: Plan) -> dict[str, dict[str, float]]:
         """TTFT percentiles and request share per pipeline, plus the mean wait, for a plan."""
         p_inst, n = plan.roles["P"]  # type: ignore[misc]
-        offs, wts, pids = self.ttft_offsets(p_inst, plan.route)
-        pre = self.prefill_s(p_inst)
-        w = self.pb.classes.weight
-        mean_s = float(np.sum(w * pre))
-        scv = float(np.sum(w * pre**2) / mean_s**2 - 1.0) if mean_s > 0 else 0.0
-        pw, theta, mean_wait = queueing.waiting_time_params(plan.rate_rps, n, mean_s, max(scv, 0.0))
+        offs, wts, pids = self.ttft_offsets(p_inst, plan.route, *self.first_steps(plan))
+        pw, theta, shape, mean_wait = self.prefill_wait(p_inst, n, plan.rate_rps)
         out: dict[str, dict[str, float]] = {}
         names = {
             0: "P-MD" if self.pb.topology.cross_dc else "P-D",
@@ -214,7 +282,7 @@ class Sizing:
             row = {"share": float(np.sum(wts[mask]) / np.sum(wts))}
             for p in PERCENTILES:
                 row[f"p{int(p * 100)}"] = queueing.mixture_quantile(
-                    p, offs[mask], wts[mask], pw, theta
+                    p, offs[mask], wts[mask], pw, theta, shape
                 )
             out[name] = row
         out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}

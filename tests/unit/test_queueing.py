@@ -171,3 +171,66 @@ def test_mixture_quantile_where_cdf_flattens_below_p() -> None:
     got = q.mixture_quantile(0.5, [0.0, 5.0], [1.0, 1.0], 0.5, 8.0)
     assert math.isfinite(got) and 0.0 <= got <= 5.0
     assert float(q.mixture_cdf(got, [0.0, 5.0], [1.0, 1.0], 0.5, 8.0)) >= 0.5 - 1e-12
+
+
+# ---- the gamma conditional wait (queueing.wait_distribution)
+
+
+def _md1_cdf(t: float, lam: float, d: float) -> float:
+    """Exact M/D/1 waiting-time CDF (Erlang): (1 - rho) sum_{j<=t/D} [lam(jD - t)]^j/j! e^..."""
+    s = 0.0
+    for j in range(int(math.floor(t / d)) + 1):
+        x = lam * (j * d - t)
+        s += x**j / math.factorial(j) * math.exp(-x)
+    return (1.0 - lam * d) * s
+
+
+def _quantile(cdf, p: float, hi: float = 200.0) -> float:
+    lo = 0.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if cdf(mid) < p else (lo, mid)
+    return hi
+
+
+def test_wait_distribution_md1_against_erlang_exact() -> None:
+    pw, rate, shape, mean = q.wait_distribution(0.7, 1, 1.0, 1.0, 1.0)
+    assert pw == pytest.approx(0.7)
+    assert mean == pytest.approx(0.7 / (2 * 0.3))  # Pollaczek-Khinchine
+    assert shape > 1  # deterministic service: lighter than exponential
+    for p, tol in ((0.5, 0.1), (0.9, 0.03), (0.99, 0.03)):
+        exact = _quantile(lambda t: _md1_cdf(t, 0.7, 1.0), p)
+        got = q.mixture_quantile(p, [0.0], [1.0], pw, rate, shape)
+        assert got == pytest.approx(exact, rel=tol), p
+
+
+def test_wait_distribution_mmc_is_exactly_exponential() -> None:
+    # M/M/3 at a = 2.4: E[S^2] = 2, E[S^3] = 6 for unit-mean exponential service
+    pw, rate, shape, mean = q.wait_distribution(2.4, 3, 1.0, 2.0, 6.0)
+    assert shape == pytest.approx(1.0)
+    assert rate == pytest.approx(3.0 - 2.4)
+    assert pw == pytest.approx(q.erlang_c(3, 2.4))
+    assert mean == pytest.approx(pw / 0.6)
+
+
+def test_wait_distribution_mg2_against_simulation() -> None:
+    # M/G/2 with a two-point service (0.5 s w.p. 0.9, 5 s w.p. 0.1), rho = 0.7, FCFS
+    rng = np.random.default_rng(3)
+    vals, probs = np.array([0.5, 5.0]), np.array([0.9, 0.1])
+    m1, m2, m3 = (float(np.sum(probs * vals**k)) for k in (1, 2, 3))
+    lam = 0.7 * 2 / m1
+    n = 200_000
+    arr = np.cumsum(rng.exponential(1 / lam, n))
+    svc = rng.choice(vals, n, p=probs)
+    free = [0.0, 0.0]
+    waits = np.empty(n)
+    for i in range(n):
+        k = 0 if free[0] <= free[1] else 1
+        start = max(arr[i], free[k])
+        waits[i] = start - arr[i]
+        free[k] = start + svc[i]
+    pw, rate, shape, _ = q.wait_distribution(lam, 2, m1, m2, m3)
+    for p in (0.9, 0.99):
+        sim = float(np.quantile(waits[n // 10 :], p))
+        got = q.mixture_quantile(p, [0.0], [1.0], pw, rate, shape)
+        assert got == pytest.approx(sim, rel=0.15), p

@@ -245,21 +245,38 @@ def test_comparison_rows_and_report(default) -> None:
 def test_regime_warning_is_pure_and_names_each_regime(default) -> None:
     assert closed_form_regime_warning(0.6, 0.3, 2.0) == []
     msgs = closed_form_regime_warning(
-        0.9, 0.5, 0.4, relayed_share=0.1, rld_step_s=0.01, tpot_s=0.05, rld_wait_probability=0.2
+        0.9,
+        0.5,
+        0.4,
+        relayed_share=0.1,
+        rld_step_s=0.01,
+        tpot_s=0.05,
+        rld_wait_probability=0.2,
+        md_wait_probability=0.4,
+        md_mean_wait_s=2.0,
+        prefill_wait_probability=0.48,
     )
-    assert len(msgs) == 5
+    assert len(msgs) == 6
     assert any("line utilization 0.50" in m for m in msgs)
     assert any("RLD decodes a step in 10 ms" in m for m in msgs)
-    # the bundled default plan's fast line, with the TTFT p50 set explicitly on either side of
-    # the fast-TTFT limit (1 s), whatever the solver sized the prefill pool to
+    assert any("every MD slot taken with probability 0.40" in m for m in msgs)
+    assert any("TTFT p50 sits at the onset" in m for m in msgs)
+    # the onset rule: 1 - p within 0.05 of the prefill wait probability
+    assert not any("onset" in m for m in closed_form_regime_warning(0.6, 0.3, 2.0, 0.0))
+    on = closed_form_regime_warning(0.6, 0.3, 2.0, prefill_wait_probability=0.12)
+    assert len(on) == 1 and "TTFT p90 sits" in on[0]
     plan = default.plan
     assert plan.route.link_utilization < 0.35
-    for p50, warned in ((2.0, False), (0.5, True)):
-        ttft = (p50, *plan.prefill.ttft_s[1:])
-        at = dataclasses.replace(plan, prefill=dataclasses.replace(plan.prefill, ttft_s=ttft))
-        msgs = regime_warning_for_plan(default.problem, at)
-        assert not any("line utilization" in m for m in msgs)
-        assert any("TTFT p50" in m for m in msgs) is warned
+    msgs = regime_warning_for_plan(default.problem, plan)
+    assert not any("line utilization" in m for m in msgs)
+
+
+def test_md_slot_warning_on_a_full_md_pool() -> None:
+    # chat at 20 req/s: one MD instance of 405 slots at a concurrency of about 400 collapses in
+    # the simulation (docs/simulate.md, the closed-form grid); the warning names MD's slots
+    out = _solve({"workload": "chat", "rate_rps": 20.0})
+    msgs = regime_warning_for_plan(out.problem, out.plan)
+    assert any("every MD slot taken" in m for m in msgs)
 
 
 def test_regime_warning_on_a_slow_line() -> None:
@@ -267,5 +284,7 @@ def test_regime_warning_on_a_slow_line() -> None:
     msgs = regime_warning_for_plan(out.problem, out.plan)
     assert any("RLD decodes a step" in m for m in msgs)
     # the line warning needs long P-MD transfers as well as a busy line
-    assert closed_form_regime_warning(0.5, 0.6, 2.0, pmd_max_transfer_s=0.2) == []
-    assert closed_form_regime_warning(0.5, 0.6, 2.0, pmd_max_transfer_s=3.0)
+    assert closed_form_regime_warning(0.5, 0.38, 2.0, pmd_max_transfer_s=0.2) == []
+    assert closed_form_regime_warning(0.5, 0.38, 2.0, pmd_max_transfer_s=3.0)
+    # above 0.4 it warns whatever the P-MD transfers (the 10G and chat-on-10G grid points)
+    assert closed_form_regime_warning(0.5, 0.5, 2.0, pmd_max_transfer_s=0.2)
