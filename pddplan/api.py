@@ -255,6 +255,7 @@ def solve(
 
     out = solve_scenario(
         ls.resolved,
+        explain_relay=True,
         rate_rps=rate_rps,
         budget_usd_per_hour=budget_usd_per_hour,
         max_chips=limits,

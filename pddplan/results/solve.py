@@ -162,6 +162,18 @@ class SolveResult(Result):
             f"line {wan.name} ({wan.bandwidth_gbit_per_s:.4g} Gbit/s)"
         )
         payload["line"] = {"name": wan.name, "bandwidth_gbit_per_s": wan.bandwidth_gbit_per_s}
+        if out.relay_edges:
+            payload["relay_edges"] = [
+                {
+                    "lever": e.lever,
+                    "current": e.current,
+                    "relay_pays_at": e.value,
+                    "bcr_ratio_there": e.bcr_ratio,
+                    "searched_to": e.searched_to,
+                    "unsizable_at": e.unsizable,
+                }
+                for e in out.relay_edges
+            ]
         for c in cost_split(plan):
             if c.owned_idle:
                 notes.append(

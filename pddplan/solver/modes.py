@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -31,6 +31,8 @@ from pddplan.solver.problem import (
     build_problem,
     check_options,
 )
+from pddplan.solver.relay_edge import RelayEdge, relay_edges
+from pddplan.solver.relay_edge import describe as describe_edges
 from pddplan.solver.search import Solver, better_plan
 
 
@@ -205,6 +207,8 @@ class Outcome:
     problem: Problem
     notes: list[str]
     scenario_name: str = ""
+    #: where relay would start to pay, when the plan has none (``explain_relay``)
+    relay_edges: list[RelayEdge] = field(default_factory=list)
 
 
 def solve_scenario(
@@ -217,7 +221,13 @@ def solve_scenario(
     progress: Progress | None = None,
     baselines: bool = True,
     max_bcr: bool = False,
+    explain_relay: bool = False,
 ) -> Outcome:
+    """Answer the scenario's question (rate, budget or max BCR) and size the baselines.
+
+    ``explain_relay``: when the chosen plan has no relay, also find the line bandwidth and the
+    hit-rate shift at which it would (:mod:`pddplan.solver.relay_edge`; a few more searches).
+    """
     scen = rs.scenario
     pb = build_problem(rs, PDD)
     if max_chips:
@@ -264,6 +274,7 @@ def solve_scenario(
             bound += " (inventory limits applied)"
     plan = with_goodput(plan)
     notes: list[str] = []
+    edges: list[RelayEdge] = []
     no_relay: Plan | None = None
     try:
         no_relay = baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips)
@@ -286,6 +297,9 @@ def solve_scenario(
         plan = replace(no_relay, topology=PDD.name)
     if pb.routing == "optimize" and not plan.has_relay and rate is not None:
         notes.append(_relay_does_not_pay(problems, plan))
+        if explain_relay:
+            edges = relay_edges(rs, plan.rate_rps, max_chips)
+            notes.append(describe_edges(edges))
     base: list[Plan] = []
     if baselines:
         if scen.baseline is not None:
@@ -297,7 +311,7 @@ def solve_scenario(
                 )
         if no_relay is not None:
             base.append(no_relay)
-    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name)
+    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges)
 
 
 def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:
@@ -311,8 +325,7 @@ def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:
     return (
         f"{head}: the best plan with RLD costs {alt.cost_usd_per_hour:.4g} $/h for BCR "
         f"{alt.bcr_requests_per_usd:.4g} req/$, against {plan.cost_usd_per_hour:.4g} $/h and "
-        f"{plan.bcr_requests_per_usd:.4g} req/$ without; a slower or busier line, more low-hit "
-        f"traffic or a tighter TTFT target would change that (see `pddplan breakeven`)"
+        f"{plan.bcr_requests_per_usd:.4g} req/$ without"
     )
 
 
