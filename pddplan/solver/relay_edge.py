@@ -114,7 +114,7 @@ def _walk(
         for _ in range(BISECTION_STEPS):
             m = math.sqrt(a * b) if log_scale else (a + b) / 2
             ok_m, r_m = pays(m)
-            if ok_m:
+            if ok_m and r_m is not None:
                 b, hit, hit_ratio = m, m, r_m
             else:
                 a = m
