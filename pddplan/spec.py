@@ -594,6 +594,12 @@ class Serving(Strict):
     prefill_utilization_cap: Efficiency = 0.85
     decode_memory_utilization: Efficiency = 0.9
     link_utilization_cap: Efficiency = 0.8
+    decode_slot_wait_probability_cap: Annotated[float, Field(gt=0, le=1)] = Field(
+        default=0.05,
+        description="MD and RLD are sized so that a request finds every decode slot taken "
+        "(Erlang C over the pool's slots) with at most this probability; 1 sizes them for "
+        "capacity only (docs/solve.md)",
+    )
     handover: Literal["auto", "one-shot", "catch-up"] = "auto"
     catch_up_threshold_tokens: Tokens = 64
     anomalous_filter: StrictBool = True

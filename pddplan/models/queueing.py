@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import special
 
 
 def erlang_c(servers: int, offered_load: float) -> float:
@@ -32,9 +33,30 @@ def erlang_c(servers: int, offered_load: float) -> float:
 
     Notes
     -----
-    Erlang B by the stable recursion ``B_n = a B_{n-1} / (n + a B_{n-1})``, then
-    ``C = B / (1 - (a / c)(1 - B))``.
+    Erlang B is the Poisson ratio ``B = P(N = c) / P(N <= c)`` for ``N ~ Poisson(a)`` (the
+    truncated-Poisson form of Erlang's loss formula), evaluated in O(1) with the log-gamma
+    function and the regularized incomplete gamma (``P(N <= c) = Q(c + 1, a)``); then
+    ``C = B / (1 - (a / c)(1 - B))``. It equals the stable recursion
+    ``B_n = a B_{n-1} / (n + a B_{n-1})`` to round-off (tested), without its O(c) loop.
     """
+    c = int(servers)
+    a = float(offered_load)
+    if c < 1:
+        return 1.0
+    if a <= 0:
+        return 0.0
+    if a >= c:
+        return 1.0
+    log_pmf = c * math.log(a) - a - float(special.gammaln(c + 1))
+    cdf = float(special.gammaincc(c + 1, a))
+    b = math.exp(log_pmf) / cdf if cdf > 0 else 1.0
+    b = min(b, 1.0)
+    rho = a / c
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def erlang_c_recursive(servers: int, offered_load: float) -> float:
+    """:func:`erlang_c` by Erlang B's recursion, O(c): the reference the tests compare with."""
     c = int(servers)
     a = float(offered_load)
     if c < 1:
@@ -48,6 +70,25 @@ def erlang_c(servers: int, offered_load: float) -> float:
         b = a * b / (n + a * b)
     rho = a / c
     return b / (1.0 - rho * (1.0 - b))
+
+
+def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_max: float) -> int:
+    """Fewest units of ``servers_per_unit`` servers whose M/M/c wait probability (Erlang C, with
+    ``c = units x servers_per_unit``) is at most ``wait_probability_max`` [-].
+
+    At least the capacity bound ``ceil(a / servers_per_unit)``; with ``wait_probability_max``
+    of 1 it is that bound (for a load that is not a whole number of units).
+    """
+    a = float(offered_load)
+    k = max(int(servers_per_unit), 1)
+    if a <= 0:
+        return 0
+    n = max(math.ceil(a / k - 1e-9), 1)
+    if wait_probability_max >= 1.0:
+        return n
+    while erlang_c(n * k, a) > wait_probability_max:
+        n += 1
+    return n
 
 
 def waiting_time_params(

@@ -168,7 +168,15 @@ class SolveResult(Result):
                     "lever": e.lever,
                     "current": e.current,
                     "relay_pays_at": e.value,
-                    "bcr_ratio_there": e.bcr_ratio,
+                    # relaying over no-relay BCR; null with only_relay_meets_sla when the
+                    # no-relay plan misses the SLA there (the ratio is unbounded)
+                    "bcr_ratio_there": (
+                        e.bcr_ratio
+                        if e.bcr_ratio is not None and math.isfinite(e.bcr_ratio)
+                        else None
+                    ),
+                    "only_relay_meets_sla": e.bcr_ratio is not None
+                    and not math.isfinite(e.bcr_ratio),
                     "searched_to": e.searched_to,
                     "unsizable_at": e.unsizable,
                 }

@@ -28,7 +28,7 @@ from pddplan.deployment import Instance
 from pddplan.loader import Registry, YamlDoc
 from pddplan.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem
-from pddplan.solver.fleet import check_fleet, goodput_rps
+from pddplan.solver.fleet import check_fleet, goodput_rps, slots_ok
 from pddplan.timing import Routing
 
 #: Relative tolerance of check_fleet's comparisons (the same slack).
@@ -204,6 +204,17 @@ def _count_for(need: float) -> float:
     return float(n)
 
 
+def _count_with_slots(pb: Any, need: float, batch: int) -> float:
+    """:func:`_count_for` raised until the pool meets the slot-wait bound
+    (:func:`pddplan.solver.fleet.slots_ok`, the same test :func:`check_fleet` applies)."""
+    n = _count_for(need)
+    if not math.isfinite(n):
+        return n
+    while not slots_ok(pb, need * batch, int(n), batch):
+        n += 1.0
+    return n
+
+
 def requirements(solver: Solver, cfg: Config, rate: float) -> tuple[float, float, float]:
     """The least (P, RLD, MD) counts, each at least ``cfg.base``'s, with which ``cfg``'s fleet
     meets every SLA target on this sample (inf: no count does)."""
@@ -223,12 +234,15 @@ def requirements(solver: Solver, cfg: Config, rate: float) -> tuple[float, float
     if b_m < 1:
         return inf
     md_need = rate * float(np.sum(w * md_time)) / b_m + rate * float(np.sum(w * ext_busy))
-    n_m = max(float(cfg.base[2]), _count_for(md_need))
+    n_m = max(float(cfg.base[2]), _count_with_slots(pb, md_need, b_m))
     if r is not None:
         b_r = r.max_batch_at_tpot(solver.rld_context_tokens(route), pb.tpot_s)
         if b_r < 1:
             return inf
-        n_r = max(float(cfg.base[1]), _count_for(rate * float(np.sum(w * rld_time)) / b_r))
+        n_r = max(
+            float(cfg.base[1]),
+            _count_with_slots(pb, rate * float(np.sum(w * rld_time)) / b_r, b_r),
+        )
     elif float(np.sum(w * rld_time)) > 0:
         return inf  # the routing relays requests but the configuration has no RLD
     else:

@@ -10,6 +10,8 @@ At a rate ``r`` the fleet meets the SLA when
   relay, first step) are at most their targets;
 - MD's sequences fit its TPOT-bound batch slots: ``r sum_k w_k T_MD,k / b_MD + r E_ext <= n_MD``;
 - RLD's sequences fit its slots: ``r sum_k w_k T_RLD,k <= n_RLD b_RLD``;
+- in each decode pool a request finds every slot taken (Erlang C over ``n b`` slots at the
+  pool's load) with at most the sizing's probability (``decode_slot_wait_probability_cap``);
 - the line is below saturation (the transfer times above grow without bound as it fills).
 
 Each condition only gets harder as ``r`` grows, so the feasible rates are an interval from 0
@@ -29,7 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pddplan.models import queueing
 from pddplan.solver.plan import Plan
+from pddplan.solver.problem import Problem
 from pddplan.solver.search import Solver
 
 #: Relative precision of the goodput bisection [-].
@@ -79,7 +83,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
         )
         b = max(md_dec.batch_per_instance, 1)
         md_need = rate_rps * float(np.sum(w * md_time)) / b + rate_rps * float(np.sum(w * ext_busy))
-        ok_decode = md_need <= n_m * _SLACK + 1e-9
+        ok_decode = md_need <= n_m * _SLACK + 1e-9 and slots_ok(pb, md_need * b, n_m, b)
     rld_need = 0.0
     rld_role = plan.roles.get("RLD")
     rld_dec = plan.decode.get("RLD")
@@ -87,7 +91,9 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
         _r_inst, n_r = rld_role
         b_r = max(rld_dec.batch_per_instance, 1)
         rld_need = rate_rps * float(np.sum(w * rld_time)) / b_r
-        ok_decode = ok_decode and rld_need <= n_r * _SLACK + 1e-9
+        ok_decode = (
+            ok_decode and rld_need <= n_r * _SLACK + 1e-9 and slots_ok(pb, rld_need * b_r, n_r, b_r)
+        )
     elif rld_time is not None and float(np.sum(w * rld_time)) > 0:
         ok_decode = False  # the routing relays requests but the fleet has no RLD
     return FleetCheck(
@@ -99,6 +105,15 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
         ok_decode,
         route.link_utilization,
     )
+
+
+def slots_ok(pb: Problem, offered_load: float, instances: int, batch: int) -> bool:
+    """The pool's slot-wait bound at this load (the sizing's,
+    ``Problem.decode_slot_wait_probability_cap``)."""
+    cap = pb.decode_slot_wait_probability_cap
+    if cap >= 1.0 or offered_load <= 0:
+        return True
+    return queueing.erlang_c(instances * batch, offered_load) <= cap * _SLACK
 
 
 def goodput_rps(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> float:

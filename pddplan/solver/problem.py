@@ -136,6 +136,9 @@ class Problem:
     max_chips: dict[str, int] = field(default_factory=dict)
     enforce_ttft: bool = True
     pricing: Pricing | None = None
+    #: [-] a decode pool is sized so that a request finds every slot taken (Erlang C over its
+    #: slots) with at most this probability (``serving.decode_slot_wait_probability_cap``)
+    decode_slot_wait_probability_cap: float = 0.05
 
     # --- costing (prices only; the sizing never sees them)
     def unit_usd_per_hour(self, inst: Instance) -> float:
@@ -233,6 +236,7 @@ class Problem:
             self.chunk_size_tokens,
             self.prefill_utilization_cap,
             self.link_utilization_cap,
+            self.decode_slot_wait_probability_cap,
             self.handover_modes,
             self.catch_up_threshold_tokens,
             self.enforce_ttft,
@@ -304,6 +308,7 @@ def build_problem(
         chunk_size_tokens=sv.chunk_size_tokens,
         prefill_utilization_cap=sv.prefill_utilization_cap,
         link_utilization_cap=sv.link_utilization_cap,
+        decode_slot_wait_probability_cap=sv.decode_slot_wait_probability_cap,
         handover_modes=modes,
         catch_up_threshold_tokens=sv.catch_up_threshold_tokens,
         routing=sv.routing,

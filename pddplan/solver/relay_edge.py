@@ -172,7 +172,10 @@ def describe(edges: list[RelayEdge]) -> str:
             return f"hit rates shifted by {x - e.current:+.3g}"
 
         if e.value is not None and e.bcr_ratio is not None:
-            pays.append(f"{show(e.value)} (BCR {e.bcr_ratio:.3g}x the plan without RLD)")
+            if math.isfinite(e.bcr_ratio):
+                pays.append(f"{show(e.value)} (BCR {e.bcr_ratio:.3g}x the plan without RLD)")
+            else:
+                pays.append(f"{show(e.value)} (only the plan with RLD meets the SLA there)")
         elif e.unsizable is not None:
             nots.append(f"{show(e.unsizable)} cannot serve the rate at all")
         else:

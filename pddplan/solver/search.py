@@ -180,6 +180,9 @@ class Solver(Sizing):
                     continue
                 n_r = max(math.ceil(conc / b_r[ri] - 1e-9), 1)
                 bound = "memory" if b_r[ri] >= b_mem_r[ri] else "TPOT"
+                n_w = queueing.units_for_wait(conc, b_r[ri], pb.decode_slot_wait_probability_cap)
+                if n_w > n_r:
+                    n_r, bound = n_w, "slot wait"
                 pairs.append((i, ri, DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)))
         return md_rows, pairs
 

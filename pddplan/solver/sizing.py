@@ -261,8 +261,15 @@ class Sizing:
         b = inst.max_batch_at_tpot(context_tokens, self.pb.tpot_s)
         if b < 1:
             return None
-        n = math.ceil(conc / b + rate * extra_busy - 1e-9)
-        return DecodeSizing(max(n, 1), b, "memory" if b >= b_mem else "TPOT", conc, context_tokens)
+        n_cap = max(math.ceil(conc / b + rate * extra_busy - 1e-9), 1)
+        # extend passes hold whole instances: counted as slots of a sequence's load
+        n = queueing.units_for_wait(
+            conc + rate * extra_busy * b, b, self.pb.decode_slot_wait_probability_cap
+        )
+        bound = "memory" if b >= b_mem else "TPOT"
+        if n > n_cap:
+            bound = "slot wait"
+        return DecodeSizing(max(n, n_cap), b, bound, conc, context_tokens)
 
     def ttft_by_pipeline(self, plan: Plan) -> dict[str, dict[str, float]]:
         """TTFT percentiles and request share per pipeline, plus the mean wait, for a plan."""

@@ -40,6 +40,25 @@ def test_erlang_c_large_pool_is_stable() -> None:
     assert q.erlang_c(500, 400.0) < p < q.erlang_c(500, 490.0)
 
 
+@pytest.mark.parametrize("c", [1, 2, 7, 29, 145, 1000, 5000])
+@pytest.mark.parametrize("rho", [0.01, 0.3, 0.7, 0.9, 0.97, 0.999])
+def test_erlang_c_closed_form_equals_the_recursion(c: int, rho: float) -> None:
+    assert q.erlang_c(c, rho * c) == pytest.approx(q.erlang_c_recursive(c, rho * c), rel=1e-9)
+
+
+def test_units_for_wait_is_the_fewest_units_under_the_bound() -> None:
+    # 140 Erlangs on units of 29 slots: 5 units (145 slots) are the capacity bound, where a
+    # request waits with probability 0.57; the search adds units until it is at most 5%
+    a, k = 140.0, 29
+    n = q.units_for_wait(a, k, 0.05)
+    assert q.erlang_c(n * k, a) <= 0.05 < q.erlang_c((n - 1) * k, a)
+    assert n >= math.ceil(a / k)
+    assert q.units_for_wait(a, k, 1.0) == math.ceil(a / k)  # cap 1: capacity only
+    assert q.units_for_wait(0.0, k, 0.05) == 0
+    # a tighter bound never needs fewer units
+    assert q.units_for_wait(a, k, 0.01) >= n >= q.units_for_wait(a, k, 0.2)
+
+
 def test_waiting_time_params_mm2() -> None:
     # M/M/2, lambda = 1, mean service 1 s: a = 1, C = 1/3, theta = 2 (2 - 1) / (1 + 1) = 1,
     # mean wait C / theta = 1/3 s (the exact M/M/c mean wait C / (c mu - lambda))

@@ -272,11 +272,23 @@ def test_regime_warning_is_pure_and_names_each_regime(default) -> None:
 
 
 def test_md_slot_warning_on_a_full_md_pool() -> None:
-    # chat at 20 req/s: one MD instance of 405 slots at a concurrency of about 400 collapses in
-    # the simulation (docs/simulate.md, the closed-form grid); the warning names MD's slots
-    out = _solve({"workload": "chat", "rate_rps": 20.0})
+    # chat at 20 req/s sized for capacity only (slot-wait cap 1): one MD instance of 405 slots
+    # at a concurrency of about 400 collapses in the simulation (docs/simulate.md, the
+    # closed-form grid); the warning names MD's slots. The default cap (0.05) sizes MD so that
+    # the warning does not fire.
+    out = _solve(
+        {
+            "workload": "chat",
+            "rate_rps": 20.0,
+            "serving": {"decode_slot_wait_probability_cap": 1.0},
+        }
+    )
     msgs = regime_warning_for_plan(out.problem, out.plan)
     assert any("every MD slot taken" in m for m in msgs)
+    sized = _solve({"workload": "chat", "rate_rps": 20.0})
+    assert not any(
+        "every MD slot taken" in m for m in regime_warning_for_plan(sized.problem, sized.plan)
+    )
 
 
 def test_regime_warning_on_a_slow_line() -> None:

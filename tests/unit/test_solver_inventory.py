@@ -10,6 +10,7 @@ import pytest
 
 from pddplan.errors import UsageError
 from pddplan.loader import Registry, load_scenario
+from pddplan.models import queueing
 from pddplan.solver import Solver, build_problem
 from pddplan.solver.plan import cost_split
 
@@ -57,7 +58,11 @@ def _brute_force(pb, rate: float) -> float:
                     for r in pb.options["RLD"]:
                         b_r = r.max_batch_at_tpot(ctx_r, pb.tpot_s)
                         if b_r >= 1:
-                            rlds.append((r, max(math.ceil(conc_r / b_r - 1e-9), 1)))
+                            n_r = max(math.ceil(conc_r / b_r - 1e-9), 1)
+                            cap = pb.decode_slot_wait_probability_cap
+                            while queueing.erlang_c_recursive(n_r * b_r, conc_r) > cap:
+                                n_r += 1
+                            rlds.append((r, n_r))
                 for (p, n_p), rr in itertools.product(ps, rlds):
                     chips: dict[str, int] = {}
                     for inst, n in [(p, n_p), (m, md.instances), *([rr] if rr else [])]:

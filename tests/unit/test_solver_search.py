@@ -9,6 +9,7 @@ import pytest
 
 from pddplan.errors import InfeasibleError
 from pddplan.loader import Registry, load_scenario
+from pddplan.models import queueing
 from pddplan.solver import Solver, build_problem
 
 SMALL = {
@@ -25,6 +26,12 @@ def _problem(rate_patch: dict | None = None):
         "examples/pdd-paper.yaml", Registry.default(), {**SMALL, **(rate_patch or {})}
     )
     return build_problem(rs)
+
+
+def _slots(slots: int, load: float, pb) -> bool:
+    """The decode slot-wait bound, by Erlang B's recursion (independent of the solver's
+    closed form)."""
+    return queueing.erlang_c_recursive(slots, load) <= pb.decode_slot_wait_probability_cap
 
 
 def _brute_force_cost(pb, rate: float) -> float:
@@ -58,7 +65,12 @@ def _brute_force_cost(pb, rate: float) -> float:
                     continue
                 conc_m = float(np.sum(rate * pb.classes.weight * md_time))
                 ext = float(np.sum(pb.classes.weight * ext_busy))
-                n_m = next(n for n in range(1, 10_000) if n >= conc_m / b_m + rate * ext - 1e-9)
+                a_m = conc_m + rate * ext * b_m
+                n_m = next(
+                    n
+                    for n in range(1, 10_000)
+                    if n >= conc_m / b_m + rate * ext - 1e-9 and _slots(n * b_m, a_m, pb)
+                )
                 cost_m = n_m * m.price_usd_per_hour
                 r_costs = [0.0] if not has_rld else []
                 if has_rld:
@@ -68,7 +80,11 @@ def _brute_force_cost(pb, rate: float) -> float:
                         b_r = r.max_batch_at_tpot(ctx_r, pb.tpot_s)
                         if b_r < 1:
                             continue
-                        n_r = next(n for n in range(1, 10_000) if n * b_r >= conc_r - 1e-9)
+                        n_r = next(
+                            n
+                            for n in range(1, 10_000)
+                            if n * b_r >= conc_r - 1e-9 and _slots(n * b_r, conc_r, pb)
+                        )
                         r_costs.append(n_r * r.price_usd_per_hour)
                 if not r_costs:
                     continue
