@@ -550,6 +550,10 @@ class Instance:
         )
         dense_read = m.dense_params - m.input_embedding_params
         dense_flops = 2.0 * (m.active_params - m.lm_head_params - m.top_k * m.expert_params)
+        grouped = self.low_precision and d.fp8_grouped_gemm_efficiency is not None
+        skew = compute.EPLB_RESIDUAL_SKEW
+        if not lay.balancer:
+            skew *= compute.NO_BALANCER_SKEW_FACTOR
         return dict(
             chips=self.tensor_parallel,
             attention_tp=lay.tensor_parallel,
@@ -582,23 +586,36 @@ class Instance:
             scaleout_bytes_per_s=out_bytes_per_s,
             scaleup_latency_s=d.scaleup_latency_us * 1e-6,
             scaleout_latency_s=d.scaleout_latency_us * 1e-6,
-            expert_skew=1.0,
+            expert_skew=skew,
             layer_latency_s=d.layer_latency_us * 1e-6,
             step_overhead_s=units.ms_to_s(d.step_overhead_ms),
             overlap=lay.overlap,
+            expert_efficiency=d.fp8_grouped_gemm_efficiency if grouped else None,
+            expert_half_saturation_tokens=d.fp8_grouped_gemm_half_saturation_tokens
+            if grouped
+            else None,
         )
 
     @cached_property
     def kv_bytes_per_token_per_chip(self) -> float:
         return self.kv_bytes_per_token_per_instance / self.tensor_parallel
 
-    def step_parts(self, tokens, lm_head_tokens, context_token_pairs, context_tokens_read):
+    def step_parts(
+        self, tokens, lm_head_tokens, context_token_pairs, context_tokens_read, decode=False
+    ):
         """One forward step split by what bounds it (see
         :func:`pddplan.models.compute.layout_step_parts_s`) [s]. ``context_tokens_read`` is the
-        total context (tokens of KV) the step reads over the instance."""
+        total context (tokens of KV) the step reads over the instance; ``decode`` says the step
+        is a decode step, whose expert-parallel all-to-all runs on DeepEP's low-latency kernels
+        (as DeepSeek's and SGLang's decode instances do) rather than the normal ones."""
         kv = np.asarray(context_tokens_read, dtype=float) * self.kv_bytes_per_token_per_chip
         return compute.layout_step_parts_s(
-            tokens, lm_head_tokens, context_token_pairs, kv, **self._step
+            tokens,
+            lm_head_tokens,
+            context_token_pairs,
+            kv,
+            **self._step,
+            low_latency_alltoall=bool(decode),
         )
 
     def _step_s(self, tokens, lm_head_tokens, pairs, context_tokens_read):
@@ -620,7 +637,7 @@ class Instance:
         c = np.asarray(context_tokens, dtype=float)
         s = 1.0 + self.model.draft_tokens
         seq_kv = self.kv_bytes_per_sequence_per_instance / self.tensor_parallel
-        parts = self.step_parts(b * s, b * s, b * s * c, b * c)
+        parts = self.step_parts(b * s, b * s, b * s * c, b * c, decode=True)
         if seq_kv:
             extra = (
                 b

@@ -150,6 +150,18 @@ class ChipDerates(Sourced):
         description="fraction of the FP8 (and FP4) peak reached by large low-precision GEMMs; "
         "null: compute_efficiency",
     )
+    fp8_grouped_gemm_efficiency: Efficiency | None = Field(
+        default=None,
+        description="large-shape fraction of the FP8 peak reached by the routed experts' "
+        "block-scaled grouped GEMMs (MoE); null: the linear-layer curve",
+    )
+    fp8_grouped_gemm_half_saturation_tokens: Annotated[float, Field(ge=1e-3, le=1e7)] | None = (
+        Field(
+            default=None,
+            description="tokens per expert at which the grouped-GEMM efficiency is half its "
+            "large-shape value; null: compute_half_saturation_tokens",
+        )
+    )
     attention_compute_efficiency: Efficiency | None = Field(
         default=None,
         description="fraction of the attention-precision peak reached by attention kernels; "

@@ -17,9 +17,12 @@ References
    all-gather ``(n - 1) / n``.
 .. [3] NVIDIA nccl-tests, doc/PERFORMANCE.md: bus bandwidth ``busbw = algbw * 2 (n - 1) / n``
    for all-reduce, ``(n - 1) / n`` for all-gather and all-to-all.
-.. [4] DeepSeek-AI, DeepEP README (2025): MoE dispatch (FP8) and combine (BF16) all-to-all
-   kernels; normal kernels reach 153-158 GB/s over NVLink (EP8) and 43-58 GB/s over a 400 Gbit/s
-   CX7 NIC (EP16-64), low-latency kernels 39-46 GB/s over RDMA at EP32-256.
+.. [4] DeepSeek-AI, DeepEP README (2025; V1 figures now in docs/legacy.md): MoE dispatch (FP8)
+   and combine (BF16) all-to-all kernels; normal kernels reach 153-158 GB/s over NVLink (EP8) and
+   43-58 GB/s over a 400 Gbit/s CX7 NIC (EP16-64), low-latency kernels 39-46 GB/s over RDMA at
+   EP32-256. The low-latency kernels are "pure RDMA": no NVLink forwarding, every (token, expert)
+   copy is its own message; at 128 tokens per rank on H800 (7168 hidden, top-8) dispatch takes
+   155 / 173 / 192 / 194 us and combine 273 / 314 / 369 / 360 us at EP32 / 64 / 128 / 256.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def alltoall_time_s(
     scaleup_bytes_per_s,
     scaleout_bytes_per_s,
     latency_s,
+    load_factor=1.0,
 ):
     """One MoE all-to-all (a dispatch or a combine) over ``ranks`` ranks [s].
 
@@ -82,25 +86,70 @@ def alltoall_time_s(
     scaleup_bytes_per_s : [bytes/s] achieved one-direction scale-up bandwidth of a rank.
     scaleout_bytes_per_s : [bytes/s] achieved one-direction scale-out (NIC) bandwidth of a rank.
     latency_s : [s] fixed cost of one call (alpha).
+    load_factor : [-] the busiest rank's traffic over the mean (expert imbalance: the rank that
+        holds the hottest experts receives the most in a dispatch and sends the most in a
+        combine, and the call ends when it is done); 1 for a balanced load.
 
     Notes
     -----
-    Experts are uniform over the ``n`` ranks in ``G = ceil(n / n_node)`` nodes. Over the NIC a
+    These are DeepEP's normal (high-throughput) kernels, used in prefill. Experts are uniform over the ``n`` ranks in ``G = ceil(n / n_node)`` nodes. Over the NIC a
     token crosses once per remote node it has experts on and is forwarded inside that node over
     scale-up (DeepEP's NVLink forwarding [4]_), so a rank sends
     ``T b (G - 1) (1 - (1 - 1/G)^k)`` bytes over its NIC and ``T b k (n_node - 1) / n`` over
     scale-up. Both links run at once and the slower bounds the call:
 
-    ``t = alpha + max(S_up / beta_up, S_out / beta_out)``.
+    ``t = alpha + f max(S_up / beta_up, S_out / beta_out)`` with ``f`` the load factor.
     """
     n = np.asarray(ranks, dtype=float)
-    t = np.asarray(tokens_per_rank, dtype=float) * token_bytes
+    t = np.asarray(tokens_per_rank, dtype=float) * token_bytes * load_factor
     n_node = np.minimum(n, ranks_per_node)
     nn = np.maximum(n, 1.0)
     g = np.ceil(nn / np.maximum(n_node, 1.0))
     remote_nodes = (g - 1.0) * (1.0 - (1.0 - 1.0 / g) ** top_k)
     up = t * top_k * (n_node - 1.0) / nn / scaleup_bytes_per_s
     out = t * remote_nodes / scaleout_bytes_per_s
+    total = latency_s + np.maximum(up, out)
+    return np.where(n > 1.0, total, 0.0)
+
+
+def low_latency_alltoall_time_s(
+    tokens_per_rank,
+    token_bytes,
+    top_k,
+    ranks,
+    ranks_per_node,
+    scaleup_bytes_per_s,
+    scaleout_bytes_per_s,
+    latency_s,
+    load_factor=1.0,
+):
+    """One MoE all-to-all of DeepEP's low-latency kernels (decode) over ``ranks`` ranks [s].
+
+    Parameters
+    ----------
+    As :func:`alltoall_time_s`.
+
+    Notes
+    -----
+    The low-latency kernels send every (token, expert) copy as its own RDMA message, with no
+    per-node deduplication and no NVLink forwarding [4]_: of a rank's ``T k`` copies, those for
+    experts on the other ``n - n_node`` ranks cross its NIC, those for the other ``n_node - 1``
+    ranks of its node cross scale-up (the rank's own stay local):
+
+    ``t = alpha + f max(T b k (n_node - 1) / n / beta_up, T b k (n - n_node) / n / beta_out)``.
+
+    With a NIC at 0.85 of 50 GB/s and alpha = 20 us this gives 154 / 176 / 187 / 193 us for a
+    128-token FP8 dispatch at EP32 / 64 / 128 / 256 and 279 / 322 / 344 / 355 us for the BF16
+    combine, against DeepEP's measured 155 / 173 / 192 / 194 and 273 / 314 / 369 / 360 us [4]_.
+    The normal kernels' formula (:func:`alltoall_time_s`), which sends a token once per remote
+    node, would give 19-24% less at EP128 (155 and 281 us).
+    """
+    n = np.asarray(ranks, dtype=float)
+    copies = np.asarray(tokens_per_rank, dtype=float) * token_bytes * top_k * load_factor
+    n_node = np.minimum(n, ranks_per_node)
+    nn = np.maximum(n, 1.0)
+    up = copies * (n_node - 1.0) / nn / scaleup_bytes_per_s
+    out = copies * (n - n_node) / nn / scaleout_bytes_per_s
     total = latency_s + np.maximum(up, out)
     return np.where(n > 1.0, total, 0.0)
 

@@ -20,6 +20,7 @@ import numpy as np
 from pddplan.models.architecture import causal_context_sum_tokens
 from pddplan.models.collectives import allreduce_time_s as allreduce_time
 from pddplan.models.collectives import alltoall_time_s as alltoall_time
+from pddplan.models.collectives import low_latency_alltoall_time_s as low_latency_alltoall_time
 
 ALLREDUCES_PER_LAYER = 2  # after attention and after the FFN (Megatron-style TP)
 
@@ -32,6 +33,23 @@ ALLREDUCES_PER_LAYER = 2  # after attention and after the FFN (Megatron-style TP
 #: the two halves' phases do not line up. The prefill figure is applied to decode too (no
 #: published decode measurement at hand: an assumption).
 TWO_BATCH_OVERLAP_GAIN = 0.31
+
+#: Max/mean load of the busiest expert-parallel rank that an expert-placement balancer (EPLB)
+#: leaves under real routing, beyond the random fluctuation of :func:`expert_imbalance` [-].
+#: SGLang's profile of DeepSeek-V3 prefill on 32 H100 (EP32, 16,384 tokens per GPU, 4,096-token
+#: prompts; LMSYS blog 2025-05-05, "Profile Results" table) measures 50,302 input tokens/s per node
+#: with its EPLB placement under the real expert distribution and 59,337 with simulated perfect
+#: balance (random experts under group-limited routing, what the balls-into-bins term already
+#: models), a ratio of 1.180; the blog traces it to longer communication kernels and compute
+#: bubbles from expert imbalance. Only the expert GEMMs and the all-to-all wait for the busiest
+#: rank, so the whole step slowing by 1.18 means a max/mean of at least 1.18: 1.18 is a lower
+#: bound. It is applied to decode as well (an assumption: decode's smaller batches fluctuate more,
+#: SGLang's decode case study shows throughput tracking balancedness but gives no number).
+EPLB_RESIDUAL_SKEW = 1.18
+#: Extra imbalance without a balancer [-]: SGLang measures EPLB speeding prefill up 1.49x (and
+#: decode 2.54x) at large scale (same blog, "Ablation Study: EPLB"); the prefill figure is taken
+#: for both phases (the smaller: a lower bound for decode).
+NO_BALANCER_SKEW_FACTOR = 1.49
 
 
 def gemm_efficiency(tokens, compute_efficiency, half_saturation_tokens):
@@ -250,7 +268,8 @@ def expert_imbalance(assignments_per_rank, ranks, skew=1.0):
     assignments_per_rank : [-] mean (token, expert) assignments a rank receives in a step.
     ranks : [-] expert-parallel ranks; 1 gives 1 (every rank holds a slice of every expert).
     skew : [-] extra max/mean factor of uneven expert popularity that no balancer removed
-        (1 with an expert-placement balancer such as EPLB).
+        (:data:`EPLB_RESIDUAL_SKEW` with an expert-placement balancer such as EPLB; 1 for
+        random, perfectly balanced routing).
 
     Notes
     -----
@@ -304,6 +323,9 @@ def layout_step_parts_s(
     step_overhead_s,
     overlap=False,
     overlap_gain=TWO_BATCH_OVERLAP_GAIN,
+    expert_efficiency=None,
+    expert_half_saturation_tokens=None,
+    low_latency_alltoall=False,
 ):
     """One forward step of an instance under a parallel layout, split by what bounds it [s].
 
@@ -350,6 +372,12 @@ def layout_step_parts_s(
         communication hides under each other's compute.
     overlap_gain : [-] the most two-batch overlap speeds a step up over the same step without
         it (:data:`TWO_BATCH_OVERLAP_GAIN`, measured).
+    expert_efficiency, expert_half_saturation_tokens : the efficiency curve of the routed
+        experts' grouped GEMMs (:func:`gemm_efficiency` at the tokens per expert); None: the
+        linear curve.
+    low_latency_alltoall : bool, dispatch and combine with DeepEP's low-latency kernels (decode:
+        :func:`~pddplan.models.collectives.low_latency_alltoall_time_s`) rather than the normal
+        ones (prefill: :func:`~pddplan.models.collectives.alltoall_time_s`).
 
     Returns
     -------
@@ -363,10 +391,12 @@ def layout_step_parts_s(
     (:func:`expert_imbalance`):
 
     - non-expert GEMMs: ``max((n_d F_d + l_d F_lm) / (t P eta(n_d)), W_d / (t B))``;
-    - experts: ``max(f n k F_e / (N P eta(m)), E (1 - (1 - k/E)^n) W_e / (N B))``;
+    - experts: ``max(f n k F_e / (N P eta_e(m)), E (1 - (1 - k/E)^n) W_e / (N B))``, ``eta_e``
+      the grouped-GEMM curve;
     - attention: ``max(F_att pairs / (N P_att eta_att), K / B)``;
     - communication: two ring all-reduces per layer over ``t`` (one per layer plus a dispatch
-      and a combine all-to-all per MoE layer when ``e > 1``);
+      and a combine all-to-all per MoE layer when ``e > 1``, the busiest rank's traffic ``f``
+      times the mean);
     - latency: ``L t_layer + t_0``.
 
     Without overlap the parts add. With two-batch overlap the micro-batches' compute and
@@ -421,6 +451,9 @@ def layout_step_parts_s(
             expert_skew=expert_skew,
             layer_latency_s=layer_latency_s,
             step_overhead_s=step_overhead_s,
+            expert_efficiency=expert_efficiency,
+            expert_half_saturation_tokens=expert_half_saturation_tokens,
+            low_latency_alltoall=low_latency_alltoall,
         )
         whole = layout_step_parts_s(*args, **kw)
         half = layout_step_parts_s(*(a / 2.0 for a in args), **kw)
@@ -447,9 +480,16 @@ def layout_step_parts_s(
         / (chips * attention_peak_flops_per_s * attention_efficiency)
     )
     att_m = kv / memory_bytes_per_s
+    imb = 1.0 + 0.0 * n
     if experts:
         per_expert = np.maximum(n * top_k / experts, 1e-9)
-        eff_e = gemm_efficiency(per_expert, linear_efficiency, half_saturation_tokens)
+        eff_e = gemm_efficiency(
+            per_expert,
+            linear_efficiency if expert_efficiency is None else expert_efficiency,
+            half_saturation_tokens
+            if expert_half_saturation_tokens is None
+            else expert_half_saturation_tokens,
+        )
         imb = expert_imbalance(n * top_k / expert_parallel, expert_parallel, expert_skew)
         exp_c = imb * n * top_k * expert_flops_per_token / (chips * linear_peak_flops_per_s * eff_e)
         touched = experts * (1.0 - (1.0 - top_k / experts) ** n)
@@ -476,8 +516,9 @@ def layout_step_parts_s(
         allreduces = layers
         a2a_lat = scaleout_latency_s if chips > ranks_per_node else scaleup_latency_s
         per_rank = n / chips
+        a2a_of = low_latency_alltoall_time if low_latency_alltoall else alltoall_time
         a2a = moe_layers * (
-            alltoall_time(
+            a2a_of(
                 per_rank,
                 hidden_size * dispatch_bytes_per_element,
                 top_k,
@@ -486,8 +527,9 @@ def layout_step_parts_s(
                 scaleup_bytes_per_s,
                 scaleout_bytes_per_s,
                 a2a_lat,
+                imb,
             )
-            + alltoall_time(
+            + a2a_of(
                 per_rank,
                 hidden_size * combine_bytes_per_element,
                 top_k,
@@ -496,6 +538,7 @@ def layout_step_parts_s(
                 scaleup_bytes_per_s,
                 scaleout_bytes_per_s,
                 a2a_lat,
+                imb,
             )
         )
     else:

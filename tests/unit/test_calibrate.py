@@ -90,7 +90,11 @@ def synthetic(
 
 
 def test_parameters_are_the_chip_derates() -> None:
-    assert set(cal.PARAMETER_NAMES) == set(ChipDerates.model_fields) - {"source", "estimated"}
+    assert set(cal.PARAMETER_NAMES) == set(ChipDerates.model_fields) - {
+        "source",
+        "estimated",
+        *cal.FIXED_DERATES,
+    }
 
 
 def test_with_derates_replaces_only_derates_and_ignores_nuisance(h100: Chip) -> None:

@@ -48,3 +48,50 @@ def test_collectives_broadcast_over_arrays() -> None:
 def test_overlap_takes_the_longer() -> None:
     assert float(col.overlapped_time_s(2.0, 1.0, True)) == 2.0
     assert float(col.overlapped_time_s(2.0, 1.0, False)) == 3.0
+
+
+# ------------------------------------------------------------- DeepEP low-latency (decode)
+
+#: DeepEP V1 README (docs/legacy.md), low-latency kernels on H800 with one 400 Gbit/s CX7 NIC
+#: per GPU: 128 tokens per rank, 7168 hidden, top-8, FP8 dispatch and BF16 combine [us].
+DEEPEP_LL_DISPATCH_US = {32: 155.0, 64: 173.0, 128: 192.0, 256: 194.0}
+DEEPEP_LL_COMBINE_US = {32: 273.0, 64: 314.0, 128: 369.0, 256: 360.0}
+NIC_BYTES_PER_S = 0.85 * 50e9  # the H800 profile's scale-out: 400 Gbit/s at 0.85
+NVLINK_BYTES_PER_S = 0.78 * 200e9  # the H800 profile's scale-up, one direction
+
+
+@pytest.mark.parametrize("ranks", [32, 64, 128, 256])
+def test_low_latency_alltoall_reproduces_deepep_measurements(ranks: int) -> None:
+    """With the chip profile's derates (not fitted to these), the pure-RDMA formula lands within
+    10% of DeepEP's measured low-latency latencies at EP32-256."""
+    fp8 = 7168.0 * (1.0 + 4.0 / 128.0)
+    bf16 = 7168.0 * 2.0
+    args = (8, ranks, 8, NVLINK_BYTES_PER_S, NIC_BYTES_PER_S, 20e-6)
+    d = float(col.low_latency_alltoall_time_s(128, fp8, *args)) * 1e6
+    c = float(col.low_latency_alltoall_time_s(128, bf16, *args)) * 1e6
+    assert d == pytest.approx(DEEPEP_LL_DISPATCH_US[ranks], rel=0.10)
+    assert c == pytest.approx(DEEPEP_LL_COMBINE_US[ranks], rel=0.10)
+
+
+def test_low_latency_alltoall_hand_value() -> None:
+    # 16 ranks in 2 nodes: every copy is sent, half of them to the other node's 8 ranks
+    t = col.low_latency_alltoall_time_s(100, 1000.0, 8, 16, 8, 1e15, 1e10, 5e-6)
+    assert float(t) == pytest.approx(5e-6 + 100 * 1000.0 * 8 * 8 / 16 / 1e10)
+    assert float(col.low_latency_alltoall_time_s(100, 1000.0, 8, 1, 8, 1e11, 1e10, 5e-6)) == 0.0
+
+
+def test_low_latency_sends_more_than_the_forwarding_kernels() -> None:
+    """No per-node deduplication: never less than the normal kernels' NIC traffic."""
+    ranks = np.array([16, 32, 72, 144, 256])
+    ll = col.low_latency_alltoall_time_s(256, 7168.0, 8, ranks, 8, 1e15, 4e10, 0.0)
+    normal = col.alltoall_time_s(256, 7168.0, 8, ranks, 8, 1e15, 4e10, 0.0)
+    assert np.all(ll >= normal)
+    assert np.all(np.diff(ll) > 0)  # a larger share of the experts is off-node
+
+
+@pytest.mark.parametrize("fn", [col.alltoall_time_s, col.low_latency_alltoall_time_s])
+def test_alltoall_load_factor_scales_the_bytes_not_the_latency(fn) -> None:
+    base = float(fn(512, 7168.0, 8, 64, 8, 1.5e11, 4e10, 20e-6))
+    hot = float(fn(512, 7168.0, 8, 64, 8, 1.5e11, 4e10, 20e-6, 1.3))
+    assert hot - 20e-6 == pytest.approx(1.3 * (base - 20e-6))
+    assert float(fn(512, 7168.0, 8, 64, 8, 1.5e11, 4e10, 20e-6, 1.0)) == pytest.approx(base)
