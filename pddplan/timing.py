@@ -25,6 +25,7 @@ All quantities are SI numbers; functions broadcast over numpy arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -338,11 +339,18 @@ def catch_up_converges(
     return extend_s_at_threshold < threshold_tokens * rld_step_s
 
 
+@lru_cache(maxsize=256)
+def _catch_up_batch_transfer_s(wan: LinkNumbers, tokens: int) -> float:
+    """:func:`handover_transfer_s` of one Catch-Up batch (memoized: the same few links and
+    batches recur on every route and MD option of a search)."""
+    return float(handover_transfer_s(wan, tokens))
+
+
 def _handover_on_path(
     paths: Paths, mode: str, eager_tokens, e0: float, e1: float, rld_step_s: float
 ):
     """:func:`handover` with the path's Catch-Up batch and its token-ID transfer time."""
-    ho_s = float(handover_transfer_s(paths.wan, paths.catch_up_threshold_tokens))
+    ho_s = _catch_up_batch_transfer_s(paths.wan, paths.catch_up_threshold_tokens)
     return handover(mode, eager_tokens, paths.catch_up_threshold_tokens, e0, e1, rld_step_s, ho_s)
 
 

@@ -19,6 +19,13 @@ with the discount computed on the triple's total count of each owned kind
 so far is skipped. Among plans of equal cost the one with the lower
 TTFT p99 (then p90, p50) wins.
 
+Within a route, prefill options are sized in the order of a lower bound on their cost (their
+count at the utilization cap), and only while that bound plus the cheapest RLD-MD pair does not
+exceed a combination already priced: the others cannot be reached before the cost-ordered visit
+stops. The visit checks that it stopped short of the bound and otherwise sizes every option and
+starts again, so the plan is the one the full enumeration returns. With owned chips every
+option is sized (their discount can undercut the bound).
+
 The solver never prints; it takes an optional progress callback and returns records.
 """
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +41,7 @@ from pddplan import units
 from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
 from pddplan.models import queueing
-from pddplan.solver.plan import DecodeSizing, Plan, Route, role_costs
+from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route, role_costs
 from pddplan.solver.problem import PERCENTILES, Progress
 from pddplan.solver.sizing import Sizing
 
@@ -59,9 +67,8 @@ class Solver(Sizing):
             if best is not None and self.lower_bound(rate, route) > best.cost_usd_per_hour + 1e-9:
                 step += len(modes)  # no plan on this route can beat the incumbent
                 continue
-            p_sizes = [(p, self.size_prefill(p, rate, route)) for p in pb.options["P"]]
-            p_ok = [(p, s) for p, s in p_sizes if s is not None]
-            if not p_ok:
+            p_opts = _PrefillOptions(self, rate, route)
+            if not p_opts.any_feasible():
                 reasons["TTFT"] = reasons.get("TTFT", 0) + 1
                 step += len(modes)
                 continue
@@ -70,7 +77,7 @@ class Solver(Sizing):
                 step += 1
                 if progress:
                     progress(step, total)
-                cand = self._best_for(rate, route, mode, p_ok)
+                cand = self._best_for(rate, route, mode, p_opts)
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
@@ -138,8 +145,8 @@ class Solver(Sizing):
         """MD and RLD sizings for every option (price-independent, so memoized).
 
         Returns ``(md_rows, pairs)``: ``md_rows[i] = (MD option index, MD sizing, stall,
-        rld_time, rld_tokens, extra)``; ``pairs`` lists ``(md row, RLD option index or None, RLD
-        sizing or None)`` for every feasible combination.
+        rld_time, rld_tokens, extra)``; ``pairs`` (:class:`_Pairs`) lists every feasible
+        combination of an MD row with an RLD option (or with none).
         """
         pb = self.pb
         key = (
@@ -166,65 +173,120 @@ class Solver(Sizing):
             md = self.size_decode(m, rate, md_time, ctx, float(np.sum(w * ext_busy)))
             if md is not None:
                 md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))
-        pairs: list[tuple[int, int | None, DecodeSizing | None]] = []
         if not has_rld:
-            return md_rows, [(i, None, None) for i in range(len(md_rows))]
+            return md_rows, _Pairs.md_only(len(md_rows))
         r_opts = pb.options["RLD"]
         ctx_r = self.rld_context_tokens(route)
         b_r = [r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts]
         b_mem_r = [r.max_batch_memory(ctx_r) for r in r_opts]
-        for i, row in enumerate(md_rows):
-            conc = float(np.sum(rate * w * row[3]))
-            for ri in range(len(r_opts)):
-                if b_r[ri] < 1:
-                    continue
-                n_r = max(math.ceil(conc / b_r[ri] - 1e-9), 1)
-                bound = "memory" if b_r[ri] >= b_mem_r[ri] else "TPOT"
-                n_w = queueing.units_for_wait(conc, b_r[ri], pb.decode_slot_wait_probability_cap)
-                if n_w > n_r:
-                    n_r, bound = n_w, "slot wait"
-                pairs.append((i, ri, DecodeSizing(n_r, int(b_r[ri]), bound, conc, ctx_r)))
-        return md_rows, pairs
+        r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
+        conc = np.array([float(np.sum(rate * w * row[3])) for row in md_rows])
+        b = np.array([b_r[ri] for ri in r_ok], dtype=float)
+        # every (MD row, RLD option) in row-major order: n_R = max(ceil(C / b - 1e-9), 1)
+        n_r = np.maximum(np.ceil(conc[:, None] / b[None, :] - 1e-9), 1.0).astype(np.int64)
+        # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
+        n_r = queueing.units_for_wait_array(
+            np.broadcast_to(conc[:, None], n_r.shape),
+            b[None, :],
+            n_r,
+            pb.decode_slot_wait_probability_cap,
+        )
+        rows = np.repeat(np.arange(len(md_rows)), len(r_ok))
+        ris = np.tile(np.array(r_ok, dtype=np.int64), len(md_rows))
+        bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]
+        return md_rows, _Pairs(rows, ris, n_r.ravel(), conc, b_r, bound, ctx_r)
 
-    def _best_for(self, rate: float, route: Route, mode: str, p_ok) -> Plan | None:
+    def _best_for(
+        self, rate: float, route: Route, mode: str, p_opts: _PrefillOptions
+    ) -> Plan | None:
         pb = self.pb
         md_rows, pairs = self._decode_sizings(rate, route, mode)
-        if not md_rows or not pairs:
+        if not md_rows or not len(pairs.rows):
             return None
         md_opts = pb.options["MD"]
         r_opts = pb.options["RLD"]
-        combos = []
-        rm_chips: list[dict[str, int]] = []
-        for row_i, ri, sizing in pairs:
-            oi, md = md_rows[row_i][0], md_rows[row_i][1]
-            cost = md.instances * pb.unit_usd_per_hour(md_opts[oi])
-            chips = {md_opts[oi].chip.name: md.instances * md_opts[oi].tensor_parallel}
-            if ri is not None and sizing is not None:
-                cost += sizing.instances * pb.unit_usd_per_hour(r_opts[ri])
-                name = r_opts[ri].chip.name
-                chips[name] = chips.get(name, 0) + sizing.instances * r_opts[ri].tensor_parallel
-            combos.append((cost, row_i, ri, sizing))
-            rm_chips.append(chips)
+        # cost of each (MD, RLD) combination: MD's, plus RLD's where there is one
+        md_cost = np.array(
+            [row[1].instances * pb.unit_usd_per_hour(md_opts[row[0]]) for row in md_rows]
+        )
+        rm_costs = md_cost[pairs.rows]
+        has_r = pairs.rld >= 0
+        if np.any(has_r):
+            r_unit = np.array([pb.unit_usd_per_hour(r) for r in r_opts])
+            with_r = rm_costs + pairs.rld_instances * r_unit[np.where(has_r, pairs.rld, 0)]
+            rm_costs = np.where(has_r, with_r, rm_costs)
+        owned = pb.pricing is not None and bool(pb.pricing.owned)
+        if owned:  # the owned discount can undercut a prefill option's lower bound
+            p_ok, bound = p_opts.all(), math.inf
+        else:
+            p_ok, bound = p_opts.up_to(float(np.min(rm_costs)))
+        chosen = self._visit(rate, route, mode, p_ok, md_rows, pairs, rm_costs, owned, bound)
+        if chosen is _INCOMPLETE:  # the pruned prefill options might matter: take them all
+            chosen = self._visit(
+                rate, route, mode, p_opts.all(), md_rows, pairs, rm_costs, owned, math.inf
+            )
+        assert chosen is not _INCOMPLETE
+        return chosen  # type: ignore[return-value]
+
+    def _visit(
+        self,
+        rate: float,
+        route: Route,
+        mode: str,
+        p_ok: list[tuple[Instance, PrefillSizing]],
+        md_rows: list,
+        pairs: _Pairs,
+        rm_costs: np.ndarray,
+        owned: bool,
+        bound: float,
+    ) -> Any:
+        """The best plan among the (P option, RLD/MD combination) pairs, visited in cost order
+        until one is chosen and the rest cost more; :data:`_INCOMPLETE` when the visit would
+        reach ``bound`` (beyond which prefill options were left out) before it can stop."""
+        pb = self.pb
         p_costs = np.array([s.instances * pb.unit_usd_per_hour(p) for p, s in p_ok])
-        rm_costs = np.array([c[0] for c in combos])
-        tot = p_costs[:, None] + rm_costs[None, :]
-        if pb.pricing is not None and pb.pricing.owned:
+        if owned:
+            md_opts = pb.options["MD"]
+            r_opts = pb.options["RLD"]
+            rm_chips: list[dict[str, int]] = []
+            for row_i, ri, n_r in zip(
+                pairs.rows.tolist(), pairs.rld.tolist(), pairs.rld_instances.tolist(), strict=True
+            ):
+                oi, md = md_rows[row_i][0], md_rows[row_i][1]
+                chips = {md_opts[oi].chip.name: md.instances * md_opts[oi].tensor_parallel}
+                if ri >= 0:
+                    name = r_opts[ri].chip.name
+                    chips[name] = chips.get(name, 0) + n_r * r_opts[ri].tensor_parallel
+                rm_chips.append(chips)
+            tot = p_costs[:, None] + rm_costs[None, :]
             p_chips = [{p.chip.name: s.instances * p.tensor_parallel} for p, s in p_ok]
             tot = tot - pb.owned_discount(p_chips, rm_chips)  # exact on shared owned kinds
+            order = _cost_order(tot)
+        else:
+            order = _sum_order(p_costs, rm_costs)
         link_cost = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
         chosen: Plan | None = None
-        for flat in _cost_order(tot):
-            pi, ci = np.unravel_index(flat, tot.shape)
-            if chosen is not None and tot[pi, ci] > chosen.cost_usd_per_hour - link_cost + 1e-9:
+        for pi, ci, cost in order:
+            if cost > bound:
+                # every combination left, the options left out included, costs more than this
+                if chosen is not None and chosen.cost_usd_per_hour - link_cost + 1e-9 < bound:
+                    return chosen
+                return _INCOMPLETE
+            if chosen is not None and cost > chosen.cost_usd_per_hour - link_cost + 1e-9:
                 break  # every cheaper-or-equal combination has been seen
-            cand = self._plan_of(
-                rate, route, mode, p_ok[pi], combos[ci], md_rows, link_cost, float(tot[pi, ci])
-            )
+            ri = int(pairs.rld[ci])
+            combo = (int(pairs.rows[ci]), ri if ri >= 0 else None, pairs.sizing(ci))
+            cand = self._plan_of(rate, route, mode, p_ok[pi], combo, md_rows, link_cost, cost)
             if cand is None:
                 continue
             # equal cost: the order of the option lists must not decide (better_plan's key)
             if chosen is None or better_plan(cand, chosen):
                 chosen = cand
+        else:
+            if bound < math.inf and not (
+                chosen is not None and chosen.cost_usd_per_hour - link_cost + 1e-9 < bound
+            ):
+                return _INCOMPLETE
         return chosen
 
     def _plan_of(
@@ -233,7 +295,7 @@ class Solver(Sizing):
         """The plan of one (P option, RLD/MD combination), or None when it breaks inventory."""
         pb = self.pb
         p, ps = p_entry
-        rm_cost, row_i, ri, rs = combo
+        row_i, ri, rs = combo
         oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
         m = pb.options["MD"][oi]
         r_inst = pb.options["RLD"][ri] if ri is not None else None
@@ -396,14 +458,126 @@ def better_plan(a: Plan, b: Plan) -> bool:
     return plan_key(a) < plan_key(b)
 
 
+#: Returned by :meth:`Solver._visit` when prefill options it was not given might matter.
+_INCOMPLETE: Any = object()
+
+
+class _PrefillOptions:
+    """The prefill options of one rate and route, sized on demand in the order of a lower bound
+    on their cost (their instances at the utilization cap; TTFT can only add instances).
+
+    The search needs only those whose lower bound, plus the cheapest RLD/MD combination, does
+    not exceed the cost of a combination already in hand (:meth:`up_to`): no combination of the
+    others can be visited before the search stops (:meth:`Solver._visit` checks it, and falls
+    back to every option when it cannot tell).
+    """
+
+    def __init__(self, solver: Solver, rate: float, route: Route) -> None:
+        pb = solver.pb
+        self._solver, self._rate, self._route = solver, rate, route
+        self._opts = pb.options["P"]
+        w = pb.classes.weight
+        self._unit = [pb.unit_usd_per_hour(p) for p in self._opts]
+        lb = []
+        for p, unit in zip(self._opts, self._unit, strict=True):
+            mean_s = float(np.sum(w * solver.prefill_s(p)))
+            n = max(1, math.ceil(rate * mean_s / pb.prefill_utilization_cap - 1e-9))
+            lb.append(n * unit)
+        self._lb = lb
+        self._order = sorted(range(len(lb)), key=lambda i: (lb[i], i))
+        self._next = 0  # position in _order of the next option to size
+        self._sized: dict[int, PrefillSizing | None] = {}
+
+    def _size_next(self) -> PrefillSizing | None:
+        i = self._order[self._next]
+        self._next += 1
+        s = self._solver.size_prefill(self._opts[i], self._rate, self._route)
+        self._sized[i] = s
+        return s
+
+    def any_feasible(self) -> bool:
+        """Whether any option meets the TTFT targets (sizing options until one does)."""
+        if any(s is not None for s in self._sized.values()):
+            return True
+        while self._next < len(self._order):
+            if self._size_next() is not None:
+                return True
+        return False
+
+    def _ok(self) -> list[tuple[Instance, PrefillSizing]]:
+        return [(self._opts[i], s) for i, s in sorted(self._sized.items()) if s is not None]
+
+    def all(self) -> list[tuple[Instance, PrefillSizing]]:
+        """Every option that meets the TTFT targets, with its sizing, in the options' order."""
+        while self._next < len(self._order):
+            self._size_next()
+        return self._ok()
+
+    def up_to(self, rm_min: float) -> tuple[list[tuple[Instance, PrefillSizing]], float]:
+        """``(options, bound)``: the options that meet the TTFT targets among those sized, after
+        sizing every option whose lower bound plus ``rm_min`` is at most ``bound``; every option
+        left out costs more than ``bound`` with any combination (``inf``: none left out)."""
+        best = min(
+            (s.instances * self._unit[i] + rm_min for i, s in self._sized.items() if s is not None),
+            default=math.inf,
+        )
+        while self._next < len(self._order):
+            bound = best + 1e-6 * max(1.0, abs(best))
+            if self._lb[self._order[self._next]] + rm_min > bound:
+                return self._ok(), bound
+            i = self._order[self._next]
+            s = self._size_next()
+            if s is not None:
+                best = min(best, s.instances * self._unit[i] + rm_min)
+        return self._ok(), math.inf
+
+
+class _Pairs:
+    """Every feasible (MD row, RLD option) combination of one route and hand-over mode, as
+    arrays in row-major order (RLD option ``-1``: no RLD)."""
+
+    def __init__(self, rows, rld, rld_instances, conc, b_r, bound, ctx_r) -> None:
+        self.rows = rows  # MD row index per combination
+        self.rld = rld  # RLD option index per combination, -1 for none
+        self.rld_instances = rld_instances  # RLD instances per combination
+        self._conc = conc  # RLD's concurrency per MD row
+        self._b_r = b_r  # RLD's batch per option
+        self._bound = bound  # what bounds that batch per option
+        self._ctx_r = ctx_r  # RLD's mean context
+
+    @classmethod
+    def md_only(cls, n_rows: int) -> _Pairs:
+        none = np.full(n_rows, -1, dtype=np.int64)
+        return cls(np.arange(n_rows), none, np.zeros(n_rows, dtype=np.int64), None, [], [], 0.0)
+
+    def sizing(self, k: int) -> DecodeSizing | None:
+        """RLD's sizing in combination ``k`` (None without RLD)."""
+        ri = int(self.rld[k])
+        if ri < 0:
+            return None
+        conc = float(self._conc[int(self.rows[k])])
+        n = int(self.rld_instances[k])
+        b = int(self._b_r[ri])
+        bound = self._bound[ri]
+        if n > max(math.ceil(conc / b - 1e-9), 1):
+            bound = "slot wait"
+        return DecodeSizing(n, b, bound, conc, self._ctx_r)
+
+
 #: Combinations ranked first by a partial sort; the rest only if none of those is chosen.
 _FIRST_COMBINATIONS = 256
 
 
 def _cost_order(tot: np.ndarray):
-    """Flat indexes of ``tot`` in increasing cost, ties by index (a stable argsort), lazily:
-    the cheapest few by a partial sort, then the full order only if the search gets past them
-    (inventory limits can reject many)."""
+    """``(row, column, cost)`` of ``tot`` in increasing cost, ties by flat index (a stable
+    argsort), lazily: the cheapest few by a partial sort, then the full order only if the search
+    gets past them (inventory limits can reject many)."""
+    for flat in _flat_cost_order(tot):
+        i, j = divmod(int(flat), tot.shape[1])
+        yield i, j, float(tot[i, j])
+
+
+def _flat_cost_order(tot: np.ndarray):
     flat = tot.ravel()
     n = flat.size
     if n <= 4 * _FIRST_COMBINATIONS:
@@ -418,3 +592,45 @@ def _cost_order(tot: np.ndarray):
     yield from first
     rest = np.argsort(flat, kind="stable")
     yield from rest[len(first) :]
+
+
+def _sum_order(a: np.ndarray, b: np.ndarray):
+    """``(i, j, a[i] + b[j])`` in the order of :func:`_cost_order` on the matrix
+    ``a[:, None] + b[None, :]`` (increasing sum, ties by ``i * len(b) + j``), without building
+    the matrix: the sums up to a bound, then up to a wider one, and so on.
+
+    A rounded sum never decreases when either term grows, so the pairs whose sum is at most
+    ``hi`` are, for each ``i``, the ``j`` of the first few smallest ``b``; a margin above
+    ``hi - a[i]`` finds them and the exact sums decide.
+    """
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        yield from _cost_order(a[:, None] + b[None, :])
+        return
+    nb = len(b)
+    b_order = np.argsort(b, kind="stable")
+    b_sorted = b[b_order]
+    top = float(np.max(a) + b_sorted[-1])
+    v0 = float(np.min(a) + b_sorted[0])
+    step = max(abs(v0) * 1e-9, 1e-9)
+    lo = -math.inf
+    hi = v0 + step
+    while True:
+        margin = (abs(hi) + np.abs(a)) * 1e-12 + 1e-300
+        counts = np.searchsorted(b_sorted, hi - a + margin, side="right")
+        rows = np.flatnonzero(counts > 0)
+        if len(rows):
+            ii = np.repeat(rows, counts[rows])
+            starts = np.cumsum(counts[rows]) - counts[rows]
+            pos = np.arange(len(ii)) - np.repeat(starts, counts[rows])
+            jj = b_order[pos]
+            vals = a[ii] + b[jj]
+            keep = (vals > lo) & (vals <= hi)
+            ii, jj, vals = ii[keep], jj[keep], vals[keep]
+            flat = ii * nb + jj
+            for k in np.lexsort((flat, vals)):
+                yield int(ii[k]), int(jj[k]), float(vals[k])
+        if hi >= top:
+            return
+        lo = hi
+        step *= 16.0
+        hi = v0 + step

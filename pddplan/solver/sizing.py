@@ -148,8 +148,11 @@ class Sizing:
         return q, att, util  # type: ignore[return-value]
 
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
-        """Fewest prefill instances meeting the utilization cap and the TTFT targets."""
-        key = ("prefill", self._key, inst.physics_key, rate, route.routing)
+        """Fewest prefill instances meeting the utilization cap and the TTFT targets.
+
+        The sizing sees the instance only through its prefill times, so instances of equal
+        prefill times (layouts that differ in decode alone, say) share one entry."""
+        key = ("prefill", self._key, self.prefill_s(inst).tobytes(), rate, route.routing)
         return self.cache.get(key, lambda: self._size_prefill(inst, rate, route))
 
     def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
@@ -169,9 +172,16 @@ class Sizing:
         floor_q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts))
         if not ok(floor_q):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
+        at: dict[int, tuple[tuple[float, float, float], float, float]] = {}
+
+        def ttft(count: int) -> tuple[tuple[float, float, float], float, float]:
+            if count not in at:
+                at[count] = self.ttft_at(inst, count, rate, offs, wts)
+            return at[count]
+
         lo, hi = n, n * 2
         while True:
-            q, att, util = self.ttft_at(inst, hi, rate, offs, wts)
+            q, att, util = ttft(hi)
             if ok(q):
                 break
             lo, hi = hi, hi * 2
@@ -179,12 +189,12 @@ class Sizing:
                 return None
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            qm, _, _ = self.ttft_at(inst, mid, rate, offs, wts)
+            qm, _, _ = ttft(mid)
             if ok(qm):
                 hi = mid
             else:
                 lo = mid
-        q, att, util = self.ttft_at(inst, hi, rate, offs, wts)
+        q, att, util = ttft(hi)
         worst = max(range(3), key=lambda i: q[i] / targets[i])
         return PrefillSizing(hi, util, q, att, f"TTFT p{int(PERCENTILES[worst] * 100)}")
 

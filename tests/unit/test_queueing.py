@@ -59,6 +59,23 @@ def test_units_for_wait_is_the_fewest_units_under_the_bound() -> None:
     assert q.units_for_wait(a, k, 0.01) >= n >= q.units_for_wait(a, k, 0.2)
 
 
+def test_array_forms_equal_the_scalar_ones() -> None:
+    rng = np.random.default_rng(3)
+    c = rng.integers(0, 400, size=300)
+    a = rng.uniform(0, 450, size=300)
+    want = np.array([q.erlang_c(int(ci), float(ai)) for ci, ai in zip(c, a, strict=True)])
+    assert np.allclose(q.erlang_c_array(c, a), want, rtol=1e-12, atol=0)
+    k = rng.integers(1, 40, size=300)
+    n0 = np.maximum(np.ceil(a / k - 1e-9), 1).astype(np.int64)
+    for cap in (0.01, 0.05, 0.3, 1.0):
+        got = q.units_for_wait_array(a, k, n0, cap)
+        ref = [
+            max(q.units_for_wait(float(ai), int(ki), cap), int(ni))
+            for ai, ki, ni in zip(a, k, n0, strict=True)
+        ]
+        assert got.tolist() == ref
+
+
 def test_waiting_time_params_mm2() -> None:
     # M/M/2, lambda = 1, mean service 1 s: a = 1, C = 1/3, theta = 2 (2 - 1) / (1 + 1) = 1,
     # mean wait C / theta = 1/3 s (the exact M/M/c mean wait C / (c mu - lambda))

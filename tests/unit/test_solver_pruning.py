@@ -1,0 +1,104 @@
+"""The search's shortcuts change no result: the lazy cost order, the pruned prefill options and
+the memoized gamma quantiles give what the plain computation gives."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from pddplan.loader import Registry, load_scenario
+from pddplan.models import queueing
+from pddplan.solver import Solver, build_problem
+from pddplan.solver import search as search_mod
+from pddplan.solver.cache import SearchCache
+
+SMALL = {
+    "roles": {
+        "P": {"chips": ["gpu-a", "h800-sxm", "h20"], "chips_per_instance": [4, 8, 16]},
+        "RLD": {"chips": ["gpu-a", "h20"], "chips_per_instance": [4, 8]},
+        "MD": {"chips": ["gpu-b", "h20"], "chips_per_instance": [4, 8]},
+    }
+}
+
+
+def _matrix_order(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int, str]]:
+    tot = a[:, None] + b[None, :]
+    return [(i, j, float(v).hex()) for i, j, v in search_mod._cost_order(tot)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_sum_order_is_the_stable_order_of_the_sum_matrix(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    na, nb = int(rng.integers(1, 25)), int(rng.integers(1, 300))
+    if seed % 2:  # many equal sums: ties must follow the flat index
+        a = rng.integers(1, 12, na) * 6.25
+        b = rng.integers(0, 40, nb) * 1.5
+    else:
+        a = np.round(rng.random(na) * 80, 2)
+        b = np.round(rng.random(nb) * 30, 1)
+    want = _matrix_order(a, b)
+    got = [(i, j, v.hex()) for i, j, v in search_mod._sum_order(a, b)]
+    assert got == want
+    k = int(rng.integers(1, len(want) + 1))  # a prefix, as the search consumes it
+    assert [(i, j, v.hex()) for i, j, v in itertools.islice(search_mod._sum_order(a, b), k)] == (
+        want[:k]
+    )
+
+
+def _plan_figures(plan) -> tuple:
+    roles = tuple(
+        (r, v[0].chip.name, v[0].tensor_parallel, v[1]) if v else (r, None)
+        for r, v in sorted(plan.roles.items())
+    )
+    return (
+        plan.cost_usd_per_hour,
+        roles,
+        plan.routing,
+        plan.handover,
+        plan.prefill.ttft_s,
+        plan.prefill.instances,
+    )
+
+
+@pytest.mark.parametrize(
+    ("rate", "max_chips"),
+    [(0.8, None), (2.35, None), (4.0, None), (2.35, {"gpu-a": 24}), (2.35, {"h20": 40})],
+)
+def test_pruned_prefill_options_give_the_full_search_plan(
+    rate: float, max_chips: dict | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), SMALL)
+
+    def solve() -> tuple:
+        pb = build_problem(rs)
+        if max_chips:
+            pb.max_chips = dict(max_chips)
+        return _plan_figures(Solver(pb, SearchCache()).solve_rate(rate))
+
+    pruned = solve()
+    with monkeypatch.context() as m:  # every prefill option sized, as without the pruning
+        m.setattr(
+            search_mod._PrefillOptions,
+            "up_to",
+            lambda self, rm_min: (self.all(), float("inf")),
+        )
+        full = solve()
+    assert pruned == full
+
+
+def test_gamma_quantiles_memo_returns_what_it_computes() -> None:
+    offs = np.array([0.5, 1.0, 1.5, 3.0, 7.0])
+    wts = np.array([0.1, 0.3, 0.2, 0.3, 0.1])
+    args = ([0.5, 0.9, 0.99], offs, wts, 0.6, 1.7, 1.4)
+    queueing._GAMMA_MEMO.clear()
+    first = queueing.mixture_quantiles(*args)
+    again = queueing.mixture_quantiles(*args)
+    assert again == first
+    queueing._GAMMA_MEMO.clear()
+    assert queueing.mixture_quantiles(*args) == first
+    # each is where the CDF reaches p (at a jump, or where it rises through p)
+    for p, q in zip(args[0], first, strict=True):
+        assert queueing.mixture_cdf(q, offs, wts, 0.6, 1.7, 1.4) >= p - 1e-5
+        assert queueing.mixture_cdf(q * (1 - 1e-6), offs, wts, 0.6, 1.7, 1.4) <= p + 1e-5
