@@ -215,9 +215,14 @@ def _count_with_slots(pb: Any, need: float, batch: int) -> float:
     return n
 
 
-def requirements(solver: Solver, cfg: Config, rate: float) -> tuple[float, float, float]:
+def requirements(
+    solver: Solver, cfg: Config, rate: float, memo: dict[Any, bool] | None = None
+) -> tuple[float, float, float]:
     """The least (P, RLD, MD) counts, each at least ``cfg.base``'s, with which ``cfg``'s fleet
-    meets every SLA target on this sample (inf: no count does)."""
+    meets every SLA target on this sample (inf: no count does).
+
+    ``memo``: the TTFT checks of one sample, shared by configurations with the same P option
+    and routing (they give the same answer; only the work is saved)."""
     inf = (math.inf, math.inf, math.inf)
     pb = solver.pb
     p = instance(solver, "P", cfg.p)
@@ -247,19 +252,37 @@ def requirements(solver: Solver, cfg: Config, rate: float) -> tuple[float, float
         return inf  # the routing relays requests but the configuration has no RLD
     else:
         n_r = 0.0
-    n_p = _least_prefill(solver, p, rate, route, cfg.base[0])
+    n_p = _least_prefill(solver, p, rate, route, cfg.base[0], memo, (cfg.p, cfg.routing))
     if not math.isfinite(n_p):
         return inf
     return (n_p, n_r, n_m)
 
 
-def _least_prefill(solver: Solver, p: Instance, rate: float, route: Any, base: int) -> float:
+def _least_prefill(
+    solver: Solver,
+    p: Instance,
+    rate: float,
+    route: Any,
+    base: int,
+    memo: dict[Any, bool] | None = None,
+    key: Any = None,
+) -> float:
     targets = solver.pb.ttft_targets_s
-    offs, wts, _ = solver.ttft_offsets(p, route)
+    cache: dict[Any, bool] = memo if memo is not None else {}
+    offs_wts: list[Any] = []
 
     def ok(n: int) -> bool:
-        q, _, _ = solver.ttft_at(p, n, rate, offs, wts)
-        return all(qi <= ti * _SLACK for qi, ti in zip(q, targets, strict=True))
+        k = (key, n) if key is not None else None
+        if k is not None and k in cache:
+            return cache[k]
+        if not offs_wts:
+            offs, wts, _ = solver.ttft_offsets(p, route)
+            offs_wts.extend((offs, wts))
+        q, _, _ = solver.ttft_at(p, n, rate, offs_wts[0], offs_wts[1])
+        res = all(qi <= ti * _SLACK for qi, ti in zip(q, targets, strict=True))
+        if k is not None:
+            cache[k] = res
+        return res
 
     lo = max(base, 1)
     if ok(lo):
@@ -309,7 +332,8 @@ def evaluate_chunk(
                 rec.kv_transfer_max_s = float(np.max(wan)) if wan.size else 0.0
             else:
                 rec.cost_usd_per_hour = _cost(rec, cfg, counts)
-        rec.needs = [requirements(solver, c, rate) for c in configs]
+        memo: dict[Any, bool] = {}
+        rec.needs = [requirements(solver, c, rate, memo) for c in configs]
         out.append(rec)
     return out
 
