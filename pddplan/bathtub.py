@@ -27,6 +27,7 @@ from pddplan.errors import InfeasibleError
 from pddplan.loader import ResolvedScenario
 from pddplan.models import valleys as vmath
 from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem, solve_scenario
+from pddplan.solver.plan import role_costs
 from pddplan.spec import Revenue
 from pddplan.timing import Routing
 
@@ -89,6 +90,21 @@ def revenue_usd(revenue: Revenue, input_tokens, hit_rate, output_tokens):
     )
 
 
+def _unit_prices(plan: Plan, pb: Any) -> dict[str, float]:
+    """Per role, the plan's price of one instance [USD/h] (its role cost over its count)."""
+    pricing = pb.pricing
+    owned = pricing is not None and bool(pricing.owned)
+    costs = role_costs(plan.roles, pricing) if owned else {}
+    out: dict[str, float] = {}
+    for role, v in plan.roles.items():
+        if v is None:
+            out[role] = 0.0
+            continue
+        inst, n = v
+        out[role] = costs[role] / n if owned and n > 0 else inst.price_usd_per_hour
+    return out
+
+
 def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_tokens: float, hit_rate):
     """Marginal cost of one request at each hit rate on a solved plan [USD], and its prefill [s].
 
@@ -98,15 +114,18 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     + t_line (price_line / 3600)``, where ``t_P`` is the request's prefill time, ``t_MD`` and
     ``t_RLD`` its decode time on each pool shared by a batch of ``b``, and ``t_line`` its WAN
     bytes over the line's goodput. Requests whose hit rate is below the plan's routing threshold
-    are relayed: RLD decodes them until MD holds their KV.
+    are relayed: RLD decodes them until MD holds their KV. Each role's price is what the plan
+    pays per instance of it: with an inventory, owned chips at their owned cost (the roles take
+    them in the order P, RLD, MD, as the plan's cost does), the rest at the extra price.
     """
     pb = solver.pb
+    unit = _unit_prices(plan, pb)
     h = np.asarray(hit_rate, dtype=float)
     p_inst, _ = plan.roles["P"]  # type: ignore[misc]
     cached = cached_prefix_tokens(input_tokens, h)
     uncached = input_tokens - cached
     pre = np.asarray(p_inst.prefill_s(uncached, cached, pb.chunk_size_tokens), dtype=float)
-    cost = pre * p_inst.price_usd_per_hour / units.SECONDS_PER_HOUR
+    cost = pre * unit["P"] / units.SECONDS_PER_HOUR
     n = h.shape
     on = np.ones(n, dtype=bool)
     routing = plan.routing if plan.roles["RLD"] is not None else Routing.none()
@@ -124,20 +143,13 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
         cost = cost + line_busy_s * pb.wan.price_usd_per_hour / units.SECONDS_PER_HOUR
     md_s = (output_tokens - tl.eager_tokens) * pb.tpot_s
     md = plan.decode["MD"]
-    m_inst, _ = plan.roles["MD"]  # type: ignore[misc]
     if md is not None and md.batch_per_instance:
-        cost = (
-            cost + md_s / md.batch_per_instance * m_inst.price_usd_per_hour / units.SECONDS_PER_HOUR
-        )
+        cost = cost + md_s / md.batch_per_instance * unit["MD"] / units.SECONDS_PER_HOUR
     rld = plan.decode.get("RLD")
     if plan.roles["RLD"] is not None and rld is not None and rld.batch_per_instance:
-        r_inst, _ = plan.roles["RLD"]
         ho = float(np.max(timing.handover_transfer_s(pb.wan, tl.eager_tokens)))
         rld_s = np.where(tl.relay, tl.relay_wait_s + ho, 0.0)
-        cost = (
-            cost
-            + rld_s / rld.batch_per_instance * r_inst.price_usd_per_hour / units.SECONDS_PER_HOUR
-        )
+        cost = cost + rld_s / rld.batch_per_instance * unit["RLD"] / units.SECONDS_PER_HOUR
     return cost, pre, uncached
 
 
