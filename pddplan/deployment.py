@@ -189,6 +189,11 @@ class ModelNumbers:
     attention_dtype_bytes: float = 2.0
     draft_tokens: int = 0  # multi-token prediction / speculative tokens drafted per step
     acceptance_rate: float = 0.0
+    #: [FLOP] attention FLOPs per (query, key) pair of a decode step, all layers, where decode
+    #: runs attention in another form than prefill (0: the same as ``attention_flops_per_pair``).
+    #: MLA decodes in the weight-absorbed form: every query head attends over the whole latent
+    #: (``d_c + d_rope`` for the scores, ``d_c`` for the values), see :func:`model_numbers`.
+    decode_attention_flops_per_pair: float = 0.0
 
     @property
     def is_moe(self) -> bool:
@@ -228,6 +233,7 @@ def model_numbers(m: Model) -> ModelNumbers:
                 a.layers, att.heads, att.head_dim, att.head_dim
             )
         )
+        decode_pair = 0.0
         latent, kv_heads = False, att.kv_heads
     elif isinstance(att, MlaAttention):
         att_params = float(
@@ -250,6 +256,17 @@ def model_numbers(m: Model) -> ModelNumbers:
                 a.layers, att.heads, att.qk_nope_head_dim + att.qk_rope_head_dim, att.v_head_dim
             )
         )
+        # Decode absorbs the key and value up-projections into the query and output projections
+        # (DeepSeek-V2 report, arXiv 2405.04434, section 2.1.2), so each of the H query heads
+        # scores the d_c + d_rope latent key and sums d_c-wide latent values: FlashMLA's decode
+        # kernel does 2 H (576 + 512) FLOPs per (query, key) pair for DeepSeek-V3 (its tests count
+        # FLOPS = s_q * total_seqlens * h_q * (d + dv) * 2 with d = 576, dv = 512), 3.4x the
+        # 2 H (192 + 128) of prefill's unabsorbed form.
+        decode_pair = float(
+            arch.attention_flops_per_token_per_context(
+                a.layers, att.heads, att.kv_lora_rank + att.qk_rope_head_dim, att.kv_lora_rank
+            )
+        )
         latent, kv_heads = True, 1
     else:
         assert isinstance(att, CompressedAttention)
@@ -261,6 +278,7 @@ def model_numbers(m: Model) -> ModelNumbers:
                 a.layers, att.heads, att.head_dim, att.head_dim
             )
         )
+        decode_pair = 0.0
         latent, kv_heads = True, 1
 
     ffn = a.ffn
@@ -315,6 +333,7 @@ def model_numbers(m: Model) -> ModelNumbers:
         kv_bytes_per_token=kv_tok,
         kv_bytes_per_sequence=kv_seq,
         attention_flops_per_pair=pair,
+        decode_attention_flops_per_pair=decode_pair,
         kv_latent=latent,
         kv_heads=kv_heads,
         fp8_compute=m.dtypes.weights in ("fp8", "int8", "fp4", "int4"),
@@ -607,14 +626,21 @@ class Instance:
         :func:`pddplan.models.compute.layout_step_parts_s`) [s]. ``context_tokens_read`` is the
         total context (tokens of KV) the step reads over the instance; ``decode`` says the step
         is a decode step, whose expert-parallel all-to-all runs on DeepEP's low-latency kernels
-        (as DeepSeek's and SGLang's decode instances do) rather than the normal ones."""
+        (as DeepSeek's and SGLang's decode instances do) rather than the normal ones, and whose
+        attention, under a data- or expert-parallel layout, counts the model's decode form
+        (:attr:`ModelNumbers.decode_attention_flops_per_pair`: MLA's weight-absorbed form)."""
         kv = np.asarray(context_tokens_read, dtype=float) * self.kv_bytes_per_token_per_chip
+        kw = self._step
+        if decode and self.model.decode_attention_flops_per_pair and not self.lay.is_pure_tp:
+            # Decode attention in its own form (MLA: weight-absorbed); the data-parallel and
+            # expert-parallel layouts only: plain tensor parallelism keeps the prefill form.
+            kw = {**kw, "attention_flops_per_pair": self.model.decode_attention_flops_per_pair}
         return compute.layout_step_parts_s(
             tokens,
             lm_head_tokens,
             context_token_pairs,
             kv,
-            **self._step,
+            **kw,
             low_latency_alltoall=bool(decode),
         )
 

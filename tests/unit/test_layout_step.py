@@ -1,5 +1,6 @@
 """The layout step's expert-parallel mechanisms: residual expert imbalance, DeepEP's low-latency
-all-to-all in decode, and the grouped-GEMM efficiency curve of the routed experts."""
+all-to-all in decode, the grouped-GEMM efficiency curve of the routed experts, and MLA's
+weight-absorbed decode attention."""
 
 from __future__ import annotations
 
@@ -123,3 +124,30 @@ def test_grouped_gemm_curve_only_slows_the_experts(reg: Registry) -> None:
     slow = _instance(reg, lay).step_parts(*args)
     assert np.all(slow["compute_s"] + slow["memory_s"] >= fast["compute_s"] + fast["memory_s"])
     np.testing.assert_allclose(slow["communication_s"], fast["communication_s"])
+
+
+# ---------------------------------------------------------------- MLA decode attention
+
+
+def test_mla_decode_attention_counts_the_absorbed_form(reg: Registry) -> None:
+    """FlashMLA's decode kernel: 2 H (576 + 512) FLOPs per (query, key) pair and layer for
+    DeepSeek-V3 (H = 128), against prefill's unabsorbed 2 H (192 + 128)."""
+    m = model_numbers(reg.load("model", "deepseek-v3"))
+    assert m.attention_flops_per_pair == pytest.approx(61 * 2 * 128 * (192 + 128))
+    assert m.decode_attention_flops_per_pair == pytest.approx(61 * 2 * 128 * (576 + 512))
+    gqa = model_numbers(reg.load("model", "llama-3.3-70b"))
+    assert gqa.decode_attention_flops_per_pair == 0.0
+
+
+def test_absorbed_decode_attention_only_in_layout_decode(reg: Registry) -> None:
+    """Layout decode steps run attention in the absorbed form (more compute); prefill steps and
+    plain tensor parallelism keep the unabsorbed count."""
+    lay = _instance(reg, Layout(1, 16, 16))
+    args = (np.array([2048.0]), np.array([2048.0]), np.array([2048.0 * 4096]), np.array([0.0]))
+    dec = lay.step_parts(*args, decode=True)
+    pre = lay.step_parts(*args)
+    assert float(dec["compute_s"][0]) > float(pre["compute_s"][0])
+    tp = _instance(reg, Layout(8))
+    assert float(tp.step_parts(*args, decode=True)["compute_s"][0]) == pytest.approx(
+        float(tp.step_parts(*args)["compute_s"][0])
+    )

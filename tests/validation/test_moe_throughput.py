@@ -43,10 +43,8 @@ DEEPSEEK_NOTE = (
     "DeepSeek's figures are 24-hour averages over a fleet that scales with load, not peak: "
     "SGLang's blog puts DeepSeek's own profile (balanced routing) well above its production "
     "throughput (prefill 62,713 vs 32,206 uncached tokens/s per node, 1.95x; decode 18,598 vs "
-    "14,800, 1.26x), "
-    "and the model with balanced routing is +5% on the prefill profile (65.8k) and +40% on the "
-    "decode profile (26.1k at 128 per GPU, 4K context, MTP as modelled); the step has no idle "
-    "DP ranks and no scheduler gaps"
+    "14,800, 1.26x), and the model with balanced routing is +4.9% on the prefill profile "
+    "(65.8k; test_deepseek_profile.py); the step has no idle DP ranks and no scheduler gaps"
 )
 
 
@@ -97,12 +95,13 @@ def test_deepseek_v3_h800_prefill(reg: Registry) -> None:
     _check("DeepSeek H800 prefill", computed / (1.0 - DEEPSEEK_CACHE_HIT), 73_700.0)
 
 
-@pytest.mark.xfail(
-    reason="measured +53% (was +108% before DeepEP's low-latency all-to-all, EPLB's residual "
-    "imbalance and DeepGEMM's grouped-GEMM curve; +149% with ideal overlap): " + DEEPSEEK_NOTE,
-    strict=True,
-)
 def test_deepseek_v3_h800_decode(reg: Registry) -> None:
+    """Measured +16.7% (17,267 vs 14,800; 108 sequences per GPU at 50 ms per output token). Was
+    +53% (22.6k) before MLA decode attention was counted in its weight-absorbed form; +108%
+    before DeepEP's low-latency all-to-all, EPLB's residual imbalance and DeepGEMM's grouped-GEMM
+    curve. The published figure is a 24-hour fleet average (see ``DEEPSEEK_NOTE``), so agreement
+    within tolerance does not show the model tracks a loaded instance: the same model is +10.6%
+    on DeepSeek's decode profile (test_deepseek_profile.py)."""
     predicted = _decode_per_node(
         reg, "h800-sxm", True, 144, 4989.0, 1.0 / DEEPSEEK_USER_TOKENS_PER_S, 1 << 20
     )
@@ -114,6 +113,8 @@ def test_sglang_h100_prefill(reg: Registry) -> None:
 
 
 def test_sglang_h100_decode(reg: Registry) -> None:
+    """Measured +7.7% (24,007 vs 22,300); +19.3% before MLA decode attention was counted in its
+    weight-absorbed form."""
     predicted = _decode_per_node(
         reg, "h100-sxm", False, 72, SGLANG_DECODE_KV_TOKENS, 1.0, SGLANG_DECODE_BATCH_PER_GPU
     )
