@@ -627,13 +627,12 @@ class Instance:
         total context (tokens of KV) the step reads over the instance; ``decode`` says the step
         is a decode step, whose expert-parallel all-to-all runs on DeepEP's low-latency kernels
         (as DeepSeek's and SGLang's decode instances do) rather than the normal ones, and whose
-        attention, under a data- or expert-parallel layout, counts the model's decode form
+        attention counts the model's decode form
         (:attr:`ModelNumbers.decode_attention_flops_per_pair`: MLA's weight-absorbed form)."""
         kv = np.asarray(context_tokens_read, dtype=float) * self.kv_bytes_per_token_per_chip
         kw = self._step
-        if decode and self.model.decode_attention_flops_per_pair and not self.lay.is_pure_tp:
-            # Decode attention in its own form (MLA: weight-absorbed); the data-parallel and
-            # expert-parallel layouts only: plain tensor parallelism keeps the prefill form.
+        if decode and self.model.decode_attention_flops_per_pair:
+            # decode attention in its own form (MLA: weight-absorbed), under every layout
             kw = {**kw, "attention_flops_per_pair": self.model.decode_attention_flops_per_pair}
         return compute.layout_step_parts_s(
             tokens,
