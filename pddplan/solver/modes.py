@@ -141,9 +141,18 @@ def solve_budget(solver: RateSolver, budget_usd_per_hour: float, hi_rate: float)
 def solve_max_bcr(solver: RateSolver, hi_rate: float, points: int = 0) -> Plan:
     """The plan of highest BCR (fleet goodput per dollar), exactly, among every fleet the
     search returns at a rate up to ``hi_rate`` (see :func:`walk_fleets`). Ties: the higher
-    goodput, then :func:`better_plan`. ``points`` is ignored (kept for callers)."""
+    goodput, then :func:`better_plan`. ``points`` is ignored (kept for callers).
+
+    Goodput counts up to ``hi_rate``, the bound of the question (a maximum rate, the line at
+    its utilization cap, or the search ceiling): traffic above it is not there to serve. This
+    also keeps the walk exact: a fleet whose goodput reaches past ``hi_rate`` would otherwise
+    outrank the staircase's fleets with capacity that only exists beyond the walk's end (looser
+    TTFT targets could then lower the best BCR; tests/property/test_solver_metamorphic.py).
+    """
     best: Plan | None = None
     for plan in walk_fleets(solver, hi_rate):
+        if plan.fleet_goodput_rps is not None and plan.fleet_goodput_rps > hi_rate:
+            plan = replace(plan, fleet_goodput_rps=hi_rate)
         if best is None or _higher_bcr(plan, best):
             best = plan
     assert best is not None  # walk_fleets raises when nothing fits at its first rate

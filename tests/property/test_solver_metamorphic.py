@@ -20,7 +20,11 @@ ROLES = {
     "RLD": {"chips": ["gpu-a"], "chips_per_instance": [8]},
     "MD": {"chips": ["gpu-b", "h20"], "chips_per_instance": [8]},
 }
-SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(__import__("os").environ.get("PDDPLAN_MM_EXAMPLES", "6")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 #: the goodput of each fleet is exact to 1e-7; comparisons allow 1e-6
 RTOL = 1e-6
 
