@@ -92,7 +92,8 @@ def alltoall_time_s(
 
     Notes
     -----
-    These are DeepEP's normal (high-throughput) kernels, used in prefill. Experts are uniform over the ``n`` ranks in ``G = ceil(n / n_node)`` nodes. Over the NIC a
+    These are DeepEP's normal (high-throughput) kernels, used in prefill. Experts are uniform
+    over the ``n`` ranks in ``G = ceil(n / n_node)`` nodes. Over the NIC a
     token crosses once per remote node it has experts on and is forwarded inside that node over
     scale-up (DeepEP's NVLink forwarding [4]_), so a rank sends
     ``T b (G - 1) (1 - (1 - 1/G)^k)`` bytes over its NIC and ``T b k (n_node - 1) / n`` over

@@ -42,35 +42,43 @@ def erlang_c(servers: int, offered_load: float) -> float:
     """
     c = int(servers)
     a = float(offered_load)
+    edge = _erlang_edge(c, a)
+    if edge is not None:
+        return edge
+    log_pmf = c * math.log(a) - a - float(special.gammaln(c + 1))
+    cdf = float(special.gammaincc(c + 1, a))
+    b = math.exp(log_pmf) / cdf if cdf > 0 else 1.0
+    return _erlang_b_to_c(min(b, 1.0), a, c)
+
+
+def _erlang_edge(c: int, a: float) -> float | None:
+    """Erlang C where it needs no formula: no servers or a saturated pool wait always (1),
+    no load never (0); None otherwise."""
     if c < 1:
         return 1.0
     if a <= 0:
         return 0.0
     if a >= c:
         return 1.0
-    log_pmf = c * math.log(a) - a - float(special.gammaln(c + 1))
-    cdf = float(special.gammaincc(c + 1, a))
-    b = math.exp(log_pmf) / cdf if cdf > 0 else 1.0
-    b = min(b, 1.0)
-    rho = a / c
-    return b / (1.0 - rho * (1.0 - b))
+    return None
+
+
+def _erlang_b_to_c(b: float, a: float, c: int) -> float:
+    """Erlang C from Erlang B: ``C = B / (1 - (a / c)(1 - B))``."""
+    return b / (1.0 - a / c * (1.0 - b))
 
 
 def erlang_c_recursive(servers: int, offered_load: float) -> float:
     """:func:`erlang_c` by Erlang B's recursion, O(c): the reference the tests compare with."""
     c = int(servers)
     a = float(offered_load)
-    if c < 1:
-        return 1.0
-    if a <= 0:
-        return 0.0
-    if a >= c:
-        return 1.0
+    edge = _erlang_edge(c, a)
+    if edge is not None:
+        return edge
     b = 1.0
     for n in range(1, c + 1):
         b = a * b / (n + a * b)
-    rho = a / c
-    return b / (1.0 - rho * (1.0 - b))
+    return _erlang_b_to_c(b, a, c)
 
 
 def erlang_c_array(servers, offered_load) -> np.ndarray:

@@ -115,6 +115,18 @@ def instance(solver: Solver, role: str, key: Key | None) -> Instance | None:
     return None
 
 
+def config_instances(
+    solver: Solver, cfg: Config
+) -> tuple[Instance, Instance, Instance | None] | None:
+    """``cfg``'s (P, MD, RLD) instances on the solver's problem; None when one no longer fits."""
+    p = instance(solver, "P", cfg.p)
+    m = instance(solver, "MD", cfg.md)
+    r = instance(solver, "RLD", cfg.rld)
+    if p is None or m is None or (cfg.rld is not None and r is None):
+        return None
+    return p, m, r
+
+
 def fleet_plan(
     solver: Solver, cfg: Config, counts: tuple[int, int, int], rate: float
 ) -> Plan | None:
@@ -122,11 +134,10 @@ def fleet_plan(
     the largest batch that meets TPOT there; None when a pool cannot meet TPOT at any batch or
     an instance no longer fits."""
     pb = solver.pb
-    p = instance(solver, "P", cfg.p)
-    m = instance(solver, "MD", cfg.md)
-    r = instance(solver, "RLD", cfg.rld)
-    if p is None or m is None or (cfg.rld is not None and r is None):
+    found = config_instances(solver, cfg)
+    if found is None:
         return None
+    p, m, r = found
     route = solver.route(rate, cfg.routing)
     ctx_m = solver.md_context_tokens()
     b_m = m.max_batch_at_tpot(ctx_m, pb.tpot_s)
@@ -225,11 +236,10 @@ def requirements(
     and routing (they give the same answer; only the work is saved)."""
     inf = (math.inf, math.inf, math.inf)
     pb = solver.pb
-    p = instance(solver, "P", cfg.p)
-    m = instance(solver, "MD", cfg.md)
-    r = instance(solver, "RLD", cfg.rld)
-    if p is None or m is None or (cfg.rld is not None and r is None):
+    found = config_instances(solver, cfg)
+    if found is None:
         return inf
+    p, m, r = found
     route = solver.route(rate, cfg.routing)
     if pb.topology.cross_dc and route.link_utilization >= 1.0:
         return inf

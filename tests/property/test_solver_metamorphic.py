@@ -7,6 +7,8 @@ exact searches on a small scenario (two P chips, two RLD chips, two MD chips) up
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +23,7 @@ ROLES = {
     "MD": {"chips": ["gpu-b", "h20"], "chips_per_instance": [8]},
 }
 SETTINGS = settings(
-    max_examples=int(__import__("os").environ.get("PDDPLAN_MM_EXAMPLES", "6")),
+    max_examples=int(os.environ.get("PDDPLAN_MM_EXAMPLES", "6")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
