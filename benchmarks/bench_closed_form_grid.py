@@ -17,7 +17,7 @@ import math
 import statistics
 from concurrent.futures import ProcessPoolExecutor
 
-from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
+from pddplan.io.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.sim import SimConfig, SimPlan, simulate
 from pddplan.sim.compare import (
     closed_form_figures,

@@ -14,7 +14,7 @@ import argparse
 import os
 import time
 
-from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
+from pddplan.io.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.sim import SimConfig, SimPlan, simulate
 from pddplan.solver import solve_scenario
 

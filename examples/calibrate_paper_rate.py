@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import sys
 
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver import SAME_DC, baseline_at_rate
 
 

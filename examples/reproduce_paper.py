@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
 from pddplan.solver import NO_RELAY, SAME_DC, Solver, baseline_at_rate, build_problem
 from pddplan.solver import solve_scenario as solve

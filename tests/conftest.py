@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pddplan.loader import ENV_VAR, Registry, bundled_profiles_dir
+from pddplan.io.loader import ENV_VAR, Registry, bundled_profiles_dir
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = FIXTURES / "broken"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from pddplan.loader import Registry
+    from pddplan.io.loader import Registry
     from pddplan.results import Report
 
 FormatOpt = Annotated[
@@ -72,7 +72,7 @@ class State:
 
 
 def registry() -> Registry:
-    from pddplan.loader import Registry
+    from pddplan.io.loader import Registry
 
     return Registry.default(State.profile_dirs)
 
@@ -214,7 +214,7 @@ def data_file(path: Path) -> Path:
     after a plain install)."""
     if path.exists() or path.parent != Path("."):
         return path
-    from pddplan.loader import bundled_profiles_dir
+    from pddplan.io.loader import bundled_profiles_dir
 
     root = bundled_profiles_dir()
     dirs = [root / "data"]

@@ -111,7 +111,7 @@ def validate_cmd(
     Example: pddplan profiles validate
     """
     from pddplan.errors import PddplanError, ProfileError
-    from pddplan.loader import load_file, load_scenario
+    from pddplan.io.loader import load_file, load_scenario
     from pddplan.results import Report, Section
 
     common.check_format(fmt)

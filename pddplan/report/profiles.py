@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pddplan.loader import Registry, bundled_profiles_dir
+from pddplan.io.loader import Registry, bundled_profiles_dir
 from pddplan.results import Report, Row, Section
 
 
@@ -105,7 +105,7 @@ def show_report(kind: str, path: Path, obj: Any) -> Report:
 
 def scenario_list_report(reg: Registry) -> Report:
     """The scenarios usable by name (bundled, or in a ``--profiles`` directory)."""
-    from pddplan.loader import load_file
+    from pddplan.io.loader import load_file
 
     bundled = bundled_profiles_dir().resolve().parent
     rows: list[Row] = []

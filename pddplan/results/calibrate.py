@@ -147,7 +147,7 @@ class LinkCalibrateResult(Result):
 
     Attributes
     ----------
-    fit : the least-squares fit (:class:`pddplan.calibrate_link.LinkFit`).
+    fit : the least-squares fit (:class:`pddplan.calibrate.link.LinkFit`).
     profile_file : the link profile written (None when not asked for).
     built : the sections and JSON document, computed when the result was built.
     """

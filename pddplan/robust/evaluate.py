@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from pddplan.deployment import Instance
-from pddplan.loader import Registry, YamlDoc
-from pddplan.overrides import ScenarioSource
+from pddplan.io.loader import Registry, YamlDoc
+from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem
 from pddplan.solver.fleet import check_fleet, goodput_rps, slots_ok
 from pddplan.timing import Routing

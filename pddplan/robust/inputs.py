@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 
 from pddplan.errors import OverrideError, ProfileError
-from pddplan.loader import ResolvedScenario
-from pddplan.overrides import ScenarioSource, check_path
-from pddplan.scenario import role_chip_names
+from pddplan.io.loader import ResolvedScenario
+from pddplan.io.overrides import ScenarioSource, check_path
 from pddplan.spec import (
     DISTRIBUTION_KINDS,
     Distribution,
@@ -34,6 +33,7 @@ from pddplan.spec import (
     Triangular,
     Uniform,
 )
+from pddplan.spec.scenario import role_chip_names
 
 RATE = "rate_rps"
 HIT_SHIFT = "workload.hit_rate.shift"

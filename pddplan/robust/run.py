@@ -25,7 +25,7 @@ import numpy as np
 
 from pddplan.errors import InfeasibleError, OptionError, UsageError
 from pddplan.executors import make_executor
-from pddplan.overrides import ScenarioSource
+from pddplan.io.overrides import ScenarioSource
 from pddplan.robust.evaluate import (
     Config,
     SampleRecord,

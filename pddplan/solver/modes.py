@@ -16,7 +16,6 @@ from typing import Protocol
 import numpy as np
 
 from pddplan.errors import InfeasibleError, UsageError
-from pddplan.scenario import ResolvedScenario
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.fleet import goodput_bracket, goodput_rps, sizing_limit_rps
 from pddplan.solver.plan import Plan
@@ -34,6 +33,7 @@ from pddplan.solver.problem import (
 from pddplan.solver.relay_edge import RelayEdge, relay_edges
 from pddplan.solver.relay_edge import describe as describe_edges
 from pddplan.solver.search import Solver, better_plan
+from pddplan.spec.scenario import ResolvedScenario
 
 
 class RateSolver(Protocol):

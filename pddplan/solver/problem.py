@@ -20,7 +20,7 @@ from pddplan.deployment import (
     request_classes,
 )
 from pddplan.errors import InfeasibleError, UsageError
-from pddplan.scenario import ResolvedScenario, role_chip_names
+from pddplan.spec.scenario import ResolvedScenario, role_chip_names
 from pddplan.timing import Routing
 
 ROLES = ("P", "RLD", "MD")

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pddplan.errors import InfeasibleError
-from pddplan.scenario import ResolvedScenario
 from pddplan.solver.problem import NO_RELAY, PDD, RELAY_ONLY, build_problem
+from pddplan.spec.scenario import ResolvedScenario
 
 #: Bandwidths tried below the scenario's: the line's rate divided by these factors [-].
 BANDWIDTH_DIVISORS = (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)

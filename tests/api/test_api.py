@@ -150,8 +150,8 @@ def test_results_have_rows_sections_and_json() -> None:
 
 
 def test_sweep_reads_the_scenario_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pddplan.loader as loader
-    import pddplan.overrides as overrides
+    import pddplan.io.loader as loader
+    import pddplan.io.overrides as overrides
 
     calls: list[Path] = []
     real = loader.read_yaml

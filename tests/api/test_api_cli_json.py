@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import pddplan
 from pddplan.cli import app
-from pddplan.loader import bundled_profiles_dir
+from pddplan.io.loader import bundled_profiles_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p.stem for p in (bundled_profiles_dir() / "scenarios").glob("*.yaml")) + [

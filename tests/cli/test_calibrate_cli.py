@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from pddplan.calibrate import FIXED_DERATES
 from pddplan.cli import app
 from pddplan.cli.calibrate_cmd import calibrate_cmd
-from pddplan.loader import ENV_VAR, Registry, bundled_profiles_dir, load_file, load_scenario
+from pddplan.io.loader import ENV_VAR, Registry, bundled_profiles_dir, load_file, load_scenario
 from pddplan.spec import ChipDerates
 
 REPO = Path(__file__).resolve().parents[2]

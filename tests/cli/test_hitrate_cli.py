@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from pddplan.cli import app
 from pddplan.cli.hitrate_cmd import hitrate_cmd
-from pddplan.loader import load_file
+from pddplan.io.loader import load_file
 from pddplan.trace import CapacityCurve
 
 REPO = Path(__file__).resolve().parents[2]

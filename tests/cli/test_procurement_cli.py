@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from pddplan.cli import app
 from pddplan.errors import PddplanError
-from pddplan.loader import ENV_VAR
+from pddplan.io.loader import ENV_VAR
 
 REPO = Path(__file__).resolve().parents[2]
 MEAS = REPO / "examples" / "measurements"

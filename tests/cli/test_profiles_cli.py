@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pddplan.cli import app
-from pddplan.loader import ENV_VAR, bundled_profiles_dir
+from pddplan.io.loader import ENV_VAR, bundled_profiles_dir
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pddplan.cli import app
-from pddplan.loader import ENV_VAR
+from pddplan.io.loader import ENV_VAR
 
 ROOT = Path(__file__).resolve().parents[2]
 

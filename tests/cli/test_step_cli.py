@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from pddplan.cli import app
 from pddplan.deployment import Layout, layouts_for, model_numbers
 from pddplan.errors import UsageError
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 from pddplan.step import step
 
 runner = CliRunner()

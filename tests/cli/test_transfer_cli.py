@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from pddplan.cli import app
 from pddplan.cli.transfer_cmd import transfer_cmd
-from pddplan.loader import ENV_VAR
+from pddplan.io.loader import ENV_VAR
 
 REPO = Path(__file__).resolve().parents[2]
 

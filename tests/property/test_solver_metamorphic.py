@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pddplan.errors import InfeasibleError
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver.modes import PlanSearch, solve_max_bcr
 from pddplan.solver.problem import PDD, build_problem
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver.modes import baseline_at_rate
 from pddplan.solver.problem import SAME_DC
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pddplan.bathtub import analyze, revenue_usd
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.spec import Revenue
 
 REVENUE = {

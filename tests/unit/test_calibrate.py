@@ -17,7 +17,7 @@ import pytest
 
 from pddplan.deployment import ModelNumbers, model_numbers
 from pddplan.errors import ProfileError
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 from pddplan.spec import Chip, ChipDerates
 
 # the module, not the API function pddplan.calibrate of the same name
@@ -67,7 +67,7 @@ def llama(bundled_registry_module: Registry) -> ModelNumbers:
 
 @pytest.fixture(scope="module")
 def bundled_registry_module() -> Registry:
-    from pddplan.loader import bundled_profiles_dir
+    from pddplan.io.loader import bundled_profiles_dir
 
     return Registry(dirs=[bundled_profiles_dir()])
 

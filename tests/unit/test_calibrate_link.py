@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pddplan.calibrate_link import (
+from pddplan.calibrate.link import (
     calibrated_link,
     fit_link,
     parse_link_measurements,
     predict_s,
 )
 from pddplan.errors import ProfileError, UsageError
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 
 SIZES = [1e4, 1e5, 1e6, 4.649e6, 1e7, 1e8, 1e9, 3e9]
 

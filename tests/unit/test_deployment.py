@@ -14,7 +14,7 @@ from pddplan.deployment import (
     model_numbers,
     request_classes,
 )
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 from pddplan.models import memory
 from pddplan.spec import HitRateDist, LognormalLength, Workload
 
@@ -42,7 +42,7 @@ MODELS_MD_KV = {
 
 @pytest.fixture(scope="module")
 def reg() -> Registry:
-    from pddplan.loader import bundled_profiles_dir
+    from pddplan.io.loader import bundled_profiles_dir
 
     return Registry(dirs=[bundled_profiles_dir()])
 

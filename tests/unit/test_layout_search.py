@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pddplan import api
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.sim.plan import plan_from_json
 from pddplan.solver import PDD, build_problem
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pddplan.deployment import Instance, Layout, model_numbers
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 from pddplan.models import compute
 
 

@@ -1,4 +1,4 @@
-"""Unit tests of pddplan.loader: strict YAML 1.2, located errors, the search path, scenarios."""
+"""Unit tests of pddplan.io.loader: strict YAML 1.2, located errors, the search path, scenarios."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pddplan.errors import NotFoundError, ProfileError
-from pddplan.loader import (
+from pddplan.io.loader import (
     ENV_VAR,
     Registry,
     bundled_profiles_dir,

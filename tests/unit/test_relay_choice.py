@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver import SAME_DC, baseline_at_rate, solve_scenario
 from pddplan.solver.fleet import GOODPUT_RTOL, check_fleet, goodput_rps
 from pddplan.solver.modes import solver_for

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import pddplan
-from pddplan.scenario import ResolvedScenario
 from pddplan.solver import relay_edge
 from pddplan.solver.relay_edge import describe, relay_bcr_ratio, relay_edges
+from pddplan.spec.scenario import ResolvedScenario
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = str(ROOT / "examples" / "long-context.yaml")

@@ -13,7 +13,7 @@ import pytest
 
 from pddplan import timing
 from pddplan.api import solve_result
-from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
+from pddplan.io.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.models import network
 from pddplan.results import Report
 from pddplan.sim import SimConfig, SimPlan, simulate

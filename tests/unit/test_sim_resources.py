@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from pddplan.loader import Registry, bundled_profiles_dir, load_scenario
+from pddplan.io.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.models import queueing
 from pddplan.sim import events as ev
 from pddplan.sim.resources import DecodePool, FcfsPool, PsLine, StepTable

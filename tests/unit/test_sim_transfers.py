@@ -10,7 +10,7 @@ import pytest
 
 from pddplan import timing
 from pddplan.deployment import LinkNumbers
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 from pddplan.sim.transfers import simulate_transfers
 
 # 10 GB/s goodput, 20 ms RTT, IW10 x 1448 B, 4 MiB window: 209,715,200 B/s per transfer

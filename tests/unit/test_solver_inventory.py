@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pddplan.errors import UsageError
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
 from pddplan.solver import Solver, build_problem
 from pddplan.solver.plan import cost_split

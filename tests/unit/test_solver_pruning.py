@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
 from pddplan.solver import Solver, build_problem
 from pddplan.solver import search as search_mod

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pddplan.errors import InfeasibleError
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
 from pddplan.solver import Solver, build_problem
 

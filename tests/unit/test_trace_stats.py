@@ -11,7 +11,7 @@ import pytest
 
 from pddplan.deployment import request_classes
 from pddplan.errors import UsageError
-from pddplan.loader import load_file
+from pddplan.io.loader import load_file
 from pddplan.spec import Workload
 from pddplan.trace import CapacityCurve, analyze, capacity_curve, replay_trace
 from pddplan.trace.stats import (

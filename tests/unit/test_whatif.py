@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pddplan.errors import UsageError
-from pddplan.loader import Registry, load_scenario
+from pddplan.io.loader import Registry, load_scenario
 from pddplan.whatif import (
     Axis,
     breakeven,

@@ -10,7 +10,7 @@ import pytest
 
 from pddplan import units
 from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, model_numbers
-from pddplan.loader import Registry, bundled_profiles_dir
+from pddplan.io.loader import Registry, bundled_profiles_dir
 from pddplan.models import memory, network
 
 KB = units.KILO  # decimal kilobytes, as everywhere in pddplan

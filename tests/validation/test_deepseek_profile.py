@@ -39,7 +39,7 @@ from __future__ import annotations
 import pytest
 
 from pddplan.deployment import Layout
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 from pddplan.models import compute
 from pddplan.step import step
 

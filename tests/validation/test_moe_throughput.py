@@ -30,7 +30,7 @@ from __future__ import annotations
 import pytest
 
 from pddplan.deployment import Instance, Layout, model_numbers
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 from pddplan.step import step
 
 TOLERANCE = 0.20

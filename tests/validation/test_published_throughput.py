@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from pddplan.deployment import Instance, model_numbers
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 
 PUBLISHED = [
     ("h100-sxm", 1000, 1000, 2209.0),

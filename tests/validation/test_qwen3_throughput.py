@@ -83,7 +83,7 @@ from __future__ import annotations
 import pytest
 
 from pddplan.deployment import Instance, Layout, model_numbers
-from pddplan.loader import Registry
+from pddplan.io.loader import Registry
 
 TOLERANCE = 0.25
 KV_DTYPE = "fp8"

@@ -3,7 +3,7 @@
 Every function takes a scenario by bundled name or file path (``None``: the bundled default),
 or a :class:`LoadedScenario` from :func:`load_scenario`, plus keyword-only options named as in
 the library (``rate_rps``, ``budget_usd_per_hour``, ``max_chips``...). ``overrides`` maps dotted
-paths to values (see :mod:`pddplan.overrides`) and is validated exactly as the same values in a
+paths to values (see :mod:`pddplan.io.overrides`) and is validated exactly as the same values in a
 scenario file: a bad key or value raises :class:`~pddplan.errors.OverrideError` naming the key
 and the allowed range. Errors are subclasses of :class:`~pddplan.errors.PddplanError`; nothing
 is printed.
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from pddplan.errors import OptionError, ProfileError, UsageError
 
 if TYPE_CHECKING:
-    from pddplan.loader import Registry, ResolvedScenario
-    from pddplan.overrides import ScenarioSource
+    from pddplan.io.loader import Registry, ResolvedScenario
+    from pddplan.io.overrides import ScenarioSource
     from pddplan.results import (
         BathtubResult,
         BreakevenResult,
@@ -136,7 +136,7 @@ class LoadedScenario:
 
     def with_overrides(self, overrides: Overrides) -> LoadedScenario:
         """This scenario with more overrides (later ones win), validated."""
-        from pddplan.overrides import copy_overrides
+        from pddplan.io.overrides import copy_overrides
 
         if not overrides:
             return self
@@ -145,7 +145,7 @@ class LoadedScenario:
 
 
 def _registry(profiles: Profiles) -> Registry:
-    from pddplan.loader import Registry
+    from pddplan.io.loader import Registry
 
     return Registry.default([Path(p) for p in profiles or ()])
 
@@ -165,7 +165,7 @@ def load_scenario(
     profiles : extra profile directories, searched before ``PDDPLAN_PROFILES`` and the bundled
         profiles (the CLI's ``--profiles``).
     """
-    from pddplan.overrides import ScenarioSource, copy_overrides
+    from pddplan.io.overrides import ScenarioSource, copy_overrides
 
     src = ScenarioSource.open(
         None if name_or_path is None else str(name_or_path), _registry(profiles)
@@ -495,7 +495,7 @@ def sweep(
 
     Parameters
     ----------
-    axes : dotted PATH -> list of values (see :mod:`pddplan.overrides`).
+    axes : dotted PATH -> list of values (see :mod:`pddplan.io.overrides`).
     baselines : also size the baselines at each point (the ``bcr_ratio_vs_*`` columns).
     jobs : solve points on this many local processes, or Dask workers of a LocalCluster (the
         order stays the grid's).
@@ -632,7 +632,7 @@ def breakeven(
         raise OptionError("against", f"must be same-dc or no-relay, not {against!r}")
     ls = _load(scenario, overrides, profiles)
     if lo is None or hi is None:
-        from pddplan.overrides import check_path
+        from pddplan.io.overrides import check_path
 
         check_path(param, ls.resolved)
         cur = current_value(ls.resolved, param)
@@ -752,7 +752,7 @@ def assumption_rows(rs: ResolvedScenario, chips: set[str]) -> list[dict[str, Any
 
 def current_value(rs: ResolvedScenario, path: str) -> Any:
     """The value a dotted PATH (as in ``overrides``) has in a resolved scenario, or None."""
-    from pddplan.overrides import ALIASES
+    from pddplan.io.overrides import ALIASES
 
     parts = path.split(".")
     obj: Any
@@ -805,7 +805,7 @@ def rank_chips(
     if isinstance(scenario, LoadedScenario):
         ls = _load(scenario, {**swaps, **(overrides or {})}, profiles)
     else:
-        from pddplan.overrides import ScenarioSource
+        from pddplan.io.overrides import ScenarioSource
 
         src = ScenarioSource.open(None if scenario is None else str(scenario), reg)
         ov = {**swaps, **(overrides or {})}
@@ -1241,7 +1241,7 @@ def calibrate_link(
     write : write the calibrated link profile (``.yaml``; its name is the file's stem).
     fix : parameters held at the profile's values.
     """
-    from pddplan.calibrate_link import calibrated_link, fit_link, read_link_measurements
+    from pddplan.calibrate.link import calibrated_link, fit_link, read_link_measurements
     from pddplan.results.calibrate import LinkCalibrateResult, link_calibrate_report
 
     fix = [fix] if isinstance(fix, str) else list(fix)
@@ -1291,7 +1291,7 @@ def _write_profile(
     """Write a profile as YAML and check that the loader reads it back as ``kind``."""
     import yaml
 
-    from pddplan.loader import load_file
+    from pddplan.io.loader import load_file
 
     text = header + yaml.safe_dump(
         data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False

@@ -24,9 +24,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from pddplan.errors import NotFoundError, ProfileError
-from pddplan.scenario import ResolvedScenario
-from pddplan.scenario import role_chip_names as role_chip_names  # re-exported
 from pddplan.spec import KIND_DIRS, KINDS, Scenario, Strict, Workload
+from pddplan.spec.scenario import ResolvedScenario
+from pddplan.spec.scenario import role_chip_names as role_chip_names  # re-exported
 
 ENV_VAR = "PDDPLAN_PROFILES"
 Path_ = tuple[str | int, ...]
@@ -476,11 +476,11 @@ def load_file(path: Path, expected_kind: str | None = None) -> Any:
 
 def bundled_profiles_dir() -> Path:
     """The profiles shipped with pddplan: inside the wheel, or the source checkout's folder."""
-    here = Path(__file__).resolve().parent
-    inside = here / "_profiles"
+    package = Path(__file__).resolve().parent.parent  # pddplan/
+    inside = package / "_profiles"
     if inside.is_dir():
         return inside
-    return here.parent / "profiles"
+    return package.parent / "profiles"
 
 
 @dataclass

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pddplan.errors import OverrideError, ProfileError
-from pddplan.loader import (
+from pddplan.io.loader import (
     Registry,
     ResolvedScenario,
     YamlDoc,

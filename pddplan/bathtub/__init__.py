@@ -24,7 +24,7 @@ import numpy as np
 from pddplan import timing, units
 from pddplan.deployment import cached_prefix_tokens
 from pddplan.errors import InfeasibleError
-from pddplan.loader import ResolvedScenario
+from pddplan.io.loader import ResolvedScenario
 from pddplan.models import valleys as vmath
 from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem, solve_scenario
 from pddplan.solver.plan import role_costs

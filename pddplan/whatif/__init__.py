@@ -1,6 +1,6 @@
 """What-if questions: parameter sweeps, break-even points and chip ranking by role.
 
-A swept PATH is a dotted key into the scenario as a user sees it (see :mod:`pddplan.overrides`):
+A swept PATH is a dotted key into the scenario as a user sees it (see :mod:`pddplan.io.overrides`):
 a scenario key (``rate_rps``, ``sla.ttft_p99_s``), a key of a profile the scenario names
 (``link.bandwidth_gbit_per_s``, ``chips.gpu-b.price.rental_usd_per_hour``) or a short form
 (``chips.NAME.price_usd_per_hour``). Every point is validated from the scenario's parsed
@@ -18,8 +18,8 @@ from typing import Any
 
 from pddplan import limits
 from pddplan.errors import InfeasibleError, PddplanError, UsageError
-from pddplan.loader import Registry, ResolvedScenario
-from pddplan.overrides import (
+from pddplan.io.loader import Registry, ResolvedScenario
+from pddplan.io.overrides import (
     ALIASES,
     PROFILE_ROOTS,
     ScenarioSource,

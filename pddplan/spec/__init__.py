@@ -78,7 +78,7 @@ class Strict(BaseModel):
         try:
             return self.model_validate(data)
         except ValidationError as exc:
-            from pddplan.loader import YamlDoc, validation_to_profile_error
+            from pddplan.io.loader import YamlDoc, validation_to_profile_error
 
             raise validation_to_profile_error(
                 exc, type(self), YamlDoc(data, {}, f"{type(self).__name__} copy")

@@ -1,0 +1,1 @@
+"""Input and output at the edge: strict YAML, the profile registry, overrides."""
