@@ -236,16 +236,63 @@ def timeline(
     return Timeline(routing, relay, on, link_utilization, wan_bytes, wan_s, rdma_s, wait, eager)
 
 
-def kv_ready_s(tl: Timeline, wan_factor=1.0):
-    """When the first decoding side holds the KV, after prefill ends [s].
+def first_token_after_kv_s(tl: Timeline, wan_s, md_step_s: float, rld_step_s: float):
+    """Time from prefill end to the first token, per request [s]: one decode step after the KV
+    lands on the side that decodes first.
 
-    P-MD: the WAN transfer; P-RLD-MD: whichever copy lands first (RLD over RDMA, or MD when its
-    transfer is faster still); anomalous: the RDMA copy. ``wan_factor`` scales the WAN time
-    (per-point jittered times are passed in ``wan_s`` form by :func:`first_token_points`).
+    ``P-MD``: ``wan + step_MD``; ``P-RLD-MD``: ``min(rdma + step_RLD, wan + step_MD)`` (RLD over
+    RDMA, or MD when its transfer is faster still); anomalous (finished on RLD): ``rdma +
+    step_RLD``. ``wan_s`` is the transfer to the decode pool, shaped like ``tl.wan_s`` or with
+    one more trailing axis (the line's jitter points, :func:`first_token_points`); the RDMA copy
+    broadcasts against it.
+
+    The one home of the first-token rule: the solver's TTFT, ``solve --explain``'s per-class
+    rows, the bathtub and the simulator all take it from here.
     """
-    wan = tl.wan_s * wan_factor
-    direct = tl.on_decode_side & ~tl.relay
-    return np.where(direct, wan, np.where(tl.relay, np.minimum(tl.rdma_s, wan), tl.rdma_s))
+    wan = np.asarray(wan_s, dtype=float)
+    extra = (slice(None),) + (None,) * (wan.ndim - 1)
+    rdma = np.asarray(tl.rdma_s, dtype=float)[extra]
+    direct = (tl.on_decode_side & ~tl.relay)[extra]
+    relay = np.asarray(tl.relay)[extra]
+    md_first = wan + md_step_s
+    rld_first = rdma + rld_step_s
+    return np.where(direct, md_first, np.where(relay, np.minimum(rld_first, md_first), rld_first))
+
+
+def _first_token_grid(
+    paths: Paths,
+    tl: Timeline,
+    prefill_s,
+    weights,
+    md_step_s: float | None,
+    rld_step_s: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets_s[k, j], weights[k, j])``: request ``k``'s time from prefill start to its first
+    token at the line's jitter point ``j`` (one point without jitter), and the point's weight
+    (requests finished on RLD never touch the line: all their weight on the first point)."""
+    pre = np.asarray(prefill_s, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    util = min(tl.link_utilization, 0.999999)
+    link = paths.decode_link
+    if paths.cross_dc and paths.wan.jitter_cv > 0:
+        f1, fw = jitter_points(paths.wan)
+        f = f1[None, :]
+    else:
+        f, fw = np.ones((1, 1)), np.ones(1)
+    wan = np.where(
+        tl.on_decode_side[:, None],
+        transfer_s(link, tl.wan_bytes[:, None] * f, util),
+        0.0,
+    )
+    s_md = paths.tpot_s if md_step_s is None else float(md_step_s)
+    s_rld = paths.tpot_s if rld_step_s is None else float(rld_step_s)
+    offs = pre[:, None] + first_token_after_kv_s(tl, wan, s_md, s_rld)
+    wts = np.where(
+        tl.on_decode_side[:, None],
+        w[:, None] * fw[None, :],
+        np.where(np.arange(len(fw))[None, :] == 0, w[:, None], 0.0),
+    )
+    return offs, wts
 
 
 def first_token_points(
@@ -263,44 +310,32 @@ def first_token_points(
 
     Notes
     -----
-    The first token is one decode step after the KV lands on the side that decodes first:
-    ``pre + wan + step_MD`` (P-MD), ``pre + min(rdma + step_RLD, wan + step_MD)`` (P-RLD-MD),
-    ``pre + rdma + step_RLD`` (anomalous). ``md_step_s`` and ``rld_step_s`` are the pools'
-    steps at their working batches (default: the TPOT target, an upper bound on every step,
-    which sizing uses). The simulator emits the first token the same way (docs/simulate.md).
+    The first token is one decode step after the KV lands on the side that decodes first
+    (:func:`first_token_after_kv_s`): ``pre + wan + step_MD`` (P-MD), ``pre + min(rdma +
+    step_RLD, wan + step_MD)`` (P-RLD-MD), ``pre + rdma + step_RLD`` (anomalous). ``md_step_s``
+    and ``rld_step_s`` are the pools' steps at their working batches (default: the TPOT target,
+    an upper bound on every step, which sizing uses). The simulator emits the first token the
+    same way (docs/simulate.md).
     """
-    pre = np.asarray(prefill_s, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    util = min(tl.link_utilization, 0.999999)
-    link = paths.decode_link
-    if paths.cross_dc and paths.wan.jitter_cv > 0:
-        f1, fw = jitter_points(paths.wan)
-        f = f1[None, :]
-    else:
-        f, fw = np.ones((1, 1)), np.ones(1)
-    wan = np.where(
-        tl.on_decode_side[:, None],
-        transfer_s(link, tl.wan_bytes[:, None] * f, util),
-        0.0,
-    )
-    rdma = tl.rdma_s[:, None] * np.ones_like(f)[None, :]
-    direct = (tl.on_decode_side & ~tl.relay)[:, None]
-    s_md = paths.tpot_s if md_step_s is None else float(md_step_s)
-    s_rld = paths.tpot_s if rld_step_s is None else float(rld_step_s)
-    ready = np.where(
-        direct,
-        wan + s_md,
-        np.where(tl.relay[:, None], np.minimum(rdma + s_rld, wan + s_md), rdma + s_rld),
-    )
-    offs = pre[:, None] + ready
-    wts = np.where(
-        tl.on_decode_side[:, None],  # requests finished on RLD never touch the line: one point
-        w[:, None] * fw[None, :],
-        np.where(np.arange(len(fw))[None, :] == 0, w[:, None], 0.0),
-    )
-    pids = np.repeat(tl.pipeline[:, None], len(fw), axis=1)
+    offs, wts = _first_token_grid(paths, tl, prefill_s, weights, md_step_s, rld_step_s)
+    pids = np.repeat(tl.pipeline[:, None], wts.shape[1], axis=1)
     keep = wts.ravel() > 0
     return offs.ravel()[keep], wts.ravel()[keep], pids.ravel()[keep]
+
+
+def class_first_token_mean_s(
+    paths: Paths,
+    tl: Timeline,
+    prefill_s,
+    md_step_s: float | None = None,
+    rld_step_s: float | None = None,
+) -> np.ndarray:
+    """Mean time from prefill start to the first token of each request (class) over the line's
+    jitter [s]: the per-class mean of :func:`first_token_points` (add the prefill queue's mean
+    wait for the mean TTFT)."""
+    ones = np.ones(np.shape(tl.relay))
+    offs, wts = _first_token_grid(paths, tl, prefill_s, ones, md_step_s, rld_step_s)
+    return np.sum(offs * wts, axis=1) / np.sum(wts, axis=1)
 
 
 # ------------------------------------------------------------------------------- hand-over

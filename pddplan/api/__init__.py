@@ -305,47 +305,38 @@ def solve_result(out: Outcome, *, explain: bool = False) -> SolveResult:
     solver = Solver(out.problem)
     by_pipe = solver.ttft_by_pipeline(out.plan)
     wait = by_pipe.pop("_wait")
-    classes = _class_rows(out, solver, wait["mean_wait_s"]) if explain else None
+    classes = _class_rows(out, solver) if explain else None
     warns = [f"closed forms: {w}" for w in regime_warning_for_plan(out.problem, out.plan)]
     return SolveResult(out, by_pipe, wait["mean_wait_s"], classes, warns)
 
 
-def _class_rows(out: Outcome, solver: Any, mean_wait_s: float) -> list[dict[str, Any]]:
-    """One row per hit-rate class: its route, prefill, WAN transfer and mean TTFT."""
+def _class_rows(out: Outcome, solver: Any) -> list[dict[str, Any]]:
+    """One row per hit-rate class: its route, prefill, WAN transfer and mean TTFT (the solver's
+    timeline, :meth:`~pddplan.solver.Solver.class_ttft_mean_s`)."""
     plan = out.plan
     pb = solver.pb
     c = pb.classes
     r = plan.route
     p_inst, _n = plan.roles["P"]  # type: ignore[misc]
     pre = solver.prefill_s(p_inst)
-    rows = []
-    for k in range(len(c)):
-        if not pb.on_decode_side[k]:
-            route = "P-RLD (anomalous)"
-        elif r.relay[k]:
-            route = "P-RLD-MD"
-        else:
-            route = "P-MD" if pb.topology.cross_dc else "P-D"
-        first = pb.tpot_s
-        if route in ("P-MD", "P-D"):
-            ttft = mean_wait_s + pre[k] + r.wan_s[k] + first
-        else:
-            ttft = mean_wait_s + pre[k] + min(r.rdma_s[k], r.wan_s[k]) + first
-        rows.append(
-            {
-                "hit_rate": float(c.hit_rate[k]),
-                "input_tokens": float(c.input_tokens[k]),
-                "output_tokens": float(c.output_tokens[k]),
-                "share": float(c.weight[k]),
-                "route": route,
-                "prefill_s": float(pre[k]),
-                "wan_bytes": float(pb.wan_bytes[k]),
-                "wan_s": float(r.wan_s[k]),
-                "ttft_mean_s": float(ttft),
-                "eager_tokens": float(r.eager_tokens[k]),
-            }
-        )
-    return rows
+    ttft = solver.class_ttft_mean_s(plan)
+    names = {0: "P-MD" if pb.topology.cross_dc else "P-D", 1: "P-RLD-MD", 2: "P-RLD (anomalous)"}
+    return [
+        {
+            "hit_rate": float(c.hit_rate[k]),
+            "input_tokens": float(c.input_tokens[k]),
+            "output_tokens": float(c.output_tokens[k]),
+            "share": float(c.weight[k]),
+            "route": names[int(r.pipeline[k])],
+            "prefill_s": float(pre[k]),
+            "wan_bytes": float(pb.wan_bytes[k]),
+            "wan_s": float(r.wan_s[k]),
+            "rdma_s": float(r.rdma_s[k]),
+            "ttft_mean_s": float(ttft[k]),
+            "eager_tokens": float(r.eager_tokens[k]),
+        }
+        for k in range(len(c))
+    ]
 
 
 # -------------------------------------------------------------------------------- bathtub

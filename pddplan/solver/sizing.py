@@ -305,6 +305,17 @@ class Sizing:
         out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}
         return out
 
+    def class_ttft_mean_s(self, plan: Plan) -> np.ndarray:
+        """Mean TTFT of each request class of a plan [s]: the prefill queue's mean wait plus
+        :func:`pddplan.timing.class_first_token_mean_s` at the decode pools' working first
+        steps (the same timeline as :meth:`ttft_by_pipeline`)."""
+        p_inst, n = plan.roles["P"]  # type: ignore[misc]
+        mean_wait = self.prefill_wait(p_inst, n, plan.rate_rps)[3]
+        first = timing.class_first_token_mean_s(
+            self.pb.paths, plan.route, self.prefill_s(p_inst), *self.first_steps(plan)
+        )
+        return mean_wait + first
+
     def reported_handover(
         self,
         route: Route,
