@@ -8,6 +8,8 @@ datasheets; a bandwidth always says whether it counts bits or bytes.
 
 from __future__ import annotations
 
+import math
+
 KILO = 1e3
 MEGA = 1e6
 GIGA = 1e9
@@ -61,3 +63,13 @@ def ms_to_s(ms: float) -> float:
 
 def usd_per_month_to_usd_per_hour(usd_per_month: float) -> float:
     return usd_per_month / HOURS_PER_MONTH
+
+
+#: [-] What a quotient that should be a whole count may exceed it by through rounding.
+COUNT_ROUNDING = 1e-9
+
+
+def whole_count(x: float) -> int:
+    """``ceil(x)``, forgiving the rounding of a quotient that should be whole: 3.0000000001
+    instances are 3, not 4."""
+    return math.ceil(x - COUNT_ROUNDING)

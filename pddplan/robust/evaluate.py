@@ -19,7 +19,7 @@ Tasks (:func:`evaluate_chunk`) are pure functions of their arguments and run on 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,12 +27,12 @@ import numpy as np
 from pddplan.deployment import Instance
 from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
-from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem
+from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
 from pddplan.solver.fleet import check_fleet, goodput_rps, slots_ok
+from pddplan.solver.plan import build_plan, chips_cost_usd_per_hour
+from pddplan.solver.problem import Pricing
 from pddplan.timing import Routing
 
-#: Relative tolerance of check_fleet's comparisons (the same slack).
-_SLACK = 1 + 1e-9
 #: A sample that needs more than this many times a configuration's P count is not served.
 P_COUNT_FACTOR = 8
 
@@ -79,8 +79,53 @@ class SampleRecord:
     goodput_rps: float = 0.0
     kv_transfer_max_s: float = math.nan
     needs: list[tuple[float, float, float]] = field(default_factory=list)
-    prices: dict[Key, float] = field(default_factory=dict)
-    line_usd_per_hour: float = 0.0
+    prices: SamplePrices | None = None
+
+
+@dataclass(frozen=True)
+class SamplePrices:
+    """What chips and the line cost on one sample: each kind's rental [USD/(chip h)], the
+    inventory's pricing (:class:`~pddplan.solver.problem.Pricing`, None without one) and the
+    line [USD/h]. Costs are linear in these, so the expected cost of a fleet is its cost at the
+    mean prices (:func:`mean_prices`)."""
+
+    rental_usd_per_chip_hour: dict[str, float]
+    pricing: Pricing | None
+    line_usd_per_hour: float
+
+    def fleet_cost_usd_per_hour(self, cfg: Config, counts: tuple[int, int, int]) -> float:
+        """Cost of ``cfg``'s fleet with ``counts`` (the solver's price of chips, plus the
+        line) [USD/h]."""
+        chips: dict[str, int] = {}
+        for key, n in zip((cfg.p, cfg.rld, cfg.md), counts, strict=True):
+            if key is not None and n > 0:
+                chips[key[0]] = chips.get(key[0], 0) + n * key[1]
+        cost = chips_cost_usd_per_hour(chips, self.rental_usd_per_chip_hour, self.pricing)
+        return cost + self.line_usd_per_hour
+
+
+def mean_prices(prices: list[SamplePrices]) -> SamplePrices:
+    """The samples' mean prices: a fleet's cost at them is its expected cost (costs are
+    linear in prices for fixed counts)."""
+
+    def mean(dicts: list[dict[str, float]]) -> dict[str, float]:
+        return {k: float(np.mean([d[k] for d in dicts])) for k in dicts[0]}
+
+    first = prices[0].pricing
+    pricing = None
+    if first is not None:
+        pricings = [p.pricing for p in prices if p.pricing is not None]
+        pricing = replace(
+            first,
+            owned_usd_per_chip_hour=mean([p.owned_usd_per_chip_hour for p in pricings]),
+            extra_usd_per_chip_hour=mean([p.extra_usd_per_chip_hour for p in pricings]),
+            rental_usd_per_chip_hour=mean([p.rental_usd_per_chip_hour for p in pricings]),
+        )
+    return SamplePrices(
+        mean([p.rental_usd_per_chip_hour for p in prices]),
+        pricing,
+        float(np.mean([p.line_usd_per_hour for p in prices])),
+    )
 
 
 # ----------------------------------------------------------------- per-process sample cache
@@ -131,8 +176,9 @@ def fleet_plan(
     solver: Solver, cfg: Config, counts: tuple[int, int, int], rate: float
 ) -> Plan | None:
     """The fleet (``cfg`` with ``counts``) on the solver's problem, its decode pools stepping at
-    the largest batch that meets TPOT there; None when a pool cannot meet TPOT at any batch or
-    an instance no longer fits."""
+    the largest batch that meets TPOT there, built and priced by the solver's plan builder
+    (:func:`~pddplan.solver.plan.build_plan`: the inventory's prices); None when a pool cannot
+    meet TPOT at any batch or an instance no longer fits."""
     pb = solver.pb
     found = config_instances(solver, cfg)
     if found is None:
@@ -144,39 +190,27 @@ def fleet_plan(
     if b_m < 1:
         return None
     n_p, n_r, n_m = counts
-    decode: dict[str, DecodeSizing | None] = {
-        "MD": DecodeSizing(n_m, int(b_m), "TPOT", 0.0, ctx_m),
-        "RLD": None,
-    }
-    roles: dict[str, tuple[Instance, int] | None] = {"P": (p, n_p), "RLD": None, "MD": (m, n_m)}
+    rld: tuple[Instance, DecodeSizing] | None = None
     if r is not None and n_r > 0:
         ctx_r = solver.rld_context_tokens(route)
         b_r = r.max_batch_at_tpot(ctx_r, pb.tpot_s)
         if b_r < 1:
             return None
-        decode["RLD"] = DecodeSizing(n_r, int(b_r), "TPOT", 0.0, ctx_r)
-        roles["RLD"] = (r, n_r)
-    role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
-    line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
-    return Plan(
-        problem=pb,
-        topology=pb.topology.name,
+        rld = (r, DecodeSizing(n_r, int(b_r), "TPOT", 0.0, ctx_r))
+    none = np.zeros(len(pb.classes))
+    plan = build_plan(
+        pb,
         rate_rps=rate,
-        routing=cfg.routing,
-        handover=cfg.mode if roles["RLD"] else "-",
-        roles=roles,
-        cost_usd_per_hour=sum(role_cost.values()) + line,
-        role_cost_usd_per_hour=role_cost,
-        link_cost_usd_per_hour=line,
-        prefill=PrefillSizing(n_p, 0.0, (0.0, 0.0, 0.0), 0.0, "fixed fleet"),
-        decode=decode,
         route=route,
-        md_stall_s=0.0,
-        rld_extra_s=np.zeros(0),
-        rld_output_token_share=0.0,
-        meets_sla=True,
-        binding=[],
+        mode=cfg.mode,
+        prefill=(p, PrefillSizing(n_p, 0.0, (0.0, 0.0, 0.0), 0.0, "fixed fleet")),
+        md=(m, DecodeSizing(n_m, int(b_m), "TPOT", 0.0, ctx_m)),
+        rld=rld,
+        md_stall_s=none,
+        rld_tokens=none,
+        rld_extra_s=none,
     )
+    return replace(plan, binding=[], handover_inputs=None)
 
 
 def fleet_margin(solver: Solver, plan: Plan, rate: float) -> tuple[bool, float]:
@@ -203,22 +237,10 @@ def fleet_margin(solver: Solver, plan: Plan, rate: float) -> tuple[bool, float]:
     return fc.meets_sla, float(min(ratios))
 
 
-def _count_for(need: float) -> float:
-    """The least whole count ``n`` with ``need <= n * slack + 1e-9`` (check_fleet's test)."""
-    if not math.isfinite(need):
-        return math.inf
-    n = max(0, math.ceil((need - 1e-9) / _SLACK))
-    while need > n * _SLACK + 1e-9:
-        n += 1
-    while n > 0 and need <= (n - 1) * _SLACK + 1e-9:
-        n -= 1
-    return float(n)
-
-
 def _count_with_slots(pb: Any, need: float, batch: int) -> float:
-    """:func:`_count_for` raised until the pool meets the slot-wait bound
+    """:func:`~pddplan.solver.sla.least_count` raised until the pool meets the slot-wait bound
     (:func:`pddplan.solver.fleet.slots_ok`, the same test :func:`check_fleet` applies)."""
-    n = _count_for(need)
+    n = sla.least_count(need)
     if not math.isfinite(n):
         return n
     while not slots_ok(pb, need * batch, int(n), batch):
@@ -289,7 +311,7 @@ def _least_prefill(
             offs, wts, _ = solver.ttft_offsets(p, route)
             offs_wts.extend((offs, wts))
         q, _, _ = solver.ttft_at(p, n, rate, offs_wts[0], offs_wts[1])
-        res = all(qi <= ti * _SLACK for qi, ti in zip(q, targets, strict=True))
+        res = sla.meets_targets(q, targets)
         if k is not None:
             cache[k] = res
         return res
@@ -327,10 +349,12 @@ def evaluate_chunk(
         pb = solver.pb
         rate = float(pb_rate(solver, setup, ov))
         rec = SampleRecord(index)
-        for role in ("P", "RLD", "MD"):
-            for inst in pb.options[role]:
-                rec.prices[(inst.chip.name, inst.tensor_parallel)] = inst.price_usd_per_hour
-        rec.line_usd_per_hour = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        rental = {
+            inst.chip.name: inst.chip.price.rental_usd_per_hour
+            for role in ("P", "RLD", "MD")
+            for inst in pb.options[role]
+        }
+        rec.prices = SamplePrices(rental, pb.pricing, pb.line_cost_usd_per_hour)
         if point is not None:
             cfg, counts = point
             plan = fleet_plan(solver, cfg, counts, rate)
@@ -341,7 +365,7 @@ def evaluate_chunk(
                 wan = plan.route.wan_s[pb.on_decode_side] if pb.topology.cross_dc else np.zeros(0)
                 rec.kv_transfer_max_s = float(np.max(wan)) if wan.size else 0.0
             else:
-                rec.cost_usd_per_hour = _cost(rec, cfg, counts)
+                rec.cost_usd_per_hour = rec.prices.fleet_cost_usd_per_hour(cfg, counts)
         memo: dict[Any, bool] = {}
         rec.needs = [requirements(solver, c, rate, memo) for c in configs]
         out.append(rec)
@@ -358,11 +382,3 @@ def pb_rate(solver: Solver, setup: Setup, ov: dict[str, Any]) -> float:
     rate = src.base.scenario.rate_rps
     assert rate is not None
     return float(rate)
-
-
-def _cost(rec: SampleRecord, cfg: Config, counts: tuple[int, int, int]) -> float:
-    cost = rec.line_usd_per_hour + counts[0] * rec.prices.get(cfg.p, math.nan)
-    cost += counts[2] * rec.prices.get(cfg.md, math.nan)
-    if cfg.rld is not None and counts[1] > 0:
-        cost += counts[1] * rec.prices.get(cfg.rld, math.nan)
-    return cost

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,10 +28,12 @@ from pddplan.executors import make_executor
 from pddplan.io.overrides import ScenarioSource
 from pddplan.robust.evaluate import (
     Config,
+    SamplePrices,
     SampleRecord,
     Setup,
     evaluate_chunk,
     instance,
+    mean_prices,
 )
 from pddplan.robust.inputs import (
     Input,
@@ -51,6 +53,7 @@ from pddplan.robust.search import (
 )
 from pddplan.solver import Outcome, Plan, PrefillSizing, Solver, solve_scenario
 from pddplan.solver.modes import with_goodput
+from pddplan.solver.plan import build_plan
 
 SECONDS_PER_HOUR = 3600.0
 #: Chunks per worker: enough to balance uneven samples, few enough to keep overheads small.
@@ -164,16 +167,17 @@ def run_robust(
             ex.map(evaluate_chunk, chunks, setup=setup, point=(cfg0, cfg0.base), configs=[cfg0]),
             samples,
         )
-        prices = _expected_prices(recs)
-        line = float(np.mean([r.line_usd_per_hour for r in recs]))
+        prices = mean_prices([_prices(r) for r in recs])
         fits = _inventory(setup.max_chips)
         best: tuple[PointConfig, CountChoice, np.ndarray] | None = None
         needs0 = np.array([r.needs[0] for r in recs], dtype=float)
-        choice0 = cheapest_counts(needs0, _unit(cfg0, prices), line, confidence, fits(cfg0))
+        choice0 = cheapest_counts(needs0, _cost_of(cfg0, prices), confidence, fits(cfg0))
         if choice0 is not None:
             best = (pc0, choice0, needs0)
         bound = best[1].expected_cost_usd_per_hour if best else math.inf
-        rest = [pc for pc in pcs if _expected_base(pc.cfg, prices, line) < bound - 1e-9]
+        rest = [
+            pc for pc in pcs if prices.fleet_cost_usd_per_hour(pc.cfg, pc.cfg.base) < bound - 1e-9
+        ]
         evaluated = 1
         if rest:
             recs2 = _gather(
@@ -185,7 +189,7 @@ def run_robust(
             evaluated += len(rest)
             for j, pc in enumerate(rest):
                 needs = np.array([r.needs[j] for r in recs2], dtype=float)
-                ch = cheapest_counts(needs, _unit(pc.cfg, prices), line, confidence, fits(pc.cfg))
+                ch = cheapest_counts(needs, _cost_of(pc.cfg, prices), confidence, fits(pc.cfg))
                 if ch is None:
                     continue
                 if (
@@ -203,7 +207,9 @@ def run_robust(
     if best is not None:
         pc, ch, needs = best
         rplan = plan_at_point(solver0, pc, ch.counts, rate0, confidence)
-        per_sample = np.array([_sample_cost(r, pc.cfg, ch.counts) for r in recs], dtype=float)
+        per_sample = np.array(
+            [_prices(r).fleet_cost_usd_per_hour(pc.cfg, ch.counts) for r in recs], dtype=float
+        )
         robust = RobustPlan(
             Outcome("rate", rplan, [], "target rate", pb0, [], out0.scenario_name),
             pc.cfg,
@@ -260,27 +266,14 @@ def _gather(chunks: Sequence[list[SampleRecord]], n: int) -> list[SampleRecord]:
     return recs  # type: ignore[return-value]
 
 
-def _expected_prices(recs: Sequence[SampleRecord]) -> dict[tuple[str, int], float]:
-    keys = recs[0].prices.keys()
-    return {k: float(np.mean([r.prices[k] for r in recs])) for k in keys}
+def _prices(rec: SampleRecord) -> SamplePrices:
+    assert rec.prices is not None
+    return rec.prices
 
 
-def _unit(cfg: Config, prices: Mapping[tuple[str, int], float]) -> tuple[float, float, float]:
-    return (
-        prices[cfg.p],
-        prices[cfg.rld] if cfg.rld is not None else 0.0,
-        prices[cfg.md],
-    )
-
-
-def _expected_base(cfg: Config, prices: Mapping[tuple[str, int], float], line: float) -> float:
-    u = _unit(cfg, prices)
-    return sum(n * c for n, c in zip(cfg.base, u, strict=True)) + line
-
-
-def _sample_cost(rec: SampleRecord, cfg: Config, counts: tuple[int, int, int]) -> float:
-    u = _unit(cfg, rec.prices)
-    return sum(n * c for n, c in zip(counts, u, strict=True)) + rec.line_usd_per_hour
+def _cost_of(cfg: Config, prices: SamplePrices) -> Callable[[tuple[int, int, int]], float]:
+    """The expected cost of ``cfg``'s fleet as a function of its counts [USD/h]."""
+    return lambda counts: prices.fleet_cost_usd_per_hour(cfg, counts)
 
 
 def _inventory(limits: Mapping[str, int]) -> Any:
@@ -302,8 +295,8 @@ def _inventory(limits: Mapping[str, int]) -> Any:
 def plan_at_point(
     solver: Solver, pc: PointConfig, counts: tuple[int, int, int], rate: float, confidence: float
 ) -> Plan:
-    """The robust fleet as a solver plan at the point estimate (for the same report as solve)."""
-    pb = solver.pb
+    """The robust fleet as a solver plan at the point estimate, built and priced by the solver's
+    plan builder (:func:`~pddplan.solver.plan.build_plan`), for the same report as solve."""
     cfg = pc.cfg
     p = instance(solver, "P", cfg.p)
     m = instance(solver, "MD", cfg.md)
@@ -324,45 +317,27 @@ def plan_at_point(
         instances=counts[2],
         batch_bound_by=pc.md.batch_bound_by if counts[2] == cfg.base[2] else why,
     )
-    rs = None
+    rld = None
     if r is not None and pc.rld is not None and counts[1] > 0:
-        rs = replace(
-            pc.rld,
-            instances=counts[1],
-            batch_bound_by=pc.rld.batch_bound_by if counts[1] == cfg.base[1] else why,
+        rld = (
+            r,
+            replace(
+                pc.rld,
+                instances=counts[1],
+                batch_bound_by=pc.rld.batch_bound_by if counts[1] == cfg.base[1] else why,
+            ),
         )
-    roles: dict[str, Any] = {
-        "P": (p, counts[0]),
-        "RLD": (r, counts[1]) if rs is not None else None,
-        "MD": (m, counts[2]),
-    }
-    role_cost = {k: (v[0].price_usd_per_hour * v[1] if v else 0.0) for k, v in roles.items()}
-    line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
-    binding = [f"P: {prefill.bound_by}", f"MD: {md.batch_bound_by}"]
-    if rs is not None:
-        binding.append(f"RLD: {rs.batch_bound_by}")
-    if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
-        binding.append("line utilization")
-    w = pb.classes.weight
-    plan = Plan(
-        problem=pb,
-        topology=pb.topology.name,
+    plan = build_plan(
+        solver.pb,
         rate_rps=rate,
-        routing=cfg.routing,
-        handover=cfg.mode if rs is not None else "-",
-        roles=roles,
-        cost_usd_per_hour=sum(role_cost.values()) + line,
-        role_cost_usd_per_hour=role_cost,
-        link_cost_usd_per_hour=line,
-        prefill=prefill,
-        decode={"RLD": rs, "MD": md},
         route=route,
-        md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+        mode=cfg.mode,
+        prefill=(p, prefill),
+        md=(m, md),
+        rld=rld,
+        md_stall_s=stall,
+        rld_tokens=rld_tokens,
         rld_extra_s=extra,
-        rld_output_token_share=float(np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)),
-        handover_inputs=(cfg.mode, m, rld_tokens, extra, r if rs is not None else None, rs),
-        meets_sla=all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, pb.ttft_targets_s, strict=True)),
-        binding=binding,
     )
     return with_goodput(solver.finalize(plan))
 

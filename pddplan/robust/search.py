@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pddplan import units
 from pddplan.deployment import Instance
 from pddplan.robust.evaluate import Config
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver
+from pddplan.solver.plan import Route, build_plan
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,10 @@ def point_config(plan: Plan) -> Config:
 
 def enumerate_configs(solver: Solver, rate: float, limit: int = 64) -> list[PointConfig]:
     """Every configuration the search would size at ``rate``, with its point-estimate counts
-    (the solver's own sizing rules), cheapest first; at most ``limit``."""
+    (the solver's own sizings, slot-wait bound included) and its cost (the plan builder's price,
+    inventory included), cheapest first; at most ``limit``."""
     pb = solver.pb
-    w = pb.classes.weight
     modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
-    line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
     out: list[PointConfig] = []
     for routing in pb.routings:
         route = solver.route(rate, routing)
@@ -74,44 +75,48 @@ def enumerate_configs(solver: Solver, rate: float, limit: int = 64) -> list[Poin
         if not p_sized:
             continue
         relays = bool(np.any(route.relay))
-        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
         for mode in modes if relays else modes[:1]:
-            for m in pb.options["MD"]:
-                ctx, md_time, ext, _stall, rld_time, _tok, _extra = solver.decode_load(
-                    route, m, mode
-                )
-                md = solver.size_decode(m, rate, md_time, ctx, float(np.sum(w * ext)))
-                if md is None:
-                    continue
-                rlds: list[tuple[Instance | None, DecodeSizing | None]] = [(None, None)]
-                if has_rld:
-                    rlds = []
-                    ctx_r = solver.rld_context_tokens(route)
-                    conc = float(np.sum(rate * w * rld_time))
-                    for r_inst in pb.options["RLD"]:
-                        b_r = r_inst.max_batch_at_tpot(ctx_r, pb.tpot_s)
-                        if b_r < 1:
-                            continue
-                        n_r = max(math.ceil(conc / b_r - 1e-9), 1)
-                        bound = "memory" if b_r >= r_inst.max_batch_memory(ctx_r) else "TPOT"
-                        rlds.append((r_inst, DecodeSizing(n_r, int(b_r), bound, conc, ctx_r)))
-                for p, ps in p_sized:
-                    for r, rs in rlds:
-                        cost = ps.instances * p.price_usd_per_hour
-                        cost += md.instances * m.price_usd_per_hour + line
-                        if r is not None and rs is not None:
-                            cost += rs.instances * r.price_usd_per_hour
-                        cfg = Config(
-                            p=_key(p),
-                            rld=_key(r) if r is not None else None,
-                            md=_key(m),
-                            routing=routing,
-                            mode=mode,
-                            base=(ps.instances, rs.instances if rs else 0, md.instances),
-                        )
-                        out.append(PointConfig(cfg, cost, ps, md, rs, ps.ttft_s))
+            out.extend(_route_configs(solver, rate, route, mode, p_sized))
     out.sort(key=lambda c: (c.cost_usd_per_hour, tuple(reversed(c.ttft_s))))
     return out[:limit]
+
+
+def _route_configs(
+    solver: Solver,
+    rate: float,
+    route: Route,
+    mode: str,
+    p_sized: list[tuple[Instance, PrefillSizing]],
+) -> list[PointConfig]:
+    """The configurations of one route and hand-over mode: every prefill option with every
+    (MD, RLD) pair the solver sizes (:meth:`Solver.decode_pairs`)."""
+    pb = solver.pb
+    out: list[PointConfig] = []
+    for p, ps in p_sized:
+        for m, md, rld, (stall, rld_tokens, extra) in solver.decode_pairs(rate, route, mode):
+            plan = build_plan(
+                pb,
+                rate_rps=rate,
+                route=route,
+                mode=mode,
+                prefill=(p, ps),
+                md=(m, md),
+                rld=rld,
+                md_stall_s=stall,
+                rld_tokens=rld_tokens,
+                rld_extra_s=extra,
+            )
+            r, rs = rld if rld is not None else (None, None)
+            cfg = Config(
+                p=_key(p),
+                rld=_key(r) if r is not None else None,
+                md=_key(m),
+                routing=route.routing,
+                mode=mode,
+                base=(ps.instances, rs.instances if rs else 0, md.instances),
+            )
+            out.append(PointConfig(cfg, plan.cost_usd_per_hour, ps, md, rs, ps.ttft_s))
+    return out
 
 
 @dataclass(frozen=True)
@@ -123,8 +128,7 @@ class CountChoice:
 
 def cheapest_counts(
     needs: np.ndarray,
-    unit_cost: tuple[float, float, float],
-    fixed_cost: float,
+    cost: Callable[[tuple[int, int, int]], float],
     confidence: float,
     fits: Callable[[tuple[int, int, int]], bool] = lambda _c: True,
 ) -> CountChoice | None:
@@ -133,13 +137,13 @@ def cheapest_counts(
     Parameters
     ----------
     needs : (N, 3) least P, RLD, MD counts per sample (inf: no count serves it).
-    unit_cost : [USD/h] expected price of one P, RLD and MD instance.
-    fixed_cost : [USD/h] expected cost that does not scale with counts (the line).
+    cost : [USD/h] expected cost of a (P, RLD, MD) count triple (line included); it grows with
+        each count (owned chips first, then rented or bought ones).
     confidence : the probability to reach, in (0, 1].
     fits : whether a count triple is within the inventory limits.
     """
     n = needs.shape[0]
-    k = max(1, math.ceil(confidence * n - 1e-9))
+    k = max(1, units.whole_count(confidence * n))
     r_p, r_r, r_m = needs[:, 0], needs[:, 1], needs[:, 2]
     best: CountChoice | None = None
     for n_p in np.unique(r_p[np.isfinite(r_p)]):
@@ -154,18 +158,13 @@ def cheapest_counts(
             if not math.isfinite(n_m):
                 continue
             counts = (int(n_p), int(n_r), int(n_m))
-            cost = (
-                counts[0] * unit_cost[0]
-                + counts[1] * unit_cost[1]
-                + counts[2] * unit_cost[2]
-                + fixed_cost
-            )
-            if best is not None and cost >= best.expected_cost_usd_per_hour - 1e-9:
+            c = cost(counts)
+            if best is not None and c >= best.expected_cost_usd_per_hour - 1e-9:
                 continue
             if not fits(counts):
                 continue
             prob = float(np.mean((r_p <= n_p) & (r_r <= n_r) & (r_m <= n_m)))
-            best = CountChoice(counts, prob, cost)
+            best = CountChoice(counts, prob, c)
     return best
 
 

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from pddplan.models import queueing
+from pddplan.solver import sla
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import Problem
 from pddplan.solver.search import Solver
 
 #: Relative precision of the goodput bisection [-].
 GOODPUT_RTOL = 1e-3
-_SLACK = 1 + 1e-9
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
         return FleetCheck(rate_rps, inf, False, math.inf, math.inf, False, route.link_utilization)
     offs, wts, _ = solver.ttft_offsets(p_inst, route)
     q, _, _ = solver.ttft_at(p_inst, n_p, rate_rps, offs, wts)
-    meets_ttft = all(qi <= ti * _SLACK for qi, ti in zip(q, pb.ttft_targets_s, strict=True))
+    meets_ttft = sla.meets_targets(q, pb.ttft_targets_s)
     w = pb.classes.weight
     md_role = plan.roles["MD"]
     md_dec = plan.decode.get("MD")
@@ -83,7 +83,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
         )
         b = max(md_dec.batch_per_instance, 1)
         md_need = rate_rps * float(np.sum(w * md_time)) / b + rate_rps * float(np.sum(w * ext_busy))
-        ok_decode = md_need <= n_m * _SLACK + 1e-9 and slots_ok(pb, md_need * b, n_m, b)
+        ok_decode = sla.covers(md_need, n_m) and slots_ok(pb, md_need * b, n_m, b)
     rld_need = 0.0
     rld_role = plan.roles.get("RLD")
     rld_dec = plan.decode.get("RLD")
@@ -92,7 +92,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
         b_r = max(rld_dec.batch_per_instance, 1)
         rld_need = rate_rps * float(np.sum(w * rld_time)) / b_r
         ok_decode = (
-            ok_decode and rld_need <= n_r * _SLACK + 1e-9 and slots_ok(pb, rld_need * b_r, n_r, b_r)
+            ok_decode and sla.covers(rld_need, n_r) and slots_ok(pb, rld_need * b_r, n_r, b_r)
         )
     elif rld_time is not None and float(np.sum(w * rld_time)) > 0:
         ok_decode = False  # the routing relays requests but the fleet has no RLD
@@ -113,7 +113,7 @@ def slots_ok(pb: Problem, offered_load: float, instances: int, batch: int) -> bo
     cap = pb.decode_slot_wait_probability_cap
     if cap >= 1.0 or offered_load <= 0:
         return True
-    return queueing.erlang_c(instances * batch, offered_load) <= cap * _SLACK
+    return sla.within(queueing.erlang_c(instances * batch, offered_load), cap)
 
 
 def goodput_rps(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> float:

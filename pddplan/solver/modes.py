@@ -138,10 +138,10 @@ def solve_budget(solver: RateSolver, budget_usd_per_hour: float, hi_rate: float)
     return best
 
 
-def solve_max_bcr(solver: RateSolver, hi_rate: float, points: int = 0) -> Plan:
+def solve_max_bcr(solver: RateSolver, hi_rate: float) -> Plan:
     """The plan of highest BCR (fleet goodput per dollar), exactly, among every fleet the
     search returns at a rate up to ``hi_rate`` (see :func:`walk_fleets`). Ties: the higher
-    goodput, then :func:`better_plan`. ``points`` is ignored (kept for callers).
+    goodput, then :func:`better_plan`.
 
     Goodput counts up to ``hi_rate``, the bound of the question (a maximum rate, the line at
     its utilization cap, or the search ceiling): traffic above it is not there to serve. This

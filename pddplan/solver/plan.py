@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from pddplan import units
 from pddplan.deployment import Instance
+from pddplan.solver import sla
 from pddplan.timing import Routing, Timeline
 
 #: Per-class mean timings for one rate and routing (chip independent).
@@ -81,12 +83,8 @@ class Plan:
         return self.roles.get("RLD") is not None
 
     def chips_of(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for role in self.roles.values():
-            if role is not None:
-                inst, n = role
-                out[inst.chip.name] = out.get(inst.chip.name, 0) + n * inst.tensor_parallel
-        return out
+        """Chips per kind of the plan's fleet."""
+        return roles_chips(self.roles)
 
 
 def role_costs(roles: dict[str, tuple[Instance, int] | None], pricing: Any) -> dict[str, float]:
@@ -110,6 +108,88 @@ def role_costs(roles: dict[str, tuple[Instance, int] | None], pricing: Any) -> d
             + (chips - own) * pricing.extra_usd_per_chip_hour[name]
         )
     return out
+
+
+def chips_cost_usd_per_hour(
+    chips: Mapping[str, int], rental_usd_per_chip_hour: Mapping[str, float], pricing: Any
+) -> float:
+    """What a fleet's chips cost [USD/h]: at rental without an inventory (``pricing`` None),
+    else owned chips first at their owned price, the rest rented or bought
+    (:class:`~pddplan.solver.problem.Pricing`). The one price of a fleet: a plan's cost is this
+    (split by role in :func:`role_costs`) plus its line."""
+    if pricing is None:
+        return sum(n * rental_usd_per_chip_hour[name] for name, n in chips.items())
+    return float(pricing.chips_cost_usd_per_hour(dict(chips)))
+
+
+def roles_chips(roles: Mapping[str, tuple[Instance, int] | None]) -> dict[str, int]:
+    """Chips per kind of a fleet's roles."""
+    out: dict[str, int] = {}
+    for v in roles.values():
+        if v is not None:
+            out[v[0].chip.name] = out.get(v[0].chip.name, 0) + v[1] * v[0].tensor_parallel
+    return out
+
+
+def build_plan(
+    pb: Any,
+    *,
+    rate_rps: float,
+    route: Route,
+    mode: str,
+    prefill: tuple[Instance, PrefillSizing],
+    md: tuple[Instance, DecodeSizing],
+    rld: tuple[Instance, DecodeSizing] | None,
+    md_stall_s: np.ndarray,
+    rld_tokens: np.ndarray,
+    rld_extra_s: np.ndarray,
+) -> Plan:
+    """The one plan builder: a fleet (its sizings per role) on problem ``pb`` at one rate,
+    routing and hand-over mode, priced by :func:`role_costs` (the inventory's owned, rented and
+    bought chips), its binding constraints named and its TTFT checked against the targets
+    (:func:`pddplan.solver.sla.meets_targets`). The search, the baselines, the robust study and
+    every other question build their plans here.
+
+    ``md_stall_s``, ``rld_tokens`` and ``rld_extra_s`` are MD's hand-over stall, RLD's tokens and
+    RLD's time after MD holds the KV, per class, at the TPOT target (:meth:`Sizing.decode_load`).
+    """
+    p, ps = prefill
+    m, ms = md
+    r_inst, rs = rld if rld is not None and rld[1].instances > 0 else (None, None)
+    roles: dict[str, tuple[Instance, int] | None] = {
+        "P": (p, ps.instances),
+        "RLD": (r_inst, rs.instances) if r_inst is not None and rs is not None else None,
+        "MD": (m, ms.instances),
+    }
+    role_cost = role_costs(roles, pb.pricing)
+    line = pb.line_cost_usd_per_hour
+    binding = [f"P: {ps.bound_by}", f"MD: {ms.batch_bound_by}"]
+    if rs is not None:
+        binding.append(f"RLD: {rs.batch_bound_by}")
+    if pb.topology.cross_dc and route.link_utilization > pb.line_utilization_warning:
+        binding.append("line utilization")
+    w = pb.classes.weight
+    stall = np.asarray(md_stall_s, dtype=float)
+    return Plan(
+        problem=pb,
+        topology=pb.topology.name,
+        rate_rps=rate_rps,
+        routing=route.routing,
+        handover=mode if rs is not None else "-",
+        roles=roles,
+        cost_usd_per_hour=sum(role_cost.values()) + line,
+        role_cost_usd_per_hour=role_cost,
+        link_cost_usd_per_hour=line,
+        prefill=ps,
+        decode={"RLD": rs, "MD": ms},
+        route=route,
+        md_stall_s=float(np.max(stall)) if stall.size else 0.0,
+        rld_extra_s=rld_extra_s,
+        rld_output_token_share=float(np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)),
+        handover_inputs=(mode, m, rld_tokens, rld_extra_s, r_inst, rs),
+        meets_sla=sla.meets_targets(ps.ttft_s, pb.ttft_targets_s),
+        binding=binding,
+    )
 
 
 @dataclass(frozen=True)

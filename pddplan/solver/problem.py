@@ -48,6 +48,12 @@ SAME_DC = Topology("same-dc", cross_dc=False, relay=False, anomalous_filter=Fals
 NO_RELAY = Topology("no-relay", cross_dc=True, relay=False, anomalous_filter=False)
 
 
+#: [-] A plan names the line as a binding constraint once its load passes this share of the
+#: line's utilization cap (the planner's choice: within 10% of the cap, a little more traffic
+#: or a slower line would change the plan).
+LINE_BINDING_SHARE = 0.9
+
+
 @dataclass(frozen=True)
 class Pricing:
     """What each chip costs per hour [USD/(chip h)] under an inventory: the owned chips first
@@ -141,6 +147,21 @@ class Problem:
     decode_slot_wait_probability_cap: float = 0.05
 
     # --- costing (prices only; the sizing never sees them)
+    @property
+    def line_cost_usd_per_hour(self) -> float:
+        """The WAN line's price when the topology uses it [USD/h] (0 in one datacenter)."""
+        return self.wan.price_usd_per_hour if self.topology.cross_dc else 0.0
+
+    @property
+    def line_utilization_warning(self) -> float:
+        """The line load above which a plan names the line as binding [-]:
+        :data:`LINE_BINDING_SHARE` of the utilization cap."""
+        return LINE_BINDING_SHARE * self.link_utilization_cap
+
+    def fits_inventory(self, chips: dict[str, int]) -> bool:
+        """Whether a fleet's chips per kind are within ``max_chips``."""
+        return all(chips.get(c, 0) <= lim for c, lim in self.max_chips.items())
+
     def unit_usd_per_hour(self, inst: Instance) -> float:
         """Price of one instance beyond the owned chips [USD/h]."""
         if self.pricing is None:

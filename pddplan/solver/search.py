@@ -41,7 +41,7 @@ from pddplan import units
 from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
 from pddplan.models import queueing
-from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route, role_costs
+from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route, build_plan, roles_chips
 from pddplan.solver.problem import PERCENTILES, Progress
 from pddplan.solver.sizing import Sizing
 
@@ -117,8 +117,8 @@ class Solver(Sizing):
         p_lb = min(
             max(
                 1,
-                math.ceil(
-                    rate * float(np.sum(w * self.prefill_s(p))) / pb.prefill_utilization_cap - 1e-9
+                units.whole_count(
+                    rate * float(np.sum(w * self.prefill_s(p))) / pb.prefill_utilization_cap
                 ),
             )
             * pb.unit_lb_usd_per_hour(p)
@@ -131,14 +131,14 @@ class Solver(Sizing):
         for m in pb.options["MD"]:
             b = m.max_batch_at_tpot(ctx, pb.tpot_s)
             if b >= 1:
-                md_lb = min(md_lb, max(1, math.ceil(conc / b - 1e-9)) * pb.unit_lb_usd_per_hour(m))
+                md_lb = min(md_lb, max(1, units.whole_count(conc / b)) * pb.unit_lb_usd_per_hour(m))
         has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
         rld_lb = (
             min((pb.unit_lb_usd_per_hour(r) for r in pb.options["RLD"]), default=0.0)
             if has_rld
             else 0.0
         )
-        line = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        line = pb.line_cost_usd_per_hour
         return p_lb + md_lb + rld_lb + line
 
     def _decode_sizings(self, rate: float, route: Route, mode: str):
@@ -182,8 +182,9 @@ class Solver(Sizing):
         r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
         conc = np.array([float(np.sum(rate * w * row[3])) for row in md_rows])
         b = np.array([b_r[ri] for ri in r_ok], dtype=float)
-        # every (MD row, RLD option) in row-major order: n_R = max(ceil(C / b - 1e-9), 1)
-        n_r = np.maximum(np.ceil(conc[:, None] / b[None, :] - 1e-9), 1.0).astype(np.int64)
+        # every (MD row, RLD option) in row-major order: n_R = max(whole_count(C / b), 1)
+        n_r = np.maximum(np.ceil(conc[:, None] / b[None, :] - units.COUNT_ROUNDING), 1.0)
+        n_r = n_r.astype(np.int64)
         # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
         n_r = queueing.units_for_wait_array(
             np.broadcast_to(conc[:, None], n_r.shape),
@@ -195,6 +196,19 @@ class Solver(Sizing):
         ris = np.tile(np.array(r_ok, dtype=np.int64), len(md_rows))
         bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]
         return md_rows, _Pairs(rows, ris, n_r.ravel(), conc, b_r, bound, ctx_r)
+
+    def decode_pairs(self, rate: float, route: Route, mode: str):
+        """Every feasible (MD, RLD) pair the search sizes on a route and hand-over mode:
+        ``(md_instance, md_sizing, (rld_instance, rld_sizing) or None, (md_stall_s, rld_tokens,
+        rld_extra_s))`` per pair, with the search's own sizings (slot-wait bound included)."""
+        pb = self.pb
+        md_rows, pairs = self._decode_sizings(rate, route, mode)
+        for k in range(len(pairs.rows)):
+            oi, md, stall, _rld_time, rld_tokens, extra = md_rows[int(pairs.rows[k])]
+            ri = int(pairs.rld[k])
+            rs = pairs.sizing(k)
+            rld = (pb.options["RLD"][ri], rs) if ri >= 0 and rs is not None else None
+            yield pb.options["MD"][oi], md, rld, (stall, rld_tokens, extra)
 
     def _best_for(
         self, rate: float, route: Route, mode: str, p_opts: _PrefillOptions
@@ -264,7 +278,7 @@ class Solver(Sizing):
             order = _cost_order(tot)
         else:
             order = _sum_order(p_costs, rm_costs)
-        link_cost = pb.wan.price_usd_per_hour if pb.topology.cross_dc else 0.0
+        link_cost = pb.line_cost_usd_per_hour
         chosen: Plan | None = None
         for pi, ci, cost in order:
             if cost > bound:
@@ -276,7 +290,7 @@ class Solver(Sizing):
                 break  # every cheaper-or-equal combination has been seen
             ri = int(pairs.rld[ci])
             combo = (int(pairs.rows[ci]), ri if ri >= 0 else None, pairs.sizing(ci))
-            cand = self._plan_of(rate, route, mode, p_ok[pi], combo, md_rows, link_cost, cost)
+            cand = self._plan_of(rate, route, mode, p_ok[pi], combo, md_rows)
             if cand is None:
                 continue
             # equal cost: the order of the option lists must not decide (better_plan's key)
@@ -289,66 +303,29 @@ class Solver(Sizing):
                 return _INCOMPLETE
         return chosen
 
-    def _plan_of(
-        self, rate: float, route: Route, mode: str, p_entry, combo, md_rows, link_cost, fleet_cost
-    ):
+    def _plan_of(self, rate: float, route: Route, mode: str, p_entry, combo, md_rows):
         """The plan of one (P option, RLD/MD combination), or None when it breaks inventory."""
         pb = self.pb
-        p, ps = p_entry
         row_i, ri, rs = combo
         oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
         m = pb.options["MD"][oi]
-        r_inst = pb.options["RLD"][ri] if ri is not None else None
-        roles: dict[str, tuple[Instance, int] | None] = {
-            "P": (p, ps.instances),
-            "RLD": (r_inst, rs.instances)
-            if r_inst is not None and rs is not None and rs.instances > 0
-            else None,
-            "MD": (m, md.instances),
-        }
-        if not self._fits_inventory(roles):
-            return None
-        role_cost = role_costs(roles, pb.pricing)
-        w = pb.classes.weight
-        binding = [f"P: {ps.bound_by}", f"MD: {md.batch_bound_by}"]
-        if rs is not None and rs.instances > 0:
-            binding.append(f"RLD: {rs.batch_bound_by}")
-        if pb.topology.cross_dc and route.link_utilization > 0.9 * pb.link_utilization_cap:
-            binding.append("line utilization")
-        ttft_ok = all(
-            q <= t * (1 + 1e-9) for q, t in zip(ps.ttft_s, pb.ttft_targets_s, strict=True)
-        )
-        return Plan(
-            problem=pb,
-            topology=pb.topology.name,
+        rld = (pb.options["RLD"][ri], rs) if ri is not None and rs is not None else None
+        plan = build_plan(
+            pb,
             rate_rps=rate,
-            routing=route.routing,
-            handover=mode if roles["RLD"] else "-",
-            roles=roles,
-            cost_usd_per_hour=fleet_cost + link_cost,
-            role_cost_usd_per_hour=role_cost,
-            link_cost_usd_per_hour=link_cost,
-            prefill=ps,
-            decode={"RLD": rs if roles["RLD"] else None, "MD": md},
             route=route,
-            md_stall_s=float(np.max(stall)) if len(stall) else 0.0,
+            mode=mode,
+            prefill=p_entry,
+            md=(m, md),
+            rld=rld,
+            md_stall_s=stall,
+            rld_tokens=rld_tokens,
             rld_extra_s=extra,
-            rld_output_token_share=float(
-                np.sum(w * rld_tokens) / np.sum(w * pb.classes.output_tokens)
-            ),
-            handover_inputs=(mode, m, rld_tokens, extra, r_inst, rs),
-            meets_sla=ttft_ok,
-            binding=binding,
         )
+        return plan if self._fits_inventory(plan.roles) else None
 
     def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
-        if not self.pb.max_chips:
-            return True
-        used: dict[str, int] = {}
-        for v in roles.values():
-            if v is not None:
-                used[v[0].chip.name] = used.get(v[0].chip.name, 0) + v[1] * v[0].tensor_parallel
-        return all(used.get(c, 0) <= lim for c, lim in self.pb.max_chips.items())
+        return self.pb.fits_inventory(roles_chips(roles))
 
     def _infeasible(self, rate: float, reasons: dict[str, int]) -> InfeasibleError:
         pb = self.pb
@@ -412,18 +389,6 @@ class Solver(Sizing):
             else pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / per_req
         )
 
-    def solve_budget(self, budget_usd_per_hour: float, hi_rate: float) -> Plan:
-        """Most goodput within a budget (and inventory): see :func:`modes.solve_budget`."""
-        from pddplan.solver.modes import solve_budget
-
-        return solve_budget(self, budget_usd_per_hour, hi_rate)
-
-    def solve_max_bcr(self, hi_rate: float, points: int = 24) -> Plan:
-        """The plan of highest BCR for rates up to ``hi_rate``: see :func:`modes.solve_max_bcr`."""
-        from pddplan.solver.modes import solve_max_bcr
-
-        return solve_max_bcr(self, hi_rate, points)
-
 
 _HANDOVER_RANK = {"-": 0, "one-shot": 1, "catch-up": 2}
 
@@ -481,7 +446,7 @@ class _PrefillOptions:
         lb = []
         for p, unit in zip(self._opts, self._unit, strict=True):
             mean_s = float(np.sum(w * solver.prefill_s(p)))
-            n = max(1, math.ceil(rate * mean_s / pb.prefill_utilization_cap - 1e-9))
+            n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
             lb.append(n * unit)
         self._lb = lb
         self._order = sorted(range(len(lb)), key=lambda i: (lb[i], i))
@@ -559,7 +524,7 @@ class _Pairs:
         n = int(self.rld_instances[k])
         b = int(self._b_r[ri])
         bound = self._bound[ri]
-        if n > max(math.ceil(conc / b - 1e-9), 1):
+        if n > max(units.whole_count(conc / b), 1):
             bound = "slot wait"
         return DecodeSizing(n, b, bound, conc, self._ctx_r)
 

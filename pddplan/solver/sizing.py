@@ -10,9 +10,10 @@ import math
 
 import numpy as np
 
-from pddplan import timing
+from pddplan import timing, units
 from pddplan.deployment import Instance
 from pddplan.models import pipeline, queueing
+from pddplan.solver import sla
 from pddplan.solver.cache import DEFAULT_CACHE, SearchCache
 from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
 from pddplan.solver.problem import PERCENTILES, Problem
@@ -159,12 +160,12 @@ class Sizing:
         pb = self.pb
         pre = self.prefill_s(inst)
         mean_s = float(np.sum(pb.classes.weight * pre))
-        n = max(1, math.ceil(rate * mean_s / pb.prefill_utilization_cap - 1e-9))
+        n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
         offs, wts, _ = self.ttft_offsets(inst, route)
         targets = pb.ttft_targets_s
 
         def ok(q: tuple[float, ...]) -> bool:
-            return all(qi <= ti * (1 + 1e-9) for qi, ti in zip(q, targets, strict=True))
+            return sla.meets_targets(q, targets)
 
         q, att, util = self.ttft_at(inst, n, rate, offs, wts)
         if ok(q) or not pb.enforce_ttft:
@@ -271,7 +272,7 @@ class Sizing:
         b = inst.max_batch_at_tpot(context_tokens, self.pb.tpot_s)
         if b < 1:
             return None
-        n_cap = max(math.ceil(conc / b + rate * extra_busy - 1e-9), 1)
+        n_cap = max(units.whole_count(conc / b + rate * extra_busy), 1)
         # extend passes hold whole instances: counted as slots of a sequence's load
         n = queueing.units_for_wait(
             conc + rate * extra_busy * b, b, self.pb.decode_slot_wait_probability_cap

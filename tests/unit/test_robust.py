@@ -91,19 +91,23 @@ def test_requirements_agree_with_check_fleet() -> None:
             assert meets == covered, (i, counts, needs)
 
 
+def _linear(counts: tuple[int, int, int]) -> float:
+    return 10.0 * counts[0] + 1.0 * counts[1] + 4.0 * counts[2] + 5.0
+
+
 def test_cheapest_counts_by_hand() -> None:
     needs = np.array([[1, 1, 2], [2, 1, 2], [1, 2, 3], [3, 1, 5], [1, 1, math.inf]])
     # 60%: 3 of 5 samples; P costs 10, RLD 1, MD 4, the line 5. By hand: P=1 covers samples
     # 0, 2, 4 but no MD count serves sample 4, so 3 are never covered with P=1; P=2, RLD=2
     # covers 0, 1, 2 with MD=3 (39 $/h); P=3 needs RLD=1 & MD=5 (56) or RLD=2 & MD=3 (49)
-    ch = cheapest_counts(needs, (10.0, 1.0, 4.0), 5.0, 0.6)
+    ch = cheapest_counts(needs, _linear, 0.6)
     assert ch is not None
     assert ch.counts == (2, 2, 3)
     assert ch.expected_cost_usd_per_hour == 20 + 2 + 12 + 5
     assert ch.probability == pytest.approx(0.6)
-    assert cheapest_counts(needs, (10.0, 1.0, 4.0), 5.0, 0.9) is None  # sample 4 never served
+    assert cheapest_counts(needs, _linear, 0.9) is None  # sample 4 never served
     # an inventory limit that rules the cheapest out
-    ch2 = cheapest_counts(needs, (10.0, 1.0, 4.0), 5.0, 0.6, fits=lambda c: c[0] != 2)
+    ch2 = cheapest_counts(needs, _linear, 0.6, fits=lambda c: c[0] != 2)
     assert ch2 is not None and ch2.counts == (3, 2, 3)
 
 

@@ -1,0 +1,50 @@
+"""The SLA check: the one comparison of a figure against its target or a load against a count.
+
+Every figure the planner compares with a target (a TTFT percentile with its target, the decode
+slots a rate needs with the instances a fleet has, a slot-wait probability with its cap) goes
+through these functions, so that the search, the fleet check, the robust study and the simulator
+comparison agree to the last bit on whether a plan meets its SLA.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from pddplan import units
+
+#: [-] Relative slack of every comparison against a target: sums of per-class terms differ in
+#: their last bits by the order of summation, and a plan sized to meet a target exactly must not
+#: miss it by rounding.
+SLA_RELATIVE_SLACK = 1e-9
+#: [instances] Absolute slack of a load compared with a count (a load of exactly ``n``
+#: instances, give or take rounding, fits ``n``).
+COUNT_ABSOLUTE_SLACK = units.COUNT_ROUNDING
+
+
+def within(value: float, target: float) -> bool:
+    """Whether ``value`` is at most ``target``, within the relative slack."""
+    return value <= target * (1 + SLA_RELATIVE_SLACK)
+
+
+def meets_targets(values: Iterable[float], targets: Iterable[float]) -> bool:
+    """Whether every value (TTFT p50, p90, p99 [s]) is within its target."""
+    return all(within(v, t) for v, t in zip(values, targets, strict=True))
+
+
+def covers(need: float, count: float) -> bool:
+    """Whether ``count`` instances cover a load of ``need`` instances."""
+    return need <= count * (1 + SLA_RELATIVE_SLACK) + COUNT_ABSOLUTE_SLACK
+
+
+def least_count(need: float) -> float:
+    """The least whole count ``n >= 0`` that :func:`covers` ``need`` (inf for an infinite
+    need)."""
+    if not math.isfinite(need):
+        return math.inf
+    n = max(0, math.ceil((need - COUNT_ABSOLUTE_SLACK) / (1 + SLA_RELATIVE_SLACK)))
+    while not covers(need, n):
+        n += 1
+    while n > 0 and covers(need, n - 1):
+        n -= 1
+    return float(n)
