@@ -306,3 +306,8 @@ def breakeven(command: str, reference_chip: str) -> str:
     scenario = shlex.split(command)[1]
     ref = load_scenario(scenario).chips[reference_chip].price.rental_usd_per_hour
     return f"about {f(value)} $/h ({pct(value / ref - 1, sign=True)} over {_label(reference_chip)})"
+
+
+def code_text(text: str, fence: str = "") -> None:
+    """Emit ``text`` as a fenced code block."""
+    _out(f"```{fence}\n{text.rstrip()}\n```")
