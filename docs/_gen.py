@@ -40,7 +40,7 @@ def _out(text: str) -> None:
     cog.outl(text.rstrip("\n"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def run(command: str) -> str:
     """The stdout of ``pddplan COMMAND`` (``COMMAND`` split like a shell would), run in this
     process from the repository root at 100 columns; a non-zero exit is an error."""
@@ -141,7 +141,7 @@ def error(call: Callable[[], Any]) -> str:
     raise RuntimeError("the call raised no error")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def script(relpath: str) -> Any:
     """The module of a script in the repository (``examples/reproduce_paper.py``)."""
     path = ROOT / relpath
@@ -152,7 +152,7 @@ def script(relpath: str) -> Any:
     return mod
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def paper() -> dict[str, Any]:
     """``examples/reproduce_paper.py``'s result (its ``reproduce()``)."""
     result: dict[str, Any] = script("examples/reproduce_paper.py").reproduce()

@@ -6,7 +6,6 @@ regenerates them all in memory and fails, naming the files, when one differs fro
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import sys
@@ -37,7 +36,11 @@ def check(files: list[str]) -> tuple[int, str]:
 
 def stale(output: str) -> list[str]:
     """The files cog's check output names as changed."""
-    return [ln.split()[1] for ln in output.splitlines() if ln.startswith(("Checking", "Cogging")) and "(changed)" in ln]
+    return [
+        ln.split()[1]
+        for ln in output.splitlines()
+        if ln.startswith(("Checking", "Cogging")) and "(changed)" in ln
+    ]
 
 
 def test_every_doc_is_checked() -> None:
