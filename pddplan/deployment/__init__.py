@@ -6,6 +6,7 @@ workload into request classes (hit rate x input length x output length, with wei
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -547,12 +548,41 @@ class Instance:
         return "; ".join(probs)
 
     @cached_property
-    def _step(self) -> dict[str, Any]:
+    def step_shape(self) -> compute.ModelShape:
+        """The model's numbers a layout step takes (:class:`pddplan.models.compute.ModelShape`)."""
+        m = self.model
+        wb = m.weight_dtype_bytes
+        return compute.ModelShape(
+            dense_flops_per_token=2.0
+            * (m.active_params - m.lm_head_params - m.top_k * m.expert_params),
+            lm_head_flops_per_token=2.0 * m.lm_head_params,
+            dense_weight_bytes=(m.dense_params - m.input_embedding_params) * wb,
+            expert_flops_per_token=2.0 * m.expert_params,
+            expert_weight_bytes=m.expert_params * wb,
+            experts=m.experts,
+            top_k=m.top_k,
+            moe_layers=m.moe_layers,
+            layers=m.layers,
+            hidden_size=m.hidden_size,
+            attention_flops_per_pair=m.attention_flops_per_pair,
+        )
+
+    @cached_property
+    def decode_step_shape(self) -> compute.ModelShape:
+        """:attr:`step_shape` with decode's attention FLOPs per pair, where decode runs
+        attention in its own form (:attr:`ModelNumbers.decode_attention_flops_per_pair`)."""
+        pair = self.model.decode_attention_flops_per_pair
+        if not pair:
+            return self.step_shape
+        return dataclasses.replace(self.step_shape, attention_flops_per_pair=pair)
+
+    @cached_property
+    def layout_numbers(self) -> compute.LayoutNumbers:
+        """The chips' and the layout's numbers a layout step takes
+        (:class:`pddplan.models.compute.LayoutNumbers`)."""
         d = self.chip.derates
         ds = self.chip.datasheet
-        m = self.model
         lay = self.lay
-        wb = m.weight_dtype_bytes
         eff = d.compute_efficiency
         if self.low_precision and d.fp8_compute_efficiency is not None:
             eff = d.fp8_compute_efficiency
@@ -567,31 +597,25 @@ class Instance:
             if scaleout
             else up_bytes_per_s
         )
-        dense_read = m.dense_params - m.input_embedding_params
-        dense_flops = 2.0 * (m.active_params - m.lm_head_params - m.top_k * m.expert_params)
-        grouped = self.low_precision and d.fp8_grouped_gemm_efficiency is not None
+        # the routed experts' grouped GEMMs run on their own curve where the chip has one
+        expert_eff, expert_half = eff, d.compute_half_saturation_tokens
+        if self.low_precision and d.fp8_grouped_gemm_efficiency is not None:
+            expert_eff = d.fp8_grouped_gemm_efficiency
+            if d.fp8_grouped_gemm_half_saturation_tokens is not None:
+                expert_half = d.fp8_grouped_gemm_half_saturation_tokens
         skew = compute.EPLB_RESIDUAL_SKEW
         if not lay.balancer:
             skew *= compute.NO_BALANCER_SKEW_FACTOR
-        return dict(
+        return compute.LayoutNumbers(
             chips=self.tensor_parallel,
             attention_tp=lay.tensor_parallel,
             expert_parallel=lay.expert_parallel,
             ranks_per_node=min(ds.chips_per_node, self.tensor_parallel),
-            dense_flops_per_token=dense_flops,
-            lm_head_flops_per_token=2.0 * m.lm_head_params,
-            dense_weight_bytes=dense_read * wb,
-            expert_flops_per_token=2.0 * m.expert_params,
-            expert_weight_bytes=m.expert_params * wb,
-            experts=m.experts,
-            top_k=m.top_k,
-            moe_layers=m.moe_layers,
-            layers=m.layers,
-            hidden_size=m.hidden_size,
-            attention_flops_per_pair=m.attention_flops_per_pair,
             linear_peak_flops_per_s=self.peak_flops_per_s,
             linear_efficiency=eff,
             half_saturation_tokens=d.compute_half_saturation_tokens,
+            expert_efficiency=expert_eff,
+            expert_half_saturation_tokens=expert_half,
             attention_peak_flops_per_s=self.attention_peak_flops_per_s,
             attention_efficiency=d.attention_compute_efficiency or d.compute_efficiency,
             memory_bytes_per_s=units.tb_per_s_to_bytes_per_s(ds.memory_bandwidth_tb_per_s)
@@ -609,10 +633,6 @@ class Instance:
             layer_latency_s=d.layer_latency_us * 1e-6,
             step_overhead_s=units.ms_to_s(d.step_overhead_ms),
             overlap=lay.overlap,
-            expert_efficiency=d.fp8_grouped_gemm_efficiency if grouped else None,
-            expert_half_saturation_tokens=d.fp8_grouped_gemm_half_saturation_tokens
-            if grouped
-            else None,
         )
 
     @cached_property
@@ -630,18 +650,22 @@ class Instance:
         attention counts the model's decode form
         (:attr:`ModelNumbers.decode_attention_flops_per_pair`: MLA's weight-absorbed form)."""
         kv = np.asarray(context_tokens_read, dtype=float) * self.kv_bytes_per_token_per_chip
-        kw = self._step
-        if decode and self.model.decode_attention_flops_per_pair:
-            # decode attention in its own form (MLA: weight-absorbed), under every layout
-            kw = {**kw, "attention_flops_per_pair": self.model.decode_attention_flops_per_pair}
-        return compute.layout_step_parts_s(
+        parts = compute.layout_step_parts_s(
             tokens,
             lm_head_tokens,
             context_token_pairs,
             kv,
-            **kw,
+            self.decode_step_shape if decode else self.step_shape,
+            self.layout_numbers,
             low_latency_alltoall=bool(decode),
         )
+        return {
+            "compute_s": parts.compute_s,
+            "memory_s": parts.memory_s,
+            "communication_s": parts.communication_s,
+            "latency_s": parts.latency_s,
+            "total_s": parts.total_s,
+        }
 
     def _step_s(self, tokens, lm_head_tokens, pairs, context_tokens_read):
         return self.step_parts(tokens, lm_head_tokens, pairs, context_tokens_read)["total_s"]
