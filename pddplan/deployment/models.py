@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from pddplan import units
 from pddplan.models import architecture as arch
 from pddplan.models import memory
-from pddplan.spec import CompressedAttention, GqaAttention, MlaAttention, Model, MoeFfn
+from pddplan.spec import (
+    Architecture,
+    CompressedAttention,
+    GqaAttention,
+    MlaAttention,
+    Model,
+    MoeFfn,
+    ParamsOverride,
+)
 
 
 @dataclass(frozen=True)
@@ -68,25 +76,65 @@ class ModelNumbers:
         return float(memory.gqa_kv_replication(self.kv_heads, tensor_parallel))
 
 
-def model_numbers(m: Model) -> ModelNumbers:
-    a = m.architecture
-    att = a.attention
-    kvb = units.DTYPE_BYTES[m.dtypes.kv_cache]
-    if isinstance(att, GqaAttention):
-        att_params = float(
+@dataclass(frozen=True)
+class AttentionNumbers:
+    """An attention block's numbers, one replica: what :func:`model_numbers` takes from it."""
+
+    params_per_layer: float
+    kv_bytes_per_token: float  # all layers
+    kv_bytes_per_sequence: float
+    flops_per_pair: float  # all layers
+    decode_flops_per_pair: float  # 0: decode runs the same form as prefill
+    kv_latent: bool
+    kv_heads: int
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    """A model's parameter counts [-]: ``dense`` is read every step, ``expert`` is one routed
+    expert over all MoE layers."""
+
+    total: float
+    active: float
+    dense: float
+    expert: float
+    experts: int
+    top_k: int
+
+
+def gqa_attention_numbers(a: Architecture, att: GqaAttention, kv_bytes: float) -> AttentionNumbers:
+    """Grouped-query attention's numbers (multi-head when ``kv_heads = heads``)."""
+    return AttentionNumbers(
+        params_per_layer=float(
             arch.gqa_attention_params(a.hidden_size, att.heads, att.kv_heads, att.head_dim)
-        )
-        kv_tok = float(memory.gqa_kv_bytes_per_token(a.layers, att.kv_heads, att.head_dim, kvb))
-        kv_seq = 0.0
-        pair = float(
+        ),
+        kv_bytes_per_token=float(
+            memory.gqa_kv_bytes_per_token(a.layers, att.kv_heads, att.head_dim, kv_bytes)
+        ),
+        kv_bytes_per_sequence=0.0,
+        flops_per_pair=float(
             arch.attention_flops_per_token_per_context(
                 a.layers, att.heads, att.head_dim, att.head_dim
             )
-        )
-        decode_pair = 0.0
-        latent, kv_heads = False, att.kv_heads
-    elif isinstance(att, MlaAttention):
-        att_params = float(
+        ),
+        decode_flops_per_pair=0.0,
+        kv_latent=False,
+        kv_heads=att.kv_heads,
+    )
+
+
+def mla_attention_numbers(a: Architecture, att: MlaAttention, kv_bytes: float) -> AttentionNumbers:
+    """Multi-head latent attention's numbers (DeepSeek-V2/V3).
+
+    Decode absorbs the key and value up-projections into the query and output projections
+    (DeepSeek-V2 report, arXiv 2405.04434, section 2.1.2), so each of the H query heads scores
+    the d_c + d_rope latent key and sums d_c-wide latent values: FlashMLA's decode kernel does
+    2 H (576 + 512) FLOPs per (query, key) pair for DeepSeek-V3 (its tests count
+    FLOPS = s_q * total_seqlens * h_q * (d + dv) * 2 with d = 576, dv = 512), 3.4x the
+    2 H (192 + 128) of prefill's unabsorbed form.
+    """
+    return AttentionNumbers(
+        params_per_layer=float(
             arch.mla_attention_params(
                 a.hidden_size,
                 att.heads,
@@ -96,41 +144,61 @@ def model_numbers(m: Model) -> ModelNumbers:
                 att.v_head_dim,
                 att.q_lora_rank,
             )
-        )
-        kv_tok = float(
-            memory.mla_kv_bytes_per_token(a.layers, att.kv_lora_rank, att.qk_rope_head_dim, kvb)
-        )
-        kv_seq = 0.0
-        pair = float(
+        ),
+        kv_bytes_per_token=float(
+            memory.mla_kv_bytes_per_token(
+                a.layers, att.kv_lora_rank, att.qk_rope_head_dim, kv_bytes
+            )
+        ),
+        kv_bytes_per_sequence=0.0,
+        flops_per_pair=float(
             arch.attention_flops_per_token_per_context(
                 a.layers, att.heads, att.qk_nope_head_dim + att.qk_rope_head_dim, att.v_head_dim
             )
-        )
-        # Decode absorbs the key and value up-projections into the query and output projections
-        # (DeepSeek-V2 report, arXiv 2405.04434, section 2.1.2), so each of the H query heads
-        # scores the d_c + d_rope latent key and sums d_c-wide latent values: FlashMLA's decode
-        # kernel does 2 H (576 + 512) FLOPs per (query, key) pair for DeepSeek-V3 (its tests count
-        # FLOPS = s_q * total_seqlens * h_q * (d + dv) * 2 with d = 576, dv = 512), 3.4x the
-        # 2 H (192 + 128) of prefill's unabsorbed form.
-        decode_pair = float(
+        ),
+        decode_flops_per_pair=float(
             arch.attention_flops_per_token_per_context(
                 a.layers, att.heads, att.kv_lora_rank + att.qk_rope_head_dim, att.kv_lora_rank
             )
-        )
-        latent, kv_heads = True, 1
-    else:
-        assert isinstance(att, CompressedAttention)
-        att_params = float(arch.gqa_attention_params(a.hidden_size, att.heads, 1, att.head_dim))
-        kv_tok = att.kv_bytes_per_token
-        kv_seq = att.kv_bytes_per_sequence
-        pair = float(
+        ),
+        kv_latent=True,
+        kv_heads=1,
+    )
+
+
+def compressed_attention_numbers(a: Architecture, att: CompressedAttention) -> AttentionNumbers:
+    """A single-head compressed attention's numbers, its KV bytes given by the profile."""
+    return AttentionNumbers(
+        params_per_layer=float(
+            arch.gqa_attention_params(a.hidden_size, att.heads, 1, att.head_dim)
+        ),
+        kv_bytes_per_token=att.kv_bytes_per_token,
+        kv_bytes_per_sequence=att.kv_bytes_per_sequence,
+        flops_per_pair=float(
             arch.attention_flops_per_token_per_context(
                 a.layers, att.heads, att.head_dim, att.head_dim
             )
-        )
-        decode_pair = 0.0
-        latent, kv_heads = True, 1
+        ),
+        decode_flops_per_pair=0.0,
+        kv_latent=True,
+        kv_heads=1,
+    )
 
+
+def attention_numbers(a: Architecture, kv_bytes: float) -> AttentionNumbers:
+    """The architecture's attention block in numbers, whichever kind it is."""
+    att = a.attention
+    if isinstance(att, GqaAttention):
+        return gqa_attention_numbers(a, att, kv_bytes)
+    if isinstance(att, MlaAttention):
+        return mla_attention_numbers(a, att, kv_bytes)
+    assert isinstance(att, CompressedAttention)
+    return compressed_attention_numbers(a, att)
+
+
+def param_counts(a: Architecture, attention_params_per_layer: float) -> ParamCounts:
+    """Parameter counts from the architecture: the input embedding (a lookup) is in ``total``
+    and ``dense`` but not ``active``; the LM head is in ``active``."""
     ffn = a.ffn
     emb = float(arch.embedding_params(a.vocab_size, a.hidden_size, a.tied_embeddings))
     lm_head = float(a.vocab_size * a.hidden_size)
@@ -147,48 +215,62 @@ def model_numbers(m: Model) -> ModelNumbers:
             * float(arch.dense_ffn_params(a.hidden_size, ffn.expert_intermediate_size))
             + a.hidden_size * ffn.experts
         )
-        dense = a.layers * att_params + dense_ffn + shared_and_router + emb
+        dense = a.layers * attention_params_per_layer + dense_ffn + shared_and_router + emb
         total = dense + ffn.experts * expert
         active = dense - emb + lm_head + ffn.top_k * expert
-        experts, top_k = ffn.experts, ffn.top_k
-    else:
-        dense = (
-            a.layers
-            * (att_params + float(arch.dense_ffn_params(a.hidden_size, ffn.intermediate_size)))
-            + emb
+        return ParamCounts(total, active, dense, expert, ffn.experts, ffn.top_k)
+    dense = (
+        a.layers
+        * (
+            attention_params_per_layer
+            + float(arch.dense_ffn_params(a.hidden_size, ffn.intermediate_size))
         )
-        total = dense
-        active = dense - emb + lm_head
-        expert, experts, top_k = 0.0, 0, 0
+        + emb
+    )
+    return ParamCounts(dense, dense - emb + lm_head, dense, 0.0, 0, 0)
+
+
+def overridden_param_counts(counts: ParamCounts, override: ParamsOverride) -> ParamCounts:
+    """Published total and active counts in place of the computed ones; the routed experts
+    share what total and active leave between them."""
+    total, active = override.total_params, override.active_params
+    experts, top_k = counts.experts, counts.top_k
+    if experts > top_k:
+        expert = (total - active) / (experts - top_k)
+        return ParamCounts(total, active, total - experts * expert, expert, experts, top_k)
+    return ParamCounts(total, active, total, 0.0, experts, top_k)
+
+
+def model_numbers(m: Model) -> ModelNumbers:
+    """A model spec in the numbers the performance models take."""
+    a = m.architecture
+    kvb = units.DTYPE_BYTES[m.dtypes.kv_cache]
+    att = attention_numbers(a, kvb)
+    counts = param_counts(a, att.params_per_layer)
     if m.params_override is not None:
-        total = m.params_override.total_params
-        active = m.params_override.active_params
-        if experts > top_k:
-            expert = (total - active) / (experts - top_k)
-            dense = total - experts * expert
-        else:
-            dense, expert = total, 0.0
+        counts = overridden_param_counts(counts, m.params_override)
+    lm_head = float(a.vocab_size * a.hidden_size)
     return ModelNumbers(
         name=m.name,
         layers=a.layers,
         hidden_size=a.hidden_size,
-        total_params=total,
-        active_params=active,
-        dense_params=dense,
-        expert_params=expert,
-        experts=experts,
-        top_k=top_k,
+        total_params=counts.total,
+        active_params=counts.active,
+        dense_params=counts.dense,
+        expert_params=counts.expert,
+        experts=counts.experts,
+        top_k=counts.top_k,
         weight_dtype_bytes=units.DTYPE_BYTES[m.dtypes.weights],
         kv_dtype_bytes=kvb,
-        kv_bytes_per_token=kv_tok,
-        kv_bytes_per_sequence=kv_seq,
-        attention_flops_per_pair=pair,
-        decode_attention_flops_per_pair=decode_pair,
-        kv_latent=latent,
-        kv_heads=kv_heads,
+        kv_bytes_per_token=att.kv_bytes_per_token,
+        kv_bytes_per_sequence=att.kv_bytes_per_sequence,
+        attention_flops_per_pair=att.flops_per_pair,
+        decode_attention_flops_per_pair=att.decode_flops_per_pair,
+        kv_latent=att.kv_latent,
+        kv_heads=att.kv_heads,
         fp8_compute=m.dtypes.weights in ("fp8", "int8", "fp4", "int4"),
-        heads=att.heads,
-        moe_layers=(a.layers - ffn.dense_layers) if isinstance(ffn, MoeFfn) else 0,
+        heads=a.attention.heads,
+        moe_layers=(a.layers - a.ffn.dense_layers) if isinstance(a.ffn, MoeFfn) else 0,
         input_embedding_params=0.0 if a.tied_embeddings else lm_head,
         lm_head_params=lm_head,
         weight_dtype=m.dtypes.weights,
