@@ -15,7 +15,7 @@ from pddplan import units
 from pddplan.deployment.layouts import COMBINE_BYTES, FP8_BLOCK_SCALED_BYTES, Layout
 from pddplan.deployment.models import ModelNumbers
 from pddplan.models import compute, memory
-from pddplan.spec import Chip
+from pddplan.spec import DEFAULT_CHUNK_SIZE_TOKENS, DEFAULT_MEMORY_UTILIZATION, Chip
 
 #: Extend-pass chunk: MD extends all handed-over tokens in one step.
 EXTEND_CHUNK_TOKENS = 1 << 30
@@ -32,7 +32,7 @@ class Instance:
     chip: Chip
     model: ModelNumbers
     tensor_parallel: int
-    memory_utilization: float = 0.9
+    memory_utilization: float = DEFAULT_MEMORY_UTILIZATION
     layout: Layout | None = None
 
     def __post_init__(self) -> None:
@@ -358,7 +358,7 @@ class Instance:
         input_tokens: float,
         output_tokens: float,
         max_batch: int = 2048,
-        chunk_size_tokens: int = 8192,
+        chunk_size_tokens: int = DEFAULT_CHUNK_SIZE_TOKENS,
     ) -> float:
         """Offline (max-throughput) output tokens/s per chip, prefill and decode on the same chips.
 

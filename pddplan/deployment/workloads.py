@@ -10,6 +10,8 @@ import numpy as np
 
 from pddplan.models import network
 from pddplan.spec import (
+    DEFAULT_HIT_RATE_POINTS_PER_BIN,
+    DEFAULT_LENGTH_POINTS,
     EmpiricalLength,
     FixedLength,
     HitRateDist,
@@ -132,7 +134,10 @@ def hit_rate_points(
 
 
 def request_classes(
-    wl: Workload, points_per_bin: int = 3, n_length: int = 3, anomalous_filter: bool = True
+    wl: Workload,
+    points_per_bin: int = DEFAULT_HIT_RATE_POINTS_PER_BIN,
+    n_length: int = DEFAULT_LENGTH_POINTS,
+    anomalous_filter: bool = True,
 ) -> RequestClasses:
     """The workload as weighted classes; anomalous requests are flagged (and kept) separately.
 
