@@ -15,12 +15,15 @@ References
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from pddplan.models.architecture import causal_context_sum_tokens
+from pddplan.models.architecture import causal_context_sum_tokens, expected_experts_touched
 from pddplan.models.collectives import allreduce_time_s as allreduce_time
 from pddplan.models.collectives import alltoall_time_s as alltoall_time
 from pddplan.models.collectives import low_latency_alltoall_time_s as low_latency_alltoall_time
+from pddplan.models.collectives import ring_link_bytes_per_s
 
 ALLREDUCES_PER_LAYER = 2  # after attention and after the FFN (Megatron-style TP)
 
@@ -284,79 +287,55 @@ def expert_imbalance(assignments_per_rank, ranks, skew=1.0):
     return np.where(e > 1.0, np.minimum(f, e), 1.0)
 
 
-def layout_step_parts_s(
-    tokens,
-    lm_head_tokens,
-    context_token_pairs,
-    kv_read_bytes_per_chip,
-    *,
-    chips,
-    attention_tp,
-    expert_parallel,
-    ranks_per_node,
-    dense_flops_per_token,
-    lm_head_flops_per_token,
-    dense_weight_bytes,
-    expert_flops_per_token,
-    expert_weight_bytes,
-    experts,
-    top_k,
-    moe_layers,
-    layers,
-    hidden_size,
-    attention_flops_per_pair,
-    linear_peak_flops_per_s,
-    linear_efficiency,
-    half_saturation_tokens,
-    attention_peak_flops_per_s,
-    attention_efficiency,
-    memory_bytes_per_s,
-    activation_bytes,
-    dispatch_bytes_per_element,
-    combine_bytes_per_element,
-    scaleup_bytes_per_s,
-    scaleout_bytes_per_s,
-    scaleup_latency_s,
-    scaleout_latency_s,
-    expert_skew,
-    layer_latency_s,
-    step_overhead_s,
-    overlap=False,
-    overlap_gain=TWO_BATCH_OVERLAP_GAIN,
-    expert_efficiency=None,
-    expert_half_saturation_tokens=None,
-    low_latency_alltoall=False,
-):
-    """One forward step of an instance under a parallel layout, split by what bounds it [s].
+@dataclass(frozen=True)
+class ModelShape:
+    """A model's numbers that a layout step takes, one replica, all layers.
 
-    Parameters
+    Attributes
     ----------
-    tokens : [tokens] ``n``, tokens in the step over the whole instance (spread evenly over the
-        data-parallel attention groups).
-    lm_head_tokens : [tokens] tokens whose logits are computed (every token in decode, the last
-        token of each sequence in prefill).
-    context_token_pairs : [-] (query, key) pairs attended in the step, whole instance.
-    kv_read_bytes_per_chip : [bytes] KV cache each chip reads in the step.
+    dense_flops_per_token : [FLOP] ``2 N_dense`` per token, non-expert weights without the LM
+        head (attention projections, dense FFN layers, shared experts, router).
+    lm_head_flops_per_token : [FLOP] ``2 V h``.
+    dense_weight_bytes : [bytes] non-expert weights read each step (the input embedding table is
+        a lookup and is not read whole).
+    expert_flops_per_token : [FLOP] ``2 N_expert``, one routed expert over all MoE layers.
+    expert_weight_bytes : [bytes] one routed expert over all MoE layers.
+    experts, top_k : [-] routed experts and experts per token (0 and 0 for a dense model).
+    moe_layers, layers, hidden_size : [-] model shape.
+    attention_flops_per_pair : [FLOP] per (query, key) pair, all layers.
+    """
+
+    dense_flops_per_token: float
+    lm_head_flops_per_token: float
+    dense_weight_bytes: float
+    expert_flops_per_token: float
+    expert_weight_bytes: float
+    experts: int
+    top_k: int
+    moe_layers: int
+    layers: int
+    hidden_size: int
+    attention_flops_per_pair: float
+
+
+@dataclass(frozen=True)
+class LayoutNumbers:
+    """An instance's chips and parallel layout, in the numbers a layout step takes.
+
+    Attributes
+    ----------
     chips : [-] ``N``, chips in the instance.
     attention_tp : [-] ``t``, tensor-parallel width of attention and the other non-expert
         weights (``N / t`` data-parallel attention groups, each holding those weights).
     expert_parallel : [-] ``e``, ranks the routed experts are spread over (1: every expert is
         sliced ``N`` ways by tensor parallelism).
     ranks_per_node : [-] chips joined by the scale-up fabric.
-    dense_flops_per_token : [FLOP] ``2 N_dense`` per token, non-expert weights without the LM
-        head (attention projections, dense FFN layers, shared experts, router).
-    lm_head_flops_per_token : [FLOP] ``2 V h``.
-    dense_weight_bytes : [bytes] non-expert weights read each step, one replica (the input
-        embedding table is a lookup and is not read whole).
-    expert_flops_per_token : [FLOP] ``2 N_expert``, one routed expert over all MoE layers.
-    expert_weight_bytes : [bytes] one routed expert over all MoE layers.
-    experts, top_k : routed experts and experts per token (0 and 0 for a dense model).
-    moe_layers, layers, hidden_size : model shape.
-    attention_flops_per_pair : [FLOP] per (query, key) pair, all layers.
     linear_peak_flops_per_s : [FLOP/s] one chip's dense peak at the weight precision.
-    linear_efficiency, half_saturation_tokens : GEMM efficiency curve (:func:`gemm_efficiency`),
-        taken at the rows each GEMM sees: tokens per attention group for the non-expert weights,
-        tokens per expert for the experts.
+    linear_efficiency, half_saturation_tokens : [-], [tokens] GEMM efficiency curve
+        (:func:`gemm_efficiency`), taken at the rows each GEMM sees: tokens per attention group.
+    expert_efficiency, expert_half_saturation_tokens : [-], [tokens] the efficiency curve of
+        the routed experts' grouped GEMMs, taken at the tokens per expert (the linear curve's
+        numbers where the chip has no grouped-GEMM curve).
     attention_peak_flops_per_s : [FLOP/s] one chip's peak at the attention precision;
         ``attention_efficiency`` [-] the fraction attention kernels reach.
     memory_bytes_per_s : [bytes/s] one chip's achieved memory bandwidth.
@@ -372,37 +351,281 @@ def layout_step_parts_s(
         communication hides under each other's compute.
     overlap_gain : [-] the most two-batch overlap speeds a step up over the same step without
         it (:data:`TWO_BATCH_OVERLAP_GAIN`, measured).
-    expert_efficiency, expert_half_saturation_tokens : the efficiency curve of the routed
-        experts' grouped GEMMs (:func:`gemm_efficiency` at the tokens per expert); None: the
-        linear curve.
-    low_latency_alltoall : bool, dispatch and combine with DeepEP's low-latency kernels (decode:
-        :func:`~pddplan.models.collectives.low_latency_alltoall_time_s`) rather than the normal
-        ones (prefill: :func:`~pddplan.models.collectives.alltoall_time_s`).
+    """
 
-    Returns
-    -------
-    dict of arrays [s]: ``compute_s`` and ``memory_s`` (each kernel group counted where its
-    roofline is bound), ``communication_s``, ``latency_s`` and ``total_s``.
+    chips: int
+    attention_tp: int
+    expert_parallel: int
+    ranks_per_node: int
+    linear_peak_flops_per_s: float
+    linear_efficiency: float
+    half_saturation_tokens: float
+    expert_efficiency: float
+    expert_half_saturation_tokens: float
+    attention_peak_flops_per_s: float
+    attention_efficiency: float
+    memory_bytes_per_s: float
+    activation_bytes: float
+    dispatch_bytes_per_element: float
+    combine_bytes_per_element: float
+    scaleup_bytes_per_s: float
+    scaleout_bytes_per_s: float
+    scaleup_latency_s: float
+    scaleout_latency_s: float
+    expert_skew: float
+    layer_latency_s: float
+    step_overhead_s: float
+    overlap: bool = False
+    overlap_gain: float = TWO_BATCH_OVERLAP_GAIN
+
+
+@dataclass(frozen=True)
+class StepParts:
+    """One forward step split by what bounds it [s] (arrays broadcast over the step's tokens).
+
+    ``compute_s`` and ``memory_s`` count each kernel group where its roofline is bound.
+    """
+
+    compute_s: np.ndarray
+    memory_s: np.ndarray
+    communication_s: np.ndarray
+    latency_s: np.ndarray
+
+    @property
+    def total_s(self) -> np.ndarray:
+        """The parts added [s]."""
+        return self.compute_s + self.memory_s + self.communication_s + self.latency_s
+
+
+def tokens_per_attention_group(tokens, lay: LayoutNumbers):
+    """Tokens each data-parallel attention group runs, ``n_d = n t / N`` [tokens] (floored at
+    1e-9 so that an empty step keeps finite efficiencies)."""
+    return np.maximum(np.asarray(tokens, dtype=float) / (lay.chips / lay.attention_tp), 1e-9)
+
+
+def dense_gemm_s(tokens, lm_head_tokens, shape: ModelShape, lay: LayoutNumbers):
+    """The non-expert GEMMs (LM head included) of one step: (compute, memory) per chip [s].
 
     Notes
     -----
-    Per chip, with ``d = N / t`` attention groups, ``n_d = n / d`` tokens per group, tokens per
-    expert ``m = n k / E`` and the busiest expert rank's load factor ``f``
-    (:func:`expert_imbalance`):
+    With ``d = N / t`` attention groups and ``n_d = n / d`` tokens per group:
+    ``t_c = (n_d F_d + l_d F_lm) / (t P eta(n_d))``, ``t_m = W_d / (t B)``.
+    """
+    d = lay.chips / lay.attention_tp
+    n_d = tokens_per_attention_group(tokens, lay)
+    lm = np.asarray(lm_head_tokens, dtype=float)
+    eff_d = gemm_efficiency(n_d, lay.linear_efficiency, lay.half_saturation_tokens)
+    compute_s = (n_d * shape.dense_flops_per_token + lm / d * shape.lm_head_flops_per_token) / (
+        lay.attention_tp * lay.linear_peak_flops_per_s * eff_d
+    )
+    memory_s = shape.dense_weight_bytes / lay.attention_tp / lay.memory_bytes_per_s
+    return compute_s, memory_s
 
-    - non-expert GEMMs: ``max((n_d F_d + l_d F_lm) / (t P eta(n_d)), W_d / (t B))``;
-    - experts: ``max(f n k F_e / (N P eta_e(m)), E (1 - (1 - k/E)^n) W_e / (N B))``, ``eta_e``
-      the grouped-GEMM curve;
-    - attention: ``max(F_att pairs / (N P_att eta_att), K / B)``;
-    - communication: two ring all-reduces per layer over ``t`` (one per layer plus a dispatch
-      and a combine all-to-all per MoE layer when ``e > 1``, the busiest rank's traffic ``f``
-      times the mean);
-    - latency: ``L t_layer + t_0``.
 
-    Without overlap the parts add. With two-batch overlap the micro-batches' compute and
-    communication run side by side, ideally in ``2 max(t_cm(n/2), t_x(n/2))`` [5]_; measured
-    overlap falls short of that, so the step takes the longer of the ideal and the
-    no-overlap step over ``1 + g`` (``g``: the measured gain, :data:`TWO_BATCH_OVERLAP_GAIN`) [6]_.
+def attention_s(context_token_pairs, kv_read_bytes_per_chip, shape: ModelShape, lay: LayoutNumbers):
+    """Attention over the KV cache of one step: (compute, memory) per chip [s].
+
+    Notes
+    -----
+    ``t_c = F_att pairs / (N P_att eta_att)``, ``t_m = K / B``.
+    """
+    pairs = np.asarray(context_token_pairs, dtype=float)
+    compute_s = (
+        pairs
+        * shape.attention_flops_per_pair
+        / (lay.chips * lay.attention_peak_flops_per_s * lay.attention_efficiency)
+    )
+    memory_s = np.asarray(kv_read_bytes_per_chip, dtype=float) / lay.memory_bytes_per_s
+    return compute_s, memory_s
+
+
+def expert_load_factor(tokens, shape: ModelShape, lay: LayoutNumbers):
+    """Load of the busiest expert-parallel rank over the mean in a step of ``tokens`` [-]
+    (:func:`expert_imbalance` at ``n k / e`` assignments per rank; 1 for a dense model)."""
+    n = np.asarray(tokens, dtype=float)
+    if not shape.experts:
+        return 1.0 + 0.0 * n
+    return expert_imbalance(
+        n * shape.top_k / lay.expert_parallel, lay.expert_parallel, lay.expert_skew
+    )
+
+
+def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
+    """The routed experts' grouped GEMMs of one step: (compute, memory) per chip [s].
+
+    Notes
+    -----
+    With ``m = n k / E`` tokens per expert and the busiest rank's load factor ``f``:
+    ``t_c = f n k F_e / (N P eta_e(m))``, ``t_m = E (1 - (1 - k/E)^n) W_e / (N B)``
+    (:func:`~pddplan.models.architecture.expected_experts_touched`); zero for a dense model.
+    """
+    n = np.asarray(tokens, dtype=float)
+    if not shape.experts:
+        return 0.0 * n, 0.0 * n
+    per_expert = np.maximum(n * shape.top_k / shape.experts, 1e-9)
+    eff_e = gemm_efficiency(per_expert, lay.expert_efficiency, lay.expert_half_saturation_tokens)
+    compute_s = (
+        load_factor
+        * n
+        * shape.top_k
+        * shape.expert_flops_per_token
+        / (lay.chips * lay.linear_peak_flops_per_s * eff_e)
+    )
+    touched = expected_experts_touched(n, shape.experts, shape.top_k)
+    memory_s = touched * shape.expert_weight_bytes / lay.chips / lay.memory_bytes_per_s
+    return compute_s, memory_s
+
+
+def roofline_split(*kernels):
+    """Sum kernel groups' ``(compute, memory)`` times where each roofline is bound [s].
+
+    Returns ``(compute_s, memory_s)``: each group adds its compute time to the first when it is
+    compute-bound (``t_c >= t_m``), its memory time to the second otherwise.
+    """
+    compute_s = memory_s = None
+    for c, m in kernels:
+        cb = np.where(c >= m, c, 0.0)
+        mb = np.where(c < m, m, 0.0)
+        compute_s = cb if compute_s is None else compute_s + cb
+        memory_s = mb if memory_s is None else memory_s + mb
+    return compute_s, memory_s
+
+
+def tensor_parallel_allreduce_s(tokens, shape: ModelShape, lay: LayoutNumbers):
+    """The step's tensor-parallel all-reduces over the attention group's ``t`` ranks [s].
+
+    Notes
+    -----
+    Two ring all-reduces per layer (after attention and after the FFN, Megatron-style), one per
+    layer when the experts are expert-parallel (the FFN's reduction is the combine all-to-all);
+    a ring that spans nodes runs at its NIC hops and pays the scale-out alpha
+    (:func:`~pddplan.models.collectives.ring_link_bytes_per_s`).
+    """
+    n_d = tokens_per_attention_group(tokens, lay)
+    ring_bw = ring_link_bytes_per_s(
+        lay.attention_tp, lay.ranks_per_node, lay.scaleup_bytes_per_s, lay.scaleout_bytes_per_s
+    )
+    spans = lay.attention_tp > lay.ranks_per_node
+    latency_s = lay.scaleout_latency_s if spans else lay.scaleup_latency_s
+    allreduces = shape.layers if lay.expert_parallel > 1 else ALLREDUCES_PER_LAYER * shape.layers
+    message_bytes = n_d * shape.hidden_size * lay.activation_bytes
+    return allreduces * allreduce_time(message_bytes, lay.attention_tp, ring_bw, latency_s)
+
+
+def expert_alltoall_s(
+    tokens, load_factor, shape: ModelShape, lay: LayoutNumbers, low_latency=False
+):
+    """The step's expert-parallel dispatch and combine all-to-alls, all MoE layers [s].
+
+    Parameters
+    ----------
+    tokens : [tokens] tokens in the step over the whole instance.
+    load_factor : [-] the busiest rank's traffic over the mean (:func:`expert_load_factor`).
+    shape, lay : the model's and the layout's numbers.
+    low_latency : bool, DeepEP's low-latency kernels (decode:
+        :func:`~pddplan.models.collectives.low_latency_alltoall_time_s`) rather than the normal
+        ones (prefill: :func:`~pddplan.models.collectives.alltoall_time_s`).
+
+    Notes
+    -----
+    One dispatch and one combine per MoE layer when ``e > 1``, zero otherwise; the alpha is the
+    scale-out one when the instance spans nodes.
+    """
+    n = np.asarray(tokens, dtype=float)
+    if lay.expert_parallel <= 1:
+        return 0.0 * n
+    spans = lay.chips > lay.ranks_per_node
+    latency_s = lay.scaleout_latency_s if spans else lay.scaleup_latency_s
+    a2a_of = low_latency_alltoall_time if low_latency else alltoall_time
+
+    def one(bytes_per_element):
+        return a2a_of(
+            n / lay.chips,
+            shape.hidden_size * bytes_per_element,
+            shape.top_k,
+            lay.expert_parallel,
+            lay.ranks_per_node,
+            lay.scaleup_bytes_per_s,
+            lay.scaleout_bytes_per_s,
+            latency_s,
+            load_factor,
+        )
+
+    return shape.moe_layers * (
+        one(lay.dispatch_bytes_per_element) + one(lay.combine_bytes_per_element)
+    )
+
+
+def step_latency_s(tokens, shape: ModelShape, lay: LayoutNumbers):
+    """Kernel-latency floor and fixed overhead of one step, ``L t_layer + t_0`` [s]."""
+    n = np.asarray(tokens, dtype=float)
+    return shape.layers * lay.layer_latency_s + lay.step_overhead_s + 0.0 * n
+
+
+def two_batch_overlap(whole: StepParts, half: StepParts, overlap_gain) -> StepParts:
+    """The step under two-batch overlap, from the step without it and its half-batch step [s].
+
+    Parameters
+    ----------
+    whole : the step of ``n`` tokens without overlap.
+    half : the step of ``n / 2`` tokens without overlap (one micro-batch).
+    overlap_gain : [-] ``g``, the most overlap speeds the step up (:data:`TWO_BATCH_OVERLAP_GAIN`).
+
+    Notes
+    -----
+    The micro-batches' compute and communication run side by side, ideally in
+    ``2 max(t_cm(n/2), t_x(n/2))`` [5]_; measured overlap falls short of that, so the busy time
+    is the longer of the ideal and the no-overlap busy time over ``1 + g`` [6]_. Compute, memory
+    and communication are scaled alike to it; the latency floor stays.
+    """
+    h_work = half.compute_s + half.memory_s
+    ideal = 2.0 * np.maximum(h_work, half.communication_s)
+    w_work = whole.compute_s + whole.memory_s
+    busy = np.maximum(ideal, (w_work + whole.communication_s) / (1.0 + overlap_gain))
+    scale = busy / np.maximum(w_work + whole.communication_s, 1e-30)
+    return StepParts(
+        compute_s=whole.compute_s * scale,
+        memory_s=whole.memory_s * scale,
+        communication_s=whole.communication_s * scale,
+        latency_s=whole.latency_s,
+    )
+
+
+def layout_step_parts_s(
+    tokens,
+    lm_head_tokens,
+    context_token_pairs,
+    kv_read_bytes_per_chip,
+    shape: ModelShape,
+    lay: LayoutNumbers,
+    low_latency_alltoall=False,
+) -> StepParts:
+    """One forward step of an instance under a parallel layout, split by what bounds it [s].
+
+    Parameters
+    ----------
+    tokens : [tokens] ``n``, tokens in the step over the whole instance (spread evenly over the
+        data-parallel attention groups).
+    lm_head_tokens : [tokens] tokens whose logits are computed (every token in decode, the last
+        token of each sequence in prefill).
+    context_token_pairs : [-] (query, key) pairs attended in the step, whole instance.
+    kv_read_bytes_per_chip : [bytes] KV cache each chip reads in the step.
+    shape : the model's numbers (:class:`ModelShape`).
+    lay : the chips' and the layout's numbers (:class:`LayoutNumbers`).
+    low_latency_alltoall : bool, see :func:`expert_alltoall_s`.
+
+    Returns
+    -------
+    StepParts
+
+    Notes
+    -----
+    The non-expert GEMMs (:func:`dense_gemm_s`), attention (:func:`attention_s`) and the routed
+    experts (:func:`routed_expert_s`) are each their own roofline (:func:`roofline_split`);
+    communication is the tensor-parallel all-reduces (:func:`tensor_parallel_allreduce_s`) plus
+    the expert-parallel all-to-alls (:func:`expert_alltoall_s`), both carrying the busiest
+    expert rank's load factor ``f`` (:func:`expert_load_factor`) where it applies; latency is
+    :func:`step_latency_s`. Without overlap the parts add; with it, :func:`two_batch_overlap`.
 
     References
     ----------
@@ -413,151 +636,31 @@ def layout_step_parts_s(
        parallelism on 96 H100 GPUs", LMSYS blog, 2025-05-05: two-batch overlap raises prefill
        throughput by 27-35%.
     """
-    n = np.asarray(tokens, dtype=float)
-    lm = np.asarray(lm_head_tokens, dtype=float)
-    pairs = np.asarray(context_token_pairs, dtype=float)
-    kv = np.asarray(kv_read_bytes_per_chip, dtype=float)
-    if overlap:
-        args = (n, lm, pairs, kv)
-        kw = dict(
-            chips=chips,
-            attention_tp=attention_tp,
-            expert_parallel=expert_parallel,
-            ranks_per_node=ranks_per_node,
-            dense_flops_per_token=dense_flops_per_token,
-            lm_head_flops_per_token=lm_head_flops_per_token,
-            dense_weight_bytes=dense_weight_bytes,
-            expert_flops_per_token=expert_flops_per_token,
-            expert_weight_bytes=expert_weight_bytes,
-            experts=experts,
-            top_k=top_k,
-            moe_layers=moe_layers,
-            layers=layers,
-            hidden_size=hidden_size,
-            attention_flops_per_pair=attention_flops_per_pair,
-            linear_peak_flops_per_s=linear_peak_flops_per_s,
-            linear_efficiency=linear_efficiency,
-            half_saturation_tokens=half_saturation_tokens,
-            attention_peak_flops_per_s=attention_peak_flops_per_s,
-            attention_efficiency=attention_efficiency,
-            memory_bytes_per_s=memory_bytes_per_s,
-            activation_bytes=activation_bytes,
-            dispatch_bytes_per_element=dispatch_bytes_per_element,
-            combine_bytes_per_element=combine_bytes_per_element,
-            scaleup_bytes_per_s=scaleup_bytes_per_s,
-            scaleout_bytes_per_s=scaleout_bytes_per_s,
-            scaleup_latency_s=scaleup_latency_s,
-            scaleout_latency_s=scaleout_latency_s,
-            expert_skew=expert_skew,
-            layer_latency_s=layer_latency_s,
-            step_overhead_s=step_overhead_s,
-            expert_efficiency=expert_efficiency,
-            expert_half_saturation_tokens=expert_half_saturation_tokens,
-            low_latency_alltoall=low_latency_alltoall,
+    n, lm, pairs, kv = (
+        np.asarray(a, dtype=float)
+        for a in (tokens, lm_head_tokens, context_token_pairs, kv_read_bytes_per_chip)
+    )
+    if lay.overlap:
+        whole = _step_parts_s(n, lm, pairs, kv, shape, lay, low_latency_alltoall)
+        half = _step_parts_s(
+            n / 2.0, lm / 2.0, pairs / 2.0, kv / 2.0, shape, lay, low_latency_alltoall
         )
-        whole = layout_step_parts_s(*args, **kw)
-        half = layout_step_parts_s(*(a / 2.0 for a in args), **kw)
-        h_work = half["compute_s"] + half["memory_s"]
-        ideal = 2.0 * np.maximum(h_work, half["communication_s"])
-        w_work = whole["compute_s"] + whole["memory_s"]
-        busy = np.maximum(ideal, (w_work + whole["communication_s"]) / (1.0 + overlap_gain))
-        scale = busy / np.maximum(w_work + whole["communication_s"], 1e-30)
-        out = {k: whole[k] * scale for k in ("compute_s", "memory_s", "communication_s")}
-        out["latency_s"] = whole["latency_s"]
-        out["total_s"] = out["compute_s"] + out["memory_s"] + out["communication_s"]
-        out["total_s"] = out["total_s"] + out["latency_s"]
-        return out
-    d = chips / attention_tp
-    n_d = np.maximum(n / d, 1e-9)
-    eff_d = gemm_efficiency(n_d, linear_efficiency, half_saturation_tokens)
-    dense_c = (n_d * dense_flops_per_token + lm / d * lm_head_flops_per_token) / (
-        attention_tp * linear_peak_flops_per_s * eff_d
+        return two_batch_overlap(whole, half, lay.overlap_gain)
+    return _step_parts_s(n, lm, pairs, kv, shape, lay, low_latency_alltoall)
+
+
+def _step_parts_s(n, lm, pairs, kv, shape, lay, low_latency_alltoall) -> StepParts:
+    """:func:`layout_step_parts_s` without two-batch overlap: the parts add."""
+    load_factor = expert_load_factor(n, shape, lay)
+    compute_s, memory_s = roofline_split(
+        dense_gemm_s(n, lm, shape, lay),
+        attention_s(pairs, kv, shape, lay),
+        routed_expert_s(n, load_factor, shape, lay),
     )
-    dense_m = dense_weight_bytes / attention_tp / memory_bytes_per_s
-    att_c = (
-        pairs
-        * attention_flops_per_pair
-        / (chips * attention_peak_flops_per_s * attention_efficiency)
+    communication_s = tensor_parallel_allreduce_s(n, shape, lay) + expert_alltoall_s(
+        n, load_factor, shape, lay, low_latency_alltoall
     )
-    att_m = kv / memory_bytes_per_s
-    imb = 1.0 + 0.0 * n
-    if experts:
-        per_expert = np.maximum(n * top_k / experts, 1e-9)
-        eff_e = gemm_efficiency(
-            per_expert,
-            linear_efficiency if expert_efficiency is None else expert_efficiency,
-            half_saturation_tokens
-            if expert_half_saturation_tokens is None
-            else expert_half_saturation_tokens,
-        )
-        imb = expert_imbalance(n * top_k / expert_parallel, expert_parallel, expert_skew)
-        exp_c = imb * n * top_k * expert_flops_per_token / (chips * linear_peak_flops_per_s * eff_e)
-        touched = experts * (1.0 - (1.0 - top_k / experts) ** n)
-        exp_m = touched * expert_weight_bytes / chips / memory_bytes_per_s
-    else:
-        exp_c = exp_m = 0.0 * n
-    compute_s = (
-        np.where(dense_c >= dense_m, dense_c, 0.0)
-        + np.where(att_c >= att_m, att_c, 0.0)
-        + np.where(exp_c >= exp_m, exp_c, 0.0)
-    )
-    memory_s = (
-        np.where(dense_c < dense_m, dense_m, 0.0)
-        + np.where(att_c < att_m, att_m, 0.0)
-        + np.where(exp_c < exp_m, exp_m, 0.0)
-    )
-    if attention_tp > ranks_per_node:
-        ring_bw = min(scaleup_bytes_per_s, scaleout_bytes_per_s)
-        ar_lat = scaleout_latency_s
-    else:
-        ring_bw = scaleup_bytes_per_s
-        ar_lat = scaleup_latency_s
-    if expert_parallel > 1:
-        allreduces = layers
-        a2a_lat = scaleout_latency_s if chips > ranks_per_node else scaleup_latency_s
-        per_rank = n / chips
-        a2a_of = low_latency_alltoall_time if low_latency_alltoall else alltoall_time
-        a2a = moe_layers * (
-            a2a_of(
-                per_rank,
-                hidden_size * dispatch_bytes_per_element,
-                top_k,
-                expert_parallel,
-                ranks_per_node,
-                scaleup_bytes_per_s,
-                scaleout_bytes_per_s,
-                a2a_lat,
-                imb,
-            )
-            + a2a_of(
-                per_rank,
-                hidden_size * combine_bytes_per_element,
-                top_k,
-                expert_parallel,
-                ranks_per_node,
-                scaleup_bytes_per_s,
-                scaleout_bytes_per_s,
-                a2a_lat,
-                imb,
-            )
-        )
-    else:
-        allreduces = ALLREDUCES_PER_LAYER * layers
-        a2a = 0.0 * n
-    comm_s = (
-        allreduces
-        * allreduce_time(n_d * hidden_size * activation_bytes, attention_tp, ring_bw, ar_lat)
-        + a2a
-    )
-    latency_s = layers * layer_latency_s + step_overhead_s + 0.0 * n
-    total = compute_s + memory_s + comm_s + latency_s
-    return {
-        "compute_s": compute_s,
-        "memory_s": memory_s,
-        "communication_s": comm_s,
-        "latency_s": latency_s,
-        "total_s": total,
-    }
+    return StepParts(compute_s, memory_s, communication_s, step_latency_s(n, shape, lay))
 
 
 def chunked_prefill_time_s(uncached_tokens, cached_tokens, chunk_size_tokens, step_time_of):

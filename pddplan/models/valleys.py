@@ -149,6 +149,25 @@ def find_valleys(
         If ``x`` and ``y`` are not 1-D of equal length, ``x`` is not finite and strictly
         increasing, ``y`` has an infinite value, or ``tolerance`` is negative or not finite.
     """
+    xs, ys = _checked_curve(x, y, tolerance)
+    if ys.size < 3:
+        return []
+    left_max = np.maximum.accumulate(ys)
+    right_max = np.maximum.accumulate(ys[::-1])[::-1]
+    level = np.minimum(left_max, right_max)
+    depth = level - ys
+    wet = np.concatenate(([False], depth > 0, [False])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(wet))
+    # The end samples always have depth 0, so every basin [s, e) has 1 <= s and e <= n - 1.
+    basins = (
+        _basin_valley(xs, ys, level, depth, int(s), int(e), tolerance, relative)
+        for s, e in zip(edges[0::2], edges[1::2], strict=True)
+    )
+    return [v for v in basins if v is not None]
+
+
+def _checked_curve(x, y, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """The samples of :func:`find_valleys`'s curve that are not NaN, after its checks."""
     x_arr = np.asarray(x, dtype=float)
     y_arr = np.asarray(y, dtype=float)
     if x_arr.ndim != 1 or y_arr.shape != x_arr.shape:
@@ -162,45 +181,41 @@ def find_valleys(
         raise ValueError("x must be finite and strictly increasing")
     if np.any(np.isinf(y_arr)):
         raise ValueError("y must not contain infinite values (NaN marks a missing sample)")
-
     keep = ~np.isnan(y_arr)
-    xs = x_arr[keep]
-    ys = y_arr[keep]
-    if ys.size < 3:
-        return []
+    return x_arr[keep], y_arr[keep]
 
-    left_max = np.maximum.accumulate(ys)
-    right_max = np.maximum.accumulate(ys[::-1])[::-1]
-    level = np.minimum(left_max, right_max)
-    depth = level - ys
 
-    wet = np.concatenate(([False], depth > 0, [False])).astype(np.int8)
-    edges = np.flatnonzero(np.diff(wet))
-    valleys: list[Valley] = []
-    # The end samples always have depth 0, so every basin [s, e) has 1 <= s and e <= n - 1.
-    for s, e in zip(edges[0::2], edges[1::2], strict=True):
-        basin_level = float(level[s])
-        i_deep = int(s + np.argmin(ys[s:e]))
-        basin_depth = float(depth[i_deep])
-        tol = tolerance * abs(basin_level) if relative else tolerance
-        if not basin_depth > tol:
-            continue
-        i_left_peak = _rim_summit(ys, int(s) - 1, step=-1)
-        i_right_peak = _rim_summit(ys, int(e), step=1)
-        depth_fraction = basin_depth / abs(basin_level) if basin_level != 0 else math.inf
-        valleys.append(
-            Valley(
-                start_x=float(xs[s]),
-                end_x=float(xs[e - 1]),
-                deepest_x=float(xs[i_deep]),
-                deepest_y=float(ys[i_deep]),
-                depth=basin_depth,
-                depth_fraction=depth_fraction,
-                left_peak_x=float(xs[i_left_peak]),
-                right_peak_x=float(xs[i_right_peak]),
-            )
-        )
-    return valleys
+def _basin_valley(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    level: np.ndarray,
+    depth: np.ndarray,
+    s: int,
+    e: int,
+    tolerance: float,
+    relative: bool,
+) -> Valley | None:
+    """The basin of samples ``[s, e)`` as a :class:`Valley`, or None when it is no deeper than
+    the tolerance (see :func:`find_valleys`)."""
+    basin_level = float(level[s])
+    i_deep = int(s + np.argmin(ys[s:e]))
+    basin_depth = float(depth[i_deep])
+    tol = tolerance * abs(basin_level) if relative else tolerance
+    if not basin_depth > tol:
+        return None
+    i_left_peak = _rim_summit(ys, s - 1, step=-1)
+    i_right_peak = _rim_summit(ys, e, step=1)
+    depth_fraction = basin_depth / abs(basin_level) if basin_level != 0 else math.inf
+    return Valley(
+        start_x=float(xs[s]),
+        end_x=float(xs[e - 1]),
+        deepest_x=float(xs[i_deep]),
+        deepest_y=float(ys[i_deep]),
+        depth=basin_depth,
+        depth_fraction=depth_fraction,
+        left_peak_x=float(xs[i_left_peak]),
+        right_peak_x=float(xs[i_right_peak]),
+    )
 
 
 def share_in_intervals(

@@ -601,10 +601,26 @@ class Sla(Strict):
         return self
 
 
+#: Chunked-prefill chunk [tokens] where a scenario or a command names none: the scenario's
+#: ``serving.chunk_size_tokens``, the chunk of an engine a calibration measured and of an
+#: offline-throughput estimate. A serving-engine setting (vLLM's ``max_num_batched_tokens``,
+#: SGLang's ``--chunked-prefill-size``), not a physical constant: scenarios set their own.
+DEFAULT_CHUNK_SIZE_TOKENS = 8192
+#: Fraction of a chip's memory the engine may fill with weights and KV cache [-] where a
+#: scenario or a command names none: vLLM's default ``gpu_memory_utilization`` (0.9); the rest
+#: holds activations, the CUDA context and fragmentation.
+DEFAULT_MEMORY_UTILIZATION = 0.9
+#: Points each hit-rate bin and each length distribution are discretized into [-] where a
+#: scenario names none (``serving.hit_rate_points_per_bin``, ``serving.length_points``): a
+#: numerical setting (more points, finer classes, slower solves), not a measured figure.
+DEFAULT_HIT_RATE_POINTS_PER_BIN = 3
+DEFAULT_LENGTH_POINTS = 3
+
+
 class Serving(Strict):
-    chunk_size_tokens: Annotated[int, Field(ge=16, le=10**7)] = 8192
+    chunk_size_tokens: Annotated[int, Field(ge=16, le=10**7)] = DEFAULT_CHUNK_SIZE_TOKENS
     prefill_utilization_cap: Efficiency = 0.85
-    decode_memory_utilization: Efficiency = 0.9
+    decode_memory_utilization: Efficiency = DEFAULT_MEMORY_UTILIZATION
     link_utilization_cap: Efficiency = 0.8
     decode_slot_wait_probability_cap: Annotated[float, Field(gt=0, le=1)] = Field(
         default=0.05,
@@ -616,8 +632,8 @@ class Serving(Strict):
     catch_up_threshold_tokens: Tokens = 64
     anomalous_filter: StrictBool = True
     routing: Literal["optimize", "all-relay", "no-relay"] = "optimize"
-    hit_rate_points_per_bin: Annotated[int, Field(ge=1, le=50)] = 3
-    length_points: Annotated[int, Field(ge=1, le=50)] = 3
+    hit_rate_points_per_bin: Annotated[int, Field(ge=1, le=50)] = DEFAULT_HIT_RATE_POINTS_PER_BIN
+    length_points: Annotated[int, Field(ge=1, le=50)] = DEFAULT_LENGTH_POINTS
 
 
 class Baseline(Strict):

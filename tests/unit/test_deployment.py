@@ -336,13 +336,13 @@ def test_hit_rate_points_beta_mean() -> None:
 def test_units_used_for_instance_bandwidths(reg: Registry) -> None:
     chip = reg.load("chip", "h100-sxm")
     inst = Instance(chip, model_numbers(reg.load("model", "llama-3.1-70b")), 8)
-    step = inst._step
+    lay = inst.layout_numbers
     d = chip.derates
-    assert step["memory_bytes_per_s"] == pytest.approx(
+    assert lay.memory_bytes_per_s == pytest.approx(
         units.tb_per_s_to_bytes_per_s(3.35) * d.memory_bandwidth_efficiency
     )
     # one direction of the 900 GB/s bidirectional NVLink, at the achieved fraction
-    assert step["scaleup_bytes_per_s"] == pytest.approx(450e9 * d.scaleup_efficiency)
-    assert step["scaleout_bytes_per_s"] == pytest.approx(400e9 / 8 * d.scaleout_efficiency)
-    assert step["step_overhead_s"] == pytest.approx(d.step_overhead_ms * 1e-3)
-    assert step["layer_latency_s"] == pytest.approx(d.layer_latency_us * 1e-6)
+    assert lay.scaleup_bytes_per_s == pytest.approx(450e9 * d.scaleup_efficiency)
+    assert lay.scaleout_bytes_per_s == pytest.approx(400e9 / 8 * d.scaleout_efficiency)
+    assert lay.step_overhead_s == pytest.approx(d.step_overhead_ms * 1e-3)
+    assert lay.layer_latency_s == pytest.approx(d.layer_latency_us * 1e-6)

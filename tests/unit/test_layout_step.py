@@ -4,6 +4,8 @@ weight-absorbed decode attention."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -148,3 +150,118 @@ def test_absorbed_decode_attention_in_every_decode_step(reg: Registry) -> None:
         dec = inst.step_parts(*args, decode=True)
         pre = inst.step_parts(*args)
         assert float(dec["compute_s"][0]) > float(pre["compute_s"][0])
+
+
+# ------------------------------------------------------------- the step's terms, one by one
+
+SHAPE = compute.ModelShape(
+    dense_flops_per_token=2e9,
+    lm_head_flops_per_token=1e9,
+    dense_weight_bytes=8e9,
+    expert_flops_per_token=1e8,
+    expert_weight_bytes=4e8,
+    experts=64,
+    top_k=4,
+    moe_layers=10,
+    layers=12,
+    hidden_size=4096,
+    attention_flops_per_pair=1e6,
+)
+LAY = compute.LayoutNumbers(
+    chips=8,
+    attention_tp=2,
+    expert_parallel=8,
+    ranks_per_node=8,
+    linear_peak_flops_per_s=1e15,
+    linear_efficiency=0.8,
+    half_saturation_tokens=100.0,
+    expert_efficiency=0.6,
+    expert_half_saturation_tokens=200.0,
+    attention_peak_flops_per_s=1e15,
+    attention_efficiency=0.5,
+    memory_bytes_per_s=2e12,
+    activation_bytes=2.0,
+    dispatch_bytes_per_element=1.0,
+    combine_bytes_per_element=2.0,
+    scaleup_bytes_per_s=4e11,
+    scaleout_bytes_per_s=5e10,
+    scaleup_latency_s=1e-5,
+    scaleout_latency_s=2e-5,
+    expert_skew=1.0,
+    layer_latency_s=1e-5,
+    step_overhead_s=1e-3,
+)
+
+
+def test_dense_gemm_hand_computed() -> None:
+    # 4 attention groups of t = 2: 400 tokens -> 100 per group, eta = 0.8 * 100 / 200 = 0.4
+    c, m = compute.dense_gemm_s(400.0, 4.0, SHAPE, LAY)
+    assert float(c) == pytest.approx((100 * 2e9 + 1 * 1e9) / (2 * 1e15 * 0.4))
+    assert m == pytest.approx(8e9 / 2 / 2e12)
+
+
+def test_attention_hand_computed() -> None:
+    c, m = compute.attention_s(4e6, 1e9, SHAPE, LAY)
+    assert float(c) == pytest.approx(4e6 * 1e6 / (8 * 1e15 * 0.5))
+    assert float(m) == pytest.approx(1e9 / 2e12)
+
+
+def test_routed_experts_hand_computed() -> None:
+    # 1600 tokens x top-4 over 64 experts: 100 per expert, eta_e = 0.6 * 100 / 300 = 0.2
+    c, m = compute.routed_expert_s(1600.0, 1.5, SHAPE, LAY)
+    assert float(c) == pytest.approx(1.5 * 1600 * 4 * 1e8 / (8 * 1e15 * 0.2))
+    touched = 64 * (1 - (1 - 4 / 64) ** 1600)
+    assert float(m) == pytest.approx(touched * 4e8 / 8 / 2e12)
+    dense = dataclasses.replace(SHAPE, experts=0, top_k=0)
+    c0, m0 = compute.routed_expert_s(np.array([1.0, 2.0]), 1.0, dense, LAY)
+    np.testing.assert_array_equal(c0, [0.0, 0.0])
+    np.testing.assert_array_equal(m0, [0.0, 0.0])
+
+
+def test_roofline_split_counts_each_group_where_it_is_bound() -> None:
+    c, m = compute.roofline_split((np.array([3.0, 1.0]), 2.0), (1.0, np.array([0.5, 4.0])))
+    np.testing.assert_array_equal(c, [4.0, 0.0])
+    np.testing.assert_array_equal(m, [0.0, 6.0])
+
+
+def test_allreduces_per_layer_follow_the_layout() -> None:
+    # e > 1: one all-reduce per layer over t = 2 ranks of 100 tokens x 4096 x 2 bytes
+    one = 1e-5 + 2.0 * 1 / 2 * 100 * 4096 * 2.0 / 4e11
+    assert float(compute.tensor_parallel_allreduce_s(400.0, SHAPE, LAY)) == pytest.approx(12 * one)
+    tp = dataclasses.replace(LAY, expert_parallel=1)
+    assert float(compute.tensor_parallel_allreduce_s(400.0, SHAPE, tp)) == pytest.approx(24 * one)
+    solo = dataclasses.replace(LAY, attention_tp=1)
+    assert float(compute.tensor_parallel_allreduce_s(400.0, SHAPE, solo)) == 0.0
+
+
+def test_alltoall_only_under_expert_parallelism() -> None:
+    n = np.array([64.0, 512.0])
+    a2a = compute.expert_alltoall_s(n, 1.0, SHAPE, LAY)
+    assert np.all(a2a > 0) and a2a[1] > a2a[0]
+    tp = dataclasses.replace(LAY, expert_parallel=1)
+    np.testing.assert_array_equal(compute.expert_alltoall_s(n, 1.0, SHAPE, tp), [0.0, 0.0])
+
+
+def test_layout_step_broadcasts_and_adds_its_parts() -> None:
+    n = np.array([16.0, 256.0, 4096.0])
+    parts = compute.layout_step_parts_s(n, n, n * 1000.0, n * 1e5, SHAPE, LAY)
+    for i in range(len(n)):
+        one = compute.layout_step_parts_s(n[i], n[i], n[i] * 1000.0, n[i] * 1e5, SHAPE, LAY)
+        assert float(one.total_s) == parts.total_s[i]
+    np.testing.assert_array_equal(
+        parts.total_s,
+        parts.compute_s + parts.memory_s + parts.communication_s + parts.latency_s,
+    )
+    np.testing.assert_allclose(parts.latency_s, 12 * 1e-5 + 1e-3)
+
+
+def test_two_batch_overlap_bounds() -> None:
+    """Overlap never beats the ideal overlap of two half steps nor the measured gain, and
+    leaves the latency floor alone."""
+    n = np.array([256.0, 65536.0])
+    args = (n, n, n * 1000.0, n * 1e5)
+    plain = compute.layout_step_parts_s(*args, SHAPE, LAY)
+    tbo = compute.layout_step_parts_s(*args, SHAPE, dataclasses.replace(LAY, overlap=True))
+    work = plain.total_s - plain.latency_s
+    assert np.all(tbo.total_s - tbo.latency_s >= work / (1.0 + LAY.overlap_gain) * (1 - 1e-12))
+    np.testing.assert_array_equal(tbo.latency_s, plain.latency_s)
