@@ -51,12 +51,14 @@ from pddplan.calibrate.cells import (
 )
 from pddplan.calibrate.fit import (
     ErrorSummary,
+    Fit,
     Parameter,
     ParameterFit,
     Predictor,
     Solution,
     scaled_starts,
     sensitivities,
+    significant,
     solve,
     status_of,
     unfitted,
@@ -490,22 +492,30 @@ def identify(
 
 
 @dataclass(frozen=True)
-class FitResult:
-    """Fitted parameters, per-row predictions and error summaries."""
+class FitResult(Fit):
+    """Fitted derates: the :class:`Fit`, the predictions at the default derates and the
+    profile's, the error summaries and the fit's figures.
 
-    parameters: tuple[ParameterFit, ...]
-    measured_s: np.ndarray
+    Attributes
+    ----------
+    default_s : [s] each row's prediction at the default derates.
+    default_errors, fitted_errors : errors of the default and the fitted parameters.
+    profile_s : [s] each row's prediction at the fitted derates, nuisance parameters at their
+        defaults (0): what the written profile predicts.
+    profile_errors : errors of ``profile_s``.
+    collinearity : [-] collinearity index of the fitted set.
+    evaluations : [-] residual evaluations of the whole fit.
+    values : [their units] every parameter, fitted or default.
+    """
+
     default_s: np.ndarray
-    fitted_s: np.ndarray
     default_errors: ErrorSummary
     fitted_errors: ErrorSummary
-    profile_s: np.ndarray  # fitted derates, nuisance parameters at their defaults (0)
+    profile_s: np.ndarray
     profile_errors: ErrorSummary
     collinearity: float
-    success: bool
-    message: str
     evaluations: int
-    values: dict[str, float] = field(default_factory=dict)  # every parameter, fitted or default
+    values: dict[str, float] = field(default_factory=dict)
 
     @property
     def derates(self) -> dict[str, float]:
@@ -513,15 +523,8 @@ class FitResult:
         return {n: self.values[n] for n in PARAMETER_NAMES}
 
     @property
-    def fitted_names(self) -> list[str]:
-        return [p.name for p in self.parameters if p.was_fitted]
-
-    @property
     def not_identified(self) -> list[ParameterFit]:
         return [p for p in self.parameters if p.status.startswith("not identified")]
-
-    def parameter(self, name: str) -> ParameterFit:
-        return next(p for p in self.parameters if p.name == name)
 
 
 def fit_derates(
@@ -694,10 +697,6 @@ def _fit_result(
 # ------------------------------------------------------------------------------ chip profile
 
 
-def _round(value: float, digits: int = 4) -> float:
-    return float(f"{value:.{digits}g}")
-
-
 def calibrated_chip(
     chip: Chip,
     fit: FitResult,
@@ -757,7 +756,7 @@ def calibrated_chip(
     for p in derate_fits:
         # a null optional efficiency is written as the value the fit used (compute_efficiency's
         # default), so that a fitted compute_efficiency does not silently move it too
-        derates[p.name] = _round(p.fitted) if p.was_fitted else p.default
+        derates[p.name] = significant(p.fitted) if p.was_fitted else p.default
     derates["source"] = source
     derates["estimated"] = [k for k in chip.derates.estimated if k not in fitted]
     return ChipCls.model_validate(data)

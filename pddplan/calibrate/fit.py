@@ -284,6 +284,39 @@ class ParameterFit:
         return self.status.startswith("fitted")
 
 
+@dataclass(frozen=True)
+class Fit:
+    """What every calibration returns: each parameter's outcome, the measured and the fitted
+    latencies of the rows, and how the optimizer ended.
+
+    Attributes
+    ----------
+    parameters : the outcome of every parameter, fitted or not.
+    measured_s : [s] the measured latency of each row.
+    fitted_s : [s] the model's latency of each row at the fitted values.
+    success : whether the optimizer converged (True when nothing was fitted).
+    message : the optimizer's message, or :data:`NOTHING_TO_FIT`.
+    """
+
+    parameters: tuple[ParameterFit, ...]
+    measured_s: np.ndarray
+    fitted_s: np.ndarray
+    success: bool
+    message: str
+
+    @property
+    def fitted_names(self) -> list[str]:
+        return [p.name for p in self.parameters if p.was_fitted]
+
+    def parameter(self, name: str) -> ParameterFit:
+        return next(p for p in self.parameters if p.name == name)
+
+
+def significant(value: float, digits: int = 4) -> float:
+    """``value`` rounded to ``digits`` significant digits, as a calibrated profile holds it."""
+    return float(f"{value:.{digits}g}")
+
+
 def status_of(
     name: str, fixed: Collection[str], fitted: Collection[str], reasons: Mapping[str, str]
 ) -> str:

@@ -51,10 +51,12 @@ from pddplan.calibrate.cells import (
 )
 from pddplan.calibrate.fit import (
     ErrorSummary,
+    Fit,
     Parameter,
     ParameterFit,
     Values,
     sensitivities,
+    significant,
     solve,
     status_of,
     unfitted,
@@ -278,14 +280,18 @@ class LinkParameterFit(ParameterFit):
 
 
 @dataclass(frozen=True)
-class LinkFit:
-    parameters: tuple[LinkParameterFit, ...]
-    measured_s: np.ndarray
+class LinkFit(Fit):
+    """Fitted link parameters: the :class:`Fit` (its parameters are :class:`LinkParameterFit`),
+    the rows' latencies at the profile's values and the fitted link.
+
+    Attributes
+    ----------
+    profile_s : [s] each row's prediction at the link profile's values.
+    link : the link spec with the fitted values.
+    """
+
     profile_s: np.ndarray
-    fitted_s: np.ndarray
-    link: Link  # the spec with the fitted values
-    success: bool
-    message: str
+    link: Link
 
     @property
     def not_identified(self) -> list[str]:
@@ -405,7 +411,7 @@ def calibrated_link(fit: LinkFit, name: str, measurements_file: str) -> Link:
     fitted = [p for p in fit.parameters if p.was_fitted]
     d = fit.link.model_dump(mode="json")
     for p in fitted:
-        d[p.name] = float(f"{p.fitted:.4g}")
+        d[p.name] = significant(p.fitted)
     err0 = ErrorSummary.of(fit.profile_s, fit.measured_s).median_abs_pct
     err1 = ErrorSummary.of(fit.fitted_s, fit.measured_s).median_abs_pct
     kept = "; ".join(f"{p.name} ({p.status})" for p in fit.parameters if not p.was_fitted)
