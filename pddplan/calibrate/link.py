@@ -14,6 +14,10 @@ payload jitter for percentile rows), so the fit calibrates exactly the model ``s
 3. gives approximate standard errors ``s^2 (J^T J)^-1`` when there are more rows than
    fitted parameters.
 
+The least-squares machinery is :mod:`pddplan.calibrate.fit`'s and the QR selection
+:func:`pddplan.calibrate.identify.pivoted_qr_selection`'s; this module holds the CSV format,
+the model and its parameters.
+
 References
 ----------
 .. [1] Golub and Van Loan, "Matrix Computations", 4th ed., 2013, section 5.4.2: QR with column
@@ -27,7 +31,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,8 +39,32 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pddplan import timing
+from pddplan.calibrate.cells import (
+    Where,
+    at_most,
+    cells,
+    is_blank,
+    parse_number,
+    read_text,
+    require,
+    unknown_column,
+)
+from pddplan.calibrate.fit import (
+    ErrorSummary,
+    Fit,
+    Parameter,
+    ParameterFit,
+    Values,
+    sensitivities,
+    significant,
+    solve,
+    status_of,
+    unfitted,
+    x_bounds,
+)
+from pddplan.calibrate.identify import pivoted_qr_selection
 from pddplan.deployment import LinkNumbers
-from pddplan.errors import ProfileError, UsageError
+from pddplan.errors import OptionError, ProfileError
 
 if TYPE_CHECKING:
     from pddplan.spec import Link
@@ -60,25 +88,15 @@ STEP = 1e-4
 START_FACTORS = (1.0, 0.5, 2.0, 0.25, 4.0)
 
 
-@dataclass(frozen=True)
-class LinkParameter:
-    """A link key the fit may move: its profile key, unit, bounds and scale."""
-
-    name: str  # profile key
-    unit: str
-    lower: float
-    upper: float
-    log: bool
-
-
 #: The fittable keys of :class:`pddplan.spec.Link`, with the ranges the profile schema allows.
+#: A time's sensitivity is scaled by at least 1 ms, any other key's by its value.
 LINK_PARAMETERS = (
-    LinkParameter("rtt_ms", "ms", 1e-4, 1e4, True),
-    LinkParameter("per_transfer_latency_ms", "ms", 0.0, 1e4, False),
-    LinkParameter("max_window_bytes", "bytes", 1e3, 2.0**30, True),
-    LinkParameter("loss_rate", "-", 1e-12, 0.49, True),
-    LinkParameter("efficiency", "-", 0.01, 1.0, False),
-    LinkParameter("jitter_cv", "-", 1e-3, 5.0, True),
+    Parameter("rtt_ms", "ms", 1e-4, 1e4, log=True, scale_floor=1.0),
+    Parameter("per_transfer_latency_ms", "ms", 0.0, 1e4, log=False, scale_floor=1.0),
+    Parameter("max_window_bytes", "bytes", 1e3, 2.0**30, log=True, scale_floor=1e-12),
+    Parameter("loss_rate", "-", 1e-12, 0.49, log=True, scale_floor=1e-12),
+    Parameter("efficiency", "-", 0.01, 1.0, log=False, scale_floor=1e-12),
+    Parameter("jitter_cv", "-", 1e-3, 5.0, log=True, scale_floor=1e-12),
 )
 LINK_PARAMETER_NAMES = tuple(p.name for p in LINK_PARAMETERS)
 _BY_NAME = {p.name: p for p in LINK_PARAMETERS}
@@ -117,19 +135,60 @@ COLUMN_MAX = {
 }
 
 
-def _num(text: str, col: str, file: str, line: int, *, positive: bool = True) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise ProfileError(
-            f"expected a number, got {text!r}", file=file, key=col, line=line
-        ) from None
-    if not math.isfinite(v) or (positive and v <= 0):
-        raise ProfileError(f"must be a number > 0, got {text!r}", file=file, key=col, line=line)
-    hi = COLUMN_MAX.get(col)
-    if hi is not None and v > hi:
-        raise ProfileError(f"must be at most {hi:g}, got {text!r}", file=file, key=col, line=line)
+def _num(text: str, col: str, at: Where) -> float:
+    """A numeric cell, > 0 and within :data:`COLUMN_MAX`."""
+    v = parse_number(text, col, at)
+    require(math.isfinite(v) and v > 0, text, col, at, "must be a number > 0")
+    at_most(v, text, col, at, COLUMN_MAX)
     return v
+
+
+_Row = tuple[float, float, float, str, float, str, int]
+
+
+def _parse_row(cell: Mapping[str, str], at: Where, skipped: list[str]) -> _Row | None:
+    """Validate one data row (cells by column name, stripped); None for a row left out (its
+    warning goes to ``skipped``)."""
+    x = _num(cell["payload_bytes"], "payload_bytes", at)
+    t = _num(cell["latency_s"], "latency_s", at)
+    n = cell.get("concurrent_transfers", "") or "1"
+    conc = _num(n, "concurrent_transfers", at)
+    require(
+        conc >= 1 and conc == int(conc),
+        n,
+        "concurrent_transfers",
+        at,
+        "must be a whole number >= 1",
+    )
+    stat = (cell.get("statistic", "") or "sample").lower()
+    if stat not in STATISTICS:
+        raise at.error(
+            f"unknown statistic {stat!r} (allowed: {', '.join(STATISTICS)})", "statistic"
+        )
+    q = _QUANTILE.get(stat, math.nan)
+    if cell.get("samples", ""):
+        _num(cell["samples"], "samples", at)
+    if stat == "max":
+        if not cell.get("samples", ""):
+            skipped.append(
+                f"{at.file}:{at.line}: a max row without 'samples' is left out (the maximum of "
+                "an unknown number of transfers has no percentile)"
+            )
+            return None
+        k = _num(cell["samples"], "samples", at)
+        q = k / (k + 1.0)
+    assert at.line is not None
+    return (x, t, conc, stat, q, cell.get("source", ""), at.line)
+
+
+def _records(text: str, file: str) -> list[tuple[int, list[str]]]:
+    """The records that are not blank, each with its number (1-based, blank ones counted);
+    malformed CSV becomes a ProfileError."""
+    try:
+        recs = list(csv.reader(io.StringIO(text), strict=True))
+    except csv.Error as exc:
+        raise ProfileError(f"malformed CSV: {exc}", file=file) from None
+    return [(i + 1, r) for i, r in enumerate(recs) if not is_blank(r)]
 
 
 def parse_link_measurements(text: str, file: str) -> LinkMeasurements:
@@ -143,68 +202,23 @@ def parse_link_measurements(text: str, file: str) -> LinkMeasurements:
     warning, since the maximum of an unknown number of draws has no percentile) and
     ``source``. Every error names the file, the line and the column.
     """
-    try:
-        records = list(csv.reader(io.StringIO(text), strict=True))
-    except csv.Error as exc:
-        raise ProfileError(f"malformed CSV: {exc}", file=file) from None
-    rows: list[tuple[int, list[str]]] = [
-        (i + 1, r) for i, r in enumerate(records) if any(c.strip() for c in r)
-    ]
+    rows = _records(text, file)
     if not rows:
         raise ProfileError("empty file: expected a header and at least one row", file=file)
-    hline, header = rows[0]
-    header = [c.strip() for c in header]
+    header = [c.strip() for c in rows[0][1]]
+    header_at = Where(file, rows[0][0])
     for c in header:
-        if c not in REQUIRED + OPTIONAL:
-            raise ProfileError(
-                f"unknown column {c!r} (allowed: {', '.join(REQUIRED + OPTIONAL)})",
-                file=file,
-                key=c or "(empty)",
-                line=hline,
-            )
+        unknown_column(c, REQUIRED + OPTIONAL, header_at, suggest=False)
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise ProfileError(f"missing column(s) {', '.join(missing)}", file=file, line=hline)
-    out: list[tuple[float, float, float, str, float, str, int]] = []
+        raise header_at.error(f"missing column(s) {', '.join(missing)}")
+    out: list[_Row] = []
     skipped: list[str] = []
     for line, raw in rows[1:]:
-        if len(raw) != len(header):
-            raise ProfileError(
-                f"expected {len(header)} fields, found {len(raw)}", file=file, line=line
-            )
-        cell = {c: raw[i].strip() for i, c in enumerate(header)}
-        x = _num(cell["payload_bytes"], "payload_bytes", file, line)
-        t = _num(cell["latency_s"], "latency_s", file, line)
-        n = cell.get("concurrent_transfers", "") or "1"
-        conc = _num(n, "concurrent_transfers", file, line)
-        if conc < 1 or conc != int(conc):
-            raise ProfileError(
-                f"must be a whole number >= 1, got {n!r}",
-                file=file,
-                key="concurrent_transfers",
-                line=line,
-            )
-        stat = (cell.get("statistic", "") or "sample").lower()
-        if stat not in STATISTICS:
-            raise ProfileError(
-                f"unknown statistic {stat!r} (allowed: {', '.join(STATISTICS)})",
-                file=file,
-                key="statistic",
-                line=line,
-            )
-        q = _QUANTILE.get(stat, math.nan)
-        if cell.get("samples", ""):
-            _num(cell["samples"], "samples", file, line)
-        if stat == "max":
-            if not cell.get("samples", ""):
-                skipped.append(
-                    f"{file}:{line}: a max row without 'samples' is left out (the maximum of an "
-                    "unknown number of transfers has no percentile)"
-                )
-                continue
-            k = _num(cell["samples"], "samples", file, line)
-            q = k / (k + 1.0)
-        out.append((x, t, conc, stat, q, cell.get("source", ""), line))
+        at = Where(file, line)
+        row = _parse_row(cells(raw, header, at), at, skipped)
+        if row is not None:
+            out.append(row)
     if not out:
         raise ProfileError(
             "no usable measurements" + (f": {skipped[0]}" if skipped else ""), file=file
@@ -225,16 +239,11 @@ def parse_link_measurements(text: str, file: str) -> LinkMeasurements:
 
 def read_link_measurements(path: Path) -> LinkMeasurements:
     """Read and validate a link measurements CSV file."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"not UTF-8 text (byte at offset {exc.start})", file=str(path)) from None
+    text = read_text(path, undecodable="not UTF-8 text (byte at offset {offset})")
     return parse_link_measurements(text, str(path))
 
 
-def with_values(link: Link, values: dict[str, float]) -> Link:
+def with_values(link: Link, values: Values) -> Link:
     """A copy of the link spec with some keys replaced."""
     return link.model_copy(update={k: float(v) for k, v in values.items()})
 
@@ -260,84 +269,39 @@ def predict_s(link: Link, data: LinkMeasurements) -> np.ndarray:
     return out
 
 
-def _to_x(p: LinkParameter, v: float) -> float:
-    return math.log(max(v, p.lower if p.lower > 0 else 1e-300)) if p.log else v
-
-
-def _from_x(p: LinkParameter, x: float) -> float:
-    return math.exp(x) if p.log else x
-
-
 @dataclass(frozen=True)
-class LinkParameterFit:
-    name: str
-    unit: str
-    profile: float
-    fitted: float
-    stderr: float | None
-    sensitivity: float
-    status: str  # fitted / held fixed / not identified: ...
+class LinkParameterFit(ParameterFit):
+    """The outcome for one link parameter; ``default`` is the link profile's value."""
 
     @property
-    def was_fitted(self) -> bool:
-        return self.status.startswith("fitted")
+    def profile(self) -> float:
+        """[unit] the link profile's value, the one the fit started from."""
+        return self.default
 
 
 @dataclass(frozen=True)
-class LinkFit:
-    parameters: tuple[LinkParameterFit, ...]
-    measured_s: np.ndarray
+class LinkFit(Fit):
+    """Fitted link parameters: the :class:`Fit` (its parameters are :class:`LinkParameterFit`),
+    the rows' latencies at the profile's values and the fitted link.
+
+    Attributes
+    ----------
+    profile_s : [s] each row's prediction at the link profile's values.
+    link : the link spec with the fitted values.
+    """
+
     profile_s: np.ndarray
-    fitted_s: np.ndarray
-    link: Link  # the spec with the fitted values
-    success: bool
-    message: str
+    link: Link
 
     @property
     def not_identified(self) -> list[str]:
         return [p.name for p in self.parameters if p.status.startswith("not identified")]
 
 
-def _sensitivities(link: Link, data: LinkMeasurements, names: list[str]) -> np.ndarray:
-    base = np.log(predict_s(link, data))
-    s = np.zeros((len(data), len(names)))
-    for j, n in enumerate(names):
-        p = _BY_NAME[n]
-        v = float(getattr(link, n))
-        scale = max(abs(v), 1.0 if p.unit == "ms" else 1e-12)
-        step = STEP * scale
-        if v + step > p.upper:
-            step = -step
-        moved = predict_s(with_values(link, {n: v + step}), data)
-        s[:, j] = (np.log(moved) - base) / step * scale
-    return s
-
-
-def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> LinkFit:
-    """Fit the identified link parameters to the rows (see the module docstring).
-
-    Parameters
-    ----------
-    link : the link profile to start from; unfitted keys keep its values.
-    data : the measurements.
-    fixed : keys held at the profile's values.
-
-    Notes
-    -----
-    ``jitter_cv`` is a candidate only when percentile or ``max`` rows exist (means do not
-    depend on it at first order). Residuals ``ln t_pred - ln t_meas``; trust-region reflective
-    least squares within :data:`LINK_PARAMETERS`' bounds.
-    """
-    from scipy.linalg import qr
-    from scipy.optimize import least_squares
-
-    fixed = set(fixed)
-    bad = fixed - set(LINK_PARAMETER_NAMES)
-    if bad:
-        raise UsageError(
-            f"--fix: {sorted(bad)[0]!r} is not a link parameter "
-            f"(allowed: {', '.join(LINK_PARAMETER_NAMES)})"
-        )
+def _candidates(
+    link: Link, data: LinkMeasurements, fixed: set[str]
+) -> tuple[list[str], dict[str, str]]:
+    """The parameters the fit may move, and why the others cannot be identified by design."""
     reasons: dict[str, str] = {}
     cands = [n for n in LINK_PARAMETER_NAMES if n not in fixed]
     if link.type == "rdma":
@@ -356,96 +320,87 @@ def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> L
     if link.jitter_cv == 0 and "jitter_cv" in cands:
         cands.remove("jitter_cv")
         reasons["jitter_cv"] = "not identified: the profile's jitter_cv is 0"
-    s = _sensitivities(link, data, cands) if cands else np.zeros((len(data), 0))
-    delta = {n: float(np.sqrt(np.mean(s[:, j] ** 2))) for j, n in enumerate(cands)}
-    chosen: list[str] = []
-    if cands:
-        _, r, piv = qr(s, pivoting=True, mode="economic")
-        diag = np.abs(np.diag(r)) if r.size else np.zeros(0)
-        top = float(diag[0]) if len(diag) else 0.0
-        for k, j in enumerate(piv):
-            n = cands[int(j)]
-            if delta[n] < SENSITIVITY_MIN:
-                reasons[n] = (
-                    f"not identified: the rows barely depend on it (sensitivity {delta[n]:.2g})"
-                )
-            elif k >= len(diag) or k >= len(data):
-                reasons[n] = (
-                    f"not identified: {len(data)} usable row(s) identify at most {len(data)} parameter(s)"
-                )
-            elif float(diag[k]) < IDENTIFY_TOL * top:
-                reasons[n] = (
-                    "not identified: its effect on the rows is a combination of the fitted parameters'"
-                )
-            else:
-                chosen.append(n)
-    log_meas = np.log(data.latency_s)
-    values = {n: float(getattr(link, n)) for n in LINK_PARAMETER_NAMES}
-    res = None
+    return cands, reasons
+
+
+def _starts(params: list[Parameter], point: Values) -> list[np.ndarray]:
+    """Starting points: the profile's values times each of :data:`START_FACTORS`, clipped
+    to the bounds (the slow-start round counts make the cost piecewise).
+
+    When a linear parameter is at 0, every coordinate that is exactly 0 at a factor other
+    than 1 starts at the factor instead: that parameter's, and a log parameter's whose value
+    times the factor is 1.
+    """
+    lo, hi = x_bounds(params)
+    some_zero = any(point[p.name] == 0 and not p.log for p in params)
+    out = []
+    for factor in START_FACTORS:
+        x0 = np.array([p.to_x(p.clip(point[p.name] * factor)) for p in params])
+        if some_zero and factor != 1.0:
+            x0 = np.where(x0 == 0, factor, x0)
+        out.append(np.clip(x0, lo, hi))
+    return out
+
+
+def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> LinkFit:
+    """Fit the identified link parameters to the rows (see the module docstring).
+
+    Parameters
+    ----------
+    link : the link profile to start from; unfitted keys keep its values.
+    data : the measurements.
+    fixed : keys held at the profile's values.
+
+    Notes
+    -----
+    ``jitter_cv`` is a candidate only when percentile or ``max`` rows exist (means do not
+    depend on it at first order). Residuals ``ln t_pred - ln t_meas``; trust-region reflective
+    least squares within :data:`LINK_PARAMETERS`' bounds.
+    """
+    fixed = set(fixed)
+    bad = fixed - set(LINK_PARAMETER_NAMES)
+    if bad:
+        raise OptionError(
+            "fix",
+            f": {sorted(bad)[0]!r} is not a link parameter "
+            f"(allowed: {', '.join(LINK_PARAMETER_NAMES)})",
+        )
+    cands, reasons = _candidates(link, data, fixed)
+
+    def predict(values: Values) -> np.ndarray:
+        return predict_s(with_values(link, values), data)
+
+    point = {n: float(getattr(link, n)) for n in LINK_PARAMETER_NAMES}
+    params = [_BY_NAME[n] for n in cands]
+    s = sensitivities(predict, point, params, STEP) if cands else np.zeros((len(data), 0))
+    ident = pivoted_qr_selection(s, cands, sensitivity_min=SENSITIVITY_MIN, tolerance=IDENTIFY_TOL)
+    reasons.update(ident.reasons)
+    chosen = list(ident.identified)
+    sol = unfitted(point)
     if chosen:
         ps = [_BY_NAME[n] for n in chosen]
-
-        def resid(x: np.ndarray) -> np.ndarray:
-            upd = {p.name: _from_x(p, float(v)) for p, v in zip(ps, x, strict=True)}
-            return np.log(predict_s(with_values(link, upd), data)) - log_meas
-
-        lo = np.array([_to_x(p, p.lower) for p in ps])
-        hi = np.array([_to_x(p, p.upper) for p in ps])
-        for factor in START_FACTORS:  # the slow-start round counts make the cost piecewise
-            x0 = np.array(
-                [_to_x(p, min(max(values[p.name] * factor, p.lower), p.upper)) for p in ps]
-            )
-            if any(values[p.name] == 0 and not p.log for p in ps) and factor != 1.0:
-                x0 = np.where(x0 == 0, factor, x0)
-            r1 = least_squares(
-                resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac", method="trf"
-            )
-            if res is None or r1.cost < res.cost:
-                res = r1
-        assert res is not None
-        for p, v in zip(ps, res.x, strict=True):
-            values[p.name] = _from_x(p, float(v))
-    fitted_link = with_values(link, {n: values[n] for n in chosen})
-    stderr: dict[str, float] = {}
-    if res is not None and len(data) > len(chosen):
-        jac = np.asarray(res.jac, dtype=float)
-        s2 = 2.0 * float(res.cost) / (len(data) - len(chosen))
-        try:
-            cov = s2 * np.linalg.inv(jac.T @ jac)
-            for j, n in enumerate(chosen):
-                sx = math.sqrt(max(float(cov[j, j]), 0.0))
-                stderr[n] = values[n] * sx if _BY_NAME[n].log else sx
-        except np.linalg.LinAlgError:
-            pass
-    params = []
-    for n in LINK_PARAMETER_NAMES:
-        p = _BY_NAME[n]
-        status = (
-            "held fixed"
-            if n in fixed
-            else ("fitted" if n in chosen else reasons.get(n, "not identified"))
-        )
-        params.append(
-            LinkParameterFit(
-                n,
-                p.unit,
-                float(getattr(link, n)),
-                values[n],
-                stderr.get(n),
-                delta.get(n, 0.0),
-                status,
-            )
-        )
+        sol = solve(predict, data.latency_s, point, ps, _starts(ps, point))
+    fitted_link = with_values(link, {n: sol.values[n] for n in chosen})
+    stderr = sol.stderr(len(data))
     return LinkFit(
-        parameters=tuple(params),
+        parameters=tuple(
+            LinkParameterFit(
+                name=n,
+                unit=_BY_NAME[n].unit,
+                default=point[n],
+                fitted=sol.values[n],
+                status=status_of(n, fixed, chosen, reasons),
+                sensitivity=ident.sensitivity.get(n, 0.0),
+                stderr=stderr.get(n),
+            )
+            for n in LINK_PARAMETER_NAMES
+        ),
         measured_s=data.latency_s,
         profile_s=predict_s(link, data),
         fitted_s=predict_s(fitted_link, data),
         link=fitted_link,
-        success=bool(res.success) if res is not None else True,
-        message=str(res.message)
-        if res is not None
-        else "nothing to fit: no parameter is identified",
+        success=sol.success,
+        message=sol.message,
     )
 
 
@@ -456,9 +411,9 @@ def calibrated_link(fit: LinkFit, name: str, measurements_file: str) -> Link:
     fitted = [p for p in fit.parameters if p.was_fitted]
     d = fit.link.model_dump(mode="json")
     for p in fitted:
-        d[p.name] = float(f"{p.fitted:.4g}")
-    err0 = float(np.median(np.abs(fit.profile_s / fit.measured_s - 1))) * 100
-    err1 = float(np.median(np.abs(fit.fitted_s / fit.measured_s - 1))) * 100
+        d[p.name] = significant(p.fitted)
+    err0 = ErrorSummary.of(fit.profile_s, fit.measured_s).median_abs_pct
+    err1 = ErrorSummary.of(fit.fitted_s, fit.measured_s).median_abs_pct
     kept = "; ".join(f"{p.name} ({p.status})" for p in fit.parameters if not p.was_fitted)
     d["name"] = name
     d["notes"] = (

@@ -214,3 +214,13 @@ def test_link_mode_bad_input_is_one_line(tmp_path: Path) -> None:
     assert r.returncode == 2 and "--link" in r.stderr
     r = run("calibrate", str(BRIEF))
     assert r.returncode == 2 and "--chip and --model" in r.stderr
+
+
+def test_link_mode_unknown_fix_names_the_flag() -> None:
+    from pddplan.errors import UsageError
+
+    res = CliRunner().invoke(
+        app, ["calibrate", str(BRIEF), "--link", "wan-10g-cross-city", "--fix", "bandwidth"]
+    )
+    assert isinstance(res.exception, UsageError)
+    assert str(res.exception).startswith("--fix: 'bandwidth' is not a link parameter")

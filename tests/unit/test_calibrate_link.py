@@ -11,7 +11,7 @@ from pddplan.calibrate.link import (
     parse_link_measurements,
     predict_s,
 )
-from pddplan.errors import ProfileError, UsageError
+from pddplan.errors import OptionError, ProfileError, UsageError
 from pddplan.io.loader import Registry
 
 SIZES = [1e4, 1e5, 1e6, 4.649e6, 1e7, 1e8, 1e9, 3e9]
@@ -112,5 +112,8 @@ def test_bad_input_names_file_line_and_column(text: str, needle: str) -> None:
 
 def test_unknown_fixed_parameter() -> None:
     data = parse_link_measurements(_csv([(1e6, 0.2, "mean")]), "x")
-    with pytest.raises(UsageError, match="not a link parameter"):
+    with pytest.raises(UsageError, match="not a link parameter") as exc:
         fit_link(_base(), data, fixed=["bandwidth"])
+    # the library names its option; only the CLI says --fix
+    assert isinstance(exc.value, OptionError) and exc.value.option == "fix"
+    assert str(exc.value).startswith("fix: 'bandwidth'")
