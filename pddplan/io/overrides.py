@@ -50,6 +50,9 @@ PROFILE_ROOTS: dict[str, type[BaseModel]] = {
 }
 #: Scenario keys that name a profile: ``{"link": "wan-10g-cross-city"}`` swaps the profile.
 PROFILE_NAMES = ("link", "rdma", "model", "workload")
+#: Keys that choose which chip profiles a scenario loads: applied first, like profile swaps, so
+#: that a key of a chip they bring in (``chips.h100-sxm.price_usd_per_hour``) can be set along.
+CHIP_CHOICES = ("roles.P.chips", "roles.RLD.chips", "roles.MD.chips", "baseline.chip")
 
 
 # -------------------------------------------------------------------------------- paths
@@ -210,8 +213,8 @@ class ScenarioSource:
 
     def patch(self, overrides: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         """The merged document patch of ``overrides`` and, per PATH, its key in the document."""
-        # profile swaps first: a key of a swapped profile patches the new profile
-        swaps = {k: v for k, v in overrides.items() if k in PROFILE_NAMES}
+        # profile swaps and chip choices first: a key of a swapped profile patches the new one
+        swaps = {k: v for k, v in overrides.items() if k in PROFILE_NAMES or k in CHIP_CHOICES}
         base = self.resolve(swaps) if swaps and len(swaps) < len(overrides) else self.base
         patch: dict[str, Any] = {}
         leaves: dict[str, str] = {}

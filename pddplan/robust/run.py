@@ -246,15 +246,16 @@ def run_robust(
 
 class _Layered(ScenarioSource):
     """A source whose every resolve starts from ``overrides`` (for checking inputs on top of
-    the caller's overrides)."""
+    the caller's overrides). It resolves through the caller's source, so that a profile swap in
+    ``overrides`` (``link=...``) is layered once, not again on each nested resolve."""
 
     def __init__(self, src: ScenarioSource, overrides: Mapping[str, Any]) -> None:
         super().__init__(doc=src.doc, registry=src.registry)
-        self._profile_docs = src._profile_docs
+        self._src = src
         self._under = dict(overrides)
 
     def resolve(self, overrides: Mapping[str, Any] | None = None) -> Any:
-        return super().resolve({**self._under, **(overrides or {})})
+        return self._src.resolve({**self._under, **(overrides or {})})
 
 
 def _gather(chunks: Sequence[list[SampleRecord]], n: int) -> list[SampleRecord]:
