@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from heapq import heappop
 
 import numpy as np
 
@@ -45,9 +45,11 @@ from pddplan.errors import UsageError
 from pddplan.models import pipeline
 from pddplan.sim import events as ev
 from pddplan.sim import policies
-from pddplan.sim.plan import SimPlan
+from pddplan.sim.handlers import HANDLERS
+from pddplan.sim.plan import Role, SimPlan
 from pddplan.sim.requests import Requests, from_classes, from_workload
 from pddplan.sim.resources import DecodePool, FcfsPool, PsLine, StepTable
+from pddplan.sim.state import MD_POOL, RLD_POOL, Progress, SimState
 from pddplan.solver import Problem
 from pddplan.spec import Workload
 
@@ -59,12 +61,6 @@ SERIES_POINTS = 200
 PROGRESS_EVERY = 1000
 #: Batches of consecutive measured requests for the percentiles' confidence half-widths.
 CI_BATCHES = 10
-
-MD_POOL, RLD_POOL = 0, 1
-# RLD status of a request
-_RLD_NONE, _RLD_WAITING, _RLD_ON, _RLD_LEFT, _RLD_FINISHED = 0, 1, 2, 3, 4
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -177,17 +173,77 @@ def simulate(
     if n < 1:
         raise UsageError("no requests to simulate")
     wall0 = time.perf_counter()
-    if cfg.rate_rps is not None:
-        rate = cfg.rate_rps
-    elif requests is None:
-        rate = plan.rate_rps
-    else:  # replayed: the trace's own mean rate
-        span = float(req.arrival_s[-1] - req.arrival_s[0])
-        rate = (n - 1) / span if n > 1 and span > 0 else plan.rate_rps
+    rate = _run_rate_rps(cfg, plan, req, replayed=requests is not None)
+    pid_a = _pipelines(problem, plan, req)
+    pre_a = _unique_prefill_s(problem, plan, req)
+    s = _wire(problem, plan, cfg, req, mode, pid_a, pre_a, progress)
+    s.push(s.arrival_s[0], ev.ARRIVAL, 0)
+    n_events = run(s)
+    if progress is not None:
+        progress(n, n)
+    wall = time.perf_counter() - wall0
 
-    pb = problem
+    res = SimResult(
+        config=cfg,
+        plan=plan,
+        rate_rps=rate,
+        handover=mode if plan.rld is not None else "-",
+        pipeline=pid_a,
+        arrival_s=req.arrival_s,
+        ttft_s=np.asarray(s.t_first) - req.arrival_s,
+        tpot_s=(np.asarray(s.t_done) - np.asarray(s.t_first))
+        / np.maximum(req.output_tokens - 1.0, 1.0),
+        done_s=np.asarray(s.t_done),
+        rld_tokens=np.asarray(s.rld_tok),
+        input_tokens=req.input_tokens,
+        output_tokens=req.output_tokens,
+        stall_s=np.asarray(s.stall),
+        md_wait_s=np.asarray(s.md_wait),
+        rld_wait_s=np.asarray(s.rld_wait),
+        prefill_wait_s=np.asarray(s.t_pstart) - req.arrival_s,
+        measured=np.arange(n) >= int(math.ceil(cfg.warmup_fraction * n)),
+        figures={},
+        series=_series(s.rows),
+        events=n_events,
+        wall_s=wall,
+    )
+    res.figures = _figures(res, problem, plan, pre_a, s.wrong, s.catch_up_ok)
+    if not s.catch_up_ok and mode in ("catch-up", "adaptive") and plan.rld is not None:
+        res.notes.append(
+            "Catch-Up cannot converge on this MD (its extend of the catch-up batch is slower than "
+            "RLD's decoding): hand-overs ran One-Shot, as the closed forms assume"
+        )
+    return res
+
+
+def run(s: SimState) -> int:
+    """The event loop: pop events in time order and hand each to its handler until none is left.
+
+    Returns the number of events processed (every event pushed: the loop drains the queue).
+    """
+    heap = s.q.heap
+    handlers = HANDLERS
+    pop = heappop
+    while heap:
+        t, _, code, a, b = pop(heap)
+        handlers[code](s, t, a, b)
+    return s.q.seq
+
+
+def _run_rate_rps(cfg: SimConfig, plan: SimPlan, req: Requests, replayed: bool) -> float:
+    """The run's arrival rate [requests/s]: the option's, the plan's, or a trace's own mean."""
+    if cfg.rate_rps is not None:
+        return cfg.rate_rps
+    n = len(req)
+    if not replayed:
+        return plan.rate_rps
+    span = float(req.arrival_s[-1] - req.arrival_s[0])
+    return (n - 1) / span if n > 1 and span > 0 else plan.rate_rps
+
+
+def _pipelines(pb: Problem, plan: SimPlan, req: Requests) -> np.ndarray:
+    """Each request's pipeline code (:mod:`pddplan.sim.policies`), by the plan's routing."""
     topo = pb.topology
-    kvpt = pb.model.kv_bytes_per_token
     on_decode = ~(req.anomalous & topo.anomalous_filter & topo.relay)
     has_rld = plan.rld is not None
     relay = plan.routing.relays(req.hit_rate) & on_decode & has_rld & topo.cross_dc
@@ -198,340 +254,106 @@ def simulate(
         raise UsageError(
             "the plan has no RLD pool, but the workload has filtered anomalous requests"
         )
-    wrong = cfg.policy == "p-rld"
-    link = pb.paths.decode_link
+    return pid_a
+
+
+def _transfers(pb: Problem, req: Requests) -> tuple[np.ndarray, ...]:
+    """Per request: (lead_s, line_bytes, rate_cap_bytes_per_s, tail_s) on the decode link,
+    and the RDMA copy time to RLD [s]."""
+    n = len(req)
+    kvpt = pb.model.kv_bytes_per_token
     # the line's jitter scales the payload, as in the closed form (timing.first_token_points)
     wan_bytes = np.asarray(timing.wan_payload_bytes(req.input_tokens, req.hit_rate, kvpt)) * (
-        req.jitter if topo.cross_dc else 1.0
+        req.jitter if pb.topology.cross_dc else 1.0
     )
     lead_a, line_bytes_a, cap_a, tail_a = (
-        np.asarray(x, dtype=float) * np.ones(n) for x in timing.transfer_phases(link, wan_bytes)
+        np.asarray(x, dtype=float) * np.ones(n)
+        for x in timing.transfer_phases(pb.paths.decode_link, wan_bytes)
     )
-    rdma_s = np.asarray(timing.rdma_copy_s(pb.rdma, req.input_tokens, kvpt), dtype=float)
-    pre_a = _unique_prefill_s(pb, plan, req)
+    rdma_a = np.asarray(timing.rdma_copy_s(pb.rdma, req.input_tokens, kvpt), dtype=float)
+    return lead_a, line_bytes_a, cap_a, tail_a, rdma_a
 
-    q = ev.EventQueue()
-    push = q.push
-    p_role = plan.roles["P"]
-    md_role = plan.roles["MD"]
-    max_ctx = float(np.max(req.input_tokens + req.output_tokens)) + 1.0
-    ppool = FcfsPool(p_role.instances, q)
-    if topo.cross_dc:
-        line = PsLine(link.goodput_bytes_per_s, q, float(np.max(cap_a)) if n else math.inf)
-    else:  # the RDMA fabric is not shared (timing.decode_link_utilization): each flow at goodput
-        flow_cap = min(float(np.max(cap_a)) if n else math.inf, link.goodput_bytes_per_s)
-        line = PsLine(math.inf, q, flow_cap)
-    md = DecodePool(
-        MD_POOL, md_role.instance, md_role.instances, md_role.batch_per_instance, max_ctx, q
-    )
-    rld_role = plan.rld
-    rld = (
-        DecodePool(
-            RLD_POOL, rld_role.instance, rld_role.instances, rld_role.batch_per_instance, max_ctx, q
-        )
-        if rld_role is not None
-        else None
-    )
-    rld_slots = rld_role.instances * rld_role.batch_per_instance if rld_role is not None else 1
-    tpot = pb.tpot_s
-    thr_tokens = pb.catch_up_threshold_tokens
-    # Catch-Up converges only when MD extends T tokens faster than RLD makes them (closed form's
-    # rule, pipeline.catch_up_handover); otherwise the hand-over is One-Shot.
+
+def _line(pb: Problem, cap_a: np.ndarray, q: ev.EventQueue) -> PsLine:
+    """The decode link: the shared WAN line, or the unshared RDMA fabric in one DC."""
+    link = pb.paths.decode_link
+    cap = float(np.max(cap_a)) if len(cap_a) else math.inf
+    if pb.topology.cross_dc:
+        return PsLine(link.goodput_bytes_per_s, q, cap)
+    # the RDMA fabric is not shared (timing.decode_link_utilization): each flow at goodput
+    return PsLine(math.inf, q, min(cap, link.goodput_bytes_per_s))
+
+
+def _decode_pool(pool_id: int, role: Role, max_ctx: float, q: ev.EventQueue) -> DecodePool:
+    return DecodePool(pool_id, role.instance, role.instances, role.batch_per_instance, max_ctx, q)
+
+
+def _catch_up_ok(pb: Problem, req: Requests, pid_a: np.ndarray, md: DecodePool) -> bool:
+    """Catch-Up converges only when MD extends T tokens faster than RLD makes them (the closed
+    form's rule, pipeline.catch_up_handover); otherwise the hand-over is One-Shot."""
+    on_decode = pid_a != policies.P_RLD_ANOMALOUS  # the requests MD may decode
     ctx_md = (
         float(np.mean((req.input_tokens + req.output_tokens / 2)[on_decode]))
         if np.any(on_decode)
         else 0.0
     )
-    catch_up_ok = timing.catch_up_converges(md.extend_s(thr_tokens, ctx_md), thr_tokens, tpot)
-    max_rounds = pipeline.MAX_CATCH_UP_ROUNDS
-    ho_cache: dict[int, float] = {}
+    thr = pb.catch_up_threshold_tokens
+    return timing.catch_up_converges(md.extend_s(thr, ctx_md), thr, pb.tpot_s)
 
-    def ho_s(k: float) -> float:
-        key = int(k)
-        v = ho_cache.get(key)
-        if v is None:
-            v = float(timing.handover_transfer_s(pb.wan, key))
-            ho_cache[key] = v
-        return v
 
-    # per-request lists (fast scalar access)
-    arr = req.arrival_s.tolist()
-    pre = pre_a.tolist()
-    pid = pid_a.tolist()
-    wanb = line_bytes_a.tolist()
-    lead = lead_a.tolist()
-    tail = tail_a.tolist()
-    rdma = rdma_s.tolist()
-    nout = req.output_tokens.tolist()
-    ctx_in = req.input_tokens.tolist()
-    nan = math.nan
-    t_first = [nan] * n
-    t_done = [nan] * n
-    t_pstart = [nan] * n
-    rld_st = [_RLD_NONE] * n
-    rld_tok = [0.0] * n
-    md_inst = [-1] * n
-    md_req_t = [nan] * n
-    md_wait = [nan] * n
-    rld_req_t = [nan] * n
-    rld_wait = [nan] * n
-    handed = [0.0] * n
-    rounds = [0] * n
-    final = [False] * n
-    t_stop = [nan] * n
-    stall = [nan] * n
-
-    t_end_arr = float(req.arrival_s[-1])
-    n_series = SERIES_POINTS if n > 1 else 1
-    series_t = np.linspace(0.0, t_end_arr, n_series + 1)[1:] if t_end_arr > 0 else np.zeros(1)
-    s_rows: list[tuple[float, ...]] = []
-    for i, ts in enumerate(series_t.tolist()):
-        push(ts, ev.SAMPLE, i)
-
-    # ---- helpers (closures over the state above)
-    def md_release(t: float, j: int) -> None:
-        md.used[j] -= 1
-        wq = md.waitq
-        while wq:
-            r2 = wq.popleft()
-            if rld_st[r2] == _RLD_FINISHED:
-                continue
-            md.used[j] += 1
-            md_granted(t, r2, j)
-            return
-
-    def rld_release(t: float, j: int) -> None:
-        assert rld is not None
-        rld.used[j] -= 1
-        wq = rld.waitq
-        while wq:
-            r2 = wq.popleft()
-            if rld_st[r2] != _RLD_WAITING:
-                continue
-            rld.used[j] += 1
-            rld_join(t, r2, j)
-            return
-
-    def rld_join(t: float, r: int, j: int) -> None:
-        assert rld is not None
-        rld_st[r] = _RLD_ON
-        rld_wait[r] = t - rld_req_t[r]
-        first = rld.join(t, j, r, ctx_in[r], nout[r])
-        if t_first[r] != t_first[r]:  # nan
-            t_first[r] = first
-
-    def md_request(t: float, r: int) -> None:
-        md_req_t[r] = t
-        j = md.pick()
-        if j >= 0:
-            md.used[j] += 1
-            md_granted(t, r, j)
-        else:
-            md.waitq.append(r)
-
-    def handover_step(t: float, r: int) -> None:
-        """Start the next hand-over round of ``r`` (RLD on, MD slot held)."""
-        assert rld is not None
-        backlog = math.floor(rld.tokens_of(t, r) + 1e-9) - handed[r]
-        occ = rld.occupancy() / rld_slots
-        if (
-            catch_up_ok
-            and rounds[r] < max_rounds
-            and policies.catch_up_now(mode, backlog, thr_tokens, occ)
-        ):
-            rounds[r] += 1
-            push(t + ho_s(thr_tokens), ev.HANDOVER_AT_MD, r, float(thr_tokens))
-        else:
-            final_handover(t, r)
-
-    def final_handover(t: float, r: int) -> None:
-        assert rld is not None
-        j_r, k = rld.leave(t, r)
-        rld_release(t, j_r)
-        kf = min(float(math.floor(k + 1e-9)), nout[r])
-        rld_tok[r] = kf
-        rld_st[r] = _RLD_LEFT
-        t_stop[r] = t
-        final[r] = True
-        if kf < 1.0:
-            t_first[r] = nan  # RLD left before its first token: MD gives it
-        push(t + ho_s(max(kf - handed[r], 0.0)), ev.HANDOVER_AT_MD, r, max(kf - handed[r], 0.0))
-
-    def md_after_handover(t: float, r: int, j: int) -> None:
-        togo = nout[r] - rld_tok[r]
-        if togo <= 0:
-            t_done[r] = t
-            md_release(t, j)
-            return
-        first = md.join(t, j, r, ctx_in[r] + rld_tok[r], togo)
-        if t_first[r] != t_first[r]:
-            t_first[r] = first
-        stall[r] = first - t_stop[r]
-
-    def md_granted(t: float, r: int, j: int) -> None:
-        md_inst[r] = j
-        md_wait[r] = t - md_req_t[r]
-        st = rld_st[r]
-        if st == _RLD_FINISHED:
-            md_release(t, j)
-        elif st == _RLD_ON:
-            handover_step(t, r)
-        else:
-            first = md.join(t, j, r, ctx_in[r], nout[r])
-            if t_first[r] != t_first[r]:
-                t_first[r] = first
-
-    # ---- main loop
-    heap = q.heap
-    from heapq import heappop
-
-    next_arrival = 0
-    push(arr[0], ev.ARRIVAL, 0)
-    p_md, p_relay = policies.P_MD, policies.P_RLD_MD
-    n_ev = 0
-    while heap:
-        t, _, code, a, b = heappop(heap)
-        n_ev += 1
-        if code == ev.ARRIVAL:
-            r = a
-            if ppool.free:
-                t_pstart[r] = t
-            ppool.arrive(t, r, pre[r])
-            next_arrival = r + 1
-            if next_arrival < n:
-                push(arr[next_arrival], ev.ARRIVAL, next_arrival)
-            if progress is not None and next_arrival % PROGRESS_EVERY == 0:
-                progress(next_arrival, n)
-        elif code == ev.PREFILL_DONE:
-            r = a
-            nxt = ppool.done(b)
-            if nxt >= 0:
-                t_pstart[nxt] = t
-                ppool.start(t, nxt, b, pre[nxt])
-            p = pid[r]
-            if p == p_md:
-                push(t + lead[r], ev.WAN_START, r)
-            elif p == p_relay and not wrong:
-                push(t + lead[r], ev.WAN_START, r)
-                push(t + rdma[r], ev.RDMA_DONE, r)
-            else:
-                push(t + rdma[r], ev.RDMA_DONE, r)
-        elif code == ev.DECODE_DONE:
-            j, ver = b
-            if a == MD_POOL:
-                for r in md.done(t, j, ver):
-                    t_done[r] = t
-                    md_release(t, j)
-            else:
-                assert rld is not None
-                for r in rld.done(t, j, ver):
-                    t_done[r] = t
-                    rld_tok[r] = nout[r]
-                    rld_st[r] = _RLD_FINISHED
-                    rld_release(t, j)
-        elif code == ev.WAN_START:
-            line.add(t, a, wanb[a])
-        elif code == ev.LINE_DONE:
-            for r in line.done(t, a):
-                push(t + tail[r], ev.KV_AT_MD, r)
-        elif code == ev.KV_AT_MD:
-            r = a
-            st = rld_st[r]
-            if pid[r] == p_md or st in (_RLD_NONE, _RLD_WAITING):
-                if st == _RLD_WAITING or (pid[r] == p_relay and st == _RLD_NONE):
-                    rld_st[r] = _RLD_LEFT  # the KV beat the relay: go straight to MD
-                md_request(t, r)
-            elif st == _RLD_ON:
-                md_request(t, r)  # RLD keeps relaying until MD has a slot
-        elif code == ev.RDMA_DONE:
-            r = a
-            if rld_st[r] != _RLD_NONE:
-                continue
-            assert rld is not None
-            rld_req_t[r] = t
-            j = rld.pick()
-            if j >= 0:
-                rld.used[j] += 1
-                rld_join(t, r, j)
-            else:
-                rld_st[r] = _RLD_WAITING
-                rld.waitq.append(r)
-        elif code == ev.HANDOVER_AT_MD:
-            r = a
-            j = md_inst[r]
-            k = float(b)
-            if not final[r] and rld_st[r] == _RLD_FINISHED:
-                md_release(t, j)
-            elif k > 0:
-                md.extend(t, j, r, k, ctx_in[r] + handed[r])
-            else:
-                md_after_handover(t, r, j)
-        elif code == ev.EXTEND_DONE:
-            j = b
-            r, k = md.extend_done(t, j)
-            handed[r] += k
-            if final[r]:
-                md_after_handover(t, r, j)
-            elif rld_st[r] == _RLD_FINISHED:
-                md_release(t, j)
-            else:
-                handover_step(t, r)
-        elif code == ev.SAMPLE:
-            md.snapshot(t)
-            line.snapshot(t)
-            if rld is not None:
-                rld.snapshot(t)
-            s_rows.append(
-                (
-                    t,
-                    float(len(ppool.queue)),
-                    float(line.n),
-                    float(line.busy_s),
-                    float(md.occupancy() + len(md.waitq)),
-                    float(md.tokens),
-                    float(md.busy_s),
-                    float(rld.occupancy() + sum(1 for x in rld.waitq if rld_st[x] == _RLD_WAITING))
-                    if rld
-                    else 0.0,
-                    float(rld.tokens) if rld else 0.0,
-                    float(rld.busy_s) if rld else 0.0,
-                )
-            )
-    if progress is not None:
-        progress(n, n)
-    wall = time.perf_counter() - wall0
-
-    res = SimResult(
-        config=cfg,
-        plan=plan,
-        rate_rps=rate,
-        handover=mode if has_rld else "-",
-        pipeline=pid_a,
-        arrival_s=req.arrival_s,
-        ttft_s=np.asarray(t_first) - req.arrival_s,
-        tpot_s=(np.asarray(t_done) - np.asarray(t_first))
-        / np.maximum(req.output_tokens - 1.0, 1.0),
-        done_s=np.asarray(t_done),
-        rld_tokens=np.asarray(rld_tok),
-        input_tokens=req.input_tokens,
-        output_tokens=req.output_tokens,
-        stall_s=np.asarray(stall),
-        md_wait_s=np.asarray(md_wait),
-        rld_wait_s=np.asarray(rld_wait),
-        prefill_wait_s=np.asarray(t_pstart) - req.arrival_s,
-        measured=np.arange(n) >= int(math.ceil(cfg.warmup_fraction * n)),
-        figures={},
-        series=_series(s_rows),
-        events=n_ev,
-        wall_s=wall,
+def _wire(
+    pb: Problem,
+    plan: SimPlan,
+    cfg: SimConfig,
+    req: Requests,
+    mode: str,
+    pid_a: np.ndarray,
+    pre_a: np.ndarray,
+    progress: Progress | None,
+) -> SimState:
+    """The run's state: pools, line and per-request inputs, with the samples scheduled."""
+    q = ev.EventQueue()
+    lead_a, line_bytes_a, cap_a, tail_a, rdma_a = _transfers(pb, req)
+    max_ctx = float(np.max(req.input_tokens + req.output_tokens)) + 1.0
+    md = _decode_pool(MD_POOL, plan.roles["MD"], max_ctx, q)
+    rld_role = plan.rld
+    s = SimState(
+        q=q,
+        ppool=FcfsPool(plan.roles["P"].instances, q),
+        line=_line(pb, cap_a, q),
+        md=md,
+        rld=_decode_pool(RLD_POOL, rld_role, max_ctx, q) if rld_role is not None else None,
+        rld_slots=rld_role.instances * rld_role.batch_per_instance if rld_role is not None else 1,
+        mode=mode,
+        catch_up_ok=_catch_up_ok(pb, req, pid_a, md),
+        thr_tokens=pb.catch_up_threshold_tokens,
+        max_rounds=pipeline.MAX_CATCH_UP_ROUNDS,
+        wrong=cfg.policy == "p-rld",
+        wan=pb.wan,
+        arrival_s=req.arrival_s.tolist(),
+        prefill_s=pre_a.tolist(),
+        pid=pid_a.tolist(),
+        line_bytes=line_bytes_a.tolist(),
+        lead_s=lead_a.tolist(),
+        tail_s=tail_a.tolist(),
+        rdma_s=rdma_a.tolist(),
+        output_tokens=req.output_tokens.tolist(),
+        input_tokens=req.input_tokens.tolist(),
+        progress=progress,
+        progress_every=PROGRESS_EVERY,
     )
-    res.figures = _figures(res, pb, plan, pre_a, wrong, catch_up_ok)
-    if not catch_up_ok and mode in ("catch-up", "adaptive") and has_rld:
-        res.notes.append(
-            "Catch-Up cannot converge on this MD (its extend of the catch-up batch is slower than "
-            "RLD's decoding): hand-overs ran One-Shot, as the closed forms assume"
-        )
-    return res
+    for i, ts in enumerate(_sample_times_s(req).tolist()):
+        s.push(ts, ev.SAMPLE, i)
+    return s
+
+
+def _sample_times_s(req: Requests) -> np.ndarray:
+    """Times of the occupancy samples [s]: :data:`SERIES_POINTS` over the arrival period."""
+    t_end_arr = float(req.arrival_s[-1])
+    n_series = SERIES_POINTS if len(req) > 1 else 1
+    if t_end_arr > 0:
+        return np.linspace(0.0, t_end_arr, n_series + 1)[1:]
+    return np.zeros(1)
 
 
 _SERIES_COLS = (
