@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from heapq import heappop
 
 import numpy as np
@@ -46,76 +45,19 @@ from pddplan.models import pipeline
 from pddplan.sim import events as ev
 from pddplan.sim import policies
 from pddplan.sim.handlers import HANDLERS
+from pddplan.sim.metrics import run_figures, series
 from pddplan.sim.plan import Role, SimPlan
 from pddplan.sim.requests import Requests, from_classes, from_workload
-from pddplan.sim.resources import DecodePool, FcfsPool, PsLine, StepTable
+from pddplan.sim.resources import DecodePool, FcfsPool, PsLine
+from pddplan.sim.result import SimConfig, SimResult
 from pddplan.sim.state import MD_POOL, RLD_POOL, Progress, SimState
 from pddplan.solver import Problem
 from pddplan.spec import Workload
 
-#: Default share of the first requests left out of the statistics (the empty-system transient).
-WARMUP_FRACTION = 0.05
 #: Points of the occupancy time series (evenly spaced over the arrival period).
 SERIES_POINTS = 200
 #: Progress callback granularity [requests].
 PROGRESS_EVERY = 1000
-#: Batches of consecutive measured requests for the percentiles' confidence half-widths.
-CI_BATCHES = 10
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    """How to run a simulation.
-
-    Attributes
-    ----------
-    requests : [-] requests to simulate.
-    seed : random seed; one seed gives one run.
-    rate_rps : [requests/s] arrival rate; ``None`` takes the plan's.
-    policy : "allowed" (P-MD and P-RLD-MD, anomalous on RLD) or "p-rld" (relayed requests
-        finish on RLD: the excluded pipeline).
-    handover : "plan", "one-shot", "catch-up" or "adaptive".
-    sample : "classes" (the problem's discretized classes, as the closed forms see them),
-        "workload" (the workload's continuous distributions), or "trace" (a label only: the
-        requests are passed to :func:`simulate`).
-    warmup_fraction : [-] share of the first requests left out of the statistics.
-    """
-
-    requests: int = 20_000
-    seed: int = 0
-    rate_rps: float | None = None
-    policy: str = "allowed"
-    handover: str = "plan"
-    sample: str = "classes"
-    warmup_fraction: float = WARMUP_FRACTION
-
-
-@dataclass
-class SimResult:
-    """Per-request outcomes, pool figures and the occupancy time series of one run."""
-
-    config: SimConfig
-    plan: SimPlan
-    rate_rps: float
-    handover: str
-    pipeline: np.ndarray  # per request: 0 P-MD, 1 P-RLD-MD (or P-RLD under p-rld), 2 anomalous
-    arrival_s: np.ndarray
-    ttft_s: np.ndarray
-    tpot_s: np.ndarray
-    done_s: np.ndarray
-    rld_tokens: np.ndarray
-    input_tokens: np.ndarray
-    output_tokens: np.ndarray
-    stall_s: np.ndarray  # relayed: MD's first token after RLD stopped (nan otherwise)
-    md_wait_s: np.ndarray  # wait for an MD slot (nan when MD was not used)
-    rld_wait_s: np.ndarray  # wait for an RLD slot after the RDMA copy (nan when RLD not used)
-    prefill_wait_s: np.ndarray
-    measured: np.ndarray  # bool: counted in the statistics
-    figures: dict[str, float]
-    series: dict[str, np.ndarray]
-    events: int
-    wall_s: float
-    notes: list[str] = field(default_factory=list)
 
 
 def _unique_prefill_s(problem: Problem, plan: SimPlan, req: Requests) -> np.ndarray:
@@ -203,11 +145,11 @@ def simulate(
         prefill_wait_s=np.asarray(s.t_pstart) - req.arrival_s,
         measured=np.arange(n) >= int(math.ceil(cfg.warmup_fraction * n)),
         figures={},
-        series=_series(s.rows),
+        series=series(s.rows),
         events=n_events,
         wall_s=wall,
     )
-    res.figures = _figures(res, problem, plan, pre_a, s.wrong, s.catch_up_ok)
+    res.figures = run_figures(res, plan, pre_a, s.wrong, s.catch_up_ok)
     if not s.catch_up_ok and mode in ("catch-up", "adaptive") and plan.rld is not None:
         res.notes.append(
             "Catch-Up cannot converge on this MD (its extend of the catch-up batch is slower than "
@@ -354,153 +296,3 @@ def _sample_times_s(req: Requests) -> np.ndarray:
     if t_end_arr > 0:
         return np.linspace(0.0, t_end_arr, n_series + 1)[1:]
     return np.zeros(1)
-
-
-_SERIES_COLS = (
-    "t_s",
-    "prefill_queue",
-    "line_flows",
-    "line_busy_s",
-    "md_occupancy",
-    "md_tokens",
-    "md_busy_s",
-    "rld_occupancy",
-    "rld_tokens",
-    "rld_busy_s",
-)
-
-
-def _series(rows: list[tuple[float, ...]]) -> dict[str, np.ndarray]:
-    a = np.asarray(rows, dtype=float).reshape(-1, len(_SERIES_COLS))
-    return {k: a[:, i] for i, k in enumerate(_SERIES_COLS)}
-
-
-def _slope_per_s(t: np.ndarray, y: np.ndarray) -> float:
-    """Least-squares slope of ``y`` over ``t`` [1/s]; 0 with fewer than three points."""
-    if len(t) < 3 or float(np.ptp(t)) <= 0:
-        return 0.0
-    return float(np.polyfit(t, y, 1)[0])
-
-
-def _batch_ci(x: np.ndarray, p: float) -> float:
-    """95% half-width of the ``p``-th percentile by batch means [same unit as ``x``].
-
-    The samples (in arrival order) are cut into :data:`CI_BATCHES` consecutive batches; the
-    spread of the batch percentiles, over ``sqrt(batches)``, accounts for the correlation
-    between neighbouring requests that queueing creates. nan with fewer than 20 samples per
-    batch.
-    """
-    if len(x) < 20 * CI_BATCHES:
-        return math.nan
-    qs = [float(np.percentile(b, p)) for b in np.array_split(x, CI_BATCHES)]
-    return float(1.96 * np.std(qs, ddof=1) / math.sqrt(CI_BATCHES))
-
-
-def _figures(
-    res: SimResult, pb: Problem, plan: SimPlan, pre_s: np.ndarray, wrong: bool, catch_up_ok: bool
-) -> dict[str, float]:
-    m = res.measured & np.isfinite(res.ttft_s)
-    s = res.series
-    t = s["t_s"]
-    n_req = len(res.ttft_s)
-    win = t >= res.config.warmup_fraction * (t[-1] if len(t) else 0.0)
-    i0 = int(np.argmax(win)) if np.any(win) else 0
-    dt = float(t[-1] - t[i0]) if len(t) > 1 else 0.0
-
-    def d(col: str) -> float:
-        return float(s[col][-1] - s[col][i0]) if len(t) > 1 else 0.0
-
-    tt = res.ttft_s[m]
-    figs: dict[str, float] = {
-        "requests": float(n_req),
-        "measured_requests": float(m.sum()),
-        "unfinished_requests": float(np.sum(~np.isfinite(res.done_s))),
-        "rate_rps": res.rate_rps,
-    }
-    for p in (50, 90, 99):
-        figs[f"ttft_p{p}_s"] = float(np.percentile(tt, p)) if len(tt) else math.nan
-        figs[f"ci:ttft_p{p}_s"] = _batch_ci(tt, p)
-    figs["ttft_mean_s"] = float(np.mean(tt)) if len(tt) else math.nan
-    tp = res.tpot_s[m & (res.output_tokens > 1) & np.isfinite(res.tpot_s)]
-    figs["tpot_mean_s"] = float(np.mean(tp)) if len(tp) else math.nan
-    figs["tpot_p99_s"] = float(np.percentile(tp, 99)) if len(tp) else math.nan
-    out = res.output_tokens[m]
-    figs["rld_output_token_share"] = (
-        float(np.sum(res.rld_tokens[m]) / np.sum(out)) if len(out) else math.nan
-    )
-    n_p = plan.roles["P"].instances
-    span = (
-        float(res.arrival_s[-1] - res.arrival_s[int(np.argmax(res.measured))]) if m.any() else 0.0
-    )
-    figs["prefill_utilization"] = (
-        float(np.sum(pre_s[res.measured]) / (n_p * span)) if span > 0 else math.nan
-    )
-    pw = res.prefill_wait_s[m]
-    figs["prefill_mean_wait_s"] = float(np.mean(pw)) if len(pw) else math.nan
-    figs["prefill_wait_probability"] = float(np.mean(pw > 1e-12)) if len(pw) else math.nan
-    figs["link_utilization"] = d("line_busy_s") / dt if dt > 0 else math.nan
-    mw = res.md_wait_s[m & np.isfinite(res.md_wait_s)]
-    figs["md_mean_slot_wait_s"] = float(np.mean(mw)) if len(mw) else 0.0
-    figs["md_p99_slot_wait_s"] = float(np.percentile(mw, 99)) if len(mw) else 0.0
-    rw = res.rld_wait_s[m & np.isfinite(res.rld_wait_s)]
-    figs["rld_mean_slot_wait_s"] = float(np.mean(rw)) if len(rw) else 0.0
-    figs["rld_p99_slot_wait_s"] = float(np.percentile(rw, 99)) if len(rw) else 0.0
-    st = res.stall_s[m & np.isfinite(res.stall_s)]
-    figs["md_stall_mean_s"] = float(np.mean(st)) if len(st) else 0.0
-    figs["md_stall_max_s"] = float(np.max(st)) if len(st) else 0.0
-    # pool loads over the measured window
-    md_role = plan.roles["MD"]
-    figs["md_tokens_per_s_per_instance"] = (
-        d("md_tokens") / dt / md_role.instances if dt > 0 else math.nan
-    )
-    figs["md_busy_fraction"] = d("md_busy_s") / dt / md_role.instances if dt > 0 else math.nan
-    sel_t = t[i0:]
-    figs["md_occupancy_slope_per_s"] = _slope_per_s(sel_t, s["md_occupancy"][i0:])
-    figs["md_occupancy_final"] = float(s["md_occupancy"][-1]) if len(t) else 0.0
-    rr = plan.rld
-    # demanded token rates: what each side is asked to decode per second of arrivals
-    win_req = res.measured
-    span_req = span if span > 0 else math.nan
-    to_rld = np.where(
-        (res.pipeline == policies.P_RLD_ANOMALOUS) | ((res.pipeline == policies.P_RLD_MD) & wrong),
-        res.output_tokens,
-        res.rld_tokens,
-    )
-    rld_demand = float(np.sum(to_rld[win_req])) / span_req
-    md_demand = float(np.sum((res.output_tokens - to_rld)[win_req])) / span_req
-    figs["md_demand_tokens_per_s"] = md_demand
-    figs["rld_demand_tokens_per_s"] = rld_demand
-    if rr is not None:
-        figs["rld_tokens_per_s_per_instance"] = (
-            d("rld_tokens") / dt / rr.instances if dt > 0 else math.nan
-        )
-        figs["rld_busy_fraction"] = d("rld_busy_s") / dt / rr.instances if dt > 0 else math.nan
-        figs["rld_occupancy_slope_per_s"] = _slope_per_s(sel_t, s["rld_occupancy"][i0:])
-        figs["rld_occupancy_final"] = float(s["rld_occupancy"][-1]) if len(t) else 0.0
-        figs["rld_occupancy_max"] = float(np.max(s["rld_occupancy"])) if len(t) else 0.0
-        # capacity: a full batch at the mean context of what RLD decodes
-        sel = to_rld > 0
-        ctx = (
-            float(np.mean(res.output_tokens[sel] / 2 + res.input_tokens[sel])) if sel.any() else 0.0
-        )
-        tab = StepTable(rr.instance, rr.batch_per_instance, max(ctx, 1.0) * 2)
-        cap = rr.instances * rr.batch_per_instance / tab.step_s(rr.batch_per_instance, ctx)
-        figs["rld_capacity_tokens_per_s"] = cap
-        figs["rld_offered_load"] = rld_demand / cap if cap > 0 else math.nan
-        md_per = md_demand / md_role.instances
-        figs["rld_to_md_load_ratio_per_instance"] = (
-            (rld_demand / rr.instances) / md_per if md_per > 0 else math.nan
-        )
-    figs["rld_to_md_token_ratio"] = rld_demand / md_demand if md_demand > 0 else math.nan
-    # per pipeline TTFT
-    for p_id, name in policies.PIPELINE_NAMES.items():
-        sel = m & (res.pipeline == p_id)
-        if not sel.any():
-            continue
-        key = policies.P_RLD_WRONG if (wrong and p_id == policies.P_RLD_MD) else name
-        figs[f"pipeline:{key}:share"] = float(sel.sum() / m.sum())
-        for p in (50, 90, 99):
-            figs[f"pipeline:{key}:ttft_p{p}_s"] = float(np.percentile(res.ttft_s[sel], p))
-            figs[f"ci:pipeline:{key}:ttft_p{p}_s"] = _batch_ci(res.ttft_s[sel], p)
-    figs["catch_up_converges"] = float(catch_up_ok)
-    return figs
