@@ -113,13 +113,11 @@ def on_rdma_done(s: SimState, t: float, a: Any, b: Any) -> None:
     rld = s.rld
     assert rld is not None
     s.rld_req_t[r] = t
-    j = rld.pick()
+    j = rld.request_slot(r)
     if j >= 0:
-        rld.used[j] += 1
         rld_join(s, t, r, j)
     else:
         s.rld_st[r] = RLD_WAITING
-        rld.waitq.append(r)
 
 
 def on_handover_at_md(s: SimState, t: float, a: Any, b: Any) -> None:
@@ -237,14 +235,10 @@ def rld_join(s: SimState, t: float, r: int, j: int) -> None:
 
 def md_request(s: SimState, t: float, r: int) -> None:
     """Request ``r`` asks for an MD slot: granted now, or it waits in line."""
-    md = s.md
     s.md_req_t[r] = t
-    j = md.pick()
+    j = s.md.request_slot(r)
     if j >= 0:
-        md.used[j] += 1
         md_granted(s, t, r, j)
-    else:
-        md.waitq.append(r)
 
 
 def md_granted(s: SimState, t: float, r: int, j: int) -> None:
