@@ -167,8 +167,8 @@ def run(s: SimState) -> int:
     handlers = HANDLERS
     pop = heappop
     while heap:
-        t, _, code, a, b = pop(heap)
-        handlers[code](s, t, a, b)
+        t_s, _, code, a, b = pop(heap)
+        handlers[code](s, t_s, a, b)
     return s.q.seq
 
 

@@ -1,6 +1,6 @@
 """The event handlers: what each event does to a :class:`~pddplan.sim.state.SimState`.
 
-One function per event code, ``on_<event>(s, t, a, b)`` with the event's time ``t`` [s] and
+One function per event code, ``on_<event>(s, t_s, a, b)`` with the event's time ``t_s`` [s] and
 arguments ``a``, ``b`` (see :mod:`pddplan.sim.events`); :data:`HANDLERS` lists them by code
 for the engine's loop. The helpers below them move a request between pools: slot grants and
 releases, the RLD relay and the hand-over rounds (One-Shot, Catch-Up).
@@ -32,12 +32,12 @@ Handler = Callable[[SimState, float, Any, Any], None]
 
 
 # ------------------------------------------------------------------------------ the events
-def on_arrival(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_arrival(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """Request ``a`` arrives: it queues for prefill; the next arrival is scheduled."""
     r = a
     if s.ppool.free:
-        s.t_pstart[r] = t
-    s.ppool.arrive(t, r, s.prefill_s[r])
+        s.t_pstart[r] = t_s
+    s.ppool.arrive(t_s, r, s.prefill_s[r])
     nxt = r + 1
     if nxt < s.n:
         s.push(s.arrival_s[nxt], ev.ARRIVAL, nxt)
@@ -45,54 +45,54 @@ def on_arrival(s: SimState, t: float, a: Any, b: Any) -> None:
         s.progress(nxt, s.n)
 
 
-def on_prefill_done(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_prefill_done(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """Request ``a`` leaves prefill instance ``b``: its KV heads for the WAN and/or RLD."""
     r = a
     nxt = s.ppool.done(b)
     if nxt >= 0:
-        s.t_pstart[nxt] = t
-        s.ppool.start(t, nxt, b, s.prefill_s[nxt])
+        s.t_pstart[nxt] = t_s
+        s.ppool.start(t_s, nxt, b, s.prefill_s[nxt])
     p = s.pid[r]
     if p == _P_MD:
-        s.push(t + s.lead_s[r], ev.WAN_START, r)
+        s.push(t_s + s.lead_s[r], ev.WAN_START, r)
     elif p == _P_RELAY and not s.wrong:
-        s.push(t + s.lead_s[r], ev.WAN_START, r)
-        s.push(t + s.rdma_s[r], ev.RDMA_DONE, r)
+        s.push(t_s + s.lead_s[r], ev.WAN_START, r)
+        s.push(t_s + s.rdma_s[r], ev.RDMA_DONE, r)
     else:
-        s.push(t + s.rdma_s[r], ev.RDMA_DONE, r)
+        s.push(t_s + s.rdma_s[r], ev.RDMA_DONE, r)
 
 
-def on_decode_done(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_decode_done(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """A decode instance's next completion (pool ``a``; ``b`` = (instance, version))."""
     j, ver = b
     if a == MD_POOL:
         t_done = s.t_done
-        for r in s.md.done(t, j, ver):
-            t_done[r] = t
-            md_release(s, t, j)
+        for r in s.md.done(t_s, j, ver):
+            t_done[r] = t_s
+            md_release(s, t_s, j)
     else:
         rld = s.rld
         assert rld is not None
-        for r in rld.done(t, j, ver):
-            s.t_done[r] = t
+        for r in rld.done(t_s, j, ver):
+            s.t_done[r] = t_s
             s.rld_tok[r] = s.output_tokens[r]
             s.rld_st[r] = RLD_FINISHED
-            rld_release(s, t, j)
+            rld_release(s, t_s, j)
 
 
-def on_wan_start(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_wan_start(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """Request ``a``'s bytes start to flow over the line."""
-    s.line.add(t, a, s.line_bytes[a])
+    s.line.add(t_s, a, s.line_bytes[a])
 
 
-def on_line_done(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_line_done(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """The line's next completion (version ``a``): finished flows propagate to MD."""
     push, tail = s.push, s.tail_s
-    for r in s.line.done(t, a):
-        push(t + tail[r], ev.KV_AT_MD, r)
+    for r in s.line.done(t_s, a):
+        push(t_s + tail[r], ev.KV_AT_MD, r)
 
 
-def on_kv_at_md(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_kv_at_md(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """Request ``a``'s KV is at MD: it asks for an MD slot (RLD, if on, keeps relaying)."""
     r = a
     st = s.rld_st[r]
@@ -100,62 +100,62 @@ def on_kv_at_md(s: SimState, t: float, a: Any, b: Any) -> None:
     if p == _P_MD or st in (RLD_NONE, RLD_WAITING):
         if st == RLD_WAITING or (p == _P_RELAY and st == RLD_NONE):
             s.rld_st[r] = RLD_LEFT  # the KV beat the relay: go straight to MD
-        md_request(s, t, r)
+        md_request(s, t_s, r)
     elif st == RLD_ON:
-        md_request(s, t, r)  # RLD keeps relaying until MD has a slot
+        md_request(s, t_s, r)  # RLD keeps relaying until MD has a slot
 
 
-def on_rdma_done(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_rdma_done(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """Request ``a``'s KV is at RLD: it joins an RLD batch or waits for a slot."""
     r = a
     if s.rld_st[r] != RLD_NONE:
         return
     rld = s.rld
     assert rld is not None
-    s.rld_req_t[r] = t
+    s.rld_req_t[r] = t_s
     j = rld.request_slot(r)
     if j >= 0:
-        rld_join(s, t, r, j)
+        rld_join(s, t_s, r, j)
     else:
         s.rld_st[r] = RLD_WAITING
 
 
-def on_handover_at_md(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_handover_at_md(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """``b`` token IDs of request ``a`` reached MD: extend them (or start decoding)."""
     r = a
     j = s.md_inst[r]
     k = float(b)
     if not s.final[r] and s.rld_st[r] == RLD_FINISHED:
-        md_release(s, t, j)
+        md_release(s, t_s, j)
     elif k > 0:
-        s.md.extend(t, j, r, k, s.input_tokens[r] + s.handed[r])
+        s.md.extend(t_s, j, r, k, s.input_tokens[r] + s.handed[r])
     else:
-        md_after_handover(s, t, r, j)
+        md_after_handover(s, t_s, r, j)
 
 
-def on_extend_done(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_extend_done(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """MD instance ``b`` finished an extend pass: the next round, or decode on MD."""
     j = b
-    r, k = s.md.extend_done(t, j)
+    r, k = s.md.extend_done(t_s, j)
     s.handed[r] += k
     if s.final[r]:
-        md_after_handover(s, t, r, j)
+        md_after_handover(s, t_s, r, j)
     elif s.rld_st[r] == RLD_FINISHED:
-        md_release(s, t, j)
+        md_release(s, t_s, j)
     else:
-        handover_step(s, t, r)
+        handover_step(s, t_s, r)
 
 
-def on_sample(s: SimState, t: float, a: Any, b: Any) -> None:
+def on_sample(s: SimState, t_s: float, a: Any, b: Any) -> None:
     """One point of the occupancy time series."""
     md, line, rld, rld_st = s.md, s.line, s.rld, s.rld_st
-    md.snapshot(t)
-    line.snapshot(t)
+    md.snapshot(t_s)
+    line.snapshot(t_s)
     if rld is not None:
-        rld.snapshot(t)
+        rld.snapshot(t_s)
     s.rows.append(
         (
-            t,
+            t_s,
             float(len(s.ppool.queue)),
             float(line.n),
             float(line.busy_s),
@@ -188,12 +188,12 @@ def _by_code() -> tuple[Handler, ...]:
     return tuple(table[code] for code in range(len(table)))
 
 
-#: The handlers by event code (``HANDLERS[code](state, t, a, b)``).
+#: The handlers by event code (``HANDLERS[code](state, t_s, a, b)``).
 HANDLERS = _by_code()
 
 
 # --------------------------------------------------------------------------- slots and moves
-def md_release(s: SimState, t: float, j: int) -> None:
+def md_release(s: SimState, t_s: float, j: int) -> None:
     """Free a slot of MD instance ``j``; grant it to the next live waiter."""
     md = s.md
     md.used[j] -= 1
@@ -203,11 +203,11 @@ def md_release(s: SimState, t: float, j: int) -> None:
         if s.rld_st[r2] == RLD_FINISHED:
             continue
         md.used[j] += 1
-        md_granted(s, t, r2, j)
+        md_granted(s, t_s, r2, j)
         return
 
 
-def rld_release(s: SimState, t: float, j: int) -> None:
+def rld_release(s: SimState, t_s: float, j: int) -> None:
     """Free a slot of RLD instance ``j``; give it to the next request still waiting."""
     rld = s.rld
     assert rld is not None
@@ -218,40 +218,40 @@ def rld_release(s: SimState, t: float, j: int) -> None:
         if s.rld_st[r2] != RLD_WAITING:
             continue
         rld.used[j] += 1
-        rld_join(s, t, r2, j)
+        rld_join(s, t_s, r2, j)
         return
 
 
-def rld_join(s: SimState, t: float, r: int, j: int) -> None:
+def rld_join(s: SimState, t_s: float, r: int, j: int) -> None:
     """Request ``r`` starts decoding on RLD instance ``j`` (its slot is taken)."""
     rld = s.rld
     assert rld is not None
     s.rld_st[r] = RLD_ON
-    s.rld_wait[r] = t - s.rld_req_t[r]
-    first = rld.join(t, j, r, s.input_tokens[r], s.output_tokens[r])
+    s.rld_wait[r] = t_s - s.rld_req_t[r]
+    first = rld.join(t_s, j, r, s.input_tokens[r], s.output_tokens[r])
     if s.t_first[r] != s.t_first[r]:  # nan
         s.t_first[r] = first
 
 
-def md_request(s: SimState, t: float, r: int) -> None:
+def md_request(s: SimState, t_s: float, r: int) -> None:
     """Request ``r`` asks for an MD slot: granted now, or it waits in line."""
-    s.md_req_t[r] = t
+    s.md_req_t[r] = t_s
     j = s.md.request_slot(r)
     if j >= 0:
-        md_granted(s, t, r, j)
+        md_granted(s, t_s, r, j)
 
 
-def md_granted(s: SimState, t: float, r: int, j: int) -> None:
+def md_granted(s: SimState, t_s: float, r: int, j: int) -> None:
     """Request ``r`` holds a slot of MD instance ``j``: decode, or hand over from RLD."""
     s.md_inst[r] = j
-    s.md_wait[r] = t - s.md_req_t[r]
+    s.md_wait[r] = t_s - s.md_req_t[r]
     st = s.rld_st[r]
     if st == RLD_FINISHED:
-        md_release(s, t, j)
+        md_release(s, t_s, j)
     elif st == RLD_ON:
-        handover_step(s, t, r)
+        handover_step(s, t_s, r)
     else:
-        first = s.md.join(t, j, r, s.input_tokens[r], s.output_tokens[r])
+        first = s.md.join(t_s, j, r, s.input_tokens[r], s.output_tokens[r])
         if s.t_first[r] != s.t_first[r]:
             s.t_first[r] = first
 
@@ -266,11 +266,11 @@ def handover_s(s: SimState, tokens: float) -> float:
     return v
 
 
-def handover_step(s: SimState, t: float, r: int) -> None:
+def handover_step(s: SimState, t_s: float, r: int) -> None:
     """Start the next hand-over round of ``r`` (RLD on, MD slot held)."""
     rld = s.rld
     assert rld is not None
-    backlog = math.floor(rld.tokens_of(t, r) + 1e-9) - s.handed[r]
+    backlog = math.floor(rld.tokens_of(t_s, r) + 1e-9) - s.handed[r]
     occ = rld.occupancy() / s.rld_slots
     if (
         s.catch_up_ok
@@ -278,36 +278,36 @@ def handover_step(s: SimState, t: float, r: int) -> None:
         and policies.catch_up_now(s.mode, backlog, s.thr_tokens, occ)
     ):
         s.rounds[r] += 1
-        s.push(t + handover_s(s, s.thr_tokens), ev.HANDOVER_AT_MD, r, float(s.thr_tokens))
+        s.push(t_s + handover_s(s, s.thr_tokens), ev.HANDOVER_AT_MD, r, float(s.thr_tokens))
     else:
-        final_handover(s, t, r)
+        final_handover(s, t_s, r)
 
 
-def final_handover(s: SimState, t: float, r: int) -> None:
+def final_handover(s: SimState, t_s: float, r: int) -> None:
     """RLD stops relaying ``r`` and ships the tokens MD does not have yet."""
     rld = s.rld
     assert rld is not None
-    j_r, k = rld.leave(t, r)
-    rld_release(s, t, j_r)
+    j_r, k = rld.leave(t_s, r)
+    rld_release(s, t_s, j_r)
     kf = min(float(math.floor(k + 1e-9)), s.output_tokens[r])
     s.rld_tok[r] = kf
     s.rld_st[r] = RLD_LEFT
-    s.t_stop[r] = t
+    s.t_stop[r] = t_s
     s.final[r] = True
     if kf < 1.0:
         s.t_first[r] = _NAN  # RLD left before its first token: MD gives it
     rest = max(kf - s.handed[r], 0.0)
-    s.push(t + handover_s(s, rest), ev.HANDOVER_AT_MD, r, rest)
+    s.push(t_s + handover_s(s, rest), ev.HANDOVER_AT_MD, r, rest)
 
 
-def md_after_handover(s: SimState, t: float, r: int, j: int) -> None:
+def md_after_handover(s: SimState, t_s: float, r: int, j: int) -> None:
     """The hand-over of ``r`` is complete on MD instance ``j``: decode the rest there."""
     togo = s.output_tokens[r] - s.rld_tok[r]
     if togo <= 0:
-        s.t_done[r] = t
-        md_release(s, t, j)
+        s.t_done[r] = t_s
+        md_release(s, t_s, j)
         return
-    first = s.md.join(t, j, r, s.input_tokens[r] + s.rld_tok[r], togo)
+    first = s.md.join(t_s, j, r, s.input_tokens[r] + s.rld_tok[r], togo)
     if s.t_first[r] != s.t_first[r]:
         s.t_first[r] = first
     s.stall[r] = first - s.t_stop[r]
