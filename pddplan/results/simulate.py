@@ -14,7 +14,7 @@ from pddplan.sim import policies
 from pddplan.sim.figures import SimFigures
 
 if TYPE_CHECKING:
-    from pddplan.sim.engine import SimResult
+    from pddplan.sim.result import SimResult
 
 _FIGURES = (
     "ttft_p50_s",

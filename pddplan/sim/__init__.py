@@ -12,9 +12,17 @@ events      the event heap (``heapq``) and event codes.
 resources   the prefill pool (FCFS), the processor-sharing WAN line, decode pools.
 policies    hand-over modes and the allowed / P-RLD routing policies.
 plan        what the simulator needs from a plan, from a :class:`~pddplan.solver.Plan` or JSON.
-engine      the simulation itself: wiring, metrics, time series.
+state       the run's state: queues, pools, settings and per-request records.
+handlers    one handler per event code, and the moves between pools they share.
+engine      the simulation itself: wiring, and the event loop that dispatches to the handlers.
+result      the run's settings (:class:`SimConfig`) and outcomes (:class:`SimResult`).
+metrics     the run's figures and occupancy time series.
+figures     typed figures (:class:`~pddplan.sim.figures.SimFigures`).
 compare     closed-form predictions for the same fleet, the comparison table, regime warning.
-report      result rows for the renderers.
+transfers   transfers alone over the shared line (``pddplan transfer``'s simulation).
+
+The result rows for the renderers are in :mod:`pddplan.results.simulate`: the simulator imports
+nothing above the computation layers.
 """
 
 from __future__ import annotations

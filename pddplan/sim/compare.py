@@ -333,60 +333,97 @@ def closed_form_regime_warning(
     -------
     One sentence per regime the plan is in; empty when none applies.
     """
-    out: list[str] = []
+    warnings = (
+        _line_warning(link_utilization, pmd_max_transfer_s, limits),
+        _onset_warning(prefill_wait_probability, limits),
+        _rld_step_warning(relayed_share, rld_step_s, tpot_s, limits),
+        _rld_wait_warning(rld_wait_probability, limits),
+        _md_wait_warning(md_wait_probability, md_mean_wait_s, limits),
+        _prefill_warning(prefill_utilization, limits),
+    )
+    return [w for w in warnings if w is not None]
+
+
+def _line_warning(
+    link_utilization: float, pmd_max_transfer_s: float, limits: RegimeLimits
+) -> str | None:
     if link_utilization > limits.max_link_utilization_any or (
         link_utilization > limits.max_link_utilization
         and pmd_max_transfer_s > limits.min_pmd_transfer_s
     ):
-        out.append(
+        return (
             f"line utilization {link_utilization:.2f} is above "
             f"{limits.max_link_utilization:.2f}: TTFT p90/p99 of P-MD requests may be 10-30% "
             "higher than predicted (transfers under processor sharing vary more than the "
             "mean-times-jitter model); check with `pddplan simulate`"
         )
+    return None
+
+
+def _onset_warning(prefill_wait_probability: float, limits: RegimeLimits) -> str | None:
     pw = prefill_wait_probability
     at_onset = [
         p
         for p in (50, 90, 99)
         if pw > limits.onset_band and abs(1.0 - p / 100 - pw) < limits.onset_band
     ]
-    if at_onset:
-        names = "/".join(f"p{p}" for p in at_onset)
-        out.append(
-            f"TTFT {names} sits at the onset of the prefill wait (P(wait) "
-            f"{prefill_wait_probability:.2f}): it jumps between the no-wait and the waiting "
-            "requests and may differ from the prediction by 10-20% either way; check with "
-            "`pddplan simulate`"
-        )
+    if not at_onset:
+        return None
+    names = "/".join(f"p{p}" for p in at_onset)
+    return (
+        f"TTFT {names} sits at the onset of the prefill wait (P(wait) "
+        f"{prefill_wait_probability:.2f}): it jumps between the no-wait and the waiting "
+        "requests and may differ from the prediction by 10-20% either way; check with "
+        "`pddplan simulate`"
+    )
+
+
+def _rld_step_warning(
+    relayed_share: float, rld_step_s: float, tpot_s: float, limits: RegimeLimits
+) -> str | None:
     if relayed_share > 0 and rld_step_s < limits.min_rld_step_over_tpot * tpot_s:
-        out.append(
+        return (
             f"RLD decodes a step in {rld_step_s * 1e3:.3g} ms, not the {tpot_s * 1e3:.3g} ms TPOT "
             "target: relayed requests hand more eager tokens to MD than MD was sized for, so MD's "
             "extend stalls are longer than the plan's md_stall figure (RLD's token share is "
             "reported at its working step); check with `pddplan simulate`"
         )
+    return None
+
+
+def _rld_wait_warning(rld_wait_probability: float, limits: RegimeLimits) -> str | None:
     if rld_wait_probability > limits.max_rld_wait_probability:
-        out.append(
+        return (
             f"a relayed request finds every RLD slot taken with probability "
             f"{rld_wait_probability:.2f}: its wait for RLD is not in the closed forms, so "
             "P-RLD-MD TTFT p90/p99 may be 20% or more higher than predicted; more RLD slots "
             "remove it; check with `pddplan simulate`"
         )
+    return None
+
+
+def _md_wait_warning(
+    md_wait_probability: float, md_mean_wait_s: float, limits: RegimeLimits
+) -> str | None:
     if md_wait_probability > limits.max_md_wait_probability:
-        out.append(
+        return (
             f"a request finds every MD slot taken with probability {md_wait_probability:.2f} "
             f"(mean slot wait about {md_mean_wait_s:.3g} s): that wait is not in the closed "
             "forms, so TTFT of P-MD requests may be far higher than predicted, and MD can "
             "collapse near its slot count; more MD instances remove it; check with "
             "`pddplan simulate`"
         )
+    return None
+
+
+def _prefill_warning(prefill_utilization: float, limits: RegimeLimits) -> str | None:
     if prefill_utilization > limits.max_prefill_utilization:
-        out.append(
+        return (
             f"prefill utilization {prefill_utilization:.2f} is above "
             f"{limits.max_prefill_utilization:.2f}, where the TTFT percentiles were not "
             "validated against the simulation"
         )
-    return out
+    return None
 
 
 def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:

@@ -254,6 +254,16 @@ class DecodePool:
                 best, best_used = j, u
         return best
 
+    def request_slot(self, r: int) -> int:
+        """Take a slot for ``r`` on :meth:`pick`'s instance and return it; when every slot is
+        taken, queue ``r`` in ``waitq`` and return -1."""
+        j = self.pick()
+        if j >= 0:
+            self.used[j] += 1
+        else:
+            self.waitq.append(r)
+        return j
+
     def occupancy(self) -> int:
         return sum(self.used)
 

@@ -16,6 +16,7 @@ from pddplan.api import solve_result
 from pddplan.io.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.models import network
 from pddplan.results import Report
+from pddplan.results.simulate import simulate_report, stability_verdict
 from pddplan.sim import SimConfig, SimPlan, simulate
 from pddplan.sim.compare import (
     closed_form_figures,
@@ -26,7 +27,6 @@ from pddplan.sim.compare import (
 )
 from pddplan.sim.plan import Role, plan_from_json
 from pddplan.sim.policies import PIPELINE_NAMES
-from pddplan.sim.report import simulate_report, stability_verdict
 from pddplan.sim.requests import replay
 from pddplan.solver import PDD, Solver, build_problem, solve_scenario
 

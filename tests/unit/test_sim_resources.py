@@ -182,3 +182,11 @@ def test_decode_pool_picks_the_least_loaded_instance(problem) -> None:
     assert pool.pick() == 1
     pool.used[:] = [2, 2, 2]
     assert pool.pick() == -1
+
+
+def test_decode_pool_request_slot_takes_one_or_queues(problem) -> None:
+    pool = DecodePool(0, problem.options["MD"][0], 2, 1, 70_000, ev.EventQueue())
+    assert [pool.request_slot(r) for r in (5, 6)] == [0, 1]
+    assert pool.used == [1, 1] and not pool.waitq
+    assert pool.request_slot(7) == -1
+    assert pool.used == [1, 1] and list(pool.waitq) == [7]
