@@ -12,8 +12,6 @@ import difflib
 import functools
 import os
 import re
-import types
-import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -21,15 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from pddplan.errors import NotFoundError, ProfileError
 from pddplan.spec import KIND_DIRS, KINDS, Scenario, Strict, Workload
 from pddplan.spec.scenario import ResolvedScenario
 from pddplan.spec.scenario import role_chip_names as role_chip_names  # re-exported
+from pddplan.spec.validation import (
+    Path_,
+    data_path,
+    dotted,
+    line_for,
+    validation_to_profile_error,
+)
+from pddplan.spec.validation import YamlDoc as YamlDoc  # re-exported: the parsed document
 
 ENV_VAR = "PDDPLAN_PROFILES"
-Path_ = tuple[str | int, ...]
 
 
 # ----------------------------------------------------------------------------- strict YAML
@@ -116,15 +121,6 @@ CORE_TAGS = frozenset(
 )
 
 
-@dataclass
-class YamlDoc:
-    """A parsed YAML document: plain data plus the line (1-based) of every key path."""
-
-    data: Any
-    lines: dict[Path_, int]
-    file: str
-
-
 def _check_nodes(root: yaml.Node, file: str) -> None:
     """Reject a document whose aliases expand past :data:`MAX_NODES` nodes or refer to
     themselves, and any tag outside the core schema; nothing is constructed yet."""
@@ -191,7 +187,7 @@ def _build(
                 raise ProfileError(
                     f"duplicate key {key!r} (first at line {lines[sub]})",
                     file=file,
-                    key=_dotted(sub),
+                    key=dotted(sub),
                     line=key_node.start_mark.line + 1,
                 )
             lines[sub] = key_node.start_mark.line + 1
@@ -277,157 +273,6 @@ def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
             line=line,
         ) from None
     return parse_yaml(text, path)
-
-
-def _dotted(path: Iterable[str | int]) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out or "(top level)"
-
-
-# ------------------------------------------------------------------------- validation errors
-
-
-def _unwrap(tp: Any) -> list[type[BaseModel]]:
-    """The BaseModel classes reachable from an annotation (through Optional, list, dict, union)."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(tp)[0])
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return [tp]
-    if origin in (typing.Union, types.UnionType, list, dict, tuple):
-        out: list[type[BaseModel]] = []
-        for arg in typing.get_args(tp):
-            out.extend(_unwrap(arg))
-        return out
-    return []
-
-
-def _classes_at(root: type[BaseModel], parts: Iterable[str | int]) -> list[type[BaseModel]]:
-    classes = [root]
-    for part in parts:
-        if isinstance(part, int):
-            continue
-        nxt: list[type[BaseModel]] = []
-        for cls in classes:
-            fld = cls.model_fields.get(part)
-            if fld is not None:
-                nxt.extend(_unwrap(fld.annotation))
-        if nxt:
-            classes = nxt
-    return classes
-
-
-def _data_path(loc: tuple[Any, ...], data: Any) -> Path_:
-    """Drop pydantic's union tags from an error location, keeping the keys present in the data."""
-    out: list[str | int] = []
-    cur = data
-    for part in loc:
-        if isinstance(cur, dict) and part in cur:
-            out.append(part)
-            cur = cur[part]
-        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
-            out.append(part)
-            cur = cur[part]
-        elif isinstance(cur, dict | list):
-            # a union tag such as 'function-after[...]' or a class name: skip it
-            if isinstance(part, str) and ("[" in part or part[:1].isupper()):
-                continue
-            out.append(part)
-            cur = None
-        else:
-            out.append(part)
-            cur = None
-    return tuple(out)
-
-
-def _line_for(doc: YamlDoc, path: Path_) -> int | None:
-    for n in range(len(path), -1, -1):
-        line = doc.lines.get(path[:n])
-        if line is not None:
-            return line
-    return None
-
-
-def validation_to_profile_error(
-    exc: ValidationError, cls: type[BaseModel], doc: YamlDoc
-) -> ProfileError:
-    """Turn pydantic's first error into one line naming file, key path and line."""
-    errors = exc.errors(include_url=False)
-    # prefer errors that are not union fan-out noise: shortest data path first
-    # a misspelt key shows up twice: as an unknown key and as a missing one; name the typo
-    best = min(
-        errors,
-        key=lambda e: (
-            e["type"] == "union_tag_invalid",
-            len(e["loc"]),
-            e["type"] != "extra_forbidden",
-        ),
-    )
-    path = _data_path(best["loc"], doc.data)
-    msg = best["msg"]
-    if best["type"] == "extra_forbidden":
-        key = str(path[-1]) if path else "?"
-        allowed = sorted({f for c in _classes_at(cls, path[:-1]) for f in c.model_fields})
-        guess = difflib.get_close_matches(key, allowed, n=1)
-        msg = f"unknown key {key!r}" + (f"; did you mean {guess[0]!r}?" if guess else "")
-        msg += f" (allowed: {', '.join(allowed)})"
-    elif best["type"] == "missing":
-        missing = best["loc"][-1] if best["loc"] else "?"
-        if path and path[-1] == missing:
-            path = path[:-1]
-        msg = f"required key {missing!r} is missing"
-    else:
-        msg = msg.removeprefix("Value error, ")
-        if "input" in best and not isinstance(best["input"], dict | list):
-            msg += f" (got {best['input']!r})"
-        if best["type"] in _RANGE_ERRORS or best["type"] == "finite_number":
-            bounds = _allowed_range(cls, path)
-            if bounds:
-                msg += f"; allowed range {bounds}"
-    return ProfileError(msg, file=doc.file, key=_dotted(path), line=_line_for(doc, path))
-
-
-_RANGE_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
-
-
-def _allowed_range(root: type[BaseModel], path: Path_) -> str | None:
-    """The documented range of the number at ``path`` ("0.001 to 1e+06"), from the schema."""
-    keys = [p for p in path if isinstance(p, str)]
-    if not keys:
-        return None
-    for cls in _classes_at(root, keys[:-1]):
-        fld = cls.model_fields.get(keys[-1])
-        if fld is None:
-            continue
-        lo = hi = None
-        metas = list(fld.metadata)
-        args = typing.get_args(fld.annotation)
-        for arg in (fld.annotation, *args):
-            if typing.get_origin(arg) is typing.Annotated:
-                metas += [m for a in typing.get_args(arg)[1:] for m in getattr(a, "metadata", [a])]
-            elif typing.get_origin(arg) is list:
-                for inner in typing.get_args(arg):
-                    if typing.get_origin(inner) is typing.Annotated:
-                        metas += [
-                            m
-                            for a in typing.get_args(inner)[1:]
-                            for m in getattr(a, "metadata", [a])
-                        ]
-        for m in metas:
-            for name in ("ge", "gt"):
-                if getattr(m, name, None) is not None:
-                    lo = f"{'[' if name == 'ge' else '('}{getattr(m, name):g}"
-            for name in ("le", "lt"):
-                if getattr(m, name, None) is not None:
-                    hi = f"{getattr(m, name):g}{']' if name == 'le' else ')'}"
-        if lo or hi:
-            return f"{lo or '(-inf'}, {hi or 'inf)'}"
-    return None
 
 
 def validate(cls: type[Strict], doc: YamlDoc) -> Any:
@@ -642,7 +487,7 @@ def resolve(
             ppath = registry.path(kind, name)
         except NotFoundError as exc:
             raise ProfileError(
-                str(exc), file=file, key=_dotted(key), line=_line_for(doc, key)
+                str(exc), file=file, key=dotted(key), line=line_for(doc, key)
             ) from None
         group = next(g for g, k in _OVERRIDE_KINDS.items() if k == kind)
         ov = scen.overrides.get(group, {}).get(name)
@@ -654,13 +499,13 @@ def resolve(
             return KINDS[kind].model_validate(merged.data)
         except ValidationError as exc:
             err = validation_to_profile_error(exc, KINDS[kind], merged)
-            path = _data_path(exc.errors(include_url=False)[0]["loc"], merged.data)
+            path = data_path(exc.errors(include_url=False)[0]["loc"], merged.data)
             okey: Path_ = ("overrides", group, name, *path)
             if _in_override(ov, path):
                 # the offending value came from the scenario: name the scenario's key and line
                 msg = err.message.split(": ", 2)[-1]
                 raise ProfileError(
-                    msg, file=file, key=_dotted(okey), line=_line_for(doc, okey)
+                    msg, file=file, key=dotted(okey), line=line_for(doc, okey)
                 ) from None
             raise ProfileError(f"{err.message} (with the overrides of {file})", file=None) from None
 

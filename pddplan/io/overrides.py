@@ -34,12 +34,12 @@ from pddplan.io.loader import (
     ResolvedScenario,
     YamlDoc,
     _deep_merge,
-    _unwrap,
     read_yaml,
     resolve,
     validate,
 )
 from pddplan.spec import Chip, Link, Model, Scenario, Workload
+from pddplan.spec.validation import unwrap
 
 ALIASES = {"price_usd_per_hour": ("price", "rental_usd_per_hour")}
 PROFILE_ROOTS: dict[str, type[BaseModel]] = {
@@ -61,7 +61,7 @@ CHIP_CHOICES = ("roles.P.chips", "roles.RLD.chips", "roles.MD.chips", "baseline.
 def _fields(cls: type[BaseModel], prefix: str, depth: int = 0) -> Iterable[str]:
     for name, f in cls.model_fields.items():
         path = f"{prefix}.{name}" if prefix else name
-        subs = _unwrap(f.annotation)
+        subs = unwrap(f.annotation)
         if subs and depth < 4:
             for sub in subs:
                 yield from _fields(sub, path, depth + 1)

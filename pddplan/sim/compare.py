@@ -18,6 +18,7 @@ from pddplan.sim.engine import SimResult
 from pddplan.sim.figures import PERCENTILES, PipelineFigures, SimFigures
 from pddplan.sim.plan import SimPlan
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Problem, Solver
+from pddplan.solver.plan import build_plan
 
 #: Gap above which a simulated figure is flagged as disagreeing with its closed form [%].
 GAP_FLAG_PCT = 10.0
@@ -42,58 +43,34 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
         route, md.instance, mode
     )
     w = problem.classes.weight
-    decode: dict[str, DecodeSizing | None] = {
-        "MD": DecodeSizing(
-            md.instances, md.batch_per_instance, "given", float(np.sum(rate_rps * w * md_time)), ctx
-        ),
-        "RLD": None,
-    }
-    roles: dict[str, Any] = {"P": (p.instance, p.instances), "MD": (md.instance, md.instances)}
+    md_sizing = DecodeSizing(
+        md.instances, md.batch_per_instance, "given", float(np.sum(rate_rps * w * md_time)), ctx
+    )
     rr = splan.rld
-    roles["RLD"] = (rr.instance, rr.instances) if rr is not None else None
+    rld = None
     if rr is not None:
-        decode["RLD"] = DecodeSizing(
+        rld_sizing = DecodeSizing(
             rr.instances,
             rr.batch_per_instance,
             "given",
             float(np.sum(rate_rps * w * rld_time)),
             solver.rld_context_tokens(route),
         )
-    share, stall_max = solver.reported_handover(
-        route,
-        mode,
-        md.instance,
-        rld_tokens,
-        extra,
-        rr.instance if rr is not None else None,
-        decode["RLD"],
-    )
-    role_cost = {
-        k: (v[0].price_usd_per_hour * v[1] if v is not None else 0.0) for k, v in roles.items()
-    }
-    link_cost = problem.wan.price_usd_per_hour if problem.topology.cross_dc else 0.0
-    plan = Plan(
-        topology=problem.topology.name,
+        rld = (rr.instance, rld_sizing)
+    plan = build_plan(
+        problem,
         rate_rps=rate_rps,
-        routing=splan.routing,
-        handover=splan.handover,
-        roles=roles,
-        cost_usd_per_hour=sum(role_cost.values()) + link_cost,
-        role_cost_usd_per_hour=role_cost,
-        link_cost_usd_per_hour=link_cost,
-        prefill=prefill,
-        decode=decode,
         route=route,
-        md_stall_s=max(stall_max, float(np.max(stall)) if len(stall) else 0.0),
+        mode=mode,
+        prefill=(p.instance, prefill),
+        md=(md.instance, md_sizing),
+        rld=rld,
+        md_stall_s=stall,
+        rld_tokens=rld_tokens,
         rld_extra_s=extra,
-        rld_output_token_share=share,
-        meets_sla=all(
-            qi <= ti * (1 + 1e-9) for qi, ti in zip(q, problem.ttft_targets_s, strict=True)
-        ),
-        binding=[],
     )
-    q, att = solver.reported_ttft(plan)  # the first token at the working decode steps
-    return replace(plan, prefill=replace(prefill, ttft_s=q, attainment=att))
+    # the first token and the hand-over at the working decode steps, as a solved plan reports
+    return replace(solver.finalize(plan), handover=splan.handover, binding=[])
 
 
 def slot_waits(problem: Problem, plan: Plan) -> dict[str, tuple[float, float]]:

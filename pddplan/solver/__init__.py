@@ -7,20 +7,19 @@ One job per module:
 - :mod:`~pddplan.solver.search`: the exact enumeration with its pruning;
 - :mod:`~pddplan.solver.fleet`: a fixed fleet evaluated at any rate (goodput);
 - :mod:`~pddplan.solver.modes`: rate, budget and max-BCR modes and the baselines;
+- :mod:`~pddplan.solver.answer`: a scenario's question answered (plan, baselines, notes);
 - :mod:`~pddplan.solver.cache`: the memo of price-independent pieces.
 
 The request-timing physics lives in :mod:`pddplan.timing`; the solver only sizes and searches.
 """
 
+from pddplan.solver.answer import DEFAULT_RATE_CEILING_RPS, Outcome, solve_scenario
 from pddplan.solver.cache import DEFAULT_CACHE, SearchCache
 from pddplan.solver.modes import (
-    DEFAULT_RATE_CEILING_RPS,
-    Outcome,
     baseline_at_rate,
     ratio,
     solve_budget,
     solve_max_bcr,
-    solve_scenario,
 )
 from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
 from pddplan.solver.problem import (

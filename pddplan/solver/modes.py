@@ -10,28 +10,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Protocol
 
-import numpy as np
-
-from pddplan.errors import InfeasibleError, UsageError
+from pddplan.errors import InfeasibleError
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.fleet import goodput_bracket, goodput_rps, sizing_limit_rps
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import (
-    NO_RELAY,
-    PDD,
-    RELAY_ONLY,
-    SAME_DC,
     Problem,
     Progress,
     Topology,
     build_problem,
     check_options,
 )
-from pddplan.solver.relay_edge import RelayEdge, relay_edges
-from pddplan.solver.relay_edge import describe as describe_edges
 from pddplan.solver.search import Solver, better_plan
 from pddplan.spec.scenario import ResolvedScenario
 
@@ -201,149 +193,6 @@ def baseline_at_rate(
     pb.enforce_ttft = False
     plan = Solver(pb).solve_rate(rate)
     return with_goodput(replace(plan, meets_sla=False, binding=[*plan.binding, f"SLA: {why}"]))
-
-
-#: Upper end of the rate search when nothing else bounds the scale [requests/s].
-DEFAULT_RATE_CEILING_RPS = 1000.0
-
-
-@dataclass(frozen=True)
-class Outcome:
-    mode: str  # "rate", "budget", "max-bcr"
-    plan: Plan
-    baselines: list[Plan]
-    scale_bound: str  # what bounds the scale (for budget / max-bcr modes)
-    problem: Problem
-    notes: list[str]
-    scenario_name: str = ""
-    #: where relay would start to pay, when the plan has none (``explain_relay``)
-    relay_edges: list[RelayEdge] = field(default_factory=list)
-
-
-def solve_scenario(
-    rs: ResolvedScenario,
-    *,
-    rate_rps: float | None = None,
-    budget_usd_per_hour: float | None = None,
-    max_chips: dict[str, int] | None = None,
-    max_rate_rps: float | None = None,
-    progress: Progress | None = None,
-    baselines: bool = True,
-    max_bcr: bool = False,
-    explain_relay: bool = False,
-) -> Outcome:
-    """Answer the scenario's question (rate, budget or max BCR) and size the baselines.
-
-    ``explain_relay``: when the chosen plan has no relay, also find the line bandwidth and the
-    hit-rate shift at which it would (:mod:`pddplan.solver.relay_edge`; a few more searches).
-    """
-    scen = rs.scenario
-    pb = build_problem(rs, PDD)
-    if max_chips:
-        unknown = [c for c in max_chips if c not in rs.chips]
-        if unknown:
-            raise UsageError(
-                f"--max-chips names chips the scenario does not use: {', '.join(unknown)}"
-            )
-        pb.max_chips = {**pb.max_chips, **max_chips}
-    check_options(pb)
-    problems = [pb]
-    if pb.topology.anomalous_filter and bool(np.any(pb.classes.anomalous)):
-        pb_all = build_problem(rs, replace(PDD, anomalous_filter=False))
-        pb_all.max_chips = dict(pb.max_chips)
-        problems.append(pb_all)
-    solver = PlanSearch(problems)
-    rate = rate_rps if rate_rps is not None else scen.rate_rps
-    budget = (
-        budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
-    )
-    cap = max_rate_rps if max_rate_rps is not None else scen.limits.max_rate_rps
-    if (budget is not None and rate_rps is None) or max_bcr:
-        rate = None
-    if max_bcr:
-        budget = None
-    line_rate = solver.line_rate_limit()
-    hi = min(x for x in (line_rate, cap or math.inf, DEFAULT_RATE_CEILING_RPS))
-    if rate is not None:
-        plan = solver.solve_rate(rate, progress)
-        mode, bound = "rate", "target rate"
-    elif budget is not None:
-        plan = solve_budget(solver, budget, hi)
-        mode = "budget"
-        bound = "budget"
-        if plan.rate_rps >= hi * 0.999:
-            bound = _bound_name(hi, line_rate, cap)
-        elif pb.max_chips:
-            bound = "budget or inventory"
-    else:
-        plan = solve_max_bcr(solver, hi)
-        mode = "max-bcr"
-        bound = _bound_name(hi, line_rate, cap)
-        if pb.max_chips:
-            bound += " (inventory limits applied)"
-    plan = with_goodput(plan)
-    notes: list[str] = []
-    edges: list[RelayEdge] = []
-    no_relay: Plan | None = None
-    try:
-        no_relay = baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips)
-    except InfeasibleError as exc:
-        if baselines:
-            notes.append(f"baseline no-relay cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
-    if (
-        no_relay is not None
-        and pb.routing == "optimize"
-        and no_relay.meets_sla
-        and no_relay.bcr_requests_per_usd > plan.bcr_requests_per_usd * (1 + 1e-12)
-        and (mode != "budget" or budget is None or no_relay.cost_usd_per_hour <= budget)
-    ):
-        notes.append(
-            f"relay does not pay at {plan.rate_rps:.4g} req/s: the best plan with RLD has BCR "
-            f"{plan.bcr_requests_per_usd:.4g} req/$ at {plan.cost_usd_per_hour:.4g} $/h, below "
-            f"the plan without relay ({no_relay.bcr_requests_per_usd:.4g} req/$ at "
-            f"{no_relay.cost_usd_per_hour:.4g} $/h), which is the plan chosen"
-        )
-        plan = replace(no_relay, topology=PDD.name)
-    if pb.routing == "optimize" and not plan.has_relay and rate is not None:
-        notes.append(_relay_does_not_pay(problems, plan))
-        if explain_relay:
-            edges = relay_edges(rs, plan.rate_rps, max_chips)
-            notes.append(describe_edges(edges))
-    base: list[Plan] = []
-    if baselines:
-        if scen.baseline is not None:
-            try:
-                base.append(baseline_at_rate(rs, SAME_DC, plan.rate_rps))
-            except InfeasibleError as exc:
-                notes.append(
-                    f"baseline same-dc cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"
-                )
-        if no_relay is not None:
-            base.append(no_relay)
-    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges)
-
-
-def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:
-    """Why the chosen plan has no RLD: the best plan that relays, priced at the same rate."""
-    relaying = [replace(p, routing=RELAY_ONLY) for p in problems]
-    head = f"relay does not pay at {plan.rate_rps:.4g} req/s"
-    try:
-        alt = with_goodput(PlanSearch(relaying).solve_rate(plan.rate_rps))
-    except InfeasibleError as exc:
-        return f"{head}: no plan with RLD fits ({exc})"
-    return (
-        f"{head}: the best plan with RLD costs {alt.cost_usd_per_hour:.4g} $/h for BCR "
-        f"{alt.bcr_requests_per_usd:.4g} req/$, against {plan.cost_usd_per_hour:.4g} $/h and "
-        f"{plan.bcr_requests_per_usd:.4g} req/$ without"
-    )
-
-
-def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:
-    if cap is not None and hi == cap:
-        return f"max rate {cap:.4g} req/s"
-    if hi == line_rate:
-        return "line capacity (utilization cap)"
-    return f"search ceiling {hi:.4g} req/s"
 
 
 def ratio(a: float, b: float) -> float:

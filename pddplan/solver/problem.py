@@ -20,6 +20,7 @@ from pddplan.deployment import (
     request_classes,
 )
 from pddplan.errors import InfeasibleError, UsageError
+from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
 from pddplan.spec.scenario import ResolvedScenario, role_chip_names
 from pddplan.timing import Routing
 
@@ -144,7 +145,7 @@ class Problem:
     pricing: Pricing | None = None
     #: [-] a decode pool is sized so that a request finds every slot taken (Erlang C over its
     #: slots) with at most this probability (``serving.decode_slot_wait_probability_cap``)
-    decode_slot_wait_probability_cap: float = 0.05
+    decode_slot_wait_probability_cap: float = DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
 
     # --- costing (prices only; the sizing never sees them)
     @property

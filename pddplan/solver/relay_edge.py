@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pddplan.errors import InfeasibleError
+from pddplan.solver.modes import PlanSearch, baseline_at_rate, with_goodput
 from pddplan.solver.problem import NO_RELAY, PDD, RELAY_ONLY, build_problem
 from pddplan.spec.scenario import ResolvedScenario
 
@@ -56,7 +57,6 @@ def relay_bcr_ratio(
     ``inf`` when only the relaying plan meets the SLA; ``None`` when neither can be sized (the
     line cannot carry the rate); 0 when no plan with RLD can be sized.
     """
-    from pddplan.solver.modes import PlanSearch, baseline_at_rate, with_goodput
 
     pb = build_problem(rs, PDD)
     problems = [replace(pb, routing=RELAY_ONLY)]

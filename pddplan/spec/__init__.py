@@ -78,7 +78,7 @@ class Strict(BaseModel):
         try:
             return self.model_validate(data)
         except ValidationError as exc:
-            from pddplan.io.loader import YamlDoc, validation_to_profile_error
+            from pddplan.spec.validation import YamlDoc, validation_to_profile_error
 
             raise validation_to_profile_error(
                 exc, type(self), YamlDoc(data, {}, f"{type(self).__name__} copy")
@@ -526,6 +526,14 @@ class HitRateDist(Strict):
         return self
 
 
+#: [tokens] A request whose input reaches this and whose output stays below
+#: :data:`DEFAULT_ANOMALOUS_OUTPUT_TOKENS` is anomalous (long input, short output: RLD finishes
+#: it locally rather than send its KV over the line); ``hitrate`` classifies traces by it.
+DEFAULT_ANOMALOUS_INPUT_TOKENS = 32768
+#: [tokens] Output below this (with a long input) marks a request anomalous.
+DEFAULT_ANOMALOUS_OUTPUT_TOKENS = 500
+
+
 class Anomalous(Strict):
     """Long-input / short-output requests that RLD finishes locally (no WAN transfer)."""
 
@@ -534,7 +542,8 @@ class Anomalous(Strict):
     output_tokens: LengthDist
     hit_rate: Fraction = 0.0
     output_threshold_tokens: Tokens = Field(
-        default=500, description="output below this (with a long input) marks a request anomalous"
+        default=DEFAULT_ANOMALOUS_OUTPUT_TOKENS,
+        description="output below this (with a long input) marks a request anomalous",
     )
 
 
@@ -606,6 +615,9 @@ class Sla(Strict):
 #: offline-throughput estimate. A serving-engine setting (vLLM's ``max_num_batched_tokens``,
 #: SGLang's ``--chunked-prefill-size``), not a physical constant: scenarios set their own.
 DEFAULT_CHUNK_SIZE_TOKENS = 8192
+#: [-] Decode pools are sized so that a request finds every slot taken with at most this
+#: probability (the level at which docs/simulate.md found the closed forms within 10%).
+DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP = 0.05
 #: Fraction of a chip's memory the engine may fill with weights and KV cache [-] where a
 #: scenario or a command names none: vLLM's default ``gpu_memory_utilization`` (0.9); the rest
 #: holds activations, the CUDA context and fragmentation.
@@ -623,7 +635,7 @@ class Serving(Strict):
     decode_memory_utilization: Efficiency = DEFAULT_MEMORY_UTILIZATION
     link_utilization_cap: Efficiency = 0.8
     decode_slot_wait_probability_cap: Annotated[float, Field(gt=0, le=1)] = Field(
-        default=0.05,
+        default=DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP,
         description="MD and RLD are sized so that a request finds every decode slot taken "
         "(Erlang C over the pool's slots) with at most this probability; 1 sizes them for "
         "capacity only (docs/solve.md)",

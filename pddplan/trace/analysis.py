@@ -16,6 +16,7 @@ import numpy as np
 
 from pddplan.errors import UsageError
 from pddplan.results import Report, Section
+from pddplan.spec import DEFAULT_ANOMALOUS_INPUT_TOKENS, DEFAULT_ANOMALOUS_OUTPUT_TOKENS
 from pddplan.trace.replay import UNBOUNDED, TraceReplay, replay_trace, warmup_mask
 from pddplan.trace.stats import (
     DEFAULT_EDGES,
@@ -30,9 +31,6 @@ from pddplan.trace.stats import (
     window_stats,
 )
 from pddplan.trace.workload import WorkloadInputs
-
-DEFAULT_ANOMALOUS_INPUT_TOKENS = 32768
-DEFAULT_ANOMALOUS_OUTPUT_TOKENS = 500
 
 
 @dataclass

@@ -177,7 +177,7 @@ def test_budget_matches_brute_force(budget: float) -> None:
 
 def test_ties_do_not_depend_on_list_order() -> None:
     """Reversing every option list gives the same plan and TTFT, in every mode."""
-    from pddplan.solver.modes import solve_scenario
+    from pddplan.solver.answer import solve_scenario
 
     def roles(order):
         return {

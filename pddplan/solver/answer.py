@@ -1,0 +1,210 @@
+"""A scenario's question answered: the plan (rate, budget or max-BCR mode), the baselines at its
+rate, and why relay does or does not pay (:mod:`pddplan.solver.modes` holds the modes,
+:mod:`pddplan.solver.relay_edge` where relay would start to pay)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from pddplan.errors import InfeasibleError, OptionError
+from pddplan.solver.modes import (
+    PlanSearch,
+    baseline_at_rate,
+    solve_budget,
+    solve_max_bcr,
+    with_goodput,
+)
+from pddplan.solver.plan import Plan
+from pddplan.solver.problem import (
+    NO_RELAY,
+    PDD,
+    RELAY_ONLY,
+    SAME_DC,
+    Problem,
+    Progress,
+    build_problem,
+    check_options,
+)
+from pddplan.solver.relay_edge import RelayEdge, relay_edges
+from pddplan.solver.relay_edge import describe as describe_edges
+from pddplan.spec.scenario import ResolvedScenario
+
+#: Upper end of the rate search when nothing else bounds the scale [requests/s].
+DEFAULT_RATE_CEILING_RPS = 1000.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mode: str  # "rate", "budget", "max-bcr"
+    plan: Plan
+    baselines: list[Plan]
+    scale_bound: str  # what bounds the scale (for budget / max-bcr modes)
+    problem: Problem
+    notes: list[str]
+    scenario_name: str = ""
+    #: where relay would start to pay, when the plan has none (``explain_relay``)
+    relay_edges: list[RelayEdge] = field(default_factory=list)
+
+
+def check_max_chips(rs: ResolvedScenario, max_chips: dict[str, int] | None) -> None:
+    """Inventory limits may name only chips the scenario uses (OptionError ``max_chips``)."""
+    unknown = [c for c in (max_chips or {}) if c not in rs.chips]
+    if unknown:
+        raise OptionError(
+            "max_chips", f"names chips the scenario does not use: {', '.join(unknown)}"
+        )
+
+
+def _problems(rs: ResolvedScenario, max_chips: dict[str, int] | None) -> list[Problem]:
+    """The PDD problem, and the same without the anomalous filter when the workload has
+    anomalous requests (the search takes the better of the two)."""
+    check_max_chips(rs, max_chips)
+    pb = build_problem(rs, PDD)
+    pb.max_chips = {**pb.max_chips, **(max_chips or {})}
+    check_options(pb)
+    problems = [pb]
+    if pb.topology.anomalous_filter and bool(np.any(pb.classes.anomalous)):
+        pb_all = build_problem(rs, replace(PDD, anomalous_filter=False))
+        pb_all.max_chips = dict(pb.max_chips)
+        problems.append(pb_all)
+    return problems
+
+
+def _answer(
+    solver: PlanSearch,
+    rate: float | None,
+    budget: float | None,
+    hi: float,
+    bound_of_hi: str,
+    limited: bool,
+    progress: Progress | None,
+) -> tuple[Plan, str, str]:
+    """``(plan, mode, scale bound)`` of the scenario's question."""
+    if rate is not None:
+        return solver.solve_rate(rate, progress), "rate", "target rate"
+    if budget is not None:
+        plan = solve_budget(solver, budget, hi)
+        bound = "budget"
+        if plan.rate_rps >= hi * 0.999:
+            bound = bound_of_hi
+        elif limited:
+            bound = "budget or inventory"
+        return plan, "budget", bound
+    plan = solve_max_bcr(solver, hi)
+    return plan, "max-bcr", bound_of_hi + (" (inventory limits applied)" if limited else "")
+
+
+def solve_scenario(
+    rs: ResolvedScenario,
+    *,
+    rate_rps: float | None = None,
+    budget_usd_per_hour: float | None = None,
+    max_chips: dict[str, int] | None = None,
+    max_rate_rps: float | None = None,
+    progress: Progress | None = None,
+    baselines: bool = True,
+    max_bcr: bool = False,
+    explain_relay: bool = False,
+) -> Outcome:
+    """Answer the scenario's question (rate, budget or max BCR) and size the baselines.
+
+    ``explain_relay``: when the chosen plan has no relay, also find the line bandwidth and the
+    hit-rate shift at which it would (:mod:`pddplan.solver.relay_edge`; a few more searches).
+    """
+    scen = rs.scenario
+    problems = _problems(rs, max_chips)
+    pb = problems[0]
+    solver = PlanSearch(problems)
+    rate = rate_rps if rate_rps is not None else scen.rate_rps
+    budget = (
+        budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
+    )
+    cap = max_rate_rps if max_rate_rps is not None else scen.limits.max_rate_rps
+    if (budget is not None and rate_rps is None) or max_bcr:
+        rate = None
+    if max_bcr:
+        budget = None
+    line_rate = solver.line_rate_limit()
+    hi = min(x for x in (line_rate, cap or math.inf, DEFAULT_RATE_CEILING_RPS))
+    plan, mode, bound = _answer(
+        solver, rate, budget, hi, _bound_name(hi, line_rate, cap), bool(pb.max_chips), progress
+    )
+    plan = with_goodput(plan)
+    notes: list[str] = []
+    no_relay = _no_relay(rs, plan, pb, notes if baselines else [])
+    if no_relay is not None and _relay_loses(pb, plan, no_relay, mode, budget):
+        notes.append(
+            f"relay does not pay at {plan.rate_rps:.4g} req/s: the best plan with RLD has BCR "
+            f"{plan.bcr_requests_per_usd:.4g} req/$ at {plan.cost_usd_per_hour:.4g} $/h, below "
+            f"the plan without relay ({no_relay.bcr_requests_per_usd:.4g} req/$ at "
+            f"{no_relay.cost_usd_per_hour:.4g} $/h), which is the plan chosen"
+        )
+        plan = replace(no_relay, topology=PDD.name)
+    edges: list[RelayEdge] = []
+    if pb.routing == "optimize" and not plan.has_relay and rate is not None:
+        notes.append(_relay_does_not_pay(problems, plan))
+        if explain_relay:
+            edges = relay_edges(rs, plan.rate_rps, max_chips)
+            notes.append(describe_edges(edges))
+    base = _baselines(rs, plan, no_relay, notes) if baselines else []
+    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges)
+
+
+def _no_relay(rs: ResolvedScenario, plan: Plan, pb: Problem, notes: list[str]) -> Plan | None:
+    """The cross-datacenter plan without relay at the plan's rate (None when none fits)."""
+    try:
+        return baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips)
+    except InfeasibleError as exc:
+        notes.append(f"baseline no-relay cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
+        return None
+
+
+def _relay_loses(pb: Problem, plan: Plan, no_relay: Plan, mode: str, budget: float | None) -> bool:
+    """Whether the plan without relay beats the plan with it on BCR (and fits the budget)."""
+    return (
+        pb.routing == "optimize"
+        and no_relay.meets_sla
+        and no_relay.bcr_requests_per_usd > plan.bcr_requests_per_usd * (1 + 1e-12)
+        and (mode != "budget" or budget is None or no_relay.cost_usd_per_hour <= budget)
+    )
+
+
+def _baselines(
+    rs: ResolvedScenario, plan: Plan, no_relay: Plan | None, notes: list[str]
+) -> list[Plan]:
+    """The same-datacenter baseline (when the scenario has one) and the no-relay plan."""
+    base: list[Plan] = []
+    if rs.scenario.baseline is not None:
+        try:
+            base.append(baseline_at_rate(rs, SAME_DC, plan.rate_rps))
+        except InfeasibleError as exc:
+            notes.append(f"baseline same-dc cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
+    if no_relay is not None:
+        base.append(no_relay)
+    return base
+
+
+def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:
+    """Why the chosen plan has no RLD: the best plan that relays, priced at the same rate."""
+    relaying = [replace(p, routing=RELAY_ONLY) for p in problems]
+    head = f"relay does not pay at {plan.rate_rps:.4g} req/s"
+    try:
+        alt = with_goodput(PlanSearch(relaying).solve_rate(plan.rate_rps))
+    except InfeasibleError as exc:
+        return f"{head}: no plan with RLD fits ({exc})"
+    return (
+        f"{head}: the best plan with RLD costs {alt.cost_usd_per_hour:.4g} $/h for BCR "
+        f"{alt.bcr_requests_per_usd:.4g} req/$, against {plan.cost_usd_per_hour:.4g} $/h and "
+        f"{plan.bcr_requests_per_usd:.4g} req/$ without"
+    )
+
+
+def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:
+    if cap is not None and hi == cap:
+        return f"max rate {cap:.4g} req/s"
+    if hi == line_rate:
+        return "line capacity (utilization cap)"
+    return f"search ceiling {hi:.4g} req/s"

@@ -1,0 +1,185 @@
+"""The import rule of ../shared/design.md, read from the package's import graph.
+
+Every ``import`` and ``from ... import`` in pddplan counts: at module level, inside functions
+(lazy imports) and under ``if TYPE_CHECKING:``. The test fails on
+
+- an import that goes up the layers (a lower layer importing a higher one);
+- a cycle between modules, or between the top-level packages;
+- a module at pddplan's top level that is not one of the edge modules.
+
+Layers, lowest first (a package may import its own layer and those below)::
+
+    errors units limits  <  models  <  spec  <  io executors  <  deployment  <  timing
+      <  solver  <  bathtub whatif calibrate robust trace sim step transfer
+      <  results  <  report  <  api  <  pddplan (the lazy public API)  <  cli  <  __main__
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pddplan"
+
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "units", "limits"),
+    ("models",),
+    ("spec",),
+    ("io", "executors"),
+    ("deployment",),
+    ("timing",),
+    ("solver",),
+    ("bathtub", "whatif", "calibrate", "robust", "trace", "sim", "step", "transfer"),
+    ("results",),
+    ("report",),
+    ("api",),
+    ("",),  # pddplan/__init__.py: the public API, loaded lazily from api
+    ("cli",),
+    ("__main__",),
+]
+LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
+#: Modules allowed at pddplan's top level: the edge, the one timeline, the entry points.
+TOP_LEVEL_MODULES = {"__init__", "__main__", "errors", "units", "limits", "timing"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = f.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every pddplan module ``name`` imports (the deepest module each import names)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = [
+                f"{mod}.{a.name}" if f"{mod}.{a.name}" in modules else mod for a in node.names
+            ]
+        else:
+            continue
+        for t in targets:
+            while t and t not in modules:
+                t = t.rpartition(".")[0]
+            if t.startswith("pddplan") and t != name:
+                found.add(t)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _unit(module: str) -> str:
+    """The layer unit of a module: its top-level package (or module) under pddplan."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {_unit(m) for m in _graph()}
+    assert units <= set(LAYER), f"packages without a layer: {sorted(units - set(LAYER))}"
+
+
+def test_top_level_holds_only_the_edge() -> None:
+    stray = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in TOP_LEVEL_MODULES)
+    assert not stray, f"modules at pddplan's top level that belong in a package: {stray}"
+
+
+def test_no_import_goes_up_the_layers() -> None:
+    upward = []
+    for mod, targets in sorted(_graph().items()):
+        a = LAYER[_unit(mod)]
+        for t in sorted(targets):
+            b = LAYER[_unit(t)]
+            if b > a:
+                upward.append(f"{mod} -> {t} ({LAYERS[a]} imports {LAYERS[b]})")
+    assert not upward, "imports that go up the layers:\n" + "\n".join(upward)
+
+
+def test_no_module_cycle() -> None:
+    cycles = _cycles(_graph())
+    assert not cycles, "import cycles between modules:\n" + "\n".join(map(str, cycles))
+
+
+def test_no_package_cycle() -> None:
+    units: dict[str, set[str]] = defaultdict(set)
+    for mod, targets in _graph().items():
+        for t in targets:
+            if _unit(t) != _unit(mod):
+                units[_unit(mod)].add(_unit(t))
+    cycles = _cycles(dict(units))
+    assert not cycles, "import cycles between packages:\n" + "\n".join(map(str, cycles))
+
+
+def test_the_rule_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    """The reader counts imports inside functions and under TYPE_CHECKING (the test can fail)."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from pddplan.api import solve\n"
+        "def f():\n    from pddplan.cli import main\n    import pddplan.report\n"
+    )
+    modules = {
+        "pddplan.models.m": src,
+        "pddplan.api": src,
+        "pddplan.cli": src,
+        "pddplan.report": src,
+    }
+    assert _imports("pddplan.models.m", src, modules) == {
+        "pddplan.api",
+        "pddplan.cli",
+        "pddplan.report",
+    }
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
