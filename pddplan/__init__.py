@@ -32,23 +32,17 @@ from pddplan.errors import (
 )
 
 if TYPE_CHECKING:
-    from pddplan.api import (
-        LoadedScenario,
-        PddplanWarning,
-        bathtub,
-        breakeven,
-        calibrate,
-        calibrate_link,
-        hitrate,
-        load_scenario,
-        plan_report,
-        rank_chips,
-        robust,
-        simulate,
-        solve,
-        sweep,
-        transfer,
-    )
+    from pddplan.api.bathtub import bathtub
+    from pddplan.api.calibrate import calibrate, calibrate_link
+    from pddplan.api.chips import rank_chips
+    from pddplan.api.hitrate import hitrate
+    from pddplan.api.report import plan_report
+    from pddplan.api.robust import robust
+    from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
+    from pddplan.api.simulate import simulate
+    from pddplan.api.solve import solve
+    from pddplan.api.transfer import transfer
+    from pddplan.api.whatif import breakeven, sweep
 
 __version__ = "0.1.0"
 

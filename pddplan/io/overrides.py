@@ -264,3 +264,22 @@ def _blame(
 def copy_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     """A private copy of a caller's overrides (values deep-copied)."""
     return {str(k): copy.deepcopy(v) for k, v in (overrides or {}).items()}
+
+
+def current_value(rs: ResolvedScenario, path: str) -> Any:
+    """The value a dotted PATH (as in ``overrides``) has in a resolved scenario, or None."""
+    parts = path.split(".")
+    obj: Any
+    if parts[0] == "chips" and len(parts) > 2:
+        obj, parts = rs.chips.get(parts[1]), parts[2:]
+        if len(parts) == 1 and parts[0] in ALIASES:
+            parts = list(ALIASES[parts[0]])
+    elif parts[0] in ("link", "rdma", "model", "workload"):
+        obj, parts = getattr(rs, parts[0]), parts[1:]
+    else:
+        obj = rs.scenario
+    for part in parts:
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj

@@ -142,3 +142,39 @@ def write_workload(path: Path, doc: dict[str, Any], header: str = "") -> None:
         path.write_text(workload_yaml(doc, header), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+#: what a written workload profile's ``notes`` say about how its numbers were made
+WORKLOAD_NOTES = (
+    "input_tokens, output_tokens and hit_rate describe the regular requests; "
+    "anomalous ones are their own class. Lengths are empirical (weights = request "
+    "counts); rate_rps = (requests - 1) / span of their arrivals."
+)
+
+
+def workload_source(
+    trace_name: str,
+    trace_format: str,
+    requests: int,
+    *,
+    capacity_tokens: float,
+    block_tokens: int,
+    warmup_s: float,
+    anomalous_input_tokens: int,
+    anomalous_output_tokens: int,
+    made_by: str,
+) -> str:
+    """The ``source`` of a workload profile made from a trace: the file, its format and
+    requests, the warm-up, the prefix cache (``capacity_tokens`` [tokens], ``inf``: unbounded;
+    a CSV trace's logged cached tokens), the anomalous thresholds [tokens] and the command."""
+    label = "an unbounded" if math.isinf(capacity_tokens) else f"a {int(capacity_tokens)}-token LRU"
+    csv = trace_format == "csv"
+    cache = "logged cached tokens" if csv else f"{label} prefix cache"
+    return (
+        f"request trace {trace_name} ({trace_format}, {requests} requests"
+        + (f" after a {warmup_s:g} s warm-up" if warmup_s else "")
+        + f"), hit rates from {'the ' if csv else ''}{cache}"
+        + (f" in {block_tokens}-token blocks" if trace_format == "jsonl" else "")
+        + f"; anomalous = input >= {anomalous_input_tokens} and output < "
+        f"{anomalous_output_tokens} tokens; made by: {made_by}"
+    )

@@ -1,0 +1,73 @@
+"""``robust``: the point plan under sampled inputs and the cheapest plan that meets every SLA
+target with a given probability."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pddplan.api.options import RobustOptions, validate_args
+from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, chip_limits, load
+from pddplan.api.solve import solve_result
+
+if TYPE_CHECKING:
+    from pddplan.results import RobustResult
+
+_D = RobustOptions()
+
+
+def robust(
+    scenario: ScenarioLike = None,
+    *,
+    samples: int = _D.samples,
+    confidence: float = _D.confidence,
+    seed: int | None = _D.seed,
+    executor: str = _D.executor,
+    scheduler: str | None = _D.scheduler,
+    jobs: int = _D.jobs,
+    rate_rps: float | None = _D.rate_rps,
+    max_chips: Mapping[str, int] | None = None,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+) -> RobustResult:
+    """The point plan under sampled inputs, the cheapest plan that meets every SLA target with
+    probability >= ``confidence``, and which estimate moves BCR and SLA attainment most.
+
+    Every estimated input (profiles' ``estimated:`` keys, the rate, the hit-rate shift, the
+    anomalous share) is drawn from the default distribution of its kind or the scenario's
+    ``uncertainty:`` block (docs/robust.md); the same samples evaluate every candidate plan.
+
+    Parameters
+    ----------
+    samples : how many scenarios to draw (Latin hypercube).
+    confidence : the probability the robust plan must meet every SLA target with, in (0, 1).
+    seed : the draws' seed (None: fresh entropy, not reproducible).
+    executor : ``local`` or ``dask`` (:mod:`pddplan.executors`); the result is the same.
+    scheduler : a Dask scheduler's address; without it ``dask`` starts a LocalCluster.
+    jobs : local processes, or workers of the LocalCluster.
+    rate_rps : [req/s] the target rate (default: the scenario's).
+    max_chips : inventory limits, chip name -> chips.
+
+    Raises
+    ------
+    OptionError : a confidence outside (0, 1), fewer than 2 samples, an unknown executor.
+    ProfileError : a distribution the scenario's ``uncertainty:`` block gets wrong (names it).
+    InfeasibleError : no plan meets the SLA at the point estimate.
+    """
+    o = validate_args(RobustOptions, locals())
+    from pddplan.results.robust import RobustResult
+    from pddplan.robust import run_robust
+    from pddplan.solver import Outcome
+
+    ov = dict(overrides or {})
+    if o.rate_rps is not None:
+        ov["rate_rps"] = o.rate_rps
+    ls = load(scenario, ov, profiles)
+    limits, _owned = chip_limits(ls, max_chips)
+    run = run_robust(
+        ls.source, ls.overrides, max_chips=limits, **o.model_dump(exclude={"rate_rps"})
+    )
+    point = solve_result(run.point)
+    rp = solve_result(run.robust.outcome) if run.robust is not None else None
+    assert isinstance(run.point, Outcome)
+    return RobustResult(run, point, rp)

@@ -1,0 +1,169 @@
+"""``simulate``: a plan simulated request by request, beside the closed forms' figures."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pddplan.api.options import SimulateOptions, validate_args
+from pddplan.api.scenario import Overrides, PathLike, Profiles, Progress, ScenarioLike, load
+from pddplan.errors import OptionError
+
+if TYPE_CHECKING:
+    from pddplan.io.loader import ResolvedScenario
+    from pddplan.results import SimulateResult, SolveResult
+    from pddplan.sim import SimConfig, SimPlan
+    from pddplan.sim.requests import Requests
+    from pddplan.solver import Problem
+
+_D = SimulateOptions()
+
+
+def simulate(
+    scenario: ScenarioLike = None,
+    *,
+    plan: PathLike | Mapping[str, Any] | SolveResult | None = None,
+    requests: int = _D.requests,
+    seed: int = _D.seed,
+    rate_rps: float | None = _D.rate_rps,
+    policy: str = _D.policy,
+    handover: str = _D.handover,
+    sample: str = _D.sample,
+    trace: PathLike | None = None,
+    warmup_fraction: float = _D.warmup_fraction,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+    progress: Progress | None = None,
+) -> SimulateResult:
+    """Simulate a plan request by request, beside the closed forms' figures.
+
+    Parameters
+    ----------
+    plan : a plan (``solve`` JSON file or document, or a :class:`SolveResult`); default: solve
+        the scenario now (at ``rate_rps`` if given).
+    requests : requests to simulate.
+    seed : random seed (same seed, same run).
+    rate_rps : [req/s] arrival rate (default: the plan's).
+    policy : ``allowed`` or ``p-rld`` (relayed requests finish on RLD, to see RLD overload).
+    handover : ``plan``, ``one-shot``, ``catch-up`` or ``adaptive``.
+    sample : ``classes`` (the solver's request classes) or ``workload`` (its distributions).
+    trace : replay a trace's arrivals, lengths and prefix hits (unbounded cache).
+    warmup_fraction : [-] share of the first requests left out of the statistics.
+    """
+    cfg = _config(validate_args(SimulateOptions, locals()), trace)
+    from pddplan.results.simulate import SimulateResult, stability_verdict
+    from pddplan.sim import simulate as run_simulation
+    from pddplan.sim.policies import resolve_handover
+
+    ls = load(scenario, overrides, profiles)
+    rs = ls.resolved
+    problem, splan, source = _plan(rs, plan, cfg.rate_rps)
+    resolve_handover(cfg.handover, splan.handover)
+    reqs = None
+    if trace is not None:
+        reqs = _trace_requests(Path(trace), problem, cfg.rate_rps, cfg.requests, cfg.seed)
+        cfg = replace(cfg, requests=len(reqs), rate_rps=None, sample="trace")
+    res = run_simulation(
+        problem, splan, cfg, requests=reqs, workload=rs.workload, progress=progress
+    )
+    closed, figures, rows, notes = _closed_forms(problem, splan, res)
+    name = str(scenario) if isinstance(scenario, str | os.PathLike) else ls.name
+    return SimulateResult(res, figures, closed, rows, stability_verdict(res), name, source, notes)
+
+
+def _config(o: SimulateOptions, trace: PathLike | None) -> SimConfig:
+    """The options checked further (before anything is solved), as a
+    :class:`~pddplan.sim.SimConfig`."""
+    from pddplan import limits
+    from pddplan.sim import SimConfig
+    from pddplan.sim.policies import check_policy, resolve_handover
+
+    check_policy(o.policy)
+    resolve_handover(o.handover, "one-shot")  # reject a bad hand-over before solving
+    limits.SIM_REQUESTS.check(o.requests)
+    if trace is not None and o.sample != "classes":
+        raise OptionError("sample", "does not apply to a trace, which replays its own requests")
+    return SimConfig(**o.model_dump())
+
+
+def _closed_forms(problem: Problem, splan: SimPlan, res: Any) -> tuple[Any, Any, Any, list[str]]:
+    """The closed forms at the simulated rate beside the simulation's figures: ``(closed,
+    figures, comparison rows, regime notes)``."""
+    from pddplan.sim.compare import (
+        closed_form_figures,
+        closed_form_plan,
+        comparison_rows,
+        regime_warning_for_plan,
+        with_rate,
+    )
+    from pddplan.sim.figures import SimFigures
+
+    at_rate = with_rate(splan, res.rate_rps)
+    cf_plan = closed_form_plan(problem, at_rate, res.rate_rps)
+    closed = closed_form_figures(problem, cf_plan)
+    figures = SimFigures.from_engine(res.figures)
+    rows = comparison_rows(closed, figures)
+    notes = [
+        "closed forms: " + w.replace("; check with `pddplan simulate`", "")
+        for w in regime_warning_for_plan(problem, cf_plan)
+    ]
+    return closed, figures, rows, notes
+
+
+def _plan(
+    rs: ResolvedScenario,
+    plan: PathLike | Mapping[str, Any] | SolveResult | None,
+    rate_rps: float | None,
+) -> tuple[Problem, SimPlan, str]:
+    """The problem and plan to simulate, and where the plan comes from: the given plan (a
+    ``solve`` JSON file or document, a :class:`SolveResult`) or one solved now."""
+    from pddplan.sim import SimPlan
+    from pddplan.sim.plan import plan_from_json, read_plan_file
+    from pddplan.solver import PDD, build_problem, check_options, solve_scenario
+
+    if plan is None:
+        out = solve_scenario(rs, rate_rps=rate_rps, baselines=False)
+        splan = SimPlan.of(out.plan)
+        return out.problem, splan, f"solved now at {splan.rate_rps:.4g} req/s"
+    problem = build_problem(rs, PDD)
+    check_options(problem)
+    from pddplan.results.solve import SolveResult
+
+    if isinstance(plan, SolveResult):
+        splan = plan_from_json(plan.to_json(), problem, "<SolveResult>")
+        source = "a SolveResult"
+    elif isinstance(plan, Mapping):
+        splan = plan_from_json(dict(plan), problem, "<plan>")
+        source = "a plan document"
+    else:
+        splan = read_plan_file(Path(plan), problem)
+        source = str(plan)
+    if splan.rld is None and problem.topology.anomalous_filter:
+        # a plan without RLD sends every request, anomalous ones included, over the line
+        # (the instances are the same options of the same chips: only the classes change)
+        problem = build_problem(rs, replace(PDD, anomalous_filter=False))
+    return problem, splan, source
+
+
+def _trace_requests(
+    path: Path, problem: Problem, rate: float | None, limit: int, seed: int
+) -> Requests:
+    """Requests replayed from a trace: arrivals, lengths and hits (unbounded prefix cache)."""
+    import numpy as np
+
+    from pddplan.sim.requests import replay
+    from pddplan.trace.arrivals import trace_arrivals
+
+    tr = trace_arrivals(path, limit, rate)
+    cv = problem.wan.jitter_cv if problem.topology.cross_dc else 0.0
+    return replay(
+        tr.arrival_s,
+        tr.hit_rate,
+        tr.input_tokens,
+        tr.output_tokens,
+        cv,
+        np.random.default_rng(seed),
+    )

@@ -1,0 +1,137 @@
+"""``sweep`` (a grid of overrides) and ``breakeven`` (the value at which PDD's BCR equals a
+baseline's)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pddplan.api.options import BreakevenOptions, SweepOptions, validate
+from pddplan.api.scenario import Overrides, Profiles, Progress, ScenarioLike, load
+from pddplan.errors import OptionError
+
+if TYPE_CHECKING:
+    from pddplan.results import BreakevenResult, SweepResult
+
+Axes = Mapping[str, Sequence[Any]] | Sequence[tuple[str, Sequence[Any]]]
+
+_S = SweepOptions()
+_B = BreakevenOptions()
+
+
+def _axes(axes: Axes) -> list[Any]:
+    from pddplan.whatif import Axis
+
+    items = list(axes.items()) if isinstance(axes, Mapping) else list(axes)
+    if not items:
+        raise OptionError("axes", "needs at least one PATH with values")
+    out = []
+    for path, values in items:
+        vals = [values] if isinstance(values, str | int | float) else list(values)
+        if not vals:
+            raise OptionError("axes", f"{path}: needs at least one value")
+        out.append(Axis(str(path), vals))
+    if len({a.path for a in out}) != len(out):
+        raise OptionError("axes", "sweeps each PATH once")
+    from pddplan import limits
+
+    points = math.prod(len(a.values) for a in out)
+    limits.GRID_POINTS.check(points, "the sweep grid's points")
+    return out
+
+
+def sweep(
+    scenario: ScenarioLike = None,
+    axes: Axes = (),
+    *,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+    baselines: bool = _S.baselines,
+    jobs: int = _S.jobs,
+    progress: Progress | None = None,
+    executor: str = _S.executor,
+    scheduler: str | None = _S.scheduler,
+) -> SweepResult:
+    """Solve the scenario at every point of the grid ``axes`` (PATH -> values, their product).
+
+    Every PATH and value is validated (from the parsed document in memory) before the first
+    point is solved; infeasible points are rows with the binding constraint.
+
+    Parameters
+    ----------
+    axes : dotted PATH -> list of values (see :mod:`pddplan.io.overrides`).
+    baselines : also size the baselines at each point (the ``bcr_ratio_vs_*`` columns).
+    jobs : solve points on this many local processes, or Dask workers of a LocalCluster (the
+        order stays the grid's).
+    progress : called with (points done, points) as the sweep goes (local executor).
+    executor : ``local`` or ``dask`` (:mod:`pddplan.executors`; ``pip install 'pddplan[dask]'``).
+    scheduler : a Dask scheduler's address; without it ``dask`` starts a LocalCluster.
+    """
+    from pddplan.results.whatif import SweepResult
+    from pddplan.whatif import check_axes, sweep_rows
+
+    o = validate(
+        SweepOptions, baselines=baselines, jobs=jobs, executor=executor, scheduler=scheduler
+    )
+    ax = _axes(axes)
+    ls = load(scenario, overrides, profiles)
+    check_axes(ls.source, ls.overrides, ax)
+    if o.executor != "local" or o.scheduler is not None:
+        from pddplan.executors import make_executor
+        from pddplan.whatif import sweep_on
+
+        with make_executor(o.executor, jobs=o.jobs, scheduler=o.scheduler) as ex:
+            rows = sweep_on(ex, ls.source, ls.overrides, ax, baselines=o.baselines)
+    else:
+        rows = sweep_rows(
+            ls.source, ls.overrides, ax, jobs=o.jobs, progress=progress, baselines=o.baselines
+        )
+    return SweepResult({a.path: list(a.values) for a in ax}, rows)
+
+
+def breakeven(
+    scenario: ScenarioLike = None,
+    *,
+    param: str = _B.param,
+    against: str = _B.against,
+    lo: float | None = _B.lo,
+    hi: float | None = _B.hi,
+    tolerance: float = _B.tolerance,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+) -> BreakevenResult:
+    """The value of ``param`` in ``[lo, hi]`` at which PDD's BCR equals a baseline's.
+
+    Parameters
+    ----------
+    param : dotted PATH of the parameter (see :func:`sweep`).
+    against : ``same-dc`` or ``no-relay``.
+    lo, hi : the search interval (default: a quarter and four times the parameter's value in
+        the scenario).
+    tolerance : [-] bisection stops within this fraction of the interval.
+    """
+    from pddplan.results.whatif import BreakevenResult
+    from pddplan.whatif import breakeven_on
+
+    validate(BreakevenOptions, param=param, against=against, tolerance=tolerance)
+    ls = load(scenario, overrides, profiles)
+    if lo is None or hi is None:
+        from pddplan.io.overrides import check_path, current_value
+
+        check_path(param, ls.resolved)
+        cur = current_value(ls.resolved, param)
+        if not isinstance(cur, int | float) or isinstance(cur, bool) or cur <= 0:
+            raise OptionError(
+                "lo", f"and hi are needed: {param} has no positive number to search around"
+            )
+        lo = cur / 4 if lo is None else lo
+        hi = cur * 4 if hi is None else hi
+    o = validate(BreakevenOptions, param=param, against=against, lo=lo, hi=hi, tolerance=tolerance)
+    assert o.lo is not None and o.hi is not None
+    if not o.hi > o.lo:
+        raise OptionError("hi", "must be above lo")
+    be = breakeven_on(ls.source, ls.overrides, o.param, o.against, o.lo, o.hi, o.tolerance)
+    return BreakevenResult(
+        be.path, be.against, be.lo, be.hi, be.value, be.ratio_lo, be.ratio_hi, be.iterations
+    )

@@ -1,0 +1,61 @@
+"""Capacity curves (prefix-cache capacity -> mean hit rate): read from the CSV that
+``pddplan hitrate --curve-out`` writes, or taken from a mapping of arrays."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def capacity_curve(
+    curve: str | os.PathLike[str] | Mapping[str, Any] | None,
+) -> dict[str, Any] | None:
+    """A capacity curve sorted by capacity: ``{"capacity_tokens": array, "mean_hit_rate":
+    array}`` from a CSV file or a mapping with those arrays (None: None)."""
+    import numpy as np
+
+    if curve is None:
+        return None
+    if isinstance(curve, Mapping):
+        caps = np.asarray(curve["capacity_tokens"], dtype=float)
+        means = np.asarray(curve["mean_hit_rate"], dtype=float)
+        order = np.argsort(caps)
+        return {"capacity_tokens": caps[order], "mean_hit_rate": means[order]}
+    return read_capacity_curve(Path(curve))
+
+
+def read_capacity_curve(path: Path) -> dict[str, Any]:
+    """Read a capacity curve CSV: columns capacity_tokens and mean_hit_rate."""
+    import csv
+
+    import numpy as np
+
+    from pddplan.errors import ProfileError
+
+    caps, means = [], []
+    try:
+        fh = path.open(newline="", encoding="utf-8")
+    except OSError as exc:
+        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
+    with fh:
+        reader = csv.DictReader(fh)
+        for col in ("capacity_tokens", "mean_hit_rate"):
+            if reader.fieldnames is None or col not in reader.fieldnames:
+                raise ProfileError(
+                    f"missing column {col!r} (have: {reader.fieldnames})", file=str(path), line=1
+                )
+        for i, row in enumerate(reader, start=2):
+            try:
+                cap = row["capacity_tokens"].strip()
+                caps.append(float("inf") if cap in ("unbounded", "inf") else float(cap))
+                means.append(float(row["mean_hit_rate"]))
+            except ValueError:
+                raise ProfileError(
+                    "not a number", file=str(path), key="capacity_tokens/mean_hit_rate", line=i
+                ) from None
+    if not caps:
+        raise ProfileError("the capacity curve is empty", file=str(path))
+    order = np.argsort(caps)
+    return {"capacity_tokens": np.asarray(caps)[order], "mean_hit_rate": np.asarray(means)[order]}
