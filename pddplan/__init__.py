@@ -10,7 +10,8 @@ The public API (see docs/api.md)::
     r.to_json()["plan"]["cost_usd_per_hour"]
 
 ``load_scenario``, ``solve``, ``bathtub``, ``sweep``, ``breakeven``, ``rank_chips``,
-``simulate``, ``hitrate``, ``calibrate``, ``calibrate_link`` and ``transfer`` return typed results (:mod:`pddplan.results`) with
+``simulate``, ``hitrate``, ``calibrate``, ``calibrate_link``, ``transfer``, ``step`` and the
+``profiles`` functions return typed results (:mod:`pddplan.results`) with
 ``rows()``, ``sections()`` and ``to_json()``; errors derive from :class:`PddplanError`.
 The API loads on first use, so ``import pddplan`` (and the CLI's ``--help``) stays light.
 """
@@ -40,14 +41,19 @@ if TYPE_CHECKING:
         calibrate,
         calibrate_link,
         hitrate,
+        list_profiles,
         load_scenario,
         plan_report,
+        profile_schema,
         rank_chips,
         robust,
+        show_profile,
         simulate,
         solve,
+        step,  # type: ignore[no-redef]  # pddplan.step is a subpackage too
         sweep,
         transfer,
+        validate_profiles,
     )
 
 __version__ = "0.1.0"
@@ -60,14 +66,19 @@ _API = (
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "list_profiles",
     "load_scenario",
     "plan_report",
+    "profile_schema",
     "rank_chips",
     "robust",
+    "show_profile",
     "simulate",
     "solve",
+    "step",
     "sweep",
     "transfer",
+    "validate_profiles",
 )
 
 __all__ = [
@@ -78,14 +89,19 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "list_profiles",
     "load_scenario",
     "plan_report",
+    "profile_schema",
     "rank_chips",
     "robust",
+    "show_profile",
     "simulate",
     "solve",
+    "step",
     "sweep",
     "transfer",
+    "validate_profiles",
     "InfeasibleError",
     "NotFoundError",
     "OptionError",

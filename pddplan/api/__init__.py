@@ -26,6 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
+from pddplan.api.step import step
 from pddplan.errors import OptionError, ProfileError, UsageError
 
 if TYPE_CHECKING:
@@ -57,15 +59,20 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "list_profiles",
     "plan_report",
     "load_scenario",
+    "profile_schema",
     "rank_chips",
     "robust",
+    "show_profile",
     "simulate",
     "solve",
     "solve_result",
+    "step",
     "sweep",
     "transfer",
+    "validate_profiles",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -1009,8 +1016,8 @@ def hitrate(
     made_by : how the workload profile says it was made (default: this call).
     warn : receives diagnostics (default: :class:`PddplanWarning` warnings).
     """
-    from pddplan.results.hitrate import HitrateResult
-    from pddplan.trace.analysis import analyze, build_report
+    from pddplan.results.hitrate import HitrateResult, build_report
+    from pddplan.trace.analysis import analyze
     from pddplan.trace.records import detect_format
     from pddplan.trace.replay import UNBOUNDED, parse_capacities, replay_trace
     from pddplan.trace.workload import workload_document, write_workload
