@@ -33,7 +33,8 @@ from pddplan.errors import (
 )
 
 if TYPE_CHECKING:
-    from pddplan.api import (
+    # pddplan.step is a subpackage too: mypy sees its name bound twice
+    from pddplan.api import (  # type: ignore[no-redef]
         LoadedScenario,
         PddplanWarning,
         bathtub,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
         show_profile,
         simulate,
         solve,
-        step,  # type: ignore[no-redef]  # pddplan.step is a subpackage too
+        step,
         sweep,
         transfer,
         validate_profiles,

@@ -220,7 +220,16 @@ def _output(given: dict[str, Any]) -> Output:
 
     out = Output(given["format"], given["output"], given["table"], given["wide"])
     check_format(out.format)
+    check_writable(out.output)
     return out
+
+
+def check_writable(path: Path | None, option: str = "output") -> None:
+    """Fail before the work when ``path`` lies in no directory (an ``OptionError``)."""
+    from pddplan.errors import OptionError
+
+    if path is not None and not path.parent.is_dir():
+        raise OptionError(option, f"{path}: cannot write: no directory {str(path.parent)!r}")
 
 
 def output_options(f: Callable[..., Any] | None = None, *, output_help: str | None = None) -> Any:

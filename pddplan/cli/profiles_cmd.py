@@ -107,6 +107,7 @@ def schema_cmd(
     from pddplan import api
     from pddplan.errors import UsageError
 
+    common.check_writable(output)
     text = json.dumps(api.profile_schema(kind), indent=2) + "\n"
     if output is None:
         typer.echo(text, nl=False)

@@ -162,7 +162,7 @@ def breakeven_cmd(
             for flag, v in (("--lo", lo), ("--hi", hi)):
                 if v is not None and exc.value == v:
                     raise UsageError(f"{flag} {v:g}: {param}: {exc.detail}") from None
-        if exc.key == param and not exc.unknown_key:
+        if exc.key == param and param not in scenario_opts.overrides:
             raise UsageError(f"--param {param}: {exc.detail}") from None
         raise
     out.emit(res.report())

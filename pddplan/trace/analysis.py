@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError, UsageError
 from pddplan.trace.replay import UNBOUNDED, TraceReplay, replay_trace, warmup_mask
 from pddplan.trace.stats import (
     DEFAULT_EDGES,
@@ -107,7 +107,9 @@ def analyze(
     if not window.any():
         t = replay.timestamp_ms
         span = (float(np.max(t)) - float(np.min(t))) / 1000.0
-        raise UsageError(f"--warmup {warmup_s:g} s leaves no requests: the trace spans {span:g} s")
+        raise OptionError(
+            "warmup_s", f"{warmup_s:g} s leaves no requests: the trace spans {span:g} s"
+        )
     inp = replay.input_tokens[window]
     out = replay.output_tokens[window]
     anom = anomalous_mask(inp, out, anomalous_input_tokens, anomalous_output_tokens)
