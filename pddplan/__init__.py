@@ -10,7 +10,8 @@ The public API (see docs/api.md)::
     r.to_json()["plan"]["cost_usd_per_hour"]
 
 ``load_scenario``, ``solve``, ``bathtub``, ``sweep``, ``breakeven``, ``rank_chips``,
-``simulate``, ``hitrate``, ``calibrate``, ``calibrate_link`` and ``transfer`` return typed results (:mod:`pddplan.results`) with
+``simulate``, ``hitrate``, ``calibrate``, ``calibrate_link``, ``transfer``, ``step`` and the
+``profiles`` functions return typed results (:mod:`pddplan.results`) with
 ``rows()``, ``sections()`` and ``to_json()``; errors derive from :class:`PddplanError`.
 The API loads on first use, so ``import pddplan`` (and the CLI's ``--help``) stays light.
 """
@@ -36,11 +37,13 @@ if TYPE_CHECKING:
     from pddplan.api.calibrate import calibrate, calibrate_link
     from pddplan.api.chips import rank_chips
     from pddplan.api.hitrate import hitrate
+    from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
     from pddplan.api.report import plan_report
     from pddplan.api.robust import robust
     from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
     from pddplan.api.simulate import simulate
     from pddplan.api.solve import solve
+    from pddplan.api.step import step  # type: ignore[no-redef]
     from pddplan.api.transfer import transfer
     from pddplan.api.whatif import breakeven, sweep
 
@@ -54,14 +57,19 @@ _API = (
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "list_profiles",
     "load_scenario",
     "plan_report",
+    "profile_schema",
     "rank_chips",
     "robust",
+    "show_profile",
     "simulate",
     "solve",
+    "step",
     "sweep",
     "transfer",
+    "validate_profiles",
 )
 
 __all__ = [
@@ -72,14 +80,19 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "list_profiles",
     "load_scenario",
     "plan_report",
+    "profile_schema",
     "rank_chips",
     "robust",
+    "show_profile",
     "simulate",
     "solve",
+    "step",
     "sweep",
     "transfer",
+    "validate_profiles",
     "InfeasibleError",
     "NotFoundError",
     "OptionError",

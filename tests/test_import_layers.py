@@ -183,3 +183,18 @@ def test_the_rule_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
         "pddplan.report",
     }
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+#: What the CLI may import: it parses, calls the API and renders (design.md: cli -> api).
+CLI_MAY_IMPORT = {"", "api", "results", "report", "errors", "limits", "units", "cli"}
+
+
+def test_the_cli_goes_through_the_api() -> None:
+    around = sorted(
+        f"{mod} -> {t}"
+        for mod, targets in _graph().items()
+        if _unit(mod) == "cli"
+        for t in targets
+        if _unit(t) not in CLI_MAY_IMPORT
+    )
+    assert not around, "the CLI goes around the API:\n" + "\n".join(around)

@@ -34,11 +34,13 @@ from pddplan.api.bathtub import bathtub
 from pddplan.api.calibrate import calibrate, calibrate_link
 from pddplan.api.chips import rank_chips
 from pddplan.api.hitrate import hitrate
+from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
 from pddplan.api.report import plan_report
 from pddplan.api.robust import robust
 from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
 from pddplan.api.simulate import simulate
 from pddplan.api.solve import solve, solve_result
+from pddplan.api.step import step
 from pddplan.api.transfer import transfer
 from pddplan.api.whatif import breakeven, sweep
 
@@ -50,15 +52,20 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "list_profiles",
     "plan_report",
     "load_scenario",
+    "profile_schema",
     "rank_chips",
     "robust",
+    "show_profile",
     "simulate",
     "solve",
     "solve_result",
+    "step",
     "sweep",
     "transfer",
+    "validate_profiles",
 ]
 
 for _name in __all__:

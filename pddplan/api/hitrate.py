@@ -61,8 +61,7 @@ def hitrate(
     warn : receives diagnostics (default: :class:`PddplanWarning` warnings).
     """
     o = validate_args(HitrateOptions, locals())
-    from pddplan.results.hitrate import HitrateResult
-    from pddplan.trace.analysis import build_report
+    from pddplan.results.hitrate import HitrateResult, build_report
 
     say = warn or library_warning
     trace = Path(trace)

@@ -104,21 +104,32 @@ def command() -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app; a PddplanError becomes one line on stderr and its exit code."""
+    """Entry point: run the app; a PddplanError or a command-line error (click's) becomes one
+    line on stderr and its exit code."""
+    from typer._click.exceptions import ClickException  # typer's own click (it vendors one)
+    from typer.exceptions import Abort
+
     from pddplan.errors import PddplanError
 
     try:
-        command().main(args=argv, prog_name="pddplan", standalone_mode=True)
+        rc = command().main(args=argv, prog_name="pddplan", standalone_mode=False)
     except PddplanError as exc:
-        # one line, whatever a file's text put into the message
-        message = " ".join(str(exc).splitlines())
-        typer.echo(f"pddplan: error: {message}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
+        _fail(str(exc), exc.exit_code)
+    except ClickException as exc:
+        # a bad value typer itself rejects ("--jobs 0"): one line naming the flag, no usage text
+        _fail(exc.format_message(), exc.exit_code)
+    except (KeyboardInterrupt, Abort):
         typer.echo("pddplan: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    # one line, whatever a file's text put into the message
+    typer.echo(f"pddplan: error: {' '.join(message.splitlines())}", err=True)
+    sys.exit(code)
 
 
 __all__ = ["app", "command", "main"]

@@ -11,6 +11,8 @@ from pddplan.cli import common
 from pddplan.cli.solve_cmd import ScenarioArg
 
 
+@common.output_options
+@common.scenario_options("bathtub")
 def bathtub_cmd(
     scenario: ScenarioArg = None,
     step: Annotated[
@@ -45,11 +47,9 @@ def bathtub_cmd(
             dir_okay=False,
         ),
     ] = None,
-    set_: common.SetOpt = [],  # noqa: B006
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    scenario_opts: common.ScenarioOptions,
+    out: common.Output,
 ) -> None:
     """Return on a request against its prefix hit rate: find the bathtub's valleys.
 
@@ -61,26 +61,21 @@ def bathtub_cmd(
     Example: pddplan bathtub long-context --plot bathtub.png
     """
     from pddplan import api
-    from pddplan.report.plots import check_plot_path
+    from pddplan.report.plots import bathtub_plot, check_plot_path
 
-    common.check_format(fmt)
     if plot is not None:
         check_plot_path(plot)
-    overrides = common.parse_sets(set_, "bathtub")
-    with common.flags({"step": "--step", "tolerance": "--tolerance"}, set_flag="--set"):
-        res = api.bathtub(
-            scenario,
-            overrides=overrides,
-            profiles=common.State.profile_dirs,
-            step=step,
-            tolerance=tolerance,
-            reprovision=reprovision,
-            capacity_curve=capacity_curve,
-        )
-    common.emit(res.report(), fmt, output, table, wide)
+    res = api.bathtub(
+        scenario,
+        overrides=scenario_opts.with_inventory(),
+        profiles=common.State.profile_dirs,
+        step=step,
+        tolerance=tolerance,
+        reprovision=reprovision,
+        capacity_curve=capacity_curve,
+    )
+    out.emit(res.report())
     if plot is not None:
-        from pddplan.report.plots import bathtub_plot
-
         bathtub_plot(res.analysis, res.traffic_hit_rate, res.traffic_weight, plot)
         common.info(f"wrote {plot}")
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from pddplan.cli import common
 
 
+@common.output_options
 def calibrate_cmd(
     measurements: Annotated[
         Path,
@@ -43,7 +44,7 @@ def calibrate_cmd(
             dir_okay=False,
         ),
     ] = None,
-    chunk_size: Annotated[
+    chunk_size_tokens: Annotated[
         int,
         typer.Option("--chunk-size", min=1, help="Prefill chunk of the measured engine [tokens]."),
     ] = 8192,
@@ -51,10 +52,8 @@ def calibrate_cmd(
         list[str] | None,
         typer.Option("--fix", help="Hold a derate at the chip's value (repeatable)."),
     ] = None,
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    out: common.Output,
 ) -> None:
     """Fit a chip's derates to measured latencies, or a link's parameters to measured transfers.
 
@@ -71,49 +70,42 @@ def calibrate_cmd(
     Example: pddplan calibrate h100-published.csv --chip h100-sxm --model llama-3.3-70b
     """
     from pddplan import api
+    from pddplan.api.profiles import data_file
     from pddplan.errors import UsageError
 
-    common.check_format(fmt)
-    measurements = common.data_file(measurements)
-    if link is not None:
-        if chip is not None or model is not None:
-            raise UsageError("--link calibrates a link; it does not take --chip or --model")
-        with common.flags({"fix": "--fix", "write": "--write"}), common.spinner("fitting"):
-            lres = api.calibrate_link(
+    measurements = data_file(measurements)
+    if link is not None and (chip is not None or model is not None):
+        raise UsageError("--link calibrates a link; it does not take --chip or --model")
+    if link is None and (chip is None or model is None):
+        raise UsageError(
+            "calibrate needs --chip and --model (chip derates) or --link (link parameters)"
+        )
+    with common.spinner("fitting"):
+        if link is not None:
+            res: Any = api.calibrate_link(
                 measurements,
                 link=link,
                 write=write,
                 fix=fix or (),
                 profiles=common.State.profile_dirs,
             )
-        if lres.profile_file is not None:
-            common.info(
-                f"pddplan: wrote link profile {Path(lres.profile_file).stem!r} to "
-                f"{lres.profile_file}"
+        else:
+            res = api.calibrate(
+                measurements,
+                chip=chip or "",
+                model=model or "",
+                write=write,
+                chunk_size_tokens=chunk_size_tokens,
+                fix=fix or (),
+                profiles=common.State.profile_dirs,
+                warn=common.warn,
             )
-        common.emit(lres.report(), fmt, output, table, wide)
-        return
-    if chip is None or model is None:
-        raise UsageError(
-            "calibrate needs --chip and --model (chip derates) or --link (link parameters)"
-        )
-    flags = {"fix": "--fix", "write": "--write", "chunk_size_tokens": "--chunk-size"}
-    with common.flags(flags), common.spinner("fitting"):
-        res = api.calibrate(
-            measurements,
-            chip=chip,
-            model=model,
-            write=write,
-            chunk_size_tokens=chunk_size,
-            fix=fix or (),
-            profiles=common.State.profile_dirs,
-            warn=common.warn,
-        )
     if res.profile_file is not None:
+        kind = "link" if link is not None else "chip"
         common.info(
-            f"pddplan: wrote chip profile {Path(res.profile_file).stem!r} to {res.profile_file}"
+            f"pddplan: wrote {kind} profile {Path(res.profile_file).stem!r} to {res.profile_file}"
         )
-    common.emit(res.report(), fmt, output, table, wide)
+    out.emit(res.report())
 
 
 def register(app: typer.Typer) -> None:

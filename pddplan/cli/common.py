@@ -5,15 +5,18 @@ Imports here stay light: heavy modules load inside the commands, so ``pddplan --
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
-    from pddplan.io.loader import Registry
     from pddplan.results import Report
 
 FormatOpt = Annotated[
@@ -51,9 +54,28 @@ SetOpt = Annotated[
     list[str],
     typer.Option(
         "--set",
-        help="Change the scenario: PATH=VALUE, with the PATHs of `pddplan sweep` (repeatable), "
-        "e.g. --set link=wan-40g-cross-city --set roles.MD.chips=h100-sxm,h20.",
+        help="Change the scenario: PATH=VALUE, with the PATHs of `pddplan sweep` (repeatable); "
+        "a list key takes a list, e.g. --set link=wan-40g-cross-city "
+        "--set roles.MD.chips=[h100-sxm,h20].",
         metavar="PATH=VALUE",
+    ),
+]
+OwnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--own",
+        help="N chips of CHIP are owned: used first, at their amortized capex "
+        "(--set inventory.owned_cost=sunk: free); the rest is rented. Repeatable.",
+        metavar="CHIP=N",
+    ),
+]
+MaxChipsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--max-chips",
+        help="At most N chips of CHIP, rented or owned (repeatable or comma-separated); "
+        "the baselines obey it too.",
+        metavar="CHIP=N",
     ),
 ]
 ProfilesOpt = Annotated[
@@ -71,100 +93,9 @@ class State:
     profile_dirs: list[Path] = []
 
 
-def registry() -> Registry:
-    from pddplan.io.loader import Registry
-
-    return Registry.default(State.profile_dirs)
-
-
-def emit(
-    rep: Report, fmt: str, output: Path | None, table: str | None = None, wide: bool = False
-) -> None:
-    from pddplan.report import emit as _emit
-
-    _emit(rep, fmt, output, table=table, wide=wide)
-
-
-#: Scenario keys whose value is a list (``--set roles.MD.chips=h100-sxm,h20``).
-LIST_KEYS = ("chips", "chips_per_instance")
-
-
-def parse_sets(sets: list[str] | None, command: str) -> dict[str, object]:
-    """The overrides of ``--set PATH=VALUE`` options: one value per PATH (a comma list for the
-    list keys ``roles.ROLE.chips`` and ``roles.ROLE.chips_per_instance``)."""
-    from pddplan.errors import UsageError
-    from pddplan.whatif import parse_values
-
-    out: dict[str, object] = {}
-    for expr in sets or []:
-        path, sep, text = expr.partition("=")
-        path = path.strip()
-        if not sep or not path:
-            raise UsageError(f"--set expects PATH=VALUE, not {expr!r}")
-        text = text.strip()
-        is_list = path.rsplit(".", 1)[-1] in LIST_KEYS
-        if is_list:
-            text = text.strip("[]")
-        values = [v for v in parse_values(text.replace(":", ",") if is_list else text)]
-        if is_list:
-            out[path] = values
-        elif len(values) != 1:
-            raise UsageError(
-                f"--set {path}: {command} takes one value per PATH; sweep several with "
-                f"`pddplan sweep --set {path}=...`"
-            )
-        else:
-            out[path] = values[0]
-    return out
-
-
-def parse_counts(values: list[str] | None, flag: str, least: int = 1) -> dict[str, int]:
-    """``CHIP=N`` options (repeatable or comma-separated) as a dict."""
-    from pddplan.errors import UsageError
-
-    out: dict[str, int] = {}
-    for v in values or []:
-        for part in v.split(","):
-            name, sep, num = part.partition("=")
-            if not sep or not num.strip().isdigit() or int(num) < least:
-                kind = "a positive" if least > 0 else "a"
-                raise UsageError(f"{flag} expects CHIP=N with N {kind} whole number, not {part!r}")
-            out[name.strip()] = int(num)
-    return out
-
-
-def check_format(fmt: str) -> None:
-    from pddplan.errors import UsageError
-
-    if fmt not in ("table", "csv", "md", "json"):
-        raise UsageError(f"--format: {fmt!r} is not one of table, csv, md, json")
-
-
 def info(msg: str) -> None:
     """A diagnostic line on stderr (never on stdout)."""
     typer.echo(msg, err=True)
-
-
-@contextmanager
-def flags(names: Mapping[str, str], set_flag: str | None = None) -> Iterator[None]:
-    """Call the API inside this block: its errors that name a library option (``rate_rps``)
-    are raised again naming the flag (``--rate``); an override's error names ``set_flag``
-    (``--set PATH=VALUE: ...``). Exit codes are the errors' own."""
-    from pddplan.errors import OptionError, OverrideError, UsageError
-
-    try:
-        yield
-    except OptionError as exc:
-        flag = names.get(exc.option)
-        if flag is None:
-            raise
-        raise UsageError(exc.naming(flag)) from None
-    except OverrideError as exc:
-        if set_flag is None:
-            raise
-        if exc.unknown_key:
-            raise UsageError(f"{set_flag} {exc.key}: {exc.detail}") from None
-        raise UsageError(f"{set_flag} {exc.key}={exc.value!r}: {exc.detail}") from None
 
 
 def warn(msg: str) -> None:
@@ -208,19 +139,217 @@ def spinner(label: str) -> Iterator[None]:
         yield
 
 
-def data_file(path: Path) -> Path:
-    """``path``, or when no such file exists, the bundled sample of that file name (the
-    measurement CSVs and the Mooncake trace excerpt ship with pddplan, so help examples run
-    after a plain install)."""
-    if path.exists() or path.parent != Path("."):
-        return path
-    from pddplan.io.loader import bundled_profiles_dir
+# ------------------------------------------------------------------ shared declarations
 
-    root = bundled_profiles_dir()
-    dirs = [root / "data"]
-    if root.name == "profiles":  # a source checkout
-        dirs = [root.parent / "examples" / "measurements", root.parent / "tests" / "data"]
-    for d in dirs:
-        if (d / path.name).is_file():
-            return d / path.name
-    return path
+
+@dataclass(frozen=True)
+class Output:
+    """The output options every command shares: ``--format``, ``--output``, ``--table``,
+    ``--wide``."""
+
+    format: str = "table"
+    output: Path | None = None
+    table: str | None = None
+    wide: bool = False
+
+    def emit(self, rep: Report, output: Path | None | bool = True) -> None:
+        """Render ``rep`` (to ``output`` when given, else to ``--output`` or stdout)."""
+        from pddplan.report import emit
+
+        path = self.output if output is True else output or None
+        emit(rep, self.format, path, table=self.table, wide=self.wide)
+
+
+@dataclass(frozen=True)
+class ScenarioOptions:
+    """The scenario options every command that takes a scenario shares: ``--set``, ``--own``,
+    ``--max-chips``, parsed."""
+
+    overrides: dict[str, Any]
+    own: dict[str, int]
+    max_chips: dict[str, int]
+
+    def with_inventory(self, max_chips: bool = True) -> dict[str, Any]:
+        """The overrides with ``own`` (and ``max_chips``) in the scenario (``inventory.owned``,
+        ``limits.max_chips``), for the API functions that take overrides only."""
+        from pddplan.api.values import inventory_overrides
+
+        limits = self.max_chips if max_chips else None
+        return {**self.overrides, **inventory_overrides(self.own, limits)}
+
+
+def _hints(f: Callable[..., Any]) -> dict[str, Any]:
+    return typing.get_type_hints(f, include_extras=True)
+
+
+def _extend(
+    f: Callable[..., Any],
+    target: str,
+    extra: dict[str, tuple[Any, Any]],
+    build: Callable[[dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    """``f`` with its parameter ``target`` replaced by the typer parameters ``extra`` (name ->
+    (annotation, default)), which ``build`` turns into ``target``'s value."""
+    hints = _hints(f)
+    params = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in inspect.signature(f).parameters.values()
+        if p.name != target
+    ]
+    params += [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d)
+        for name, (a, d) in extra.items()
+    ]
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name) for name in extra if name in kwargs}
+        kwargs[target] = build(given)
+        return f(*args, **kwargs)
+
+    annotations = {p.name: p.annotation for p in params}
+    annotations["return"] = hints.get("return", None)
+    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = annotations
+    del wrapper.__wrapped__  # typer reads the signature above, not f's
+    return wrapper
+
+
+def _output(given: dict[str, Any]) -> Output:
+    from pddplan.report import check_format
+
+    out = Output(given["format"], given["output"], given["table"], given["wide"])
+    check_format(out.format)
+    check_writable(out.output)
+    return out
+
+
+def check_writable(path: Path | None, option: str = "output") -> None:
+    """Fail before the work when ``path`` lies in no directory (an ``OptionError``)."""
+    from pddplan.errors import OptionError
+
+    if path is not None and not path.parent.is_dir():
+        raise OptionError(option, f"{path}: cannot write: no directory {str(path.parent)!r}")
+
+
+def output_options(f: Callable[..., Any] | None = None, *, output_help: str | None = None) -> Any:
+    """Give a command the shared output options; it receives them as ``out: Output``.
+
+    ``output_help`` replaces the help of ``--output`` (``report`` writes HTML there)."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        out_opt: Any = OutputOpt
+        if output_help is not None:
+            out_opt = Annotated[
+                Path | None,
+                typer.Option("--output", "-o", help=output_help, dir_okay=False),
+            ]
+        extra: dict[str, tuple[Any, Any]] = {
+            "format": (FormatOpt, "table"),
+            "output": (out_opt, None),
+            "table": (TableOpt, None),
+            "wide": (WideOpt, False),
+        }
+        return flag_errors(_extend(fn, "out", extra, _output))
+
+    return deco(f) if f is not None else deco
+
+
+def _scenario(command: str) -> Callable[[dict[str, Any]], ScenarioOptions]:
+    def build(given: dict[str, Any]) -> ScenarioOptions:
+        from pddplan.api.values import parse_counts, parse_overrides
+
+        return ScenarioOptions(
+            parse_overrides(given["overrides"], command),
+            parse_counts(given["own"], "own", least=0),
+            parse_counts(given["max_chips"], "max_chips"),
+        )
+
+    return build
+
+
+def scenario_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the shared scenario options (``--set``, ``--own``, ``--max-chips``); it
+    receives them parsed as ``scenario_opts: ScenarioOptions``."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        extra: dict[str, tuple[Any, Any]] = {
+            "overrides": (SetOpt, []),
+            "own": (OwnOpt, None),
+            "max_chips": (MaxChipsOpt, None),
+        }
+        return _extend(fn, "scenario_opts", extra, _scenario(command))
+
+    return deco
+
+
+# ------------------------------------------------------------------ options to flags
+
+#: The library's names of options that the command line spells otherwise (the rest are the
+#: typer parameters' own names: a parameter ``rate_rps`` declares ``--rate``).
+OPTION_ALIASES = {"axes": "overrides"}
+
+
+def flag_names() -> dict[str, str]:
+    """The current command's option names (its typer parameters) -> their flags, read from the
+    command's declaration."""
+    from typer.main import get_current_context  # typer's own click (it vendors one)
+
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    names: dict[str, str] = {}
+    for p in ctx.command.params:
+        opts = [o for o in p.opts if o.startswith("--")]
+        if p.name and opts:
+            names[p.name] = max(opts, key=len)
+    for option, param in OPTION_ALIASES.items():
+        if param in names:
+            names.setdefault(option, names[param])
+    return names
+
+
+def flag_message(exc: Exception, names: dict[str, str]) -> str | None:
+    """``exc``'s message naming the command's flag, or None when it names no option."""
+    from pddplan.errors import OptionError, OverrideError
+
+    if isinstance(exc, OptionError) and exc.option in names:
+        return exc.naming(names[exc.option])
+    flag = names.get("overrides") or names.get("axes")
+    if isinstance(exc, OverrideError) and flag is not None:
+        for prefix, option in (("inventory.owned.", "own"), ("limits.max_chips.", "max_chips")):
+            if exc.key.startswith(prefix) and option in names:
+                chip = exc.key[len(prefix) :]
+                return f"{names[option]} {chip}={exc.value!r}: {exc.detail}"
+        if exc.unknown_key:
+            return f"{flag} {exc.key}: {exc.detail}"
+        return f"{flag} {exc.key}={exc.value!r}: {exc.detail}"
+    return None
+
+
+@contextmanager
+def _flag_errors() -> Iterator[None]:
+    from pddplan.errors import OptionError, OverrideError, UsageError
+
+    try:
+        yield
+    except (OptionError, OverrideError) as exc:
+        message = flag_message(exc, flag_names())
+        if message is None:
+            raise
+        raise UsageError(message) from None
+
+
+def flag_errors(f: Callable[..., Any] | None = None) -> Any:
+    """Errors that name a library option (``rate_rps``) raised again naming the command's flag
+    (``--rate``); an override's error names ``--set PATH=VALUE``. A decorator, or a context
+    manager when called without a function. Exit codes are the errors' own."""
+    if f is None:
+        return _flag_errors()
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _flag_errors():
+            return f(*args, **kwargs)
+
+    return wrapper

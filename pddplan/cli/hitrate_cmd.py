@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -26,6 +27,7 @@ def _command_line(trace: Path, opts: list[tuple[str, object, object]]) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+@common.output_options
 def hitrate_cmd(
     trace: Annotated[
         Path,
@@ -59,7 +61,7 @@ def hitrate_cmd(
             metavar="E0,E1,...",
         ),
     ] = None,
-    warmup: Annotated[
+    warmup_s: Annotated[
         float,
         typer.Option(
             "--warmup",
@@ -121,10 +123,8 @@ def hitrate_cmd(
             help="Parser processes for big JSONL traces (0: usable CPUs, at most 4).",
         ),
     ] = 0,
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    out: common.Output,
 ) -> None:
     """Read a request trace: hit-rate distribution, lengths, arrival rate, anomalous share.
 
@@ -137,38 +137,26 @@ def hitrate_cmd(
     Example: pddplan hitrate mooncake_excerpt.jsonl --cache-tokens 64k,unbounded
     """
     from pddplan import api
+    from pddplan.api.profiles import data_file
     from pddplan.errors import UsageError
 
-    common.check_format(fmt)
-    trace = common.data_file(trace)
-    if output is not None and output.suffix.lower() in (".yaml", ".yml"):
+    trace = data_file(trace)
+    if out.output is not None and out.output.suffix.lower() in (".yaml", ".yml"):
         if workload_out is not None:
             raise UsageError("-o FILE.yaml writes the workload profile: drop --workload-out")
-        workload_out, output = output, None
+        workload_out, out = out.output, replace(out, output=None)
+    given = dict(locals())
     made_by = None
     if workload_out is not None:
-        made_by = _command_line(
-            trace,
-            [
-                ("--cache-tokens", cache_tokens, None),
-                ("--block-tokens", block_tokens, 512),
-                ("--bins", bins, None),
-                ("--warmup", warmup, 0.0),
-                ("--anomalous-input-tokens", anomalous_input_tokens, 32768),
-                ("--anomalous-output-tokens", anomalous_output_tokens, 500),
-                ("--max-points", max_points, 50),
-                ("--skip-bad-lines", skip_bad_lines, False),
-                ("--trace-format", trace_format, "auto"),
-                ("--workload-out", str(workload_out), None),
-            ],
-        )
-    with common.flags(HITRATE_FLAGS), common.spinner("reading the trace"):
+        opts = [(flag, given[name], default) for flag, name, default in MADE_BY_OPTIONS]
+        made_by = _command_line(trace, [*opts, ("--workload-out", str(workload_out), None)])
+    with common.spinner("reading the trace"):
         res = api.hitrate(
             trace,
             cache_tokens=cache_tokens,
             block_tokens=block_tokens,
             bins=bins or DEFAULT_BINS,
-            warmup_s=warmup,
+            warmup_s=warmup_s,
             anomalous_input_tokens=anomalous_input_tokens,
             anomalous_output_tokens=anomalous_output_tokens,
             workload_out=workload_out,
@@ -184,19 +172,21 @@ def hitrate_cmd(
         common.info(f"pddplan: wrote workload profile {res.workload_file}")
     if res.curve_file is not None:
         common.info(f"pddplan: wrote capacity curve {res.curve_file}")
-    common.emit(res.report(), fmt, output, table, wide)
+    out.emit(res.report())
 
 
-HITRATE_FLAGS = {
-    "cache_tokens": "--cache-tokens",
-    "block_tokens": "--block-tokens",
-    "bins": "--bins",
-    "warmup_s": "--warmup",
-    "anomalous_input_tokens": "--anomalous-input-tokens",
-    "anomalous_output_tokens": "--anomalous-output-tokens",
-    "max_points": "--max-points",
-    "jobs": "--jobs",
-}
+#: The options the workload profile's ``made by`` line repeats: flag, parameter, default.
+MADE_BY_OPTIONS = (
+    ("--cache-tokens", "cache_tokens", None),
+    ("--block-tokens", "block_tokens", 512),
+    ("--bins", "bins", None),
+    ("--warmup", "warmup_s", 0.0),
+    ("--anomalous-input-tokens", "anomalous_input_tokens", 32768),
+    ("--anomalous-output-tokens", "anomalous_output_tokens", 500),
+    ("--max-points", "max_points", 50),
+    ("--skip-bad-lines", "skip_bad_lines", False),
+    ("--trace-format", "trace_format", "auto"),
+)
 
 
 def register(app: typer.Typer) -> None:

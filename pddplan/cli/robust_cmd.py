@@ -28,6 +28,8 @@ SchedulerOpt = Annotated[
 ]
 
 
+@common.output_options
+@common.scenario_options("robust")
 def robust_cmd(
     scenario: ScenarioArg = None,
     samples: Annotated[
@@ -40,7 +42,7 @@ def robust_cmd(
         ),
     ] = 0.9,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draws.")] = 0,
-    rate: Annotated[
+    rate_rps: Annotated[
         float | None, typer.Option("--rate", help="Target rate, req/s (default: the scenario's).")
     ] = None,
     executor: ExecutorOpt = "local",
@@ -52,8 +54,9 @@ def robust_cmd(
         str | None,
         typer.Option("--plot", help="Draw the tornado plot (sensitivity) to FILE.png/.svg."),
     ] = None,
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
+    *,
+    scenario_opts: common.ScenarioOptions,
+    out: common.Output,
 ) -> None:
     """Plans under uncertainty: the point plan's chance of meeting every SLA target when its
     estimated inputs are sampled, the cheapest plan that meets them with probability
@@ -63,53 +66,29 @@ def robust_cmd(
     """
     from pathlib import Path
 
-    import numpy as np
-
     from pddplan import api
-    from pddplan.errors import UsageError
+    from pddplan.report.plots import check_plot_path
 
-    common.check_format(fmt)
-    if not 0 < confidence < 1:
-        raise UsageError(f"--confidence must be between 0 and 1 (exclusive), not {confidence:g}")
     if plot is not None:
-        from pddplan.report.plots import check_plot_path
-
         check_plot_path(Path(plot))
-    with common.flags(
-        {
-            "samples": "--samples",
-            "confidence": "--confidence",
-            "executor": "--executor",
-            "scheduler": "--scheduler",
-            "jobs": "--jobs",
-            "rate_rps": "--rate",
-        }
-    ):
-        res = api.robust(
-            scenario,
-            samples=samples,
-            confidence=confidence,
-            seed=seed,
-            executor=executor,
-            scheduler=scheduler,
-            jobs=jobs,
-            rate_rps=rate,
-            profiles=common.State.profile_dirs,
-        )
-    common.emit(res.report(), fmt, output)
+    res = api.robust(
+        scenario,
+        samples=samples,
+        confidence=confidence,
+        seed=seed,
+        executor=executor,
+        scheduler=scheduler,
+        jobs=jobs,
+        rate_rps=rate_rps,
+        max_chips=scenario_opts.max_chips,
+        overrides=scenario_opts.with_inventory(max_chips=False),
+        profiles=common.State.profile_dirs,
+    )
+    out.emit(res.report())
     if plot is not None:
-        from pddplan.report.tornado import tornado_plot
+        from pddplan.report.tornado import robust_tornado_plot
 
-        run = res.run
-        bcr = run.bcr_requests_per_usd
-        tornado_plot(
-            run.sensitivity,
-            float(np.mean(bcr[np.isfinite(bcr)])),
-            run.sla_probability,
-            Path(plot),
-            f"{run.scenario_name}: what moves the point plan ({run.samples} samples, seed "
-            f"{run.seed})",
-        )
+        robust_tornado_plot(res, Path(plot))
         common.info(f"wrote {plot}")
 
 

@@ -11,6 +11,8 @@ from pddplan.cli import common
 from pddplan.cli.solve_cmd import ScenarioArg
 
 
+@common.output_options
+@common.scenario_options("simulate")
 def simulate_cmd(
     scenario: ScenarioArg = None,
     plan: Annotated[
@@ -25,7 +27,7 @@ def simulate_cmd(
         int, typer.Option("--requests", "-n", help="Requests to simulate.", min=1)
     ] = 20_000,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same run).")] = 0,
-    rate: Annotated[
+    rate_rps: Annotated[
         float | None,
         typer.Option(
             "--rate",
@@ -70,17 +72,15 @@ def simulate_cmd(
             dir_okay=False,
         ),
     ] = None,
-    warmup: Annotated[
+    warmup_fraction: Annotated[
         float,
         typer.Option(
             "--warmup", help="Share of the first requests left out of the statistics.", min=0.0
         ),
     ] = 0.05,
-    set_: common.SetOpt = [],  # noqa: B006
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    scenario_opts: common.ScenarioOptions,
+    out: common.Output,
 ) -> None:
     """Simulate a plan request by request and compare TTFT, TPOT, RLD's token share and the
     line's utilization with the closed forms.
@@ -95,43 +95,29 @@ def simulate_cmd(
     from pddplan import api
     from pddplan.errors import UsageError
 
-    common.check_format(fmt)
     if trace is not None and sample != "classes":
         raise UsageError("--trace replays the trace's own requests; drop --sample")
-    overrides = common.parse_sets(set_, "simulate")
     progress, bar = common.progress_bar("simulating", requests >= 5_000)
     try:
-        with common.flags(SIMULATE_FLAGS, set_flag="--set"):
-            res = api.simulate(
-                scenario,
-                profiles=common.State.profile_dirs,
-                overrides=overrides,
-                plan=plan,
-                requests=requests,
-                seed=seed,
-                rate_rps=rate,
-                policy=policy,
-                handover=handover,
-                sample=sample,
-                trace=trace,
-                warmup_fraction=warmup,
-                progress=progress,
-            )
+        res = api.simulate(
+            scenario,
+            profiles=common.State.profile_dirs,
+            overrides=scenario_opts.with_inventory(),
+            plan=plan,
+            requests=requests,
+            seed=seed,
+            rate_rps=rate_rps,
+            policy=policy,
+            handover=handover,
+            sample=sample,
+            trace=trace,
+            warmup_fraction=warmup_fraction,
+            progress=progress,
+        )
     finally:
         if bar is not None:
             bar.stop()
-    common.emit(res.report(), fmt, output, table, wide)
-
-
-SIMULATE_FLAGS = {
-    "requests": "--requests",
-    "seed": "--seed",
-    "rate_rps": "--rate",
-    "policy": "--policy",
-    "handover": "--handover",
-    "sample": "--sample",
-    "warmup_fraction": "--warmup",
-}
+    out.emit(res.report())
 
 
 def register(app: typer.Typer) -> None:

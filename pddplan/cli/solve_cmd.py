@@ -16,24 +16,11 @@ ScenarioArg = Annotated[
 ]
 
 
-#: The library's option names and the flags of ``solve``.
-SOLVE_FLAGS = {
-    "rate_rps": "--rate",
-    "budget_usd_per_hour": "--budget",
-    "max_chips": "--max-chips",
-    "max_rate_rps": "--max-rate",
-    "max_bcr": "--max-bcr",
-    "own": "--own",
-}
-
-
-def parse_max_chips(values: list[str] | None) -> dict[str, int]:
-    return common.parse_counts(values, "--max-chips")
-
-
+@common.output_options
+@common.scenario_options("solve")
 def solve_cmd(
     scenario: ScenarioArg = None,
-    rate: Annotated[
+    rate_rps: Annotated[
         float | None,
         typer.Option(
             "--rate",
@@ -41,7 +28,7 @@ def solve_cmd(
             metavar="REQ_PER_S",
         ),
     ] = None,
-    budget: Annotated[
+    budget_usd_per_hour: Annotated[
         float | None,
         typer.Option(
             "--budget",
@@ -49,25 +36,7 @@ def solve_cmd(
             metavar="USD_PER_HOUR",
         ),
     ] = None,
-    max_chips: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--max-chips",
-            help="At most N chips of CHIP, rented or owned (repeatable or comma-separated); "
-            "the baselines obey it too.",
-            metavar="CHIP=N",
-        ),
-    ] = None,
-    own: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--own",
-            help="N chips of CHIP are owned: used first, at their amortized capex "
-            "(--set inventory.owned_cost=sunk: free); the rest is rented. Repeatable.",
-            metavar="CHIP=N",
-        ),
-    ] = None,
-    max_rate: Annotated[
+    max_rate_rps: Annotated[
         float | None,
         typer.Option(
             "--max-rate",
@@ -81,11 +50,9 @@ def solve_cmd(
     explain: Annotated[
         bool, typer.Option("--explain", help="Add one row per hit-rate class.")
     ] = False,
-    set_: common.SetOpt = [],  # noqa: B006
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    scenario_opts: common.ScenarioOptions,
+    out: common.Output,
 ) -> None:
     """Size P / RLD / MD for a scenario and compare with the same-datacenter and no-relay baselines.
 
@@ -98,24 +65,21 @@ def solve_cmd(
     from pddplan import api
     from pddplan.errors import UsageError
 
-    common.check_format(fmt)
-    if sum((rate is not None, budget is not None, max_bcr)) > 1:
+    if sum((rate_rps is not None, budget_usd_per_hour is not None, max_bcr)) > 1:
         raise UsageError("give one of --rate, --budget and --max-bcr")
-    overrides = common.parse_sets(set_, "solve")
-    with common.flags(SOLVE_FLAGS, set_flag="--set"):
-        res = api.solve(
-            scenario,
-            overrides=overrides,
-            own=common.parse_counts(own, "--own", least=0),
-            profiles=common.State.profile_dirs,
-            rate_rps=rate,
-            budget_usd_per_hour=budget,
-            max_chips=parse_max_chips(max_chips),
-            max_rate_rps=max_rate,
-            max_bcr=max_bcr,
-            explain=explain,
-        )
-    common.emit(res.report(), fmt, output, table, wide)
+    res = api.solve(
+        scenario,
+        overrides=scenario_opts.overrides,
+        own=scenario_opts.own,
+        max_chips=scenario_opts.max_chips,
+        profiles=common.State.profile_dirs,
+        rate_rps=rate_rps,
+        budget_usd_per_hour=budget_usd_per_hour,
+        max_rate_rps=max_rate_rps,
+        max_bcr=max_bcr,
+        explain=explain,
+    )
+    out.emit(res.report())
 
 
 def register(app: typer.Typer) -> None:

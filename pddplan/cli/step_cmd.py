@@ -13,6 +13,7 @@ def register(app: typer.Typer) -> None:
     app.command("step")(step_cmd)
 
 
+@common.output_options
 def step_cmd(
     model: Annotated[str, typer.Option("--model", "-m", help="Model profile name.")],
     chip: Annotated[str, typer.Option("--chip", "-c", help="Chip profile name.")],
@@ -35,27 +36,26 @@ def step_cmd(
     overlap: Annotated[
         bool, typer.Option("--overlap", help="Two-batch overlap of communication and compute.")
     ] = False,
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    out: common.Output,
 ) -> None:
     """Prefill time of B sequences of L uncached tokens and decode step time of B sequences at
     context C on one instance, tokens/s per chip for each, and what bounds each.
 
     Example: pddplan step --model deepseek-v3 --chip h800-sxm --tp 1 --dp 32 --ep 32 --batch 64 --input-tokens 2000 --context-tokens 4989
     """
-    from pddplan.step import make_layout, step
+    from pddplan import api
 
-    common.check_format(fmt)
-    reg = common.registry()
-    lay = make_layout(tp, ep, dp, overlap)
-    res = step(
-        reg.load("chip", chip),
-        reg.load("model", model),
-        lay,
-        batch,
-        input_tokens,
-        context_tokens,
+    res = api.step(
+        model=model,
+        chip=chip,
+        tp=tp,
+        batch=batch,
+        input_tokens=input_tokens,
+        context_tokens=context_tokens,
+        ep=ep,
+        dp=dp,
+        overlap=overlap,
+        profiles=common.State.profile_dirs,
     )
-    common.emit(res.report(), fmt, output, table, wide)
+    out.emit(res.report())

@@ -9,11 +9,12 @@ import typer
 from pddplan.cli import common
 
 
+@common.output_options
 def transfer_cmd(
     link: Annotated[
         str, typer.Argument(help="Link profile name (pddplan profiles list --kind links).")
     ],
-    size: Annotated[
+    payload_bytes: Annotated[
         str | None,
         typer.Option(
             "--bytes",
@@ -32,10 +33,8 @@ def transfer_cmd(
             "its own rate cap and at most line / N).",
         ),
     ] = 1,
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    out: common.Output,
 ) -> None:
     """Mean, p50, p90 and p99 time of one payload on a link, N transfers sharing the line.
 
@@ -47,20 +46,16 @@ def transfer_cmd(
     Example: pddplan transfer wan-100g-cross-city --bytes 4649KB --format json
     """
     from pddplan import api
-    from pddplan.results import Report, Section
-    from pddplan.transfer import parse_size_bytes
+    from pddplan.api.values import parse_size_bytes
+    from pddplan.results.transfer import TransferResult
 
-    common.check_format(fmt)
-    with common.flags({"concurrent": "--concurrent", "payload_bytes": "--bytes"}):
-        res = api.transfer(
-            link,
-            payload_bytes=parse_size_bytes(size) if size is not None else None,
-            concurrent=concurrent,
-            profiles=common.State.profile_dirs,
-        )
-    title = f"transfer times on {res.link} ({res.concurrent_transfers} concurrent)"
-    rep = Report(title, [Section("transfers", res.rows())], res.to_json(), res.notes)
-    common.emit(rep, fmt, output, table, wide)
+    res = api.transfer(
+        link,
+        payload_bytes=parse_size_bytes(payload_bytes) if payload_bytes is not None else None,
+        concurrent=concurrent,
+        profiles=common.State.profile_dirs,
+    )
+    out.emit(TransferResult(res).report())
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -12,13 +13,17 @@ from pddplan.cli.solve_cmd import ScenarioArg
 chips_app = typer.Typer(help="Evaluate the chip catalog.", no_args_is_help=True)
 
 
+@common.output_options
 def sweep_cmd(
     scenario: ScenarioArg = None,
-    set_: Annotated[
+    axes: Annotated[
         list[str],
         typer.Option(
             "--set",
-            help="PATH=V1,V2,... or PATH=lo:hi:step (repeatable: the grid is their product).",
+            help="PATH=V1,V2,... or PATH=lo:hi:step (repeatable: the grid is their product). "
+            "A value in brackets is one list: --set roles.MD.chips=[h100-sxm,h20] is one point "
+            "(MD on both chips), --set roles.MD.chips=h100-sxm,h20 two points, "
+            "--set 'roles.MD.chips=[h100-sxm,h20],[h20]' two points of lists.",
             metavar="PATH=VALUES",
         ),
     ] = [],  # noqa: B006
@@ -53,10 +58,10 @@ def sweep_cmd(
             "--plot", help="Draw BCR ratio against one or two swept parameters to FILE.png/.svg."
         ),
     ] = None,
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    own: common.OwnOpt = None,
+    max_chips: common.MaxChipsOpt = None,
+    *,
+    out: common.Output,
 ) -> None:
     """Solve the scenario at every point of a grid of parameter values.
 
@@ -70,50 +75,42 @@ def sweep_cmd(
     from pathlib import Path
 
     from pddplan import api
+    from pddplan.api.values import inventory_overrides, parse_axes, parse_counts
     from pddplan.errors import UsageError
-    from pddplan.report.plots import check_plot_path
-    from pddplan.whatif import parse_set
+    from pddplan.report.plots import check_plot_path, sweep_plot
 
-    common.check_format(fmt)
-    if not set_:
-        raise UsageError("sweep needs at least one --set PATH=VALUES")
-    axes = [parse_set(s) for s in set_]
-    if len({a.path for a in axes}) != len(axes):
-        raise UsageError("each PATH may be swept by one --set only")
+    grid = parse_axes(axes)
     if plot is not None:
         check_plot_path(Path(plot))
-        if len(axes) > 2:
+        if len(grid) > 2:
             raise UsageError("--plot draws one or two swept parameters")
-    n = 1
-    for a in axes:
-        n *= len(a.values)
-    progress, bar = common.progress_bar("solving", n >= 20)
+    inventory = inventory_overrides(
+        parse_counts(own, "own", least=0), parse_counts(max_chips, "max_chips")
+    )
+    progress, bar = common.progress_bar("solving", math.prod(len(v) for _, v in grid) >= 20)
     try:
-        with common.flags(
-            {"jobs": "--jobs", "executor": "--executor", "scheduler": "--scheduler"},
-            set_flag="--set",
-        ):
-            res = api.sweep(
-                scenario,
-                [(a.path, a.values) for a in axes],
-                profiles=common.State.profile_dirs,
-                baselines=baselines,
-                jobs=jobs,
-                progress=progress,
-                executor=executor,
-                scheduler=scheduler,
-            )
+        res = api.sweep(
+            scenario,
+            grid,
+            overrides=inventory,
+            profiles=common.State.profile_dirs,
+            baselines=baselines,
+            jobs=jobs,
+            progress=progress,
+            executor=executor,
+            scheduler=scheduler,
+        )
     finally:
         if bar is not None:
             bar.stop()
-    common.emit(res.report(), fmt, output, table, wide)
+    out.emit(res.report())
     if plot is not None:
-        from pddplan.report.plots import sweep_plot
-
-        sweep_plot(res.points, [a.path for a in axes], Path(plot))
+        sweep_plot(res.points, [p for p, _ in grid], Path(plot))
         common.info(f"wrote {plot}")
 
 
+@common.output_options
+@common.scenario_options("breakeven")
 def breakeven_cmd(
     scenario: ScenarioArg = None,
     param: Annotated[
@@ -136,11 +133,9 @@ def breakeven_cmd(
             metavar="VALUE",
         ),
     ] = None,
-    set_: common.SetOpt = [],  # noqa: B006
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    scenario_opts: common.ScenarioOptions,
+    out: common.Output,
 ) -> None:
     """The parameter value at which PDD's BCR equals a baseline's (bisection over the model).
 
@@ -149,36 +144,31 @@ def breakeven_cmd(
     from pddplan import api
     from pddplan.errors import OverrideError, UsageError
 
-    common.check_format(fmt)
-    if against not in ("same-dc", "no-relay"):
-        raise UsageError(f"--against must be same-dc or no-relay, not {against!r}")
     if lo is not None and hi is not None and hi <= lo:
         raise UsageError("--hi must be above --lo")
-    overrides = common.parse_sets(set_, "breakeven")
     try:
-        with common.flags({"lo": "--lo", "hi": "--hi"}, set_flag="--set"):
-            res = api.breakeven(
-                scenario,
-                overrides=overrides,
-                profiles=common.State.profile_dirs,
-                param=param,
-                against=against,
-                lo=lo,
-                hi=hi,
-            )
-    except UsageError as exc:
+        res = api.breakeven(
+            scenario,
+            overrides=scenario_opts.with_inventory(),
+            profiles=common.State.profile_dirs,
+            param=param,
+            against=against,
+            lo=lo,
+            hi=hi,
+        )
+    except OverrideError as exc:
         # a bound the parameter's schema rejects: blame the flag that gave it
-        cause = exc.__context__ if not isinstance(exc, OverrideError) else exc
-        if isinstance(cause, OverrideError) and cause.key == param and cause.value is not None:
+        if exc.key == param and exc.value is not None:
             for flag, v in (("--lo", lo), ("--hi", hi)):
-                if v is not None and cause.value == v:
-                    raise UsageError(f"{flag} {v:g}: {param}: {cause.detail}") from None
-        if isinstance(cause, OverrideError) and cause.key == param and not cause.unknown_key:
-            raise UsageError(f"--param {param}: {cause.detail}") from None
+                if v is not None and exc.value == v:
+                    raise UsageError(f"{flag} {v:g}: {param}: {exc.detail}") from None
+        if exc.key == param and param not in scenario_opts.overrides:
+            raise UsageError(f"--param {param}: {exc.detail}") from None
         raise
-    common.emit(res.report(), fmt, output, table, wide)
+    out.emit(res.report())
 
 
+@common.output_options
 def rank_cmd(
     scenario: ScenarioArg = None,
     model: Annotated[
@@ -190,10 +180,8 @@ def rank_cmd(
     reference: Annotated[
         str, typer.Option("--reference", help="The balanced flagship chip to compare with.")
     ] = "h100-sxm",
-    fmt: common.FormatOpt = "table",
-    output: common.OutputOpt = None,
-    table: common.TableOpt = None,
-    wide: common.WideOpt = False,
+    *,
+    out: common.Output,
 ) -> None:
     """Rank every chip of the catalog for prefill and for decode (four-dimension evaluation).
 
@@ -201,7 +189,6 @@ def rank_cmd(
     """
     from pddplan import api
 
-    common.check_format(fmt)
     res = api.rank_chips(
         scenario,
         profiles=common.State.profile_dirs,
@@ -209,7 +196,7 @@ def rank_cmd(
         workload=workload,
         reference=reference,
     )
-    common.emit(res.report(), fmt, output, table, wide)
+    out.emit(res.report())
 
 
 def register(app: typer.Typer) -> None:

@@ -13,10 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError, UsageError
 from pddplan.results import Report, Section, json_ready
+from pddplan.results.base import Chart
 
 FORMATS = ("table", "csv", "md", "json")
+
+
+def check_format(fmt: str) -> None:
+    """Raise :class:`OptionError` (``format``) unless ``fmt`` is one of :data:`FORMATS`."""
+    if fmt not in FORMATS:
+        raise OptionError("format", f": {fmt!r} is not one of {', '.join(FORMATS)}")
 
 
 def _display(v: Any) -> str:
@@ -58,7 +65,7 @@ def pick(rep: Report, table: str | None) -> list[Section]:
 
     guess = difflib.get_close_matches(table, names, n=1)
     hint = f"did you mean {guess[0]!r}? " if guess else ""
-    raise UsageError(f"--table: no table {table!r}; {hint}tables: {', '.join(names)}")
+    raise OptionError("table", f": no table {table!r}; {hint}tables: {', '.join(names)}")
 
 
 def render_csv(rep: Report, table: str | None = None) -> str:
@@ -238,10 +245,21 @@ def render_table(
             for i in range(len(sec.rows)):
                 t.add_row(*(Text(cells[c][i]) for c in group))
             console.print(t)
-    if rep.chart and table is None:
-        console.print(rep.chart, markup=False)
+    chart = render_chart(rep.chart) if rep.chart and table is None else ""
+    if chart:
+        console.print(chart, markup=False)
     for n in rep.notes if table is None else []:
         console.print(f"- {n}", markup=False)
+
+
+def render_chart(chart: str | Chart) -> str:
+    """A report's chart as text (a :class:`Chart` drawn by :func:`~pddplan.report.bathtub.
+    text_chart`)."""
+    if isinstance(chart, str):
+        return chart
+    from pddplan.report.bathtub import text_chart
+
+    return text_chart(chart.xs, chart.ys, chart.shade, chart.title)
 
 
 def short_warning(w: str) -> str:
@@ -272,7 +290,7 @@ def emit(
     import textwrap
 
     if fmt not in FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise OptionError("format", f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if table is not None:
         pick(rep, table)  # an unknown name fails before anything is written
     width = table_width(sys.stderr.isatty(), wide)

@@ -1,4 +1,4 @@
-"""The bathtub's compact terminal chart (the rows are :class:`pddplan.results.BathtubResult`'s)."""
+"""The bathtub's compact terminal chart, drawn from a :class:`pddplan.results.base.Chart`."""
 
 from __future__ import annotations
 

@@ -197,3 +197,13 @@ def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
             lines += [f"![{key}]({name})", ""]
     body = render_md(rep).split("\n", 2)[2]  # without its title line
     return "\n".join(lines) + body
+
+
+def write_page(res: Any, path: Path) -> None:
+    """Write the procurement report to ``path``: one self-contained HTML page (``.html``,
+    ``.htm``), or markdown with its images beside it (``.md``)."""
+    from pddplan.report import _write
+
+    pngs = images(res)
+    md = path.suffix.lower() == ".md"
+    _write(path, render_markdown(res, pngs, path) if md else render_html(res, pngs))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError, UsageError
 
 
 def _pyplot():
@@ -16,7 +16,7 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'pddplan[plot]'") from None
+        raise OptionError("plot", "needs matplotlib: pip install 'pddplan[plot]'") from None
     return plt
 
 
@@ -31,7 +31,7 @@ def _save(plt, fig, path: Path) -> None:
 
 def check_plot_path(path: Path) -> None:
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise UsageError(f"--plot {path}: the file must end in .png, .svg or .pdf")
+        raise OptionError("plot", f"{path}: the file must end in .png, .svg or .pdf")
 
 
 def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) -> None:

@@ -67,3 +67,14 @@ def tornado_plot(
     fig.suptitle(title)
     fig.tight_layout()
     _save(plt, fig, path)
+
+
+def robust_tornado_plot(res: Any, path: Path) -> None:
+    """The tornado plot of a :class:`~pddplan.results.RobustResult` to ``path``."""
+    tornado_plot(
+        res.sensitivity,
+        res.mean_bcr_requests_per_usd,
+        res.sla_probability,
+        path,
+        res.tornado_title,
+    )

@@ -46,13 +46,24 @@ class Section:
         return cols
 
 
+@dataclass(frozen=True)
+class Chart:
+    """A compact terminal chart's data: ``ys`` against ``xs`` (hit rate, 0 to 1), the ``shade``
+    intervals marked below it; :mod:`pddplan.report` draws it in table mode."""
+
+    xs: list[float]
+    ys: list[float]
+    shade: list[tuple[float, float]]
+    title: str
+
+
 @dataclass
 class Report:
     title: str
     sections: list[Section]
     payload: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    chart: str | None = None  # a compact text chart, table mode only
+    chart: str | Chart | None = None  # a compact text chart, table mode only
     warnings: list[str] = field(default_factory=list)  # to stderr; also in the JSON document
 
     def json_document(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pddplan.results.base import Report, Result, Row, Section
+from pddplan.results.base import Chart, Report, Result, Row, Section
 
 if TYPE_CHECKING:
     from pddplan.bathtub import BathtubResult as BathtubAnalysis
@@ -51,8 +51,6 @@ class BathtubResult(Result):
         return _valley_rows(self.analysis.valleys)
 
     def report(self) -> Report:
-        from pddplan.report.bathtub import text_chart
-
         res = self.analysis
         rows = self.curve
         valleys = _valley_rows(res.valleys)
@@ -103,7 +101,7 @@ class BathtubResult(Result):
             },
             "curve": rows,
         }
-        chart = text_chart(
+        chart = Chart(
             [r["hit_rate"] for r in rows],
             [r[res.metric] for r in rows],
             [(v.start_x, v.end_x) for v in res.valleys],

@@ -84,6 +84,20 @@ class RobustResult(Result):
         base = float(np.nanmean(self.run.cost_usd_per_hour))
         return r.expected_cost_usd_per_hour / base - 1.0 if base > 0 else math.inf
 
+    @property
+    def mean_bcr_requests_per_usd(self) -> float:
+        """[requests/USD] the point plan's mean BCR over the samples with a finite BCR."""
+        bcr = self.run.bcr_requests_per_usd
+        return float(np.mean(bcr[np.isfinite(bcr)]))
+
+    @property
+    def tornado_title(self) -> str:
+        run = self.run
+        return (
+            f"{run.scenario_name}: what moves the point plan ({run.samples} samples, seed "
+            f"{run.seed})"
+        )
+
     def _point_json(self) -> dict[str, Any]:
         run = self.run
         return {

@@ -56,7 +56,44 @@ class SolveResult(Result):
     def report(self) -> Report:
         out = self.outcome
         plan = out.plan
-        pj = self._plan_json()
+        sla = out.problem.ttft_targets_s
+        base_rows, base_json = self._baselines()
+        sections = [
+            Section("plan", _role_rows(plan), key="plan"),
+            Section("summary", self._summary_rows(), key="summary"),
+            Section("chips: owned, rented, bought", procurement_rows(plan), key="procurement"),
+            Section("ttft by pipeline", self._pipeline_rows(), key="pipelines"),
+            Section("baselines at the same rate", base_rows, key="baselines"),
+        ]
+        payload: dict[str, Any] = {
+            "scenario": out.scenario_name,
+            "model": out.problem.model.name,
+            "mode": out.mode,
+            "scale_bound": out.scale_bound,
+            "plan": self._plan_json(),
+            "sla": {
+                "ttft_s": dict(zip(("p50", "p90", "p99"), sla, strict=True)),
+                "tpot_ms": out.problem.tpot_s * 1e3,
+            },
+            "baselines": base_json,
+        }
+        if self.classes is not None:
+            sections.append(Section("hit-rate classes", self.classes, key="classes"))
+            payload["classes"] = self.classes
+        wan = out.problem.wan
+        title = (
+            f"pddplan solve: scenario {out.scenario_name}, model {out.problem.model.name}, "
+            f"line {wan.name} ({wan.bandwidth_gbit_per_s:.4g} Gbit/s)"
+        )
+        payload["line"] = {"name": wan.name, "bandwidth_gbit_per_s": wan.bandwidth_gbit_per_s}
+        if out.relay_edges:
+            payload["relay_edges"] = self._relay_edges_json()
+        return Report(title, sections, payload, self._notes(), warnings=list(self.warnings))
+
+    def _summary_rows(self) -> list[Row]:
+        """The plan's figures against their targets (the ``summary`` table)."""
+        out = self.outcome
+        plan = out.plan
         sla = out.problem.ttft_targets_s
         summary: list[Row] = [
             {"figure": "mode", "value": out.mode, "target": None},
@@ -89,7 +126,11 @@ class SolveResult(Result):
         ]
         if out.mode != "rate":
             summary.append({"figure": "scale_bound", "value": out.scale_bound, "target": None})
-        pipes = [
+        return summary
+
+    def _pipeline_rows(self) -> list[Row]:
+        """TTFT percentiles by pipeline (P-MD, P-RLD-MD ...) and each one's share."""
+        return [
             {
                 "pipeline": k,
                 "share": v["share"],
@@ -99,9 +140,13 @@ class SolveResult(Result):
             }
             for k, v in self.ttft_by_pipeline_s.items()
         ]
+
+    def _baselines(self) -> tuple[list[Row], list[dict[str, Any]]]:
+        """The baselines' rows (against the plan) and their JSON documents."""
+        plan = self.outcome.plan
         base_rows: list[Row] = []
         base_json = []
-        for b in out.baselines:
+        for b in self.outcome.baselines:
             row = {
                 "name": b.topology,
                 "chips": ", ".join(f"{n} {c}" for c, n in b.chips_of().items()),
@@ -126,28 +171,30 @@ class SolveResult(Result):
             }
             bj.update({k: row[k] for k in ("bcr_ratio", "cost_ratio", "goodput_ratio")})
             base_json.append(bj)
-        sections = [
-            Section("plan", _role_rows(plan), key="plan"),
-            Section("summary", summary, key="summary"),
-            Section("chips: owned, rented, bought", procurement_rows(plan), key="procurement"),
-            Section("ttft by pipeline", pipes, key="pipelines"),
-            Section("baselines at the same rate", base_rows, key="baselines"),
+        return base_rows, base_json
+
+    def _relay_edges_json(self) -> list[dict[str, Any]]:
+        """Where relaying starts to pay on each lever (bandwidth, hit-rate shift, TTFT)."""
+        return [
+            {
+                "lever": e.lever,
+                "current": e.current,
+                "relay_pays_at": e.value,
+                # relaying over no-relay BCR; null with only_relay_meets_sla when the
+                # no-relay plan misses the SLA there (the ratio is unbounded)
+                "bcr_ratio_there": (
+                    e.bcr_ratio if e.bcr_ratio is not None and math.isfinite(e.bcr_ratio) else None
+                ),
+                "only_relay_meets_sla": e.bcr_ratio is not None and not math.isfinite(e.bcr_ratio),
+                "searched_to": e.searched_to,
+                "unsizable_at": e.unsizable,
+            }
+            for e in self.outcome.relay_edges
         ]
-        payload: dict[str, Any] = {
-            "scenario": out.scenario_name,
-            "model": out.problem.model.name,
-            "mode": out.mode,
-            "scale_bound": out.scale_bound,
-            "plan": pj,
-            "sla": {
-                "ttft_s": dict(zip(("p50", "p90", "p99"), sla, strict=True)),
-                "tpot_ms": out.problem.tpot_s * 1e3,
-            },
-            "baselines": base_json,
-        }
-        if self.classes is not None:
-            sections.append(Section("hit-rate classes", self.classes, key="classes"))
-            payload["classes"] = self.classes
+
+    def _notes(self) -> list[str]:
+        """The planner's notes, then the baselines that miss the SLA and the idle owned chips."""
+        out = self.outcome
         notes = list(out.notes)
         for b in out.baselines:
             if not b.meets_sla:
@@ -156,39 +203,13 @@ class SolveResult(Result):
                     "prefill count; it is sized for capacity and its goodput is the highest rate at "
                     "which its fleet meets every target"
                 )
-        wan = out.problem.wan
-        title = (
-            f"pddplan solve: scenario {out.scenario_name}, model {out.problem.model.name}, "
-            f"line {wan.name} ({wan.bandwidth_gbit_per_s:.4g} Gbit/s)"
-        )
-        payload["line"] = {"name": wan.name, "bandwidth_gbit_per_s": wan.bandwidth_gbit_per_s}
-        if out.relay_edges:
-            payload["relay_edges"] = [
-                {
-                    "lever": e.lever,
-                    "current": e.current,
-                    "relay_pays_at": e.value,
-                    # relaying over no-relay BCR; null with only_relay_meets_sla when the
-                    # no-relay plan misses the SLA there (the ratio is unbounded)
-                    "bcr_ratio_there": (
-                        e.bcr_ratio
-                        if e.bcr_ratio is not None and math.isfinite(e.bcr_ratio)
-                        else None
-                    ),
-                    "only_relay_meets_sla": e.bcr_ratio is not None
-                    and not math.isfinite(e.bcr_ratio),
-                    "searched_to": e.searched_to,
-                    "unsizable_at": e.unsizable,
-                }
-                for e in out.relay_edges
-            ]
-        for c in cost_split(plan):
+        for c in cost_split(out.plan):
             if c.owned_idle:
                 notes.append(
                     f"{c.owned_idle} owned {c.chip} left idle: the plan does not need them (or "
                     f"no role may use {c.chip}: add it with --set roles.ROLE.chips=...)"
                 )
-        return Report(title, sections, payload, notes, warnings=list(self.warnings))
+        return notes
 
     def _plan_json(self) -> dict[str, Any]:
         plan = self.outcome.plan

@@ -8,20 +8,20 @@ the part (compute, memory, communication, latency) that bounds each.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from pddplan.deployment import Instance, Layout, model_numbers
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError, UsageError
 from pddplan.models.architecture import causal_context_sum_tokens
-from pddplan.results import SCHEMA_VERSION, Report, Section
 
 PARTS = ("compute", "memory", "communication", "latency")
 
 
 @dataclass(frozen=True)
-class StepResult:
-    """Prefill and decode step of one instance; times in seconds, rates per chip."""
+class StepTimes:
+    """Prefill and decode step of one instance; times in seconds, rates per chip
+    (:class:`pddplan.results.step.StepResult` renders it)."""
 
     model: str
     chip: str
@@ -46,55 +46,14 @@ class StepResult:
     prefill_parts_s: dict[str, float]
     decode_parts_s: dict[str, float]
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per phase, for table, CSV and markdown."""
-        return [
-            {
-                "phase": "prefill",
-                "time_s": self.prefill_s,
-                "tokens_per_s_per_chip": self.prefill_tokens_per_s_per_chip,
-                "bound": self.prefill_bound,
-                **{f"{k}_s": v for k, v in self.prefill_parts_s.items()},
-            },
-            {
-                "phase": "decode",
-                "time_s": self.decode_step_s,
-                "tokens_per_s_per_chip": self.decode_tokens_per_s_per_chip,
-                "bound": self.decode_bound,
-                **{f"{k}_s": v for k, v in self.decode_parts_s.items()},
-            },
-        ]
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {"schema_version": SCHEMA_VERSION}
-        doc.update(asdict(self))
-        return doc
-
-    def report(self) -> Report:
-        title = (
-            f"{self.model} on {self.chips} x {self.chip} ({self.layout}), batch {self.batch}, "
-            f"input {self.input_tokens}, context {self.context_tokens}"
-        )
-        notes = [
-            f"decode tokens per step (multi-token prediction): {self.decode_tokens_per_step:g}"
-        ]
-        notes.append(f"largest batch in memory at the context: {self.max_batch_in_memory}")
-        warnings = [] if self.fits else [f"does not fit: {self.why_not}"]
-        return Report(
-            title=title,
-            sections=[Section("step", self.rows())],
-            payload=self.to_json(),
-            notes=notes,
-            warnings=warnings,
-        )
-
 
 def _bound(parts: dict[str, float]) -> str:
     return max(PARTS, key=lambda k: parts[k])
 
 
 def make_layout(chips_tp: int, ep: int | None, dp: int | None, overlap: bool) -> Layout:
-    """The layout of ``--tp T [--ep E] [--dp D]``: ``T D`` chips; EP over ``E`` of them."""
+    """The layout of tensor-parallel width ``T``, ``D`` data-parallel groups (``T D`` chips) and
+    EP over ``E`` of them."""
     d = dp or 1
     e = ep or 1
     return Layout(chips_tp, d, e, overlap=overlap)
@@ -108,7 +67,7 @@ def step(
     input_tokens: int,
     context_tokens: int,
     memory_utilization: float = 0.9,
-) -> StepResult:
+) -> StepTimes:
     """Prefill and decode step of ``batch`` sequences on one instance.
 
     Parameters
@@ -121,14 +80,17 @@ def step(
 
     Raises
     ------
+    OptionError : a batch, input or context below 1.
     UsageError : a layout that does not divide the chips, the experts or the heads, or EP on a
         model without experts.
     """
-    if batch < 1 or input_tokens < 1 or context_tokens < 1:
-        raise UsageError(
-            f"--batch ({batch}), --input-tokens ({input_tokens}) and --context-tokens "
-            f"({context_tokens}) must be at least 1"
-        )
+    for option, value in (
+        ("batch", batch),
+        ("input_tokens", input_tokens),
+        ("context_tokens", context_tokens),
+    ):
+        if value < 1:
+            raise OptionError(option, f"must be at least 1, not {value}")
     m = model_numbers(model)
     probs = layout.problems(m)
     if probs:
@@ -153,7 +115,7 @@ def step(
     elif fits and mem_b < batch:
         fits = False
         why = f"KV of {batch} sequences at {context_tokens} tokens does not fit ({mem_b} do)"
-    return StepResult(
+    return StepTimes(
         model=m.name,
         chip=chip.name,
         layout=layout.label,

@@ -17,7 +17,7 @@ The cache model is described in :mod:`pddplan.trace.cache`.
 
 from __future__ import annotations
 
-from pddplan.trace.analysis import TraceAnalysis, analyze, build_report, capacity_curve
+from pddplan.trace.analysis import TraceAnalysis, analyze, capacity_curve
 from pddplan.trace.cache import ReferenceLru, prefix_hits
 from pddplan.trace.replay import (
     UNBOUNDED,
@@ -37,7 +37,6 @@ __all__ = [
     "TraceAnalysis",
     "TraceReplay",
     "analyze",
-    "build_report",
     "capacity_curve",
     "curve_from_hits",
     "parse_capacities",

@@ -33,7 +33,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 
-from pddplan.errors import ProfileError, UsageError
+from pddplan.errors import OptionError, ProfileError, UsageError
 
 try:  # orjson is optional: used when installed, never required
     import orjson
@@ -715,7 +715,7 @@ def detect_format(path: Path, fmt: str = "auto") -> str:
     if fmt in ("jsonl", "csv"):
         return fmt
     if fmt != "auto":
-        raise UsageError(f"--trace-format must be auto, jsonl or csv, not {fmt!r}")
+        raise OptionError("trace_format", f"must be auto, jsonl or csv, not {fmt!r}")
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     last = suffixes[-1] if suffixes else ""
     if last in (".jsonl", ".json", ".ndjson"):

@@ -28,7 +28,7 @@ from typing import Protocol
 import numpy as np
 
 from pddplan import limits
-from pddplan.errors import ProfileError, UsageError
+from pddplan.errors import OptionError, ProfileError, UsageError
 from pddplan.trace.blockindex import BlockIndex
 from pddplan.trace.cache import (
     SMALL_CAPACITY_BLOCKS,
@@ -76,13 +76,13 @@ def parse_capacity(text: str) -> float:
         return UNBOUNDED
     m = _CAP_RE.match(t)
     if not m:
-        raise UsageError(
-            f"--cache-tokens: {text.strip()!r} is not a token count (e.g. 2000000, 2M, 64k) "
-            "or 'unbounded'"
+        raise OptionError(
+            "cache_tokens",
+            f": {text.strip()!r} is not a token count (e.g. 2000000, 2M, 64k) or 'unbounded'",
         )
     value = float(m.group(1).replace("_", "")) * _SUFFIX[m.group(2).lower()]
     if not value.is_integer() or value <= 0:
-        raise UsageError(f"--cache-tokens: {text.strip()!r} must be a positive whole number")
+        raise OptionError("cache_tokens", f": {text.strip()!r} must be a positive whole number")
     return value
 
 
@@ -100,14 +100,15 @@ def parse_capacities(text: str, block_tokens: int) -> list[float]:
             continue
         cap = parse_capacity(part)
         if cap < block_tokens:
-            raise UsageError(
-                f"--cache-tokens: {part.strip()} tokens holds no whole block of {block_tokens} "
-                "tokens; capacities are counted in whole blocks"
+            raise OptionError(
+                "cache_tokens",
+                f": {part.strip()} tokens holds no whole block of {block_tokens} "
+                "tokens; capacities are counted in whole blocks",
             )
         if cap not in out:
             out.append(cap)
     if not out:
-        raise UsageError("--cache-tokens: no capacity given")
+        raise OptionError("cache_tokens", ": no capacity given")
     return out
 
 
@@ -392,7 +393,7 @@ def replay_trace(
         For an unknown format or a bad capacity.
     """
     if block_tokens < 1:
-        raise UsageError("--block-tokens must be >= 1")
+        raise OptionError("block_tokens", "must be >= 1")
     fmt = detect_format(path, fmt)
     file = str(path)
     if fmt == "csv":
@@ -504,11 +505,11 @@ def warmup_mask(timestamp_ms: np.ndarray, warmup_s: float) -> np.ndarray:
         For a warm-up on a trace without timestamps, or a negative warm-up.
     """
     if warmup_s < 0:
-        raise UsageError("--warmup must be >= 0 seconds")
+        raise OptionError("warmup_s", "must be >= 0 seconds")
     n = len(timestamp_ms)
     if warmup_s == 0:
         return np.ones(n, dtype=bool)
     if n and np.isnan(timestamp_ms).any():
-        raise UsageError("--warmup needs timestamps; this trace has none")
+        raise OptionError("warmup_s", "needs timestamps; this trace has none")
     t0 = float(np.min(timestamp_ms)) if n else 0.0
     return timestamp_ms >= t0 + warmup_s * 1000.0

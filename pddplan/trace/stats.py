@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pddplan.errors import ProfileError, UsageError
+from pddplan.errors import OptionError, ProfileError, UsageError
 
 DEFAULT_EDGES: tuple[float, ...] = (0.0, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
 """The brief's seven hit-rate bins, [0, 0.9) up to [0.99, 1.0] (as in profiles/agent-64k)."""
@@ -35,11 +35,11 @@ def check_edges(edges: Sequence[float] | np.ndarray) -> np.ndarray:
     """
     e = np.asarray(list(edges), dtype=float)
     if e.size < 2:
-        raise UsageError("--bins needs at least two edges, e.g. 0,0.9,1")
+        raise OptionError("bins", "needs at least two edges, e.g. 0,0.9,1")
     if e[0] != 0.0 or e[-1] != 1.0:
-        raise UsageError(f"--bins must start at 0 and end at 1, got {e[0]:g} .. {e[-1]:g}")
+        raise OptionError("bins", f"must start at 0 and end at 1, got {e[0]:g} .. {e[-1]:g}")
     if np.any(np.diff(e) <= 0):
-        raise UsageError("--bins edges must increase strictly")
+        raise OptionError("bins", "edges must increase strictly")
     return e
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from pddplan import timing
 from pddplan.deployment import LinkNumbers
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError, UsageError
 from pddplan.models import network
 
 #: Decimal size units (1 KB = 1000 B, as in the brief's "4649 KB") and binary ones spelled
@@ -51,18 +51,20 @@ def parse_size_bytes(text: str) -> float:
     """A size such as ``4649KB``, ``3 GB``, ``1.5e9`` or ``64MiB`` in bytes [bytes].
 
     Decimal units B, KB, MB, GB, TB (powers of 1000); binary KiB, MiB, GiB, TiB (powers of
-    1024); a bare number is bytes. Case is ignored. Raises :class:`UsageError` otherwise.
+    1024); a bare number is bytes. Case is ignored. Raises :class:`OptionError`
+    (``payload_bytes``) otherwise.
     """
     m = _SIZE.match(text)
     unit = m.group(2).upper() if m else ""
     if m is None or unit not in ({""} | set(SIZE_UNITS_BYTES)):
-        raise UsageError(
-            f"--bytes: {text!r} is not a size (a number with B, KB, MB, GB, TB (decimal) or "
-            "KiB, MiB, GiB, TiB (binary), e.g. 4649KB)"
+        raise OptionError(
+            "payload_bytes",
+            f": {text!r} is not a size (a number with B, KB, MB, GB, TB (decimal) or "
+            "KiB, MiB, GiB, TiB (binary), e.g. 4649KB)",
         )
     value = float(m.group(1)) * SIZE_UNITS_BYTES.get(unit, 1.0)
     if not value > 0 or not math.isfinite(value):
-        raise UsageError(f"--bytes: the size must be positive, got {text!r}")
+        raise OptionError("payload_bytes", f": the size must be positive, got {text!r}")
     return value
 
 

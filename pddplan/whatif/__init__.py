@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pddplan import limits
-from pddplan.errors import InfeasibleError, PddplanError, UsageError
+from pddplan.errors import InfeasibleError, OptionError, PddplanError, UsageError
 from pddplan.io.loader import Registry, ResolvedScenario
 from pddplan.io.overrides import (
     ALIASES,
@@ -59,7 +59,7 @@ class Axis:
 
 def parse_values(text: str, path: str = "") -> list[Any]:
     """``1,2,3`` or ``lo:hi:step`` (inclusive of ``hi`` within rounding) or words."""
-    where = path or "--set"
+    where = path or "the value"
     text = text.strip()
     if not text:
         raise UsageError(f"{where} needs at least one value after '='")
@@ -101,7 +101,7 @@ def _scalar(v: str) -> Any:
 def parse_set(expr: str) -> Axis:
     path, sep, vals = expr.partition("=")
     if not sep or not path.strip():
-        raise UsageError(f"--set expects PATH=V1,V2,... or PATH=lo:hi:step, not {expr!r}")
+        raise OptionError("axes", f"expects PATH=V1,V2,... or PATH=lo:hi:step, not {expr!r}")
     return Axis(path.strip(), parse_values(vals, path.strip()))
 
 

@@ -117,7 +117,9 @@ def test_model_copy_validates_updates() -> None:
 
 
 def test_option_errors_name_the_option_not_a_flag() -> None:
-    with pytest.raises(UsageError, match=r"^rate_rps must be a finite number in \[1e-06, 1e\+06\], not 0$"):
+    with pytest.raises(
+        UsageError, match=r"^rate_rps must be a finite number in \[1e-06, 1e\+06\], not 0$"
+    ):
         pddplan.solve(rate_rps=0)
     with pytest.raises(UsageError, match="^max_chips names chips the scenario does not use: h20"):
         pddplan.solve(max_chips={"h20": 8})

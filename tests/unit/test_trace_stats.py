@@ -255,7 +255,7 @@ def test_analyze_warmup_and_report() -> None:
     assert a.order.tolist() == [1, 0]
     with pytest.raises(UsageError, match="leaves no requests"):
         analyze(r, warmup_s=10_000)
-    from pddplan.trace import build_report
+    from pddplan.results.hitrate import build_report
 
     rep = build_report(a)
     doc = json.loads(json.dumps(rep.json_document(), default=str))

@@ -1,0 +1,279 @@
+"""``profiles list|show|validate`` and ``schema``: the profiles on the search path.
+
+Every function takes ``profiles``, extra profile directories searched before
+``PDDPLAN_PROFILES`` and the bundled profiles, and returns a typed result
+(:mod:`pddplan.results.profiles`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pddplan.errors import OptionError
+
+if TYPE_CHECKING:
+    from pddplan.io.loader import Registry
+    from pddplan.results.profiles import (
+        ProfileListResult,
+        ProfileShowResult,
+        ScenarioListResult,
+        ScenarioShowResult,
+        ValidateResult,
+    )
+
+Profiles = Sequence[str | os.PathLike[str]] | None
+
+#: The kinds ``profiles list`` takes, and the kind of profile each lists.
+KINDS = {"chips": "chip", "models": "model", "links": "link", "workloads": "workload"}
+
+
+def _registry(profiles: Profiles) -> Registry:
+    from pddplan.io.loader import Registry
+
+    return Registry.default([Path(p) for p in profiles or ()])
+
+
+def _summary(kind: str, obj: Any) -> dict[str, Any]:
+    """The figures of one profile that ``profiles list`` shows."""
+    if kind == "chip":
+        ds = obj.datasheet
+        return {
+            "bf16_tflops": ds.bf16_tflops,
+            "fp8_tflops": ds.fp8_tflops,
+            "memory_gb": ds.memory_gb,
+            "memory_bandwidth_tb_per_s": ds.memory_bandwidth_tb_per_s,
+            "scaleup_bandwidth_gb_per_s": ds.scaleup_bandwidth_gb_per_s,
+            "price_usd_per_hour": obj.price.rental_usd_per_hour,
+        }
+    if kind == "model":
+        from pddplan.deployment import model_numbers
+
+        m = model_numbers(obj)
+        return {
+            "total_params_b": m.total_params / 1e9,
+            "active_params_b": m.active_params / 1e9,
+            "kv_bytes_per_token": m.kv_bytes_per_token,
+            "weights_dtype": obj.dtypes.weights,
+            "kv_dtype": obj.dtypes.kv_cache,
+        }
+    if kind == "link":
+        return {
+            "type": obj.type,
+            "bandwidth_gbit_per_s": obj.bandwidth_gbit_per_s,
+            "rtt_ms": obj.rtt_ms,
+            "efficiency": obj.efficiency,
+            "price_usd_per_month": obj.price_usd_per_month,
+        }
+    return {"anomalous_share": obj.anomalous.share if obj.anomalous else 0.0}
+
+
+def list_profiles(
+    kind: str | None = None, *, profiles: Profiles = None
+) -> ProfileListResult | ScenarioListResult:
+    """The profiles on the search path: of one kind (``chips``, ``models``, ``links``,
+    ``workloads`` or ``scenarios``), or all but the scenarios (None).
+
+    Raises
+    ------
+    OptionError : an unknown kind (``kind``).
+    """
+    from pddplan.io.loader import bundled_profiles_dir
+    from pddplan.results.profiles import ProfileListResult
+
+    reg = _registry(profiles)
+    if kind == "scenarios":
+        return _scenarios(reg)
+    if kind is not None and kind not in KINDS:
+        raise OptionError("kind", f"must be one of {', '.join(KINDS)}, scenarios, not {kind!r}")
+    bundled = bundled_profiles_dir().resolve()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for k in [KINDS[kind]] if kind else list(KINDS.values()):
+        rows = []
+        for name, path in reg.index(k).items():
+            obj = reg.load(k, name)
+            origin = "bundled" if bundled in path.resolve().parents else str(path.parent.parent)
+            rows.append(
+                {
+                    "name": name,
+                    "display_name": getattr(obj, "display_name", name),
+                    **_summary(k, obj),
+                    "origin": origin,
+                }
+            )
+        out[f"{k}s"] = rows
+    return ProfileListResult(out)
+
+
+def _scenarios(reg: Registry) -> ScenarioListResult:
+    from pddplan.io.loader import bundled_profiles_dir, load_file
+    from pddplan.results.profiles import ScenarioListResult
+
+    bundled = bundled_profiles_dir().resolve().parent
+    rows: list[dict[str, Any]] = []
+    for name, path in reg.scenarios().items():
+        sc = load_file(path, "scenario")
+        rows.append(
+            {
+                "name": name,
+                "model": sc.model,
+                "workload": sc.workload if isinstance(sc.workload, str) else "(inline)",
+                "link": sc.link,
+                "rate_rps": sc.rate_rps,
+                "description": sc.description,
+                "origin": "bundled" if bundled in path.resolve().parents else str(path.parent),
+            }
+        )
+    return ScenarioListResult(rows)
+
+
+def show_profile(
+    name: str, *, overrides: Mapping[str, Any] | None = None, profiles: Profiles = None
+) -> ProfileShowResult | ScenarioShowResult:
+    """One profile with the SI numbers pddplan derives from it, or a scenario (a name or a
+    YAML file) resolved with ``overrides``."""
+    from pddplan.errors import NotFoundError
+
+    reg = _registry(profiles)
+    if name in reg.scenarios() or name.endswith((".yaml", ".yml")):
+        try:
+            kind, path = reg.find_any(name)
+        except NotFoundError:
+            kind = "scenario"
+        if kind == "scenario" or name in reg.scenarios():
+            return _show_scenario(name, overrides, profiles)
+    kind, path = reg.find_any(name)
+    return _show(kind, path, reg.load(kind, name))
+
+
+def _show(kind: str, path: Path, obj: Any) -> ProfileShowResult:
+    from pddplan.results.profiles import ProfileShowResult
+
+    derived = None
+    if kind == "model":
+        from pddplan.deployment import model_numbers
+
+        m = model_numbers(obj)
+        derived = {
+            "total_params": m.total_params,
+            "active_params": m.active_params,
+            "weight_bytes": m.total_params * m.weight_dtype_bytes,
+            "kv_bytes_per_token": m.kv_bytes_per_token,
+            "kv_bytes_per_sequence": m.kv_bytes_per_sequence,
+            "flops_per_token_linear": 2 * m.active_params,
+            "attention_flops_per_token_per_context_token": m.attention_flops_per_pair,
+        }
+    data = obj.model_dump(mode="json", exclude_none=True)
+    return ProfileShowResult(kind, obj.name, str(path), data, derived)
+
+
+def _show_scenario(
+    name: str, overrides: Mapping[str, Any] | None, profiles: Profiles
+) -> ScenarioShowResult:
+    from pddplan.api.scenario import load_scenario
+    from pddplan.results.profiles import ScenarioShowResult
+
+    loaded = load_scenario(name, overrides=overrides, profiles=profiles)
+    spec = loaded.spec
+    data = spec.model_dump(mode="json", exclude_none=True, exclude={"overrides"})
+    chips = [
+        {
+            "chip": chip,
+            "rental_usd_per_hour": c.price.rental_usd_per_hour,
+            "capex_usd": c.price.capex_usd,
+            "memory_gb": c.datasheet.memory_gb,
+            "bf16_tflops": c.datasheet.bf16_tflops,
+            "price_source": c.price.source,
+        }
+        for chip, c in loaded.chips.items()
+    ]
+    link = loaded.link
+    rows = [
+        {"key": "model", "name": loaded.model.name, "detail": loaded.model.display_name},
+        {
+            "key": "link",
+            "name": link.name,
+            "detail": f"{link.bandwidth_gbit_per_s:g} Gbit/s, {link.rtt_ms:g} ms RTT, "
+            f"{link.price_usd_per_month:g} $/month",
+        },
+        {
+            "key": "rdma",
+            "name": loaded.rdma.name,
+            "detail": f"{loaded.rdma.bandwidth_gbit_per_s:g} Gbit/s",
+        },
+        {
+            "key": "workload",
+            "name": loaded.workload.name,
+            "detail": loaded.workload.source.split(". ")[0][:90],
+        },
+    ]
+    return ScenarioShowResult(spec.name, loaded.file, data, rows, chips)
+
+
+def validate_profiles(
+    files: Sequence[str | os.PathLike[str]] | None = None, *, profiles: Profiles = None
+) -> ValidateResult:
+    """Validate profile and scenario files strictly (none: every profile on the search path);
+    the first error of each file is its row's ``error``."""
+    from pddplan.errors import PddplanError
+    from pddplan.io.loader import load_file, load_scenario
+    from pddplan.results.profiles import ValidateResult
+
+    reg = _registry(profiles)
+    paths = [Path(f) for f in files or ()] or [
+        p for k in KINDS.values() for p in reg.index(k).values()
+    ]
+    rows = []
+    failed: list[str] = []
+    for f in paths:
+        try:
+            obj = load_file(f)
+            if getattr(obj, "kind", "") == "scenario":
+                load_scenario(str(f), reg)
+            rows.append(
+                {
+                    "file": str(f),
+                    "kind": obj.kind,
+                    "name": getattr(obj, "name", ""),
+                    "status": "ok",
+                    "error": "",
+                }
+            )
+        except PddplanError as exc:
+            failed.append(str(exc))
+            rows.append(
+                {"file": str(f), "kind": "", "name": "", "status": "error", "error": str(exc)}
+            )
+    return ValidateResult(rows, failed)
+
+
+def profile_schema(kind: str = "scenario") -> dict[str, Any]:
+    """The JSON Schema of scenario (or ``chip``, ``model``, ``link``, ``workload``) files."""
+    from pddplan.spec import KINDS as SPEC_KINDS
+
+    if kind not in SPEC_KINDS:
+        raise OptionError("kind", f"must be one of {', '.join(SPEC_KINDS)}, not {kind!r}")
+    doc = SPEC_KINDS[kind].model_json_schema()
+    doc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return doc
+
+
+def data_file(path: str | os.PathLike[str]) -> Path:
+    """``path``, or when no such file exists, the bundled sample of that file name (the
+    measurement CSVs and the Mooncake trace excerpt ship with pddplan, so help examples run
+    after a plain install)."""
+    from pddplan.io.loader import bundled_profiles_dir
+
+    path = Path(path)
+    if path.exists() or path.parent != Path("."):
+        return path
+    root = bundled_profiles_dir()
+    dirs = [root / "data"]
+    if root.name == "profiles":  # a source checkout
+        dirs = [root.parent / "examples" / "measurements", root.parent / "tests" / "data"]
+    for d in dirs:
+        if (d / path.name).is_file():
+            return d / path.name
+    return path

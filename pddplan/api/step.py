@@ -1,0 +1,61 @@
+"""``step``: one instance's prefill and decode step times under a parallel layout."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pddplan.results.step import StepResult
+
+
+def step(
+    *,
+    model: str,
+    chip: str,
+    tp: int,
+    batch: int,
+    input_tokens: int,
+    context_tokens: int,
+    ep: int | None = None,
+    dp: int | None = None,
+    overlap: bool = False,
+    profiles: Sequence[str | os.PathLike[str]] | None = None,
+) -> StepResult:
+    """Prefill time of ``batch`` sequences of ``input_tokens`` uncached tokens and the decode
+    step time of ``batch`` sequences at ``context_tokens`` on one instance of ``tp x dp`` chips.
+
+    Parameters
+    ----------
+    model, chip : profile names.
+    tp : [-] tensor-parallel width of attention (per DP group).
+    batch : [-] sequences in the step.
+    input_tokens : [tokens] uncached tokens per sequence to prefill.
+    context_tokens : [tokens] context per sequence in the decode step.
+    ep : [-] expert-parallel ranks (mixture-of-experts models only).
+    dp : [-] data-parallel attention groups.
+    overlap : two-batch overlap of communication and compute.
+    profiles : extra profile directories.
+
+    Raises
+    ------
+    OptionError : a batch, input or context below 1.
+    UsageError : a layout that does not divide the chips, the experts or the heads.
+    """
+    from pddplan.io.loader import Registry
+    from pddplan.results.step import StepResult
+    from pddplan.step import make_layout
+    from pddplan.step import step as step_times
+
+    reg = Registry.default([Path(p) for p in profiles or ()])
+    times = step_times(
+        reg.load("chip", chip),
+        reg.load("model", model),
+        make_layout(tp, ep, dp, overlap),
+        batch,
+        input_tokens,
+        context_tokens,
+    )
+    return StepResult(times)

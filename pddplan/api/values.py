@@ -1,0 +1,139 @@
+"""Values a caller writes as text, parsed for the API: ``PATH=VALUE`` settings, sweep axes,
+``CHIP=N`` counts and payload sizes.
+
+Errors are :class:`~pddplan.errors.OptionError` naming the API's option (``overrides``,
+``axes``, ``own``, ``max_chips``, ``payload_bytes``); the command line swaps in its flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pddplan.errors import OptionError, UsageError
+
+#: Scenario keys whose value is a list (``roles.MD.chips=[h100-sxm,h20]``).
+LIST_KEYS = ("chips", "chips_per_instance")
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside ``[...]``."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+def _values(option: str, path: str, text: str) -> list[Any]:
+    from pddplan.whatif import parse_values
+
+    try:
+        return parse_values(text, path)
+    except UsageError as exc:
+        raise OptionError(option, f": {exc}") from None
+
+
+def parse_setting(expr: str, option: str = "overrides") -> tuple[str, str]:
+    """``PATH=TEXT`` as ``(PATH, TEXT)``."""
+    path, sep, text = expr.partition("=")
+    if not sep or not path.strip():
+        raise OptionError(option, f"expects PATH=VALUE, not {expr!r}")
+    return path.strip(), text.strip()
+
+
+def parse_overrides(sets: Sequence[str] | None, command: str) -> dict[str, Any]:
+    """The overrides of ``PATH=VALUE`` settings: one value per PATH. A list key
+    (``roles.ROLE.chips``, ``roles.ROLE.chips_per_instance``) takes a list: ``[a,b]``, ``a,b``
+    or ``a:b``."""
+    out: dict[str, Any] = {}
+    for expr in sets or []:
+        path, text = parse_setting(expr)
+        if path.rsplit(".", 1)[-1] in LIST_KEYS:
+            out[path] = _values("overrides", path, text.strip("[]").replace(":", ","))
+            continue
+        values = _values("overrides", path, text)
+        if len(values) != 1:
+            raise OptionError(
+                "overrides",
+                f"{path}: {command} takes one value per PATH; sweep several with "
+                f"`pddplan sweep` ({path}=V1,V2,...)",
+            )
+        out[path] = values[0]
+    return out
+
+
+def parse_axes(sets: Sequence[str]) -> list[tuple[str, list[Any]]]:
+    """Sweep axes from ``PATH=V1,V2,...`` or ``PATH=lo:hi:step``; a value in brackets is one
+    list value: ``roles.MD.chips=[h100-sxm,h20]`` is one point, ``roles.MD.chips=h100-sxm,h20``
+    two points, ``roles.MD.chips=[h100-sxm,h20],[h20]`` two points of lists."""
+    if not sets:
+        raise OptionError("axes", "needs at least one PATH=VALUES")
+    axes: list[tuple[str, list[Any]]] = []
+    for expr in sets:
+        path, sep, text = expr.partition("=")
+        if not sep or not path.strip():
+            raise OptionError("axes", f"expects PATH=V1,V2,... or PATH=lo:hi:step, not {expr!r}")
+        path = path.strip()
+        if "[" not in text:
+            axes.append((path, _values("axes", path, text)))
+            continue
+        vals: list[Any] = []
+        for part in _split_top(text.strip()):
+            part = part.strip()
+            if part.startswith("[") and part.endswith("]"):
+                vals.append(_values("axes", path, part[1:-1]))
+            else:
+                vals.extend(_values("axes", path, part))
+        axes.append((path, vals))
+    if len({p for p, _ in axes}) != len(axes):
+        raise OptionError("axes", "sweeps each PATH once")
+    return axes
+
+
+def parse_counts(values: Sequence[str] | None, option: str, least: int = 1) -> dict[str, int]:
+    """``CHIP=N`` settings (repeatable or comma-separated) as a dict."""
+    out: dict[str, int] = {}
+    for v in values or []:
+        for part in v.split(","):
+            name, sep, num = part.partition("=")
+            if not sep or not num.strip().isdigit() or int(num) < least:
+                kind = "a positive" if least > 0 else "a"
+                raise OptionError(
+                    option, f"expects CHIP=N with N {kind} whole number, not {part!r}"
+                )
+            out[name.strip()] = int(num)
+    return out
+
+
+def inventory_overrides(
+    own: dict[str, int] | None, max_chips: dict[str, int] | None
+) -> dict[str, Any]:
+    """Owned chips and chip limits as the scenario's overrides (``inventory.owned.CHIP``,
+    ``limits.max_chips.CHIP``), for the API functions that take a scenario's overrides only."""
+    out: dict[str, Any] = {f"inventory.owned.{k}": v for k, v in (own or {}).items()}
+    out.update({f"limits.max_chips.{k}": v for k, v in (max_chips or {}).items()})
+    return out
+
+
+def parse_size_bytes(text: str) -> float:
+    """A payload size such as ``4649KB`` in bytes (:func:`pddplan.transfer.parse_size_bytes`)."""
+    from pddplan.transfer import parse_size_bytes as parse
+
+    return parse(text)
+
+
+__all__ = [
+    "LIST_KEYS",
+    "inventory_overrides",
+    "parse_axes",
+    "parse_counts",
+    "parse_overrides",
+    "parse_setting",
+    "parse_size_bytes",
+]
