@@ -34,9 +34,9 @@ _add(
     ("solve",),
     *OUTPUT,
     *SCENARIO,
-    ("--rate", "-1", ("above 0",)),
-    ("--budget", "-5", ("at least 0",)),
-    ("--max-rate", "-1", ("at least 0",)),
+    ("--rate", "-1", ("in [1e-06, 1e+06]",)),
+    ("--budget", "-5", ("in [0, 1e+09]",)),
+    ("--max-rate", "-1", ("in [0, 1e+06]",)),
 )
 _add(
     ("sweep", "--set", "rate_rps=1"),
@@ -72,9 +72,9 @@ _add(
     *OUTPUT,
     *SCENARIO,
     ("--samples", "1", (">= 2",)),
-    ("--confidence", "2", ("between 0 and 1",)),
+    ("--confidence", "2", ("in (0, 1)",)),
     ("--seed", "x", ("integer",)),
-    ("--rate", "-1", ("above 0",)),
+    ("--rate", "-1", ("in [1e-06, 1e+06]",)),
     ("--executor", "nope", ("local", "dask")),
     ("--jobs", "0", ("1",)),
     ("--plot", "chart.txt", (".png",)),
@@ -92,14 +92,14 @@ _add(
     ("--handover", "nope", ("one-shot",)),
     ("--sample", "nope", ("classes", "workload")),
     ("--trace", "no-such-trace.jsonl", ()),
-    ("--warmup", "2", ("below 1",)),
+    ("--warmup", "2", ("in [0, 1)",)),
 )
 _add(
     ("report",),
     ("--format", "xml", ("table, csv, md, json",)),
     ("--table", "nope", ("tables:",)),
     *SCENARIO,
-    ("--rate", "-1", ("above 0",)),
+    ("--rate", "-1", ("in [1e-06, 1e+06]",)),
     ("--output", "/no/such/dir/plan.html", ("cannot write",)),
 )
 _add(
