@@ -291,7 +291,13 @@ def _examples() -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize(("cmd", "example"), _examples(), ids=[c for c, _ in _examples()])
+@pytest.mark.parametrize(
+    ("cmd", "example"),
+    [
+        pytest.param(c, e, id=c, marks=[pytest.mark.slow] if c == "robust" else [])
+        for c, e in _examples()
+    ],
+)
 def test_help_examples_run_outside_the_repository(
     cmd: str, example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

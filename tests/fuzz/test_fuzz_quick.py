@@ -25,7 +25,10 @@ QUICK = settings(
 )
 
 
-@pytest.mark.parametrize("surface", sorted(SURFACES))
+@pytest.mark.parametrize(
+    "surface",
+    [pytest.param(s, marks=pytest.mark.slow) if s == "profile" else s for s in sorted(SURFACES)],
+)
 def test_quick_fuzz(surface: str) -> None:
     seen: list[str] = []
 
