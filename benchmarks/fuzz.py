@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fuzz"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # time_limits
 
 import fuzz_harness as fh  # noqa: E402
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from time_limits import child_cpu_limit
 from typer.testing import CliRunner
 
 from pddplan.calibrate import FIXED_DERATES
@@ -47,7 +48,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
     )
 
 

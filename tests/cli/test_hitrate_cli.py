@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from time_limits import child_cpu_limit
 from typer.testing import CliRunner
 
 from pddplan.cli import app
@@ -34,7 +35,7 @@ def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=120,
+        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
     )
 
 

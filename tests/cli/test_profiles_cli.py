@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from time_limits import child_cpu_limit
 from typer.testing import CliRunner
 
 from pddplan.cli import app
@@ -41,7 +42,7 @@ def run(
         env=env if env is not None else _env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
     )
 
 

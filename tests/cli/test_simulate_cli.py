@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from time_limits import child_cpu_limit
 from typer.testing import CliRunner
 
 from pddplan.cli import app
@@ -39,7 +40,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=ROOT,
         check=False,
-        timeout=120,
+        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
     )
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -84,6 +86,7 @@ def test_infeasible_exit_3_names_constraint_and_relaxation(tmp_path: Path) -> No
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_budget_mode_and_max_bcr_mode() -> None:
     r = run("solve", "--budget", "200", "--format", "json")
     d = json.loads(r.stdout)
@@ -118,6 +121,7 @@ def test_help_examples_run() -> None:
     assert run("solve", "--rate", "2", "--format", "md").returncode == 0
 
 
+@pytest.mark.slow
 def test_max_bcr_mode_says_what_bounds_the_scale() -> None:
     r = run("solve", "examples/pdd-paper.yaml", "--max-bcr", "--format", "json")
     assert r.returncode == 0, r.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from time_limits import child_cpu_limit
 from typer.testing import CliRunner
 
 from pddplan.cli import app
@@ -35,7 +36,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=REPO,
         check=False,
-        timeout=120,
+        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def _best_bcr(patch: dict, hi: float, bandwidth_scale: float = 1.0) -> float:
         return 0.0
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     scale=st.floats(min_value=0.3, max_value=2.0),
@@ -59,6 +61,7 @@ def _priced(price: float) -> dict:
     return {"overrides": {"chips": {"gpu-b": {"price": {"rental_usd_per_hour": price}}}}}
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     price=st.floats(min_value=1.0, max_value=6.0),
@@ -86,6 +89,7 @@ def test_higher_price_never_lowers_least_cost(price: float, more: float, rate: f
     assert dear >= cheap * (1 - 1e-12)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     p50=st.floats(min_value=0.5, max_value=6.0),

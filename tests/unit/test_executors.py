@@ -14,6 +14,7 @@ PAPER = ROOT / "examples" / "pdd-paper.yaml"
 pytest.importorskip("distributed")
 
 
+@pytest.mark.slow
 def test_robust_dask_equals_local() -> None:
     local = pddplan.robust(PAPER, samples=48, confidence=0.9, seed=5).to_json()
     dask = pddplan.robust(PAPER, samples=48, confidence=0.9, seed=5, executor="dask", jobs=2)

@@ -45,6 +45,7 @@ def test_no_uncertainty_gives_solves_plan_with_probability_one(tmp_path: Path) -
     assert robust_plan == solved
 
 
+@pytest.mark.slow
 def test_one_uncertain_input_matches_direct_computation(tmp_path: Path) -> None:
     lo, hi = 2.0, 3.0
     path = paper_with(

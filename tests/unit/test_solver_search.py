@@ -153,6 +153,7 @@ def _brute_force_fleets(pb, hi: float, points: int = 60, cap: bool = False):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hi", [5.0])
 def test_max_bcr_matches_brute_force(hi: float) -> None:
     from pddplan.solver.modes import solve_max_bcr
@@ -164,6 +165,7 @@ def test_max_bcr_matches_brute_force(hi: float) -> None:
     assert got.rate_rps <= hi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [90.0, 260.0])
 def test_budget_matches_brute_force(budget: float) -> None:
     from pddplan.solver.modes import solve_budget
@@ -175,6 +177,7 @@ def test_budget_matches_brute_force(budget: float) -> None:
     assert got.goodput_rps >= max(p.goodput_rps for p in fits) * (1 - 1e-6)
 
 
+@pytest.mark.slow
 def test_ties_do_not_depend_on_list_order() -> None:
     """Reversing every option list gives the same plan and TTFT, in every mode."""
     from pddplan.solver.answer import solve_scenario
