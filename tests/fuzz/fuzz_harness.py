@@ -26,7 +26,7 @@ Each run is classified (:func:`classify`):
 ``traceback``
     any other exception;
 ``slow``
-    over the time limit (10 s of CPU time by default, times ``PDDPLAN_TEST_TIME_SCALE``);
+    over the time limit (30 s of CPU time by default, times ``PDDPLAN_TEST_TIME_SCALE``);
 ``silent``
     exit 0 on nonsense: a non-finite number was accepted, an output holds inf or NaN, a cost
     is infinite, or a plan with zero BCR claims to meet the SLA.
@@ -55,7 +55,10 @@ from time_limits import CpuTimeout, cpu_limit_s, cpu_s, cpu_time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "profiles"
-TIME_LIMIT_S = 10.0  # [s] CPU time per case, before PDDPLAN_TEST_TIME_SCALE
+#: [s] CPU time per case, before PDDPLAN_TEST_TIME_SCALE: a guard against hangs and blow-ups,
+#: above the slowest honest case (``solve --max-bcr`` on the default scenario walks ~94 fleets
+#: in 11-13 s of CPU on a 2-core CI machine; making it fast is its own issue).
+TIME_LIMIT_S = 30.0
 CLASSES = ("ok", "error", "wrong-place", "traceback", "slow", "silent")
 
 
