@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pddplan.errors import InfeasibleError, OptionError, UsageError
+from pddplan.errors import InfeasibleError, OptionError
 from pddplan.executors import make_executor
 from pddplan.io.overrides import ScenarioSource
 from pddplan.robust.evaluate import (
@@ -123,7 +123,7 @@ def run_robust(
         raise OptionError("samples", f"must be at least 2, not {samples}")
     rs = src.resolve(overrides)
     if rs.scenario.rate_rps is None:
-        raise UsageError("robust needs a target rate: rate_rps in the scenario, or --rate")
+        raise OptionError("rate_rps", "is needed by robust: give it, or rate_rps in the scenario")
     inputs, skipped = collect_inputs(rs)
     check_inputs(_Layered(src, overrides), inputs, rs.file)
     limits = dict(max_chips or {})
@@ -157,67 +157,16 @@ def run_robust(
         max_chips={**pb0.max_chips, **limits},
         token=uuid.uuid4().hex,
     )
-    items = list(enumerate(ovs))
     ex = make_executor(executor, jobs=jobs, scheduler=scheduler)
     with ex:
-        n_chunks = 1 if ex.workers <= 1 else ex.workers * CHUNKS_PER_WORKER
-        chunks = [items[i::n_chunks] for i in range(n_chunks)]
-        chunks = [c for c in chunks if c]
-        recs = _gather(
-            ex.map(evaluate_chunk, chunks, setup=setup, point=(cfg0, cfg0.base), configs=[cfg0]),
-            samples,
-        )
-        prices = mean_prices([_prices(r) for r in recs])
-        fits = _inventory(setup.max_chips)
-        best: tuple[PointConfig, CountChoice, np.ndarray] | None = None
-        needs0 = np.array([r.needs[0] for r in recs], dtype=float)
-        choice0 = cheapest_counts(needs0, _cost_of(cfg0, prices), confidence, fits(cfg0))
-        if choice0 is not None:
-            best = (pc0, choice0, needs0)
-        bound = best[1].expected_cost_usd_per_hour if best else math.inf
-        rest = [
-            pc for pc in pcs if prices.fleet_cost_usd_per_hour(pc.cfg, pc.cfg.base) < bound - 1e-9
-        ]
-        evaluated = 1
-        if rest:
-            recs2 = _gather(
-                ex.map(
-                    evaluate_chunk, chunks, setup=setup, point=None, configs=[pc.cfg for pc in rest]
-                ),
-                samples,
-            )
-            evaluated += len(rest)
-            for j, pc in enumerate(rest):
-                needs = np.array([r.needs[j] for r in recs2], dtype=float)
-                ch = cheapest_counts(needs, _cost_of(pc.cfg, prices), confidence, fits(pc.cfg))
-                if ch is None:
-                    continue
-                if (
-                    best is None
-                    or ch.expected_cost_usd_per_hour < best[1].expected_cost_usd_per_hour - 1e-9
-                ):
-                    best = (pc, ch, needs)
+        recs, best, evaluated = _search(ex, list(enumerate(ovs)), setup, pc0, pcs, confidence)
         ex_name, workers = ex.name, ex.workers
     meets = np.array([r.meets for r in recs], dtype=bool)
     margin = np.array([r.margin for r in recs], dtype=float)
     cost = np.array([r.cost_usd_per_hour for r in recs], dtype=float)
     goodput = np.array([r.goodput_rps for r in recs], dtype=float)
     kv = np.array([r.kv_transfer_max_s for r in recs], dtype=float)
-    robust: RobustPlan | None = None
-    if best is not None:
-        pc, ch, needs = best
-        rplan = plan_at_point(solver0, pc, ch.counts, rate0, confidence)
-        per_sample = np.array(
-            [_prices(r).fleet_cost_usd_per_hour(pc.cfg, ch.counts) for r in recs], dtype=float
-        )
-        robust = RobustPlan(
-            Outcome("rate", rplan, [], "target rate", pb0, [], out0.scenario_name),
-            pc.cfg,
-            ch.counts,
-            float(np.mean(coverage(needs, ch.counts))),
-            ch.expected_cost_usd_per_hour,
-            per_sample,
-        )
+    robust = _robust_plan(best, recs, solver0, rate0, confidence, out0) if best else None
     with np.errstate(divide="ignore", invalid="ignore"):
         bcr = goodput * SECONDS_PER_HOUR / cost
     sens = sensitivity(inputs, x, bcr, margin, meets)
@@ -241,6 +190,79 @@ def run_robust(
         configs_total=configs_total,
         configs_evaluated=evaluated,
         sensitivity=sens,
+    )
+
+
+_Best = tuple[PointConfig, CountChoice, np.ndarray]
+
+
+def _search(
+    ex: Any,
+    items: list[tuple[int, dict[str, Any]]],
+    setup: Setup,
+    pc0: PointConfig,
+    pcs: list[PointConfig],
+    confidence: float,
+) -> tuple[list[SampleRecord], _Best | None, int]:
+    """Evaluate the samples on the executor: the point plan's records, and the cheapest counts
+    of each configuration that can still beat the best so far (``(records, best,
+    configurations evaluated)``)."""
+    samples = len(items)
+    n_chunks = 1 if ex.workers <= 1 else ex.workers * CHUNKS_PER_WORKER
+    chunks = [c for c in (items[i::n_chunks] for i in range(n_chunks)) if c]
+    cfg0 = pc0.cfg
+    recs = _gather(
+        ex.map(evaluate_chunk, chunks, setup=setup, point=(cfg0, cfg0.base), configs=[cfg0]),
+        samples,
+    )
+    prices = mean_prices([_prices(r) for r in recs])
+    fits = _inventory(setup.max_chips)
+    best: _Best | None = None
+    needs0 = np.array([r.needs[0] for r in recs], dtype=float)
+    choice0 = cheapest_counts(needs0, _cost_of(cfg0, prices), confidence, fits(cfg0))
+    if choice0 is not None:
+        best = (pc0, choice0, needs0)
+    bound = best[1].expected_cost_usd_per_hour if best else math.inf
+    rest = [pc for pc in pcs if prices.fleet_cost_usd_per_hour(pc.cfg, pc.cfg.base) < bound - 1e-9]
+    if not rest:
+        return recs, best, 1
+    recs2 = _gather(
+        ex.map(evaluate_chunk, chunks, setup=setup, point=None, configs=[pc.cfg for pc in rest]),
+        samples,
+    )
+    for j, pc in enumerate(rest):
+        needs = np.array([r.needs[j] for r in recs2], dtype=float)
+        ch = cheapest_counts(needs, _cost_of(pc.cfg, prices), confidence, fits(pc.cfg))
+        if ch is not None and (
+            best is None
+            or ch.expected_cost_usd_per_hour < best[1].expected_cost_usd_per_hour - 1e-9
+        ):
+            best = (pc, ch, needs)
+    return recs, best, 1 + len(rest)
+
+
+def _robust_plan(
+    best: _Best,
+    recs: list[SampleRecord],
+    solver0: Solver,
+    rate0: float,
+    confidence: float,
+    out0: Outcome,
+) -> RobustPlan:
+    """The robust plan of the best configuration and counts: its plan at the point estimate,
+    its coverage and its cost on every sample."""
+    pc, ch, needs = best
+    rplan = plan_at_point(solver0, pc, ch.counts, rate0, confidence)
+    per_sample = np.array(
+        [_prices(r).fleet_cost_usd_per_hour(pc.cfg, ch.counts) for r in recs], dtype=float
+    )
+    return RobustPlan(
+        Outcome("rate", rplan, [], "target rate", solver0.pb, [], out0.scenario_name),
+        pc.cfg,
+        ch.counts,
+        float(np.mean(coverage(needs, ch.counts))),
+        ch.expected_cost_usd_per_hour,
+        per_sample,
     )
 
 

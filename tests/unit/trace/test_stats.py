@@ -27,7 +27,7 @@ from pddplan.trace.stats import (
 )
 from pddplan.trace.workload import WorkloadInputs, workload_document, write_workload
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def test_default_edges_are_the_briefs_seven_bins() -> None:

@@ -11,7 +11,7 @@ from pddplan.solver import SAME_DC, baseline_at_rate, solve_scenario
 from pddplan.solver.fleet import GOODPUT_RTOL, check_fleet, goodput_rps
 from pddplan.solver.modes import solver_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = [None, *sorted(str(p) for p in (ROOT / "examples").glob("*.yaml"))]
 
 

@@ -18,7 +18,7 @@ import pytest
 import pddplan
 from pddplan.models import queueing
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAPER = str(ROOT / "examples" / "pdd-paper.yaml")
 CAP = "serving.decode_slot_wait_probability_cap"
 

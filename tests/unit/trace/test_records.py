@@ -26,7 +26,7 @@ from pddplan.trace.replay import (
     warmup_mask,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def _line(t: float, i: int, o: int, ids: list[int]) -> str:

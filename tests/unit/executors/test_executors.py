@@ -8,7 +8,7 @@ import pytest
 
 import pddplan
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAPER = ROOT / "examples" / "pdd-paper.yaml"
 
 pytest.importorskip("distributed")

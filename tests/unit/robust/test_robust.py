@@ -20,7 +20,7 @@ from pddplan.robust.search import cheapest_counts, point_config
 from pddplan.solver import solve_scenario
 from pddplan.solver.fleet import check_fleet, goodput_rps
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAPER = ROOT / "examples" / "pdd-paper.yaml"
 
 

@@ -30,7 +30,7 @@ import pytest
 
 from pddplan.trace import analyze, capacity_curve, replay_trace
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SHARED = REPO.parent / "shared" / "data" / "mooncake_synthetic_trace.jsonl"
 EXCERPT = REPO / "tests" / "data" / "mooncake_excerpt.jsonl"
 BLOCK = 512

@@ -12,7 +12,7 @@ from pddplan.solver import relay_edge
 from pddplan.solver.relay_edge import describe, relay_bcr_ratio, relay_edges
 from pddplan.spec.scenario import ResolvedScenario
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LONG = str(ROOT / "examples" / "long-context.yaml")
 
 
