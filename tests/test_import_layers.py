@@ -9,7 +9,7 @@ Every ``import`` and ``from ... import`` in pddplan counts: at module level, ins
 
 Layers, lowest first (a package may import its own layer and those below)::
 
-    errors units limits  <  models  <  spec  <  io executors  <  deployment  <  timing
+    errors units limits defaults  <  models  <  spec  <  io executors  <  deployment  <  timing
       <  solver  <  bathtub whatif calibrate robust trace sim step transfer
       <  results  <  report  <  api  <  pddplan (the lazy public API)  <  cli  <  __main__
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "pddplan"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "units", "limits"),
+    ("errors", "units", "limits", "defaults"),
     ("models",),
     ("spec",),
     ("io", "executors"),
@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 #: Modules allowed at pddplan's top level: the edge, the one timeline, the entry points.
-TOP_LEVEL_MODULES = {"__init__", "__main__", "errors", "units", "limits", "timing"}
+TOP_LEVEL_MODULES = {"__init__", "__main__", "errors", "units", "limits", "defaults", "timing"}
 
 
 def _modules() -> dict[str, Path]:
@@ -186,7 +186,7 @@ def test_the_rule_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
 
 
 #: What the CLI may import: it parses, calls the API and renders (design.md: cli -> api).
-CLI_MAY_IMPORT = {"", "api", "results", "report", "errors", "limits", "units", "cli"}
+CLI_MAY_IMPORT = {"", "api", "results", "report", "errors", "limits", "units", "defaults", "cli"}
 
 
 def test_the_cli_goes_through_the_api() -> None:

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pddplan import defaults
 from pddplan.errors import OptionError
 from pddplan.spec import Rate
 
@@ -64,8 +65,8 @@ class SweepOptions(Options):
 
 
 class RobustOptions(Options):
-    samples: Annotated[int, Field(ge=2)] = 1000
-    confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.9
+    samples: Annotated[int, Field(ge=2)] = defaults.ROBUST_SAMPLES
+    confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = defaults.ROBUST_CONFIDENCE
     seed: int | None = 0
     executor: str = "local"
     scheduler: str | None = None
@@ -100,14 +101,14 @@ class SimulateOptions(Options):
     policy: str = "allowed"
     handover: str = "plan"
     sample: Literal["classes", "workload"] = "classes"
-    warmup_fraction: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.05
+    warmup_fraction: Annotated[float, Field(ge=0.0, lt=1.0)] = defaults.WARMUP_FRACTION
 
 
 class HitrateOptions(Options):
     block_tokens: PositiveTokens = 512
     warmup_s: Annotated[float, Field(ge=0.0)] = 0.0
-    anomalous_input_tokens: PositiveTokens = 32768
-    anomalous_output_tokens: PositiveTokens = 500
+    anomalous_input_tokens: PositiveTokens = defaults.ANOMALOUS_INPUT_TOKENS
+    anomalous_output_tokens: PositiveTokens = defaults.ANOMALOUS_OUTPUT_TOKENS
     max_points: Annotated[int, Field(ge=2)] = 50
     skip_bad_lines: bool = False
     trace_format: str = "auto"
@@ -115,7 +116,7 @@ class HitrateOptions(Options):
 
 
 class CalibrateOptions(Options):
-    chunk_size_tokens: PositiveTokens = 8192
+    chunk_size_tokens: PositiveTokens = defaults.CHUNK_SIZE_TOKENS
 
 
 class TransferOptions(Options):

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from pddplan import defaults
 from pddplan.cli import common
 
 
@@ -47,7 +48,7 @@ def calibrate_cmd(
     chunk_size_tokens: Annotated[
         int,
         typer.Option("--chunk-size", min=1, help="Prefill chunk of the measured engine [tokens]."),
-    ] = 8192,
+    ] = defaults.CHUNK_SIZE_TOKENS,
     fix: Annotated[
         list[str] | None,
         typer.Option("--fix", help="Hold a derate at the chip's value (repeatable)."),

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from pddplan import defaults
 from pddplan.cli import common
 
 DEFAULT_BINS = "0,0.9,0.93,0.95,0.97,0.98,0.99,1"
@@ -76,11 +77,11 @@ def hitrate_cmd(
             "--anomalous-input-tokens",
             help="A request is anomalous (long input, short output) with input >= this ...",
         ),
-    ] = 32768,
+    ] = defaults.ANOMALOUS_INPUT_TOKENS,
     anomalous_output_tokens: Annotated[
         int,
         typer.Option("--anomalous-output-tokens", help="... and output < this [tokens]."),
-    ] = 500,
+    ] = defaults.ANOMALOUS_OUTPUT_TOKENS,
     workload_out: Annotated[
         Path | None,
         typer.Option(
@@ -181,8 +182,8 @@ MADE_BY_OPTIONS = (
     ("--block-tokens", "block_tokens", 512),
     ("--bins", "bins", None),
     ("--warmup", "warmup_s", 0.0),
-    ("--anomalous-input-tokens", "anomalous_input_tokens", 32768),
-    ("--anomalous-output-tokens", "anomalous_output_tokens", 500),
+    ("--anomalous-input-tokens", "anomalous_input_tokens", defaults.ANOMALOUS_INPUT_TOKENS),
+    ("--anomalous-output-tokens", "anomalous_output_tokens", defaults.ANOMALOUS_OUTPUT_TOKENS),
     ("--max-points", "max_points", 50),
     ("--skip-bad-lines", "skip_bad_lines", False),
     ("--trace-format", "trace_format", "auto"),

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from pddplan import defaults
 from pddplan.cli import common
 from pddplan.cli.solve_cmd import ScenarioArg
 
@@ -34,13 +35,13 @@ def robust_cmd(
     scenario: ScenarioArg = None,
     samples: Annotated[
         int, typer.Option("--samples", "-n", help="Scenarios drawn (Latin hypercube).")
-    ] = 1000,
+    ] = defaults.ROBUST_SAMPLES,
     confidence: Annotated[
         float,
         typer.Option(
             "--confidence", "-p", help="Probability the robust plan meets every SLA target."
         ),
-    ] = 0.9,
+    ] = defaults.ROBUST_CONFIDENCE,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draws.")] = 0,
     rate_rps: Annotated[
         float | None, typer.Option("--rate", help="Target rate, req/s (default: the scenario's).")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from pddplan import defaults
 from pddplan.cli import common
 from pddplan.cli.solve_cmd import ScenarioArg
 
@@ -77,7 +78,7 @@ def simulate_cmd(
         typer.Option(
             "--warmup", help="Share of the first requests left out of the statistics.", min=0.0
         ),
-    ] = 0.05,
+    ] = defaults.WARMUP_FRACTION,
     *,
     scenario_opts: common.ScenarioOptions,
     out: common.Output,

@@ -23,6 +23,8 @@ from collections import OrderedDict
 import numpy as np
 from scipy import special
 
+from pddplan.units import whole_count
+
 
 def erlang_c(servers: int, offered_load: float) -> float:
     """Probability that an arrival waits in an M/M/c queue [-].
@@ -129,7 +131,7 @@ def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_
     k = max(int(servers_per_unit), 1)
     if a <= 0:
         return 0
-    n = max(math.ceil(a / k - 1e-9), 1)
+    n = max(whole_count(a / k), 1)
     if wait_probability_max >= 1.0:
         return n
     while erlang_c(n * k, a) > wait_probability_max:

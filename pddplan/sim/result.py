@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pddplan import defaults
 from pddplan.sim.plan import SimPlan
 
 #: Default share of the first requests left out of the statistics (the empty-system transient).
-WARMUP_FRACTION = 0.05
+WARMUP_FRACTION = defaults.WARMUP_FRACTION
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from pydantic import (
 )
 from typing_extensions import Self
 
+from pddplan import defaults
+
 # Every number is finite (``allow_inf_nan=False`` on every model) and inside a physically sane
 # range, so that nothing accepted can hang the search or overflow: the bounds are generous (a
 # chip from 1 GFLOPS to 1 EFLOPS, a line from 1 Mbit/s to 1 Pbit/s) and documented in
@@ -529,9 +531,9 @@ class HitRateDist(Strict):
 #: [tokens] A request whose input reaches this and whose output stays below
 #: :data:`DEFAULT_ANOMALOUS_OUTPUT_TOKENS` is anomalous (long input, short output: RLD finishes
 #: it locally rather than send its KV over the line); ``hitrate`` classifies traces by it.
-DEFAULT_ANOMALOUS_INPUT_TOKENS = 32768
+DEFAULT_ANOMALOUS_INPUT_TOKENS = defaults.ANOMALOUS_INPUT_TOKENS
 #: [tokens] Output below this (with a long input) marks a request anomalous.
-DEFAULT_ANOMALOUS_OUTPUT_TOKENS = 500
+DEFAULT_ANOMALOUS_OUTPUT_TOKENS = defaults.ANOMALOUS_OUTPUT_TOKENS
 
 
 class Anomalous(Strict):
@@ -614,14 +616,14 @@ class Sla(Strict):
 #: ``serving.chunk_size_tokens``, the chunk of an engine a calibration measured and of an
 #: offline-throughput estimate. A serving-engine setting (vLLM's ``max_num_batched_tokens``,
 #: SGLang's ``--chunked-prefill-size``), not a physical constant: scenarios set their own.
-DEFAULT_CHUNK_SIZE_TOKENS = 8192
+DEFAULT_CHUNK_SIZE_TOKENS = defaults.CHUNK_SIZE_TOKENS
 #: [-] Decode pools are sized so that a request finds every slot taken with at most this
 #: probability (the level at which docs/simulate.md found the closed forms within 10%).
-DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP = 0.05
+DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP = defaults.DECODE_SLOT_WAIT_PROBABILITY_CAP
 #: Fraction of a chip's memory the engine may fill with weights and KV cache [-] where a
 #: scenario or a command names none: vLLM's default ``gpu_memory_utilization`` (0.9); the rest
 #: holds activations, the CUDA context and fragmentation.
-DEFAULT_MEMORY_UTILIZATION = 0.9
+DEFAULT_MEMORY_UTILIZATION = defaults.MEMORY_UTILIZATION
 #: Points each hit-rate bin and each length distribution are discretized into [-] where a
 #: scenario names none (``serving.hit_rate_points_per_bin``, ``serving.length_points``): a
 #: numerical setting (more points, finer classes, slower solves), not a measured figure.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pddplan import defaults
 from pddplan.deployment import Instance, Layout, model_numbers
 from pddplan.errors import OptionError, UsageError
 from pddplan.models.architecture import causal_context_sum_tokens
@@ -66,7 +67,7 @@ def step(
     batch: int,
     input_tokens: int,
     context_tokens: int,
-    memory_utilization: float = 0.9,
+    memory_utilization: float = defaults.MEMORY_UTILIZATION,
 ) -> StepTimes:
     """Prefill and decode step of ``batch`` sequences on one instance.
 

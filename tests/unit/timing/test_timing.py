@@ -286,18 +286,37 @@ def test_timeline_scalar_request() -> None:
 # ------------------------------------------------------------------------------- first token
 
 
-def test_kv_ready_s_every_route() -> None:
+def test_first_token_after_kv_every_route() -> None:
+    """One decode step after the KV lands on the side that decodes first (MD steps 0.05 s,
+    RLD 0.03 s)."""
     tl = _timeline()
-    # r0 relayed: min(RDMA 0.022, WAN 0.41); r1 P-MD: WAN 0.01;
-    # r2 relayed: min(0.006, 0.17); r3 anomalous: RDMA 0.010
-    np.testing.assert_allclose(timing.kv_ready_s(tl), [0.022, 0.01, 0.006, 0.010], rtol=REL)
-    # the WAN twice as slow: only r1's time moves (0.02)
-    np.testing.assert_allclose(timing.kv_ready_s(tl, 2.0), [0.022, 0.02, 0.006, 0.010], rtol=REL)
-    # relayed with a faster WAN: hit rate 1 relayed, MD's 0.01 s beats RLD's 0.022 s
+    # r0 relayed: min(RDMA 0.022 + 0.03, WAN 0.41 + 0.05) = 0.052; r1 P-MD: 0.01 + 0.05;
+    # r2 relayed: min(0.006 + 0.03, 0.17 + 0.05) = 0.036; r3 anomalous: 0.010 + 0.03
+    got = timing.first_token_after_kv_s(tl, tl.wan_s, 0.05, 0.03)
+    np.testing.assert_allclose(got, [0.052, 0.06, 0.036, 0.040], rtol=REL)
+    # the WAN twice as slow: only r1's time moves (0.02 + 0.05)
+    got = timing.first_token_after_kv_s(tl, 2.0 * tl.wan_s, 0.05, 0.03)
+    np.testing.assert_allclose(got, [0.052, 0.07, 0.036, 0.040], rtol=REL)
+    # relayed with a faster WAN: MD's 0.01 + 0.05 loses to RLD's 0.022 + 0.03 = 0.052
     every = _timeline(routing=Routing.all())
-    np.testing.assert_allclose(timing.kv_ready_s(every), [0.022, 0.01, 0.006, 0.010], rtol=REL)
-    # a WAN 30x faster than r0's 0.41 s (0.41 / 30 = 0.01367) wins over RDMA's 0.022 s too
-    assert timing.kv_ready_s(tl, 1 / 30)[0] == pytest.approx(0.41 / 30, rel=REL)
+    got = timing.first_token_after_kv_s(every, every.wan_s, 0.05, 0.03)
+    np.testing.assert_allclose(got, [0.052, 0.052, 0.036, 0.040], rtol=REL)
+    # a WAN 30x faster than r0's 0.41 s (0.41 / 30 = 0.01367, + 0.03 = 0.04367) beats RLD
+    got = timing.first_token_after_kv_s(tl, tl.wan_s / 30, 0.03, 0.03)
+    assert got[0] == pytest.approx(0.41 / 30 + 0.03, rel=REL)
+    # a trailing axis of jitter points broadcasts against the RDMA copy
+    grid = timing.first_token_after_kv_s(
+        tl, np.stack([tl.wan_s, 2.0 * tl.wan_s], axis=1), 0.05, 0.03
+    )
+    np.testing.assert_allclose(grid[:, 1], [0.052, 0.07, 0.036, 0.040], rtol=REL)
+
+
+def test_class_first_token_mean_s_is_the_points_mean() -> None:
+    """Without jitter, each class has one point: its mean is prefill plus the first token."""
+    tl = _timeline()
+    pre = np.array([1.0, 2.0, 3.0, 4.0])
+    got = timing.class_first_token_mean_s(PATHS, tl, pre, 0.05, 0.03)
+    np.testing.assert_allclose(got, pre + np.array([0.052, 0.06, 0.036, 0.040]), rtol=REL)
 
 
 def test_first_token_points_every_route_default_steps() -> None:
