@@ -187,3 +187,12 @@ def test_import_pddplan_stays_light() -> None:
     code = "import sys, pddplan; print('numpy' in sys.modules, 'pddplan.api' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_public_names_are_one_list() -> None:
+    """The package root's lazily loaded names are exactly what pddplan.api exports (the root
+    cannot import the API to read its list: that would load it on ``import pddplan``)."""
+    import pddplan.api as api_pkg
+
+    assert set(pddplan._API) == set(api_pkg.__all__) - {"solve_result"}
+    assert set(pddplan._API) <= set(pddplan.__all__)
