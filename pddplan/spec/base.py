@@ -1,0 +1,90 @@
+"""The bases of every spec and the number types they share.
+
+:class:`Strict` rejects unknown keys, infinities and NaNs and is frozen; :class:`Sourced` adds
+the ``source`` of a group of numbers and the keys of it that are ``estimated``. The annotated
+types bound every number to a physically sane range (docs/limits.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing_extensions import Self
+
+# Every number is finite (``allow_inf_nan=False`` on every model) and inside a physically sane
+# range, so that nothing accepted can hang the search or overflow: the bounds are generous (a
+# chip from 1 GFLOPS to 1 EFLOPS, a line from 1 Mbit/s to 1 Pbit/s) and documented in
+# docs/limits.md. Names say what each range is for.
+#: Any count or size that must be positive (tokens, chips, layers): at most 10^9.
+MAX_COUNT = 10**9
+#: Token lengths of a request: at most 10^8 tokens.
+MAX_TOKENS = 10**8
+#: Least utilization cap or efficiency factor: below 1% a plan is not a plan.
+MIN_EFFICIENCY = 0.01
+#: Largest money figure [USD] (prices per hour, per month, capex, budgets).
+MAX_USD = 1e9
+
+PositiveFloat = Annotated[float, Field(gt=0, le=1e12)]
+NonNegFloat = Annotated[float, Field(ge=0, le=1e12)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+OpenFraction = Annotated[float, Field(gt=0, le=1)]
+Efficiency = Annotated[float, Field(ge=MIN_EFFICIENCY, le=1)]
+PositiveInt = Annotated[int, Field(gt=0, le=MAX_COUNT)]
+NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Tokens = Annotated[int, Field(gt=0, le=MAX_TOKENS)]
+#: A model dimension (heads, head size, ranks, intermediate sizes, experts).
+Dim = Annotated[int, Field(ge=1, le=10**7)]
+Usd = Annotated[float, Field(ge=0, le=MAX_USD)]
+PositiveUsd = Annotated[float, Field(ge=1e-6, le=MAX_USD)]
+Tflops = Annotated[float, Field(ge=1e-3, le=1e6, description="1 GFLOPS to 1 EFLOPS")]
+Gb = Annotated[float, Field(ge=1e-3, le=1e6)]
+TbPerS = Annotated[float, Field(ge=1e-3, le=1e3)]
+GbPerS = Annotated[float, Field(ge=1e-3, le=1e7)]
+Gbit = Annotated[float, Field(ge=1e-3, le=1e6, description="1 Mbit/s to 1 Pbit/s")]
+Micros = Annotated[float, Field(ge=0, le=1e6)]
+Millis = Annotated[float, Field(ge=0, le=1e5)]
+Rate = Annotated[float, Field(ge=1e-6, le=1e6, description="requests per second")]
+Seconds = Annotated[float, Field(ge=1e-3, le=86_400.0)]
+Source = Annotated[str, Field(min_length=3, description="where the numbers come from")]
+Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=False, allow_inf_nan=False
+    )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, validated like a file (pydantic's own copy skips validation).
+
+        Raises :class:`~pddplan.errors.ProfileError` naming the key and the allowed range.
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        data = {k: getattr(self, k) for k in self.model_fields_set}
+        data.update(update)
+        try:
+            return self.model_validate(data)
+        except ValidationError as exc:
+            from pddplan.spec.validation import YamlDoc, validation_to_profile_error
+
+            raise validation_to_profile_error(
+                exc, type(self), YamlDoc(data, {}, f"{type(self).__name__} copy")
+            ) from None
+
+
+class Sourced(Strict):
+    source: Source
+    estimated: list[str] = Field(
+        default_factory=list, description="keys of this group that are estimates, not measured"
+    )
+
+    @model_validator(mode="after")
+    def _estimated_keys_exist(self) -> Sourced:
+        fields = set(type(self).model_fields) - {"source", "estimated"}
+        for key in self.estimated:
+            if key not in fields:
+                raise ValueError(f"estimated names unknown key {key!r}; allowed: {sorted(fields)}")
+        return self

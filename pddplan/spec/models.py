@@ -1,0 +1,134 @@
+"""The model profile: architecture (attention and FFN kinds), dtypes, parameter overrides and
+speculative decoding."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictBool, model_validator
+
+from pddplan.spec.base import Dim, Dtype, Fraction, Source, Sourced, Strict
+
+
+class GqaAttention(Strict):
+    type: Literal["gqa"]
+    heads: Dim
+    kv_heads: Dim
+    head_dim: Dim
+
+    @model_validator(mode="after")
+    def _kv_divides(self) -> GqaAttention:
+        if self.heads % self.kv_heads:
+            raise ValueError("heads must be a multiple of kv_heads")
+        return self
+
+
+class MlaAttention(Strict):
+    type: Literal["mla"]
+    heads: Dim
+    kv_lora_rank: Dim
+    qk_rope_head_dim: Dim
+    qk_nope_head_dim: Dim
+    v_head_dim: Dim
+    q_lora_rank: Dim | None = None
+
+
+class CompressedAttention(Strict):
+    """Compressed KV (DeepSeek-V4 class): per-token and per-sequence sizes given explicitly."""
+
+    type: Literal["compressed"]
+    heads: Dim
+    head_dim: Dim = Field(description="attention head dim used for attention FLOPs")
+    kv_bytes_per_token: Annotated[float, Field(gt=0, le=1e9)] = Field(
+        description="all layers, at the model's KV dtype"
+    )
+    kv_bytes_per_sequence: Annotated[float, Field(ge=0, le=1e12)] = Field(
+        description="per-sequence constant (sliding window, compressor state)"
+    )
+    source: Source
+
+
+Attention = Annotated[
+    GqaAttention | MlaAttention | CompressedAttention, Field(discriminator="type")
+]
+
+
+class DenseFfn(Strict):
+    type: Literal["dense"]
+    intermediate_size: Dim
+
+
+class MoeFfn(Strict):
+    type: Literal["moe"]
+    experts: Dim
+    top_k: Dim
+    shared_experts: Annotated[int, Field(ge=0, le=10**6)] = 0
+    expert_intermediate_size: Dim
+    dense_layers: Annotated[int, Field(ge=0, le=10**6)] = Field(
+        default=0, description="leading layers with a dense FFN"
+    )
+    dense_intermediate_size: Dim | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> MoeFfn:
+        if self.top_k > self.experts:
+            raise ValueError("top_k cannot exceed experts")
+        if self.dense_layers and self.dense_intermediate_size is None:
+            raise ValueError("dense_layers > 0 needs dense_intermediate_size")
+        return self
+
+
+Ffn = Annotated[DenseFfn | MoeFfn, Field(discriminator="type")]
+
+
+class Architecture(Strict):
+    layers: Annotated[int, Field(ge=1, le=10_000)]
+    hidden_size: Annotated[int, Field(ge=1, le=10**6)]
+    vocab_size: Annotated[int, Field(ge=1, le=10**8)]
+    tied_embeddings: StrictBool = False
+    attention: Attention
+    ffn: Ffn
+
+
+class ParamsOverride(Sourced):
+    """Parameter counts for models whose layer shapes are not all published."""
+
+    total_params: Annotated[float, Field(ge=1, le=1e15)]
+    active_params: Annotated[float, Field(ge=1, le=1e15)]
+
+    @model_validator(mode="after")
+    def _active_le_total(self) -> ParamsOverride:
+        if self.active_params > self.total_params:
+            raise ValueError("active_params cannot exceed total_params")
+        return self
+
+
+class ModelDtypes(Strict):
+    weights: Dtype
+    kv_cache: Dtype
+    attention: Dtype = Field(
+        default="bf16",
+        description="precision attention kernels compute in (FlashAttention / FlashMLA: BF16), "
+        "apart from the weights' precision",
+    )
+
+
+class Speculative(Sourced):
+    """Multi-token prediction or speculative decoding: extra tokens drafted per decode step."""
+
+    draft_tokens: Annotated[int, Field(ge=1, le=64)] = Field(
+        description="tokens drafted per step beyond the first"
+    )
+    acceptance_rate: Fraction = Field(description="probability each drafted token is accepted")
+
+
+class Model(Strict):
+    kind: Literal["model"] = "model"
+    name: str
+    display_name: str
+    source: Source
+    notes: str = ""
+    architecture: Architecture
+    dtypes: ModelDtypes
+    params_override: ParamsOverride | None = None
+    speculative: Speculative | None = None

@@ -1,0 +1,192 @@
+"""The scenario file: the profiles it names, roles, SLA, serving settings, limits, inventory,
+revenue and uncertainty, and the defaults of its serving settings."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Discriminator, Field, StrictBool, Tag, model_validator
+
+from pddplan import defaults
+from pddplan.spec.base import (
+    Efficiency,
+    Fraction,
+    NonNegFloat,
+    NonNegInt,
+    PositiveFloat,
+    PositiveUsd,
+    Rate,
+    Seconds,
+    Source,
+    Strict,
+    Tokens,
+)
+from pddplan.spec.uncertainty import Uncertainty
+from pddplan.spec.workloads import Workload
+
+#: Parallel layouts of an instance the solver searches (see deployment.layouts_for).
+LayoutKind = Literal["tp", "ep", "ep-tbo"]
+LAYOUT_KINDS: tuple[LayoutKind, ...] = ("tp", "ep", "ep-tbo")
+#: Searched unless a scenario lists others: tp, the layout the step model validates for.
+DEFAULT_LAYOUTS: tuple[LayoutKind, ...] = ("tp",)
+
+
+class RoleChoice(Strict):
+    chips: list[str] = Field(
+        min_length=1, max_length=1000, description="chip profile names, or ['*'] for all"
+    )
+    chips_per_instance: list[Annotated[int, Field(ge=1, le=4096)]] = Field(
+        default_factory=lambda: [8],
+        min_length=1,
+        max_length=64,
+        description="instance size options (chips per instance)",
+    )
+    layouts: list[LayoutKind] = Field(
+        default_factory=lambda: list(DEFAULT_LAYOUTS),
+        min_length=1,
+        description="parallel layouts the solver may use: tp (tensor parallel), ep (expert "
+        "parallel over all chips with data-parallel attention, MoE models), ep-tbo (ep with "
+        "two-batch overlap); default tp only, since the ep step model is still 37-108% "
+        "optimistic against published MoE throughputs (README, Validation)",
+    )
+
+
+class Roles(Strict):
+    P: RoleChoice
+    RLD: RoleChoice
+    MD: RoleChoice
+
+
+class Sla(Strict):
+    ttft_p50_s: Seconds
+    ttft_p90_s: Seconds
+    ttft_p99_s: Seconds
+    tpot_ms: Annotated[float, Field(ge=0.1, le=60_000)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Sla:
+        if not self.ttft_p50_s <= self.ttft_p90_s <= self.ttft_p99_s:
+            raise ValueError("TTFT targets must satisfy p50 <= p90 <= p99")
+        return self
+
+
+#: Chunked-prefill chunk [tokens] where a scenario or a command names none: the scenario's
+#: ``serving.chunk_size_tokens``, the chunk of an engine a calibration measured and of an
+#: offline-throughput estimate. A serving-engine setting (vLLM's ``max_num_batched_tokens``,
+#: SGLang's ``--chunked-prefill-size``), not a physical constant: scenarios set their own.
+DEFAULT_CHUNK_SIZE_TOKENS = defaults.CHUNK_SIZE_TOKENS
+#: [-] Decode pools are sized so that a request finds every slot taken with at most this
+#: probability (the level at which docs/simulate.md found the closed forms within 10%).
+DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP = defaults.DECODE_SLOT_WAIT_PROBABILITY_CAP
+#: Fraction of a chip's memory the engine may fill with weights and KV cache [-] where a
+#: scenario or a command names none: vLLM's default ``gpu_memory_utilization`` (0.9); the rest
+#: holds activations, the CUDA context and fragmentation.
+DEFAULT_MEMORY_UTILIZATION = defaults.MEMORY_UTILIZATION
+#: Points each hit-rate bin and each length distribution are discretized into [-] where a
+#: scenario names none (``serving.hit_rate_points_per_bin``, ``serving.length_points``): a
+#: numerical setting (more points, finer classes, slower solves), not a measured figure.
+DEFAULT_HIT_RATE_POINTS_PER_BIN = 3
+DEFAULT_LENGTH_POINTS = 3
+
+
+class Serving(Strict):
+    chunk_size_tokens: Annotated[int, Field(ge=16, le=10**7)] = DEFAULT_CHUNK_SIZE_TOKENS
+    prefill_utilization_cap: Efficiency = 0.85
+    decode_memory_utilization: Efficiency = DEFAULT_MEMORY_UTILIZATION
+    link_utilization_cap: Efficiency = 0.8
+    decode_slot_wait_probability_cap: Annotated[float, Field(gt=0, le=1)] = Field(
+        default=DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP,
+        description="MD and RLD are sized so that a request finds every decode slot taken "
+        "(Erlang C over the pool's slots) with at most this probability; 1 sizes them for "
+        "capacity only (docs/solve.md)",
+    )
+    handover: Literal["auto", "one-shot", "catch-up"] = "auto"
+    catch_up_threshold_tokens: Tokens = 64
+    anomalous_filter: StrictBool = True
+    routing: Literal["optimize", "all-relay", "no-relay"] = "optimize"
+    hit_rate_points_per_bin: Annotated[int, Field(ge=1, le=50)] = DEFAULT_HIT_RATE_POINTS_PER_BIN
+    length_points: Annotated[int, Field(ge=1, le=50)] = DEFAULT_LENGTH_POINTS
+
+
+class Baseline(Strict):
+    chip: str
+    chips_per_instance: Annotated[int, Field(ge=1, le=4096)] = 8
+    layouts: list[LayoutKind] = Field(
+        default_factory=lambda: list(DEFAULT_LAYOUTS),
+        min_length=1,
+        description="parallel layouts the baseline may use (as roles.*.layouts)",
+    )
+
+
+class Revenue(Strict):
+    """API prices: the revenue side of the bathtub."""
+
+    uncached_input_usd_per_mtok: Annotated[float, Field(ge=0, le=1e6)]
+    cached_input_price_fraction: Fraction = Field(
+        description="cached-token price as a fraction of the uncached price (10-25% today)"
+    )
+    output_usd_per_mtok: Annotated[float, Field(ge=0, le=1e6)]
+    source: Source
+
+
+class Limits(Strict):
+    max_chips: dict[str, Annotated[int, Field(ge=1, le=10**7)]] = Field(default_factory=dict)
+    budget_usd_per_hour: PositiveUsd | None = None
+    max_rate_rps: Rate | None = None
+
+
+class Inventory(Strict):
+    """Chips already owned, and how they and any further chips are priced."""
+
+    owned: dict[str, NonNegInt] = Field(
+        default_factory=dict, description="chip profile name -> chips owned; used first"
+    )
+    owned_cost: Literal["amortized", "sunk"] = Field(
+        default="amortized",
+        description="amortized: an owned chip costs its price.capex_usd spread over "
+        "amortization_years (plus opex); sunk: only the opex",
+    )
+    amortization_years: PositiveFloat = Field(
+        default=4.0, description="years over which a purchased chip's capex is spread"
+    )
+    opex_usd_per_chip_hour: NonNegFloat = Field(
+        default=0.0, description="power, cooling and hosting of an owned or bought chip [USD/h]"
+    )
+    additional: Literal["rent", "buy"] = Field(
+        default="rent",
+        description="chips beyond the owned ones: rented (rental_usd_per_hour) or bought "
+        "(amortized capex_usd plus opex; reported as new purchases)",
+    )
+
+
+class Scenario(Strict):
+    kind: Literal["scenario"] = "scenario"
+    name: str
+    description: str = ""
+    model: str
+    workload: Annotated[
+        Annotated[str, Tag("Name")] | Annotated[Workload, Tag("Workload")],
+        Discriminator(
+            lambda v: "Workload" if isinstance(v, dict | Workload) else "Name",
+        ),
+    ] = Field(description="a workload profile's name, or a workload given inline")
+    link: str = Field(description="WAN link profile between datacenter A and B")
+    rdma: str = Field(description="intra-datacenter RDMA link profile")
+    roles: Roles
+    baseline: Baseline | None = None
+    sla: Sla
+    serving: Serving = Field(default_factory=Serving)
+    rate_rps: Rate | None = Field(default=None, description="target request rate")
+    limits: Limits = Field(default_factory=Limits)
+    inventory: Inventory = Field(default_factory=Inventory)
+    revenue: Revenue | None = None
+    overrides: dict[str, dict[str, dict[str, object]]] = Field(
+        default_factory=dict,
+        description="kind -> profile name -> fields to replace (deep-merged before validation)",
+    )
+    uncertainty: Uncertainty | None = Field(
+        default=None, description="input distributions for `pddplan robust` (docs/robust.md)"
+    )
+
+
+Scenario.model_rebuild()
