@@ -40,7 +40,7 @@ from heapq import heappop
 import numpy as np
 
 from pddplan import timing
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError, UsageError
 from pddplan.models import pipeline
 from pddplan.sim import events as ev
 from pddplan.sim import policies
@@ -73,7 +73,7 @@ def make_requests(
 ) -> Requests:
     """Draw the run's requests (see :mod:`pddplan.sim.requests`)."""
     if cfg.requests < 1:
-        raise UsageError("--requests must be at least 1")
+        raise OptionError("requests", f"must be at least 1, not {cfg.requests}")
     rate = cfg.rate_rps if cfg.rate_rps is not None else plan.rate_rps
     rng = np.random.default_rng(cfg.seed)
     cv = problem.wan.jitter_cv if problem.topology.cross_dc else 0.0
@@ -81,10 +81,10 @@ def make_requests(
         return from_classes(problem.classes, cfg.requests, rate, cv, rng)
     if cfg.sample == "workload":
         if workload is None:
-            raise UsageError("--sample workload needs the scenario's workload")
+            raise OptionError("sample", "workload needs the scenario's workload")
         filt = bool(problem.topology.anomalous_filter)
         return from_workload(workload, cfg.requests, rate, cv, rng, filt)
-    raise UsageError(f"--sample must be classes or workload, not {cfg.sample!r}")
+    raise OptionError("sample", f"must be classes or workload, not {cfg.sample!r}")
 
 
 def simulate(
@@ -109,7 +109,7 @@ def simulate(
     policies.check_policy(cfg.policy)
     mode = policies.resolve_handover(cfg.handover, plan.handover)
     if not 0.0 <= cfg.warmup_fraction < 1.0:
-        raise UsageError("--warmup must be in [0, 1)")
+        raise OptionError("warmup_fraction", f"must be in [0, 1), not {cfg.warmup_fraction}")
     req = requests if requests is not None else make_requests(problem, plan, cfg, workload)
     n = len(req)
     if n < 1:
