@@ -54,6 +54,14 @@ class Config:
     def ident(self) -> tuple[Any, ...]:
         return (self.p, self.rld, self.md, self.routing, self.mode)
 
+    def chips(self, counts: tuple[int, int, int]) -> dict[str, int]:
+        """Chips per kind of this configuration's fleet with ``counts`` (P, RLD, MD)."""
+        out: dict[str, int] = {}
+        for key, n in zip((self.p, self.rld, self.md), counts, strict=True):
+            if key is not None and n > 0:
+                out[key[0]] = out.get(key[0], 0) + n * key[1]
+        return out
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -96,10 +104,7 @@ class SamplePrices:
     def fleet_cost_usd_per_hour(self, cfg: Config, counts: tuple[int, int, int]) -> float:
         """Cost of ``cfg``'s fleet with ``counts`` (the solver's price of chips, plus the
         line) [USD/h]."""
-        chips: dict[str, int] = {}
-        for key, n in zip((cfg.p, cfg.rld, cfg.md), counts, strict=True):
-            if key is not None and n > 0:
-                chips[key[0]] = chips.get(key[0], 0) + n * key[1]
+        chips = cfg.chips(counts)
         cost = chips_cost_usd_per_hour(chips, self.rental_usd_per_chip_hour, self.pricing)
         return cost + self.line_usd_per_hour
 

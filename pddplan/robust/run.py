@@ -53,7 +53,7 @@ from pddplan.robust.search import (
 )
 from pddplan.solver import Outcome, Plan, PrefillSizing, Solver, solve_scenario
 from pddplan.solver.modes import with_goodput
-from pddplan.solver.plan import build_plan
+from pddplan.solver.plan import build_plan, within_limits
 
 SECONDS_PER_HOUR = 3600.0
 #: Chunks per worker: enough to balance uneven samples, few enough to keep overheads small.
@@ -302,13 +302,7 @@ def _cost_of(cfg: Config, prices: SamplePrices) -> Callable[[tuple[int, int, int
 def _inventory(limits: Mapping[str, int]) -> Any:
     def for_cfg(cfg: Config) -> Any:
         def fits(counts: tuple[int, int, int]) -> bool:
-            if not limits:
-                return True
-            used: dict[str, int] = {}
-            for key, n in zip((cfg.p, cfg.rld, cfg.md), counts, strict=True):
-                if key is not None and n > 0:
-                    used[key[0]] = used.get(key[0], 0) + n * key[1]
-            return all(used.get(c, 0) <= lim for c, lim in limits.items())
+            return within_limits(cfg.chips(counts), limits)
 
         return fits
 

@@ -131,6 +131,11 @@ def roles_chips(roles: Mapping[str, tuple[Instance, int] | None]) -> dict[str, i
     return out
 
 
+def within_limits(chips: Mapping[str, int], limits: Mapping[str, int]) -> bool:
+    """Whether a fleet's chips per kind are within inventory limits (chip -> at most)."""
+    return all(chips.get(c, 0) <= lim for c, lim in limits.items())
+
+
 def build_plan(
     pb: Any,
     *,

@@ -20,6 +20,7 @@ from pddplan.deployment import (
     request_classes,
 )
 from pddplan.errors import InfeasibleError, UsageError
+from pddplan.solver.plan import within_limits
 from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
 from pddplan.spec.scenario import ResolvedScenario, role_chip_names
 from pddplan.timing import Routing
@@ -161,7 +162,7 @@ class Problem:
 
     def fits_inventory(self, chips: dict[str, int]) -> bool:
         """Whether a fleet's chips per kind are within ``max_chips``."""
-        return all(chips.get(c, 0) <= lim for c, lim in self.max_chips.items())
+        return within_limits(chips, self.max_chips)
 
     def unit_usd_per_hour(self, inst: Instance) -> float:
         """Price of one instance beyond the owned chips [USD/h]."""
