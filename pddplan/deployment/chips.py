@@ -215,6 +215,7 @@ class Instance:
             layer_latency_s=d.layer_latency_us * 1e-6,
             step_overhead_s=units.ms_to_s(d.step_overhead_ms),
             overlap=lay.overlap,
+            scaleup_step_latency_s=d.scaleup_step_latency_us * 1e-6,
         )
 
     @cached_property

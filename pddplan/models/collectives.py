@@ -23,6 +23,10 @@ References
    EP32-256. The low-latency kernels are "pure RDMA": no NVLink forwarding, every (token, expert)
    copy is its own message; at 128 tokens per rank on H800 (7168 hidden, top-8) dispatch takes
    155 / 173 / 192 / 194 us and combine 273 / 314 / 369 / 360 us at EP32 / 64 / 128 / 256.
+.. [5] NVIDIA NCCL, src/graph/tuning.cc (commit 5067397, 2026-06-11): the tuner's cost model,
+   ``time = latency + size / busBw`` per (algorithm, protocol), the least taken; a ring's
+   latency is a base plus ``2 (n - 1)`` per-step hardware latencies (NVLink: LL 6.6 + 0.6 us
+   per step, Simple 8.4 + 3.4 us per step), and Ring/LL runs at half the bus bandwidth.
 """
 
 from __future__ import annotations
@@ -30,24 +34,43 @@ from __future__ import annotations
 import numpy as np
 
 
-def allreduce_time_s(message_bytes, ranks, link_bytes_per_s, latency_s):
-    """Ring all-reduce of one message over ``ranks`` ranks [s].
+#: Bus bandwidth of NCCL's low-latency (LL) protocol as a fraction of the bulk (Simple) one [-].
+#: LL sends 8-byte lines of 4 data and 4 flag bytes, so half the wire carries data; NCCL's own
+#: cost model takes a ring LL bus bandwidth of ``0.5`` times the link's (NVIDIA/nccl
+#: src/graph/tuning.cc, ``busBw * .5`` for Ring/LL, commit 5067397 of 2026-06-11) [5]_.
+LOW_LATENCY_BANDWIDTH_FRACTION = 0.5
+
+
+def allreduce_time_s(message_bytes, ranks, link_bytes_per_s, latency_s, step_latency_s=0.0):
+    """Ring all-reduce of one message over ``ranks`` ranks [s]: the faster of NCCL's two regimes.
 
     Parameters
     ----------
     message_bytes : [bytes] size of the reduced tensor on each rank.
     ranks : [-] ranks taking part; zero time for one rank.
-    link_bytes_per_s : [bytes/s] achieved one-direction bandwidth of a rank's link (bus bandwidth).
-    latency_s : [s] fixed cost of one call (alpha).
+    link_bytes_per_s : [bytes/s] achieved bus bandwidth of the bulk protocol (nccl-tests
+        ``busbw`` at large messages).
+    latency_s : [s] fixed cost of one call (alpha): the small-message latency.
+    step_latency_s : [s] latency of one of the ring's ``2 (n - 1)`` steps in the bulk protocol
+        (each step waits for the previous rank's chunk); 0 leaves the single-alpha model.
 
     Notes
     -----
-    ``t = alpha + 2 (n - 1) / n * m / beta`` for ``n > 1``, else 0 [2]_ [3]_.
+    A ring all-reduce moves ``S = 2 (n - 1) / n m`` over each rank's link [2]_ [3]_. NCCL picks,
+    per message, the protocol of least time [5]_: the low-latency one (LL: flag-synchronized
+    lines, no per-step handshake, half the bandwidth) for small messages and the bulk one
+    (Simple: full bandwidth, a handshake per ring step) for large:
+
+    ``t = min(alpha + S / (f_LL beta), alpha + 2 (n - 1) alpha_step + S / beta)`` for ``n > 1``,
+    else 0, with ``f_LL`` :data:`LOW_LATENCY_BANDWIDTH_FRACTION`. With ``alpha_step = 0`` the
+    second term always wins and this is the plain ``alpha + S / beta``.
     """
     n = np.asarray(ranks, dtype=float)
     m = np.asarray(message_bytes, dtype=float)
-    t = latency_s + 2.0 * (n - 1.0) / np.maximum(n, 1.0) * m / link_bytes_per_s
-    return np.where(n > 1.0, t, 0.0)
+    bus_bytes = 2.0 * (n - 1.0) / np.maximum(n, 1.0) * m
+    low_latency = latency_s + bus_bytes / (LOW_LATENCY_BANDWIDTH_FRACTION * link_bytes_per_s)
+    bulk = latency_s + 2.0 * (n - 1.0) * step_latency_s + bus_bytes / link_bytes_per_s
+    return np.where(n > 1.0, np.minimum(low_latency, bulk), 0.0)
 
 
 def allgather_time_s(message_bytes, ranks, link_bytes_per_s, latency_s):

@@ -344,6 +344,8 @@ class LayoutNumbers:
         hidden element (FP8 with block scales for dispatch, BF16 for combine).
     scaleup_bytes_per_s, scaleout_bytes_per_s : [bytes/s] achieved one-direction bandwidths.
     scaleup_latency_s, scaleout_latency_s : [s] alpha of one collective on each fabric.
+    scaleup_step_latency_s : [s] latency of one ring step of a bulk-protocol scale-up
+        all-reduce (:func:`~pddplan.models.collectives.allreduce_time_s`).
     expert_skew : [-] see :func:`expert_imbalance`.
     layer_latency_s : [s] kernel-latency floor of one layer; ``step_overhead_s`` [s] per step
         (sampling, scheduling).
@@ -377,6 +379,7 @@ class LayoutNumbers:
     step_overhead_s: float
     overlap: bool = False
     overlap_gain: float = TWO_BATCH_OVERLAP_GAIN
+    scaleup_step_latency_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -499,7 +502,9 @@ def tensor_parallel_allreduce_s(tokens, shape: ModelShape, lay: LayoutNumbers):
     Two ring all-reduces per layer (after attention and after the FFN, Megatron-style), one per
     layer when the experts are expert-parallel (the FFN's reduction is the combine all-to-all);
     a ring that spans nodes runs at its NIC hops and pays the scale-out alpha
-    (:func:`~pddplan.models.collectives.ring_link_bytes_per_s`).
+    (:func:`~pddplan.models.collectives.ring_link_bytes_per_s`); inside a node each of the bulk
+    protocol's ``2 (t - 1)`` ring steps pays the scale-up step latency (none is modelled for a
+    ring that spans nodes).
     """
     n_d = tokens_per_attention_group(tokens, lay)
     ring_bw = ring_link_bytes_per_s(
@@ -507,9 +512,10 @@ def tensor_parallel_allreduce_s(tokens, shape: ModelShape, lay: LayoutNumbers):
     )
     spans = lay.attention_tp > lay.ranks_per_node
     latency_s = lay.scaleout_latency_s if spans else lay.scaleup_latency_s
+    step_s = 0.0 if spans else lay.scaleup_step_latency_s
     allreduces = shape.layers if lay.expert_parallel > 1 else ALLREDUCES_PER_LAYER * shape.layers
     message_bytes = n_d * shape.hidden_size * lay.activation_bytes
-    return allreduces * allreduce_time(message_bytes, lay.attention_tp, ring_bw, latency_s)
+    return allreduces * allreduce_time(message_bytes, lay.attention_tp, ring_bw, latency_s, step_s)
 
 
 def expert_alltoall_s(

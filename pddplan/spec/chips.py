@@ -91,6 +91,11 @@ class ChipDerates(Sourced):
     scaleup_latency_us: Micros = Field(
         default=0.0, description="fixed cost (alpha) of one scale-up collective, in microseconds"
     )
+    scaleup_step_latency_us: Micros = Field(
+        default=0.0,
+        description="latency of one ring step of a bulk-protocol scale-up all-reduce, in "
+        "microseconds (2 (n - 1) steps over n ranks); 0: a single alpha",
+    )
     scaleout_efficiency: Efficiency = Field(
         default=1.0, description="achieved fraction of the scale-out NIC bandwidth"
     )

@@ -95,3 +95,31 @@ def test_alltoall_load_factor_scales_the_bytes_not_the_latency(fn) -> None:
     hot = float(fn(512, 7168.0, 8, 64, 8, 1.5e11, 4e10, 20e-6, 1.3))
     assert hot - 20e-6 == pytest.approx(1.3 * (base - 20e-6))
     assert float(fn(512, 7168.0, 8, 64, 8, 1.5e11, 4e10, 20e-6, 1.0)) == pytest.approx(base)
+
+
+# ------------------------------------------------------------- all-reduce protocols and steps
+
+
+def test_allreduce_bulk_protocol_pays_a_latency_per_ring_step() -> None:
+    # 8 ranks, 64 MiB: the bulk term alpha + 2*7*alpha_step + 1.75 m / beta beats LL
+    m = 64.0 * 2**20
+    t = col.allreduce_time_s(m, 8, 400e9, 10e-6, 3e-6)
+    assert float(t) == pytest.approx(10e-6 + 14 * 3e-6 + 1.75 * m / 400e9)
+    # 4 ranks pay 6 steps, not 14
+    t4 = col.allreduce_time_s(m, 4, 400e9, 10e-6, 3e-6)
+    assert float(t4) == pytest.approx(10e-6 + 6 * 3e-6 + 1.5 * m / 400e9)
+
+
+def test_allreduce_small_messages_take_the_low_latency_protocol() -> None:
+    # 16 KiB over 8 ranks: LL at half the bandwidth, no per-step latency
+    m = 16384.0
+    t = col.allreduce_time_s(m, 8, 400e9, 10e-6, 3e-6)
+    f = col.LOW_LATENCY_BANDWIDTH_FRACTION
+    assert float(t) == pytest.approx(10e-6 + 1.75 * m / (f * 400e9))
+    assert float(t) < 10e-6 + 14 * 3e-6
+
+
+def test_allreduce_without_step_latency_is_the_single_alpha_model() -> None:
+    m = np.array([1e3, 1e6, 1e9])
+    t = col.allreduce_time_s(m, 8, 400e9, 10e-6)
+    np.testing.assert_allclose(t, 10e-6 + 1.75 * m / 400e9)
