@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 #: Bus bandwidth of NCCL's low-latency (LL) protocol as a fraction of the bulk (Simple) one [-].
 #: LL sends 8-byte lines of 4 data and 4 flag bytes, so half the wire carries data; NCCL's own
 #: cost model takes a ring LL bus bandwidth of ``0.5`` times the link's (NVIDIA/nccl
