@@ -169,8 +169,9 @@ def calibrate_link(
         ) from None
     if result.not_identified:
         warnings.append(
-            "not identified by these rows (kept at the profile's values): "
-            + ", ".join(result.not_identified)
+            ", ".join(result.not_identified)
+            + " not identified by these rows (kept at the profile's values; the parameters "
+            "table says why)"
         )
     profile_file = None
     if write_path is not None:

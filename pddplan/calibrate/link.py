@@ -175,7 +175,7 @@ def _parse_row(cell: Mapping[str, str], at: Where, skipped: list[str]) -> _Row |
     if stat == "max":
         if not cell.get("samples", ""):
             skipped.append(
-                f"{at.file}:{at.line}: a max row without 'samples' is left out (the maximum of "
+                f"a max row without 'samples' is left out ({at.file}:{at.line}; the maximum of "
                 "an unknown number of transfers has no percentile)"
             )
             return None
