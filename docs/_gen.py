@@ -311,3 +311,24 @@ def breakeven(command: str, reference_chip: str) -> str:
 def code_text(text: str, fence: str = "") -> None:
     """Emit ``text`` as a fenced code block."""
     _out(f"```{fence}\n{text.rstrip()}\n```")
+
+
+def stream_ceilings(link: str) -> dict[str, float]:
+    """A link profile's TCP ceilings from the model (pddplan.models.network): one stream's window
+    and loss ceilings [bytes/s], the transfer's cap [bytes/s], the loss rate above which the loss
+    ceiling binds instead of the window [-], and the profile's RTT [ms] and streams."""
+    from pddplan.deployment import LinkNumbers
+    from pddplan.io.loader import Registry
+    from pddplan.models import network
+
+    ln = LinkNumbers.of(Registry.default().load("link", link))
+    window = float(network.window_bytes_per_s(ln.max_window_bytes, ln.rtt_s))
+    loss = float(network.mathis_bytes_per_s(ln.mss_bytes, ln.rtt_s, ln.loss_rate))
+    return {
+        "window_bytes_per_s": window,
+        "loss_bytes_per_s": loss,
+        "cap_bytes_per_s": ln.rate_cap_bytes_per_s,
+        "loss_binds_above": (ln.mss_bytes * network.MATHIS_CONSTANT / ln.max_window_bytes) ** 2,
+        "rtt_ms": ln.rtt_s * 1e3,
+        "streams": float(ln.streams_per_transfer),
+    }

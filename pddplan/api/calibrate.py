@@ -132,6 +132,7 @@ def calibrate_link(
     link: str,
     write: PathLike | None = None,
     fix: Sequence[str] = (),
+    fit: Sequence[str] | None = None,
     profiles: Profiles = None,
 ) -> LinkCalibrateResult:
     """Fit a link's transfer parameters to measured transfer latencies (docs/links.md).
@@ -143,6 +144,9 @@ def calibrate_link(
     link : the link profile whose parameters are fitted.
     write : write the calibrated link profile (``.yaml``; its name is the file's stem).
     fix : parameters held at the profile's values.
+    fit : when given, the only parameters fitted (the others are held); each must be
+        identified by the rows, or a :class:`ProfileError` says why it is not (e.g. the
+        window from rows of one payload size).
     """
     import numpy as np
 
@@ -150,29 +154,31 @@ def calibrate_link(
     from pddplan.results.calibrate import LinkCalibrateResult, link_calibrate_report
 
     fix = [fix] if isinstance(fix, str) else list(fix)
+    only = None if fit is None else [fit] if isinstance(fit, str) else list(fit)
     write_path = _yaml_path(write)
     spec = registry(profiles).load("link", link)
     path = Path(measurements)
     data = read_link_measurements(path)
     warnings = list(data.skipped)
     try:
-        fit = fit_link(spec, data, fix)
+        result = fit_link(spec, data, fix, only)
     except (np.linalg.LinAlgError, ValueError) as exc:
         raise ProfileError(
             f"the measurements cannot be fitted ({exc}); check the rows' values",
             file=str(path),
         ) from None
-    if fit.not_identified:
+    if result.not_identified:
         warnings.append(
-            "not identified by these rows (kept at the profile's values): "
-            + ", ".join(fit.not_identified)
+            ", ".join(result.not_identified)
+            + " not identified by these rows (kept at the profile's values; the parameters "
+            "table says why)"
         )
     profile_file = None
     if write_path is not None:
-        prof = calibrated_link(fit, write_path.stem, str(path))
+        prof = calibrated_link(result, write_path.stem, str(path))
         profile_file = _write(write_path, prof.model_dump(mode="json"), "link")
-    built = link_calibrate_report(data, fit, link, str(path), profile_file, warnings)
-    return LinkCalibrateResult(fit, profile_file, built)
+    built = link_calibrate_report(data, result, link, str(path), profile_file, warnings)
+    return LinkCalibrateResult(result, profile_file, built)
 
 
 def _yaml_path(write: PathLike | None) -> Path | None:

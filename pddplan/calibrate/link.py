@@ -86,6 +86,10 @@ SENSITIVITY_MIN = 1e-3
 STEP = 1e-4
 #: Starting points of the fit: the profile's values times each factor (the lowest cost wins).
 START_FACTORS = (1.0, 0.5, 2.0, 0.25, 4.0)
+#: Parameters that set the per-transfer ceiling ``streams x window / RTT`` (window) or the loss
+#: ceiling: rows of one payload size cannot tell them from the round trips and the latency
+#: (every term scales one time), so they need transfers of several sizes.
+CEILING_PARAMETERS = ("max_window_bytes", "loss_rate")
 
 
 #: The fittable keys of :class:`pddplan.spec.Link`, with the ranges the profile schema allows.
@@ -171,7 +175,7 @@ def _parse_row(cell: Mapping[str, str], at: Where, skipped: list[str]) -> _Row |
     if stat == "max":
         if not cell.get("samples", ""):
             skipped.append(
-                f"{at.file}:{at.line}: a max row without 'samples' is left out (the maximum of "
+                f"a max row without 'samples' is left out ({at.file}:{at.line}; the maximum of "
                 "an unknown number of transfers has no percentile)"
             )
             return None
@@ -297,13 +301,44 @@ class LinkFit(Fit):
     def not_identified(self) -> list[str]:
         return [p.name for p in self.parameters if p.status.startswith("not identified")]
 
+    @property
+    def transfer_window_bytes(self) -> float:
+        """[bytes] the fitted link's window of one transfer: ``streams x max_window_bytes``
+        (the streams are held: only this product sets the per-transfer ceiling)."""
+        return float(self.link.streams_per_transfer * self.link.max_window_bytes)
+
+    @property
+    def rate_cap_bytes_per_s(self) -> float:
+        """[bytes/s] the fitted link's per-transfer ceiling ``min(streams x r_stream, C)``."""
+        return LinkNumbers.of(self.link).rate_cap_bytes_per_s
+
+
+def one_size_reason(data: LinkMeasurements) -> str | None:
+    """Why the ceiling parameters are not identified when every row has one payload size
+    (None when the rows have several sizes)."""
+    sizes = np.unique(data.payload_bytes)
+    if len(sizes) > 1:
+        return None
+    return (
+        f"not identified: every row has one payload size ({sizes[0]:,.0f} B), which cannot "
+        "tell the per-transfer ceiling (streams x window / RTT) from the round trips and the "
+        "latency; measure transfers of several sizes (10 KB to a few GB)"
+    )
+
 
 def _candidates(
-    link: Link, data: LinkMeasurements, fixed: set[str]
+    link: Link, data: LinkMeasurements, fixed: set[str], only: set[str] | None = None
 ) -> tuple[list[str], dict[str, str]]:
-    """The parameters the fit may move, and why the others cannot be identified by design."""
+    """The parameters the fit may move, and why the others cannot be identified by design
+    (``only``: the parameters asked for; the others are held)."""
     reasons: dict[str, str] = {}
-    cands = [n for n in LINK_PARAMETER_NAMES if n not in fixed]
+    cands = [n for n in LINK_PARAMETER_NAMES if n not in fixed and (only is None or n in only)]
+    one_size = one_size_reason(data)
+    if one_size is not None and link.type == "wan":
+        for n in CEILING_PARAMETERS:
+            if n in cands:
+                cands.remove(n)
+                reasons[n] = one_size
     if link.type == "rdma":
         for n in ("max_window_bytes", "loss_rate"):
             if n in cands:
@@ -342,7 +377,25 @@ def _starts(params: list[Parameter], point: Values) -> list[np.ndarray]:
     return out
 
 
-def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> LinkFit:
+def _names(keys: Iterable[str], option: str) -> set[str]:
+    """``keys`` checked to be link parameters (an :class:`OptionError` naming ``option``)."""
+    keys = set(keys)
+    bad = keys - set(LINK_PARAMETER_NAMES)
+    if bad:
+        raise OptionError(
+            option,
+            f": {sorted(bad)[0]!r} is not a link parameter "
+            f"(allowed: {', '.join(LINK_PARAMETER_NAMES)})",
+        )
+    return keys
+
+
+def fit_link(
+    link: Link,
+    data: LinkMeasurements,
+    fixed: Iterable[str] = (),
+    fit: Iterable[str] | None = None,
+) -> LinkFit:
     """Fit the identified link parameters to the rows (see the module docstring).
 
     Parameters
@@ -350,6 +403,10 @@ def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> L
     link : the link profile to start from; unfitted keys keep its values.
     data : the measurements.
     fixed : keys held at the profile's values.
+    fit : when given, only these keys are fitted (the others are held), and each must be
+        identified by the rows: one that is not raises a :class:`ProfileError` naming the
+        measurements file, the key and why (e.g. ``max_window_bytes`` from rows of one
+        payload size).
 
     Notes
     -----
@@ -357,15 +414,14 @@ def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> L
     depend on it at first order). Residuals ``ln t_pred - ln t_meas``; trust-region reflective
     least squares within :data:`LINK_PARAMETERS`' bounds.
     """
-    fixed = set(fixed)
-    bad = fixed - set(LINK_PARAMETER_NAMES)
-    if bad:
+    fixed = _names(fixed, "fix")
+    only = None if fit is None else _names(fit, "fit")
+    if only is not None and only & fixed:
         raise OptionError(
-            "fix",
-            f": {sorted(bad)[0]!r} is not a link parameter "
-            f"(allowed: {', '.join(LINK_PARAMETER_NAMES)})",
+            "fit", f": {sorted(only & fixed)[0]!r} is both fitted and held fixed (fix)"
         )
-    cands, reasons = _candidates(link, data, fixed)
+    cands, reasons = _candidates(link, data, fixed, only)
+    held = fixed if only is None else fixed | (set(LINK_PARAMETER_NAMES) - only)
 
     def predict(values: Values) -> np.ndarray:
         return predict_s(with_values(link, values), data)
@@ -376,6 +432,12 @@ def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> L
     ident = pivoted_qr_selection(s, cands, sensitivity_min=SENSITIVITY_MIN, tolerance=IDENTIFY_TOL)
     reasons.update(ident.reasons)
     chosen = list(ident.identified)
+    for n in sorted(only or (), key=LINK_PARAMETER_NAMES.index):
+        if n not in chosen:
+            why = reasons.get(n, "not identified").removeprefix("not identified: ")
+            raise ProfileError(
+                f"cannot be identified from these rows: {why}", file=data.file, key=n
+            )
     sol = unfitted(point)
     if chosen:
         ps = [_BY_NAME[n] for n in chosen]
@@ -389,7 +451,7 @@ def fit_link(link: Link, data: LinkMeasurements, fixed: Iterable[str] = ()) -> L
                 unit=_BY_NAME[n].unit,
                 default=point[n],
                 fitted=sol.values[n],
-                status=status_of(n, fixed, chosen, reasons),
+                status=status_of(n, held, chosen, reasons),
                 sensitivity=ident.sensitivity.get(n, 0.0),
                 stderr=stderr.get(n),
             )

@@ -53,6 +53,14 @@ def calibrate_cmd(
         list[str] | None,
         typer.Option("--fix", help="Hold a derate at the chip's value (repeatable)."),
     ] = None,
+    fit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fit",
+            help="Link mode: fit only this parameter (repeatable; the others are held); exit 1 "
+            "when the rows cannot identify it (e.g. max_window_bytes from one payload size).",
+        ),
+    ] = None,
     *,
     out: common.Output,
 ) -> None:
@@ -63,8 +71,8 @@ def calibrate_cmd(
     complete chip profile with the fitted derates for solve (--profiles DIR, DIR/chips/FILE).
 
     Link mode (--link): fits RTT, per-transfer latency, window, loss rate, efficiency and
-    jitter (those the rows identify) of the link's transfer model; --write saves a link
-    profile (DIR/links/FILE).
+    jitter (those the rows identify) of the link's transfer model; --fit KEY fits only KEY
+    and fails when the rows cannot identify it; --write saves a link profile (DIR/links/FILE).
 
     Example: pddplan calibrate pdd-brief-handover.csv --link wan-100g-cross-city
 
@@ -81,6 +89,8 @@ def calibrate_cmd(
         raise UsageError(
             "calibrate needs --chip and --model (chip derates) or --link (link parameters)"
         )
+    if fit and link is None:
+        raise UsageError("--fit names link parameters; it needs --link")
     with common.spinner("fitting"):
         if link is not None:
             res: Any = api.calibrate_link(
@@ -88,6 +98,7 @@ def calibrate_cmd(
                 link=link,
                 write=write,
                 fix=fix or (),
+                fit=fit or None,
                 profiles=common.State.profile_dirs,
             )
         else:

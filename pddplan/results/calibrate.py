@@ -195,12 +195,18 @@ def link_calibrate_report(
         "parameters": params,
         "rows": rows,
         "fit": {"success": fit.success, "message": fit.message},
+        "transfer_window_bytes": fit.transfer_window_bytes,
+        "rate_cap_bytes_per_s": fit.rate_cap_bytes_per_s,
         "profile_file": profile_file,
     }
     notes = [
         f"{len(data)} usable rows from {file}; link {link}; least squares on log latency "
         "against the closed-form transfer time (docs/links.md).",
         "fitted: " + (", ".join(p.name for p in fit.parameters if p.was_fitted) or "none") + ".",
+        f"per-transfer ceiling: {fit.link.streams_per_transfer} stream(s) x "
+        f"{fit.link.max_window_bytes:,.0f} B window = {fit.transfer_window_bytes:,.0f} B per "
+        f"{fit.link.rtt_ms:g} ms round trip, at most {fit.rate_cap_bytes_per_s / 1e6:,.4g} MB/s "
+        "(the streams are held; rows identify only their product with the window).",
     ]
     if profile_file is not None:
         notes.append(

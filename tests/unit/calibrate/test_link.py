@@ -117,3 +117,106 @@ def test_unknown_fixed_parameter() -> None:
     # the library names its option; only the CLI says --fix
     assert isinstance(exc.value, OptionError) and exc.value.option == "fix"
     assert str(exc.value).startswith("fix: 'bandwidth'")
+
+
+def _synthetic(truth, sizes, stat="mean"):
+    """Rows of the given sizes whose latencies are the model's at ``truth``."""
+    probe = parse_link_measurements(_csv([(x, 1.0, stat) for x in sizes]), "probe.csv")
+    t = predict_s(truth, probe)
+    rows = [(x, float(v), stat) for x, v in zip(sizes, t, strict=True)]
+    return parse_link_measurements(_csv(rows), "synthetic.csv"), t
+
+
+def test_several_sizes_identify_streams_x_window_apart_from_rtt() -> None:
+    # 8 streams (one per prefill GPU) of a 12 MiB window over 27 ms: the per-transfer ceiling
+    # 8 x 12 MiB / 27 ms = 3.73 GB/s, below the 100G line's 11.75 GB/s goodput and below the
+    # loss ceiling at 1e-8 (8 x 804 MB/s); small sizes end in slow start (the round trips),
+    # large ones are bound by the window
+    base = (
+        Registry.default()
+        .load("link", "wan-100g-cross-city")
+        .model_copy(update={"loss_rate": 1e-8})
+    )
+    assert base.streams_per_transfer == 8
+    truth = base.model_copy(
+        update={"rtt_ms": 27.0, "per_transfer_latency_ms": 6.0, "max_window_bytes": 12 * 2**20}
+    )
+    sizes = [1e4, 1e5, 3e5, 1e6, 4.649e6, 1e7, 1e8, 1e9, 3e9, 1.2e10]
+    data, t = _synthetic(truth, sizes)
+    fit = fit_link(base, data)
+    got = {p.name: p for p in fit.parameters}
+    for name in ("rtt_ms", "per_transfer_latency_ms", "max_window_bytes"):
+        assert got[name].was_fitted, (name, got[name].status)
+    assert got["rtt_ms"].fitted == pytest.approx(27.0, rel=1e-3)
+    assert got["per_transfer_latency_ms"].fitted == pytest.approx(6.0, rel=1e-2)
+    assert fit.transfer_window_bytes == pytest.approx(8 * 12 * 2**20, rel=1e-3)
+    assert fit.rate_cap_bytes_per_s == pytest.approx(8 * 12 * 2**20 / 0.027, rel=2e-3)
+    assert np.allclose(fit.fitted_s, t, rtol=1e-4)
+    assert "loss_rate" in fit.not_identified  # the window binds: the loss ceiling is hidden
+    # the fit started far off: the profile's ceiling (8 x 4 MiB / 20 ms) is 2.2x lower
+    assert fit.profile_s[-1] > 1.5 * t[-1]
+
+
+def test_one_size_cannot_identify_the_window() -> None:
+    data = parse_link_measurements(
+        _csv([(4.649e6, 0.185, "mean"), (4.649e6, 0.31, "p99")]), "brief.csv"
+    )
+    base = Registry.default().load("link", "wan-100g-cross-city")
+    fit = fit_link(base, data)
+    status = {p.name: p.status for p in fit.parameters}
+    assert "one payload size" in status["max_window_bytes"]
+    assert "one payload size" in status["loss_rate"]
+    with pytest.raises(ProfileError) as exc:
+        fit_link(base, data, fit=["max_window_bytes"])
+    msg = str(exc.value)
+    assert msg.startswith("brief.csv: max_window_bytes: cannot be identified")
+    assert "one payload size (4,649,000 B)" in msg and "\n" not in msg
+
+
+def test_fit_only_the_latency_keeps_the_route_rtt() -> None:
+    # the brief's microbenchmark, one mean row: with RTT from the route, it identifies the
+    # per-transfer latency the 185 ms needs on top of the round trips of slow start
+    data = parse_link_measurements(_csv([(4.649e6, 0.185, "mean")]), "brief.csv")
+    base = Registry.default().load("link", "wan-100g-cross-city")
+    fit = fit_link(base, data, fit=["per_transfer_latency_ms"])
+    got = {p.name: p for p in fit.parameters}
+    assert got["rtt_ms"].fitted == base.rtt_ms and got["rtt_ms"].status == "held fixed"
+    assert got["per_transfer_latency_ms"].was_fitted
+    assert fit.fitted_s[0] == pytest.approx(0.185, rel=1e-6)
+    with pytest.raises(UsageError, match="both fitted and held fixed"):
+        fit_link(base, data, fixed=["rtt_ms"], fit=["rtt_ms"])
+    with pytest.raises(UsageError, match="fit: 'window' is not a link parameter"):
+        fit_link(base, data, fit=["window"])
+
+
+def test_cli_one_size_window_is_one_line_and_an_exit_code(tmp_path) -> None:
+    # only pddplan.cli.main maps errors to exit codes: a real subprocess
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from time_limits import child_cpu_limit
+
+    csv_file = tmp_path / "one-size.csv"
+    csv_file.write_text(_csv([(4.649e6, 0.185, "mean"), (4.649e6, 0.2, "sample")]))
+    argv = [
+        "calibrate",
+        str(csv_file),
+        "--link",
+        "wan-100g-cross-city",
+        "--fit",
+        "max_window_bytes",
+    ]
+    r = subprocess.run(
+        [sys.executable, "-m", "pddplan", *argv],
+        cwd=Path(__file__).resolve().parents[3],
+        env={k: v for k, v in os.environ.items() if k != "PDDPLAN_PROFILES"},
+        capture_output=True,
+        text=True,
+        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
+    )
+    assert r.returncode == 1 and r.stdout == ""
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "max_window_bytes: cannot be identified" in lines[0]
+    assert "one payload size" in lines[0]
