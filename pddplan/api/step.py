@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pddplan.results.step import StepResult
@@ -22,6 +22,7 @@ def step(
     ep: int | None = None,
     dp: int | None = None,
     overlap: bool = False,
+    overrides: Mapping[str, Any] | None = None,
     profiles: Sequence[str | os.PathLike[str]] | None = None,
 ) -> StepResult:
     """Prefill time of ``batch`` sequences of ``input_tokens`` uncached tokens and the decode
@@ -37,22 +38,29 @@ def step(
     ep : [-] expert-parallel ranks (mixture-of-experts models only).
     dp : [-] data-parallel attention groups.
     overlap : two-batch overlap of communication and compute.
+    overrides : ``{"model.dtypes.weights": "bf16", "chip.derates.compute_efficiency": 0.7}``: keys
+        of the model or chip profile set for this call, validated as the file would be
+        (:func:`pddplan.io.overrides.profiles_with_overrides`).
     profiles : extra profile directories.
 
     Raises
     ------
     OptionError : a batch, input or context below 1.
     UsageError : a layout that does not divide the chips, the experts or the heads.
+    OverrideError : an override PATH that is not a key of the model or chip profile, or a value
+        the profile's schema rejects.
     """
     from pddplan.io.loader import Registry
+    from pddplan.io.overrides import profiles_with_overrides
     from pddplan.results.step import StepResult
     from pddplan.step import make_layout
     from pddplan.step import step as step_times
 
     reg = Registry.default([Path(p) for p in profiles or ()])
+    specs = profiles_with_overrides(reg, {"model": model, "chip": chip}, overrides)
     times = step_times(
-        reg.load("chip", chip),
-        reg.load("model", model),
+        specs["chip"],
+        specs["model"],
         make_layout(tp, ep, dp, overlap),
         batch,
         input_tokens,

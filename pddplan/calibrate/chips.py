@@ -101,7 +101,12 @@ PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
 #: Derates calibration keeps at the chip profile's values: the routed experts' grouped-GEMM curve
 #: is a kernel microbenchmark fit (DeepGEMM) that step latencies of one layout cannot tell apart
 #: from the linear layers' curve.
-FIXED_DERATES = ("fp8_grouped_gemm_efficiency", "fp8_grouped_gemm_half_saturation_tokens")
+FIXED_DERATES = (
+    "fp8_grouped_gemm_efficiency",
+    "fp8_grouped_gemm_half_saturation_tokens",
+    "bf16_grouped_gemm_efficiency",
+    "bf16_grouped_gemm_half_saturation_tokens",
+)
 #: Per-request time in a client-measured TTFT outside the engine's steps (a nuisance parameter:
 #: fitted only when ``ttft`` rows exist, never part of a chip profile). Up to 10 s.
 TTFT_OFFSET = Parameter("ttft_offset_ms", "ms", 0.0, 10_000.0, scale_floor=1.0)

@@ -36,6 +36,15 @@ def step_cmd(
     overlap: Annotated[
         bool, typer.Option("--overlap", help="Two-batch overlap of communication and compute.")
     ] = False,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Change a key of the model or chip profile: model.KEY=VALUE or chip.KEY=VALUE "
+            "(repeatable), e.g. --set model.dtypes.weights=bf16.",
+            metavar="PATH=VALUE",
+        ),
+    ] = None,
     *,
     out: common.Output,
 ) -> None:
@@ -45,6 +54,7 @@ def step_cmd(
     Example: pddplan step --model deepseek-v3 --chip h800-sxm --tp 1 --dp 32 --ep 32 --batch 64 --input-tokens 2000 --context-tokens 4989
     """
     from pddplan import api
+    from pddplan.api.values import parse_overrides
 
     res = api.step(
         model=model,
@@ -56,6 +66,7 @@ def step_cmd(
         ep=ep,
         dp=dp,
         overlap=overlap,
+        overrides=parse_overrides(overrides, "step"),
         profiles=common.State.profile_dirs,
     )
     out.emit(res.report())

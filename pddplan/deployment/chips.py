@@ -15,10 +15,29 @@ from pddplan import units
 from pddplan.deployment.layouts import COMBINE_BYTES, FP8_BLOCK_SCALED_BYTES, Layout
 from pddplan.deployment.models import ModelNumbers
 from pddplan.models import compute, memory
-from pddplan.spec import DEFAULT_CHUNK_SIZE_TOKENS, DEFAULT_MEMORY_UTILIZATION, Chip
+from pddplan.spec import DEFAULT_CHUNK_SIZE_TOKENS, DEFAULT_MEMORY_UTILIZATION, Chip, ChipDerates
 
 #: Extend-pass chunk: MD extends all handed-over tokens in one step.
 EXTEND_CHUNK_TOKENS = 1 << 30
+
+
+def bf16_grouped_curve(d: ChipDerates) -> tuple[float | None, float | None]:
+    """The BF16 grouped-GEMM curve of a chip's derates: ``(eta_max, half-saturation tokens)``.
+
+    The profile's ``bf16_grouped_gemm_*`` where given. Otherwise, where the chip has an FP8
+    grouped curve, an estimate from it: the same half-saturation in tokens per expert, because an
+    expert GEMM turns from weight-read to compute bound at ``m* = P b / (2 B)`` tokens and halving
+    the peak ``P`` doubles the bytes per weight ``b`` (the ridge stays put); and the BF16 large-GEMM
+    efficiency scaled by the grouped-to-dense ratio the FP8 kernels show
+    (``eta_bf16 * eta_fp8_grouped / eta_fp8``). ``(None, None)`` without either: the linear curve.
+    """
+    if d.bf16_grouped_gemm_efficiency is not None:
+        return d.bf16_grouped_gemm_efficiency, d.bf16_grouped_gemm_half_saturation_tokens
+    if d.fp8_grouped_gemm_efficiency is None:
+        return None, None
+    fp8_dense = d.fp8_compute_efficiency or d.compute_efficiency
+    eta = d.compute_efficiency * d.fp8_grouped_gemm_efficiency / fp8_dense
+    return eta, d.fp8_grouped_gemm_half_saturation_tokens
 
 
 @dataclass(frozen=True)
@@ -147,6 +166,7 @@ class Instance:
             layers=m.layers,
             hidden_size=m.hidden_size,
             attention_flops_per_pair=m.attention_flops_per_pair,
+            expert_shares=m.expert_shares,
         )
 
     @cached_property
@@ -180,11 +200,17 @@ class Instance:
             else up_bytes_per_s
         )
         # the routed experts' grouped GEMMs run on their own curve where the chip has one
+        # (the FP8 one for low-precision weights, the BF16 one otherwise)
         expert_eff, expert_half = eff, d.compute_half_saturation_tokens
-        if self.low_precision and d.fp8_grouped_gemm_efficiency is not None:
-            expert_eff = d.fp8_grouped_gemm_efficiency
-            if d.fp8_grouped_gemm_half_saturation_tokens is not None:
-                expert_half = d.fp8_grouped_gemm_half_saturation_tokens
+        grouped_eff, grouped_half = (
+            (d.fp8_grouped_gemm_efficiency, d.fp8_grouped_gemm_half_saturation_tokens)
+            if self.low_precision
+            else bf16_grouped_curve(d)
+        )
+        if grouped_eff is not None:
+            expert_eff = grouped_eff
+            if grouped_half is not None:
+                expert_half = grouped_half
         skew = compute.EPLB_RESIDUAL_SKEW
         if not lay.balancer:
             skew *= compute.NO_BALANCER_SKEW_FACTOR

@@ -52,6 +52,9 @@ class ModelNumbers:
     #: MLA decodes in the weight-absorbed form: every query head attends over the whole latent
     #: (``d_c + d_rope`` for the scores, ``d_c`` for the values), see :func:`model_numbers`.
     decode_attention_flops_per_pair: float = 0.0
+    #: [-] share of the (token, expert) assignments each routed expert receives under real
+    #: routing (sums to one; the profile's ``routing_skew``); None: uniform routing.
+    expert_shares: tuple[float, ...] | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -277,4 +280,18 @@ def model_numbers(m: Model) -> ModelNumbers:
         attention_dtype_bytes=units.DTYPE_BYTES[m.dtypes.attention],
         draft_tokens=m.speculative.draft_tokens if m.speculative else 0,
         acceptance_rate=m.speculative.acceptance_rate if m.speculative else 0.0,
+        expert_shares=expert_shares(a.ffn) if isinstance(a.ffn, MoeFfn) else None,
     )
+
+
+def expert_shares(ffn: MoeFfn) -> tuple[float, ...] | None:
+    """The routed experts' shares of the assignments from the profile's ``routing_skew``: the
+    measured shares as given, or a power law of that exponent
+    (:func:`~pddplan.models.architecture.zipf_expert_shares`); None without one (uniform)."""
+    skew = ffn.routing_skew
+    if skew is None:
+        return None
+    if skew.expert_shares is not None:
+        return tuple(float(x) for x in skew.expert_shares)
+    assert skew.zipf_exponent is not None  # the spec gives exactly one form
+    return tuple(float(x) for x in arch.zipf_expert_shares(ffn.experts, skew.zipf_exponent))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from pddplan.errors import OverrideError, ProfileError
 from pddplan.io.loader import (
@@ -39,7 +39,7 @@ from pddplan.io.loader import (
     validate,
 )
 from pddplan.spec import Chip, Link, Model, Scenario, Workload
-from pddplan.spec.validation import unwrap
+from pddplan.spec.validation import unwrap, validation_to_profile_error
 
 ALIASES = {"price_usd_per_hour": ("price", "rental_usd_per_hour")}
 PROFILE_ROOTS: dict[str, type[BaseModel]] = {
@@ -166,6 +166,70 @@ def _related(err_key: str, leaf: str) -> bool:
         or err_key.startswith((leaf + ".", leaf + "["))
         or leaf.startswith(err_key + ".")
     )
+
+
+# ------------------------------------------------------------------- profiles on their own
+
+
+def profiles_with_overrides(
+    registry: Registry, names: Mapping[str, str], overrides: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Profiles named by kind (``{"model": "deepseek-v3", "chip": "h200-sxm"}``), each loaded with
+    the overrides whose PATH starts with its kind (``model.dtypes.weights``, ``chip.derates.
+    compute_efficiency``), validated by the profile's schema as a file with them would be.
+
+    For commands without a scenario (``pddplan step``): the PATHs are the keys of those profiles,
+    as in a scenario's ``model.*`` and ``chips.NAME.*``.
+
+    Raises
+    ------
+    OverrideError
+        a PATH outside those profiles or not a key of one (with a did-you-mean), or a value the
+        schema rejects (the key, the allowed range, the value).
+    """
+    given = dict(overrides or {})
+    patches: dict[str, dict[str, Any]] = {kind: {} for kind in names}
+    leaves: dict[str, tuple[str, str]] = {}
+    for path, value in given.items():
+        root, _, rest = str(path).partition(".")
+        if root not in names or not rest:
+            allowed = ", ".join(f"{k}.KEY" for k in names)
+            raise OverrideError(
+                f"not a key here; allowed: {allowed}", key=str(path), unknown_key=True
+            )
+        cls = KIND_SCHEMAS[root]
+        known = sorted(p for p in _fields(cls, "") if not p.endswith(("kind", "name")))
+        if rest not in known:
+            guess = difflib.get_close_matches(rest, known, n=1, cutoff=0.6)
+            hint = f"; did you mean '{root}.{guess[0]}'?" if guess else ""
+            raise OverrideError(
+                f"not a key of the {root} profile{hint}", key=path, unknown_key=True
+            )
+        patches[root] = merge(patches[root], _nest(rest.split("."), value))
+        leaves[path] = (root, rest)
+    out: dict[str, Any] = {}
+    for kind, name in names.items():
+        if not patches[kind]:
+            out[kind] = registry.load(kind, name)
+            continue
+        base = read_yaml(registry.path(kind, name))
+        doc = YamlDoc(_deep_merge(base.data, patches[kind]), base.lines, base.file)
+        try:
+            out[kind] = KIND_SCHEMAS[kind].model_validate(doc.data)
+        except ValidationError as exc:
+            err = validation_to_profile_error(exc, KIND_SCHEMAS[kind], doc)
+            mine = [path for path, (root, _) in leaves.items() if root == kind]
+            blamed = [p for p in mine if err.key and _related(err.key, leaves[p][1])]
+            if not blamed and len(mine) == 1:
+                blamed = mine  # the only change to this profile (the error's key may carry a tag)
+            if blamed:
+                raise OverrideError(err.detail, key=blamed[0], value=given[blamed[0]]) from None
+            raise ProfileError(f"{err.message} (with {', '.join(mine)} set)") from None
+    return out
+
+
+#: The schema of each profile kind :func:`profiles_with_overrides` patches.
+KIND_SCHEMAS: dict[str, type[BaseModel]] = {"model": Model, "chip": Chip}
 
 
 # ------------------------------------------------------------------------------ the source

@@ -75,16 +75,40 @@ def embedding_params(vocab_size, hidden_size, tied_embeddings):
     return np.asarray(vocab_size, dtype=float) * hidden_size * (1 if tied_embeddings else 2)
 
 
-def expected_experts_touched(tokens: ArrayLike, experts, top_k):
-    """Expected number of distinct routed experts a step of ``tokens`` tokens touches.
+def zipf_expert_shares(experts: int, exponent: float) -> np.ndarray:
+    """Share of the (token, expert) assignments each routed expert receives under a power law.
 
     Notes
     -----
-    With uniform, independent routing each token picks ``k`` of ``E`` experts; an expert is
-    missed by one token with probability ``1 - k/E``, so ``E [1 - (1 - k/E)^n]`` are touched.
+    ``p_i = i^-s / sum_j j^-s`` for the experts ranked by popularity ``i = 1..E``; ``s = 0`` is
+    uniform routing. Sums to one.
+    """
+    p = np.arange(1, int(experts) + 1, dtype=float) ** -float(exponent)
+    return p / p.sum()
+
+
+def expected_experts_touched(tokens: ArrayLike, experts, top_k, shares=None):
+    """Expected number of distinct routed experts a step of ``tokens`` tokens touches.
+
+    Parameters
+    ----------
+    tokens : [tokens] tokens in the step (array).
+    experts, top_k : [-] routed experts and experts per token.
+    shares : [-] optional share of the assignments each expert receives (sums to one; see
+        :func:`zipf_expert_shares`); None: uniform.
+
+    Notes
+    -----
+    Each token picks ``k`` of ``E`` experts; expert ``i`` is picked by one token with probability
+    ``q_i = min(k p_i, 1)`` and missed by all ``n`` with ``(1 - q_i)^n``, so
+    ``sum_i [1 - (1 - q_i)^n]`` are touched: ``E [1 - (1 - k/E)^n]`` when uniform.
     """
     n = np.asarray(tokens, dtype=float)
-    return experts * (1.0 - (1.0 - np.asarray(top_k, dtype=float) / experts) ** n)
+    if shares is None:
+        return experts * (1.0 - (1.0 - np.asarray(top_k, dtype=float) / experts) ** n)
+    q = np.minimum(float(top_k) * np.asarray(shares, dtype=float), 1.0)
+    missed = (1.0 - q)[:, None] ** n.reshape(-1)[None, :]
+    return (q.size - missed.sum(axis=0)).reshape(n.shape)
 
 
 def attention_flops_per_token_per_context(layers, heads, qk_head_dim, v_head_dim):

@@ -68,6 +68,7 @@ from pddplan.spec.models import (
     ModelDtypes,
     MoeFfn,
     ParamsOverride,
+    RoutingSkew,
     Speculative,
 )
 from pddplan.spec.scenario_spec import (
@@ -174,6 +175,7 @@ __all__ = [
     "Model",
     "ModelDtypes",
     "MoeFfn",
+    "RoutingSkew",
     "NonNegFloat",
     "NonNegInt",
     "Normal",

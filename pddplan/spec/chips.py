@@ -80,6 +80,18 @@ class ChipDerates(Sourced):
             "large-shape value; null: compute_half_saturation_tokens",
         )
     )
+    bf16_grouped_gemm_efficiency: Efficiency | None = Field(
+        default=None,
+        description="large-shape fraction of the BF16 peak reached by the routed experts' "
+        "grouped GEMMs (MoE) with BF16 weights; null: the linear-layer curve",
+    )
+    bf16_grouped_gemm_half_saturation_tokens: Annotated[float, Field(ge=1e-3, le=1e7)] | None = (
+        Field(
+            default=None,
+            description="tokens per expert at which the BF16 grouped-GEMM efficiency is half its "
+            "large-shape value; null: compute_half_saturation_tokens",
+        )
+    )
     attention_compute_efficiency: Efficiency | None = Field(
         default=None,
         description="fraction of the attention-precision peak reached by attention kernels; "

@@ -58,6 +58,36 @@ class DenseFfn(Strict):
     intermediate_size: Dim
 
 
+#: Tolerance on the sum of a routing distribution's shares [-].
+SHARES_SUM_TOLERANCE = 1e-6
+
+
+class RoutingSkew(Sourced):
+    """How unevenly the router spreads tokens over the routed experts: a Zipf (power-law) exponent
+    over the experts ranked by popularity, or the measured share of each expert."""
+
+    zipf_exponent: Annotated[float, Field(ge=0.0, le=3.0)] | None = Field(
+        default=None,
+        description="s of the power law p_i ~ i^-s over the experts ranked by popularity "
+        "(0: uniform routing)",
+    )
+    expert_shares: list[Annotated[float, Field(ge=0.0, le=1.0)]] | None = Field(
+        default=None,
+        description="measured fraction of the (token, expert) assignments each routed expert "
+        "receives, one per expert; they sum to one",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> RoutingSkew:
+        if (self.zipf_exponent is None) == (self.expert_shares is None):
+            raise ValueError("give exactly one of zipf_exponent and expert_shares")
+        if self.expert_shares is not None:
+            total = sum(self.expert_shares)
+            if abs(total - 1.0) > SHARES_SUM_TOLERANCE:
+                raise ValueError(f"expert_shares must sum to 1, not {total:.6g}")
+        return self
+
+
 class MoeFfn(Strict):
     type: Literal["moe"]
     experts: Dim
@@ -68,11 +98,19 @@ class MoeFfn(Strict):
         default=0, description="leading layers with a dense FFN"
     )
     dense_intermediate_size: Dim | None = None
+    routing_skew: RoutingSkew | None = Field(
+        default=None, description="uneven expert popularity of real routing; null: uniform"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> MoeFfn:
         if self.top_k > self.experts:
             raise ValueError("top_k cannot exceed experts")
+        shares = self.routing_skew.expert_shares if self.routing_skew else None
+        if shares is not None and len(shares) != self.experts:
+            raise ValueError(
+                f"routing_skew.expert_shares has {len(shares)} shares for {self.experts} experts"
+            )
         if self.dense_layers and self.dense_intermediate_size is None:
             raise ValueError("dense_layers > 0 needs dense_intermediate_size")
         return self

@@ -300,3 +300,94 @@ def test_max_batch_at_step_time_on_decode() -> None:
     assert b >= 37
     assert step(float(b)) <= target
     assert b == 4096 or step(float(b + 1)) > target
+
+
+# ------------------------------------------------------------- routed experts, per expert
+
+
+def _moe_shape(shares=None) -> compute.ModelShape:
+    return compute.ModelShape(
+        dense_flops_per_token=0.0,
+        lm_head_flops_per_token=0.0,
+        dense_weight_bytes=0.0,
+        expert_flops_per_token=1e9,
+        expert_weight_bytes=1e8,
+        experts=64,
+        top_k=4,
+        moe_layers=10,
+        layers=10,
+        hidden_size=1024,
+        attention_flops_per_pair=0.0,
+        expert_shares=shares,
+    )
+
+
+def _moe_layout(half=50.0) -> compute.LayoutNumbers:
+    return compute.LayoutNumbers(
+        chips=1,
+        attention_tp=1,
+        expert_parallel=1,
+        ranks_per_node=1,
+        linear_peak_flops_per_s=1e15,
+        linear_efficiency=0.5,
+        half_saturation_tokens=half,
+        expert_efficiency=0.5,
+        expert_half_saturation_tokens=half,
+        attention_peak_flops_per_s=1e15,
+        attention_efficiency=0.5,
+        memory_bytes_per_s=1e12,
+        activation_bytes=2.0,
+        dispatch_bytes_per_element=1.0,
+        combine_bytes_per_element=2.0,
+        scaleup_bytes_per_s=1e11,
+        scaleout_bytes_per_s=1e10,
+        scaleup_latency_s=0.0,
+        scaleout_latency_s=0.0,
+        expert_skew=1.0,
+        layer_latency_s=0.0,
+        step_overhead_s=0.0,
+    )
+
+
+def test_routed_experts_one_token_runs_only_its_experts() -> None:
+    # one token touches k = 4 experts, each a 1-token GEMM at eta(1) = 0.5 / 51: no extrapolation
+    # of the curve to 4/64 token per expert over all 64 experts
+    c, m = compute.routed_expert_s(1.0, 1.0, _moe_shape(), _moe_layout())
+    per_expert_s = 1e9 / (1e15 * compute.gemm_efficiency(1.0, 0.5, 50.0))
+    assert c == pytest.approx(4 * per_expert_s)
+    assert m == pytest.approx(4 * 1e8 / 1e12)
+
+
+def test_routed_experts_large_step_matches_mean_when_uniform() -> None:
+    # every expert touched: sum_i x_i / eta(x_i) = (n k + h E) / eta_max, the mean's value
+    n = 1e5
+    c, m = compute.routed_expert_s(n, 1.0, _moe_shape(), _moe_layout())
+    mean = n * 4 / 64
+    assert c == pytest.approx(n * 4 * 1e9 / (1e15 * compute.gemm_efficiency(mean, 0.5, 50.0)))
+    assert m == pytest.approx(64 * 1e8 / 1e12)
+
+
+def test_routed_experts_skew_touches_fewer_experts_at_small_steps() -> None:
+    from pddplan.models.architecture import expected_experts_touched, zipf_expert_shares
+
+    shares = tuple(zipf_expert_shares(64, 1.0))
+    assert sum(shares) == pytest.approx(1.0)
+    assert shares[0] > shares[-1]
+    n = np.array([1.0, 8.0, 64.0])
+    skewed = expected_experts_touched(n, 64, 4, shares)
+    uniform = expected_experts_touched(n, 64, 4)
+    assert skewed[0] == pytest.approx(4.0)  # one token always touches k experts
+    assert np.all(skewed[1:] < uniform[1:])
+    _, m_skew = compute.routed_expert_s(8.0, 1.0, _moe_shape(shares), _moe_layout())
+    _, m_uni = compute.routed_expert_s(8.0, 1.0, _moe_shape(), _moe_layout())
+    assert m_skew < m_uni
+
+
+def test_zipf_exponent_zero_is_uniform() -> None:
+    from pddplan.models.architecture import expected_experts_touched, zipf_expert_shares
+
+    shares = zipf_expert_shares(64, 0.0)
+    n = np.array([3.0, 30.0])
+    np.testing.assert_allclose(
+        expected_experts_touched(n, 64, 4, shares), expected_experts_touched(n, 64, 4)
+    )
