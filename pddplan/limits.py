@@ -7,9 +7,13 @@ both. docs/limits.md lists them with the schema's value ranges.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from pddplan.errors import UsageError
+from pddplan.units import MAX_NUMBER_CHARS, parse_whole_number
+
+_FLOAT = re.compile(r"[0-9]+(\.[0-9]*)?[eE]\+?[0-9]{1,2}")
 
 
 @dataclass(frozen=True)
@@ -23,12 +27,14 @@ class Cap:
         if not text:
             return self.default
         try:
-            n = int(float(text))
-        except ValueError:
-            raise UsageError(f"{self.env}={text!r} is not a whole number") from None
-        if n < 1:
-            raise UsageError(f"{self.env}={text!r} must be at least 1")
-        return n
+            if _FLOAT.fullmatch(text):  # 1e6, 2.5e9: a whole number written with an exponent
+                value = float(text)
+                if not value.is_integer() or value > 10**MAX_NUMBER_CHARS:
+                    raise ValueError(f"{text!r} is not a whole number of at most 24 digits")
+                text = str(int(value))
+            return parse_whole_number(text, least=1, most=10 ** (MAX_NUMBER_CHARS - 1))
+        except ValueError as exc:
+            raise UsageError(f"environment variable {self.env}: {exc}") from None
 
     def check(self, n: int | float, what: str | None = None) -> None:
         """Raise :class:`CapError` when ``n`` is above the cap."""
@@ -50,3 +56,11 @@ GRID_POINTS = Cap("PDDPLAN_MAX_GRID_POINTS", 100_000, "sweep grid points")
 SIM_REQUESTS = Cap("PDDPLAN_MAX_SIM_REQUESTS", 10_000_000, "simulated requests")
 #: Requests one trace may hold (hitrate, simulate --trace).
 TRACE_REQUESTS = Cap("PDDPLAN_MAX_TRACE_REQUESTS", 100_000_000, "trace requests")
+#: Scenarios one robust study draws.
+ROBUST_SAMPLES = Cap("PDDPLAN_MAX_ROBUST_SAMPLES", 1_000_000, "robust samples")
+#: Bytes of one data file read whole (a plan JSON, a calibration CSV, a capacity curve).
+INPUT_BYTES = Cap("PDDPLAN_MAX_INPUT_BYTES", 64 * 1024 * 1024, "bytes of an input file")
+#: Bytes of one trace after decompression (a small gzip file can inflate to terabytes).
+TRACE_BYTES = Cap("PDDPLAN_MAX_TRACE_BYTES", 64 * 1024**3, "bytes of a trace")
+#: Bytes of one trace line (a file without newlines, such as /dev/zero, is one endless line).
+TRACE_LINE_BYTES = Cap("PDDPLAN_MAX_TRACE_LINE_BYTES", 16 * 1024 * 1024, "bytes of a trace line")

@@ -73,3 +73,32 @@ def whole_count(x: float) -> int:
     """``ceil(x)``, forgiving the rounding of a quotient that should be whole: 3.0000000001
     instances are 3, not 4."""
     return math.ceil(x - COUNT_ROUNDING)
+
+
+#: Most characters a whole number written as text may have (a 64-bit count has at most 20).
+MAX_NUMBER_CHARS = 24
+
+
+def parse_whole_number(text: str, *, least: int = 0, most: int | None = None) -> int:
+    """A whole number written in ASCII digits (``_`` between digits allowed, no sign but ``+``).
+
+    The one parser of counts typed as text (``CHIP=N``, environment variables): ``str.isdigit``
+    and ``int`` also take digits such as ``²`` or ``٣``, and numbers of thousands of digits.
+
+    Raises
+    ------
+    ValueError
+        With a message saying what is allowed, for anything else or a value outside
+        ``[least, most]``.
+    """
+    s = text.strip().removeprefix("+").replace("_", "")
+    if s.isascii() and s.isdigit() and len(s) > MAX_NUMBER_CHARS:
+        raise ValueError(f"a number of {len(s):,} digits is too large (at most {MAX_NUMBER_CHARS})")
+    if not s or not (s.isascii() and s.isdigit()):
+        shown = text if len(text) <= 30 else text[:27] + "..."
+        raise ValueError(f"{shown!r} is not a whole number (ASCII digits 0-9)")
+    n = int(s)
+    if n < least or (most is not None and n > most):
+        top = f"{most:,}" if most is not None else "any"
+        raise ValueError(f"{n:,} is outside the allowed range {least:,} to {top}")
+    return n

@@ -25,8 +25,12 @@ from pddplan.spec import Rate
 
 #: [req/s] a request rate (the scenario's own ``rate_rps`` range).
 RateRps = Rate
-#: local processes or Dask workers
-Workers = Annotated[int, Field(ge=1)]
+#: local processes or Dask workers (a thousand: far above any one machine's cores)
+Workers = Annotated[int, Field(ge=1, le=1024)]
+#: a count of requests or samples (the work caps in :mod:`pddplan.limits` bound it)
+Count = Annotated[int, Field(ge=1)]
+#: a random seed (numpy's generators take non-negative seeds of any size)
+Seed = Annotated[int, Field(ge=0)]
 #: [-] a fraction in [0, 1]
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 #: [tokens] a positive token count
@@ -67,7 +71,7 @@ class SweepOptions(Options):
 class RobustOptions(Options):
     samples: Annotated[int, Field(ge=2)] = defaults.ROBUST_SAMPLES
     confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = defaults.ROBUST_CONFIDENCE
-    seed: int | None = 0
+    seed: Seed | None = 0
     executor: str = "local"
     scheduler: str | None = None
     jobs: Workers = 1
@@ -95,8 +99,8 @@ class RankChipsOptions(Options):
 
 
 class SimulateOptions(Options):
-    requests: Workers = 20_000
-    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    requests: Count = 20_000
+    seed: Seed = 0
     rate_rps: RateRps | None = None
     policy: str = "allowed"
     handover: str = "plan"

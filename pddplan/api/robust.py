@@ -55,6 +55,9 @@ def robust(
     InfeasibleError : no plan meets the SLA at the point estimate.
     """
     o = validate_args(RobustOptions, locals())
+    from pddplan import limits as caps
+
+    caps.ROBUST_SAMPLES.check(o.samples, "samples")
     from pddplan.results.robust import RobustResult
     from pddplan.robust import run_robust
     from pddplan.solver import Outcome

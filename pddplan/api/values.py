@@ -11,6 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from pddplan.errors import OptionError, UsageError
+from pddplan.units import parse_whole_number
+
+#: Largest chip count a ``CHIP=N`` setting takes [-] (the schema's bound on `limits.max_chips`).
+MAX_COUNT = 10**7
 
 #: Scenario keys whose value is a list (``roles.MD.chips=[h100-sxm,h20]``).
 LIST_KEYS = ("chips", "chips_per_instance")
@@ -102,12 +106,17 @@ def parse_counts(values: Sequence[str] | None, option: str, least: int = 1) -> d
     for v in values or []:
         for part in v.split(","):
             name, sep, num = part.partition("=")
-            if not sep or not num.strip().isdigit() or int(num) < least:
-                kind = "a positive" if least > 0 else "a"
+            kind = "a positive" if least > 0 else "a"
+            if not sep or not name.strip():
                 raise OptionError(
                     option, f"expects CHIP=N with N {kind} whole number, not {part!r}"
                 )
-            out[name.strip()] = int(num)
+            try:
+                out[name.strip()] = parse_whole_number(num, least=least, most=MAX_COUNT)
+            except ValueError as exc:
+                raise OptionError(
+                    option, f"expects CHIP=N with N {kind} whole number: {name.strip()}: {exc}"
+                ) from None
     return out
 
 

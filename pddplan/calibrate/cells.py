@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pddplan.errors import ProfileError
+from pddplan.io import files
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,7 @@ def read_text(path: Path, *, undecodable: str) -> str:
     ``undecodable`` is the message for a file that is not UTF-8; ``{offset}`` in it is
     replaced by the offset of the first bad byte.
     """
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ProfileError(undecodable.format(offset=exc.start), file=str(path)) from None
+    return files.read_text(path, what="measurement file", undecodable=undecodable)
 
 
 def records(text: str, file: str) -> Iterator[tuple[int, list[str]]]:

@@ -89,7 +89,7 @@ class DaskExecutor:
         if self.scheduler:
             try:
                 self._client = Client(self.scheduler, timeout="10s")
-            except OSError as exc:
+            except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
                 raise OptionError(
                     "scheduler", f"cannot reach a Dask scheduler at {self.scheduler}: {exc}"
                 ) from None
@@ -132,6 +132,27 @@ def _require_dask() -> None:
         ) from None
 
 
+#: Schemes of a Dask scheduler address the executor takes (a network scheduler; ``inproc://``
+#: lives inside one process and ``ucx://`` needs UCX bindings).
+SCHEDULER_SCHEMES = ("tcp", "tls")
+
+
+def check_scheduler_address(address: str) -> None:
+    """Raise :class:`OptionError` unless ``address`` is ``[tcp://|tls://]HOST:PORT``."""
+    scheme, sep, rest = address.strip().rpartition("://")
+    if sep and scheme not in SCHEDULER_SCHEMES:
+        raise OptionError(
+            "scheduler",
+            f"{address!r}: the scheme must be one of {', '.join(SCHEDULER_SCHEMES)} "
+            "(tcp://HOST:PORT)",
+        )
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host or not (port.isascii() and port.isdigit()):
+        raise OptionError("scheduler", f"{address!r} is not HOST:PORT (tcp://HOST:PORT)")
+    if not 1 <= int(port[:6]) <= 65535:
+        raise OptionError("scheduler", f"{address!r}: the port must be in 1..65535")
+
+
 def make_executor(executor: str = "local", *, jobs: int = 1, scheduler: str | None = None) -> Any:
     """The executor named ``executor`` (``local`` or ``dask``); raises OptionError otherwise."""
     if executor not in EXECUTORS:
@@ -139,6 +160,8 @@ def make_executor(executor: str = "local", *, jobs: int = 1, scheduler: str | No
     if jobs < 1:
         raise OptionError("jobs", "must be at least 1")
     if executor == "dask":
+        if scheduler is not None:
+            check_scheduler_address(scheduler)
         return DaskExecutor(scheduler, jobs=max(jobs, 1))
     if scheduler:
         raise OptionError("scheduler", "applies to the dask executor only")

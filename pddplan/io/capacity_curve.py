@@ -29,17 +29,15 @@ def capacity_curve(
 def read_capacity_curve(path: Path) -> dict[str, Any]:
     """Read a capacity curve CSV: columns capacity_tokens and mean_hit_rate."""
     import csv
+    import io
 
     import numpy as np
 
     from pddplan.errors import ProfileError
+    from pddplan.io.files import read_text
 
     caps, means = [], []
-    try:
-        fh = path.open(newline="", encoding="utf-8")
-    except OSError as exc:
-        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
-    with fh:
+    with io.StringIO(read_text(path, what="capacity curve"), newline="") as fh:
         reader = csv.DictReader(fh)
         for col in ("capacity_tokens", "mean_hit_rate"):
             if reader.fieldnames is None or col not in reader.fieldnames:

@@ -260,9 +260,16 @@ def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
             file=path,
         )
     try:
-        raw = Path(path).read_bytes()
+        with Path(path).open("rb") as fh:
+            raw = fh.read(MAX_DOCUMENT_BYTES + 1)  # a device or pipe reports no size
     except OSError as exc:
         raise ProfileError(f"cannot read file: {exc.strerror}", file=path) from None
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise ProfileError(
+            f"the file is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not a profile "
+            "or scenario",
+            file=path,
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

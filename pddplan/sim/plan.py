@@ -8,7 +8,6 @@ problem's options by chip name and chips per instance, so the physics is the sol
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from pddplan.deployment import Instance
 from pddplan.errors import ProfileError
+from pddplan.io.files import loads_json, read_text
 from pddplan.solver import Plan, Problem
 from pddplan.timing import Routing
 
@@ -160,25 +160,9 @@ def _whole(v: Any, key: str, file: str, lo: int, hi: int) -> int:
     return int(v)
 
 
-def _no_constant(name: str) -> Any:
-    raise json.JSONDecodeError(f"{name} is not a JSON number", name, 0)
-
-
 def read_plan_file(path: Path, problem: Problem) -> SimPlan:
     """Read a plan JSON file (see :func:`plan_from_json`)."""
-    try:
-        size = path.stat().st_size
-        if size > 64 * 1024 * 1024:
-            raise ProfileError("larger than 64 MiB: not a plan", file=str(path))
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ProfileError(f"cannot read the plan: {exc.strerror}", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"not UTF-8 text (byte at offset {exc.start})", file=str(path)) from None
-    try:
-        doc = json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise ProfileError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    doc = loads_json(read_text(path, what="plan"), file=str(path))
     if not isinstance(doc, dict):
         raise ProfileError("not a plan from `pddplan solve --format json`", file=str(path))
     return plan_from_json(doc, problem, str(path))

@@ -53,7 +53,7 @@ Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
 class Strict(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=False, allow_inf_nan=False
+        extra="forbid", frozen=True, populate_by_name=False, allow_inf_nan=False, strict=True
     )
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:

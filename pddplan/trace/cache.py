@@ -102,6 +102,9 @@ class UnboundedReplayer:
 
 _U64 = np.uint64
 
+#: Capacities the stamp replay takes are below this [blocks] (2**40: its stamps stay int64).
+MAX_CACHE_BLOCKS = 1 << 40
+
 
 def _popcount_swar(x: np.ndarray) -> np.ndarray:
     """Set bits of each uint64 (numpy < 2.0 has no ``bitwise_count``)."""
@@ -245,11 +248,12 @@ class LruStackReplayer:
         batch_accesses: int = 8192,
         min_stamps: int = 1 << 16,
     ) -> None:
-        caps = np.unique(np.asarray(list(capacities_blocks), dtype=np.int64))
+        given = list(capacities_blocks)
+        if any(c >= MAX_CACHE_BLOCKS for c in given):
+            raise ValueError(f"capacities must be below {MAX_CACHE_BLOCKS:,} blocks")
+        caps = np.unique(np.asarray(given, dtype=np.int64))
         if caps.size == 0 or caps[0] < 1:
             raise ValueError("capacities must be >= 1 block")
-        if caps[-1] >= (1 << 40):
-            raise ValueError("capacities must be below 2**40 blocks")
         self.caps = caps
         self.limit = int(max(1, min(batch_accesses, caps[0])))
         self.min_stamps = max(64, int(min_stamps))

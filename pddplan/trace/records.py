@@ -33,7 +33,9 @@ from typing import IO, Any, cast
 
 import numpy as np
 
+from pddplan import limits
 from pddplan.errors import OptionError, ProfileError, UsageError
+from pddplan.io.files import MAX_JSON_DEPTH, json_depth
 
 try:  # orjson is optional: used when installed, never required
     import orjson
@@ -44,7 +46,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
     _JSON_ERRORS = (ValueError,)
 
-_FAST_ERRORS: tuple[type[Exception], ...] = (*_JSON_ERRORS, KeyError, TypeError)
+_FAST_ERRORS: tuple[type[Exception], ...] = (*_JSON_ERRORS, KeyError, TypeError, RecursionError)
 
 BLOCK_BYTES = 8 << 20
 """Bytes of whole lines per parsed block."""
@@ -248,9 +250,12 @@ def _jsonl_slow(lines: list[bytes], bad: _LocalBadLines) -> ParsedBlock:
         if not raw.strip():
             continue
         try:  # the standard parser here: exact big integers, and clear messages
-            rec = json.loads(raw)
+            rec = json.loads(raw) if json_depth(raw) <= MAX_JSON_DEPTH else None
         except (ValueError, UnicodeDecodeError) as exc:
             bad.bad(n, f"malformed JSON: {exc}")
+            continue
+        if rec is None and json_depth(raw) > MAX_JSON_DEPTH:
+            bad.bad(n, f"nested deeper than {MAX_JSON_DEPTH} levels: not a trace record")
             continue
         try:
             if not isinstance(rec, dict):
@@ -347,7 +352,7 @@ def _jsonl_fast(lines: list[bytes], raw: bytes | None = None) -> ParsedBlock | N
             return None
     try:
         ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
-    except OverflowError:
+    except (OverflowError, TypeError, ValueError):  # a huge, nested or non-numeric id
         return None
     if ids.size and -(2**31) <= ids.min() and ids.max() < 2**31:
         ids = ids.astype(np.int32)  # half the bytes to ship back from a worker
@@ -438,12 +443,21 @@ def _open_binary(path: Path) -> IO[bytes]:
 def _raw_blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
     """Whole-line byte blocks of the file (the last may lack its newline)."""
     carry = b""
+    total_bytes, most_bytes = 0, limits.TRACE_BYTES.value()
+    line_bytes = limits.TRACE_LINE_BYTES.value()
     with _open_binary(path) as fh:
         while True:
             try:
                 raw = fh.read(block_bytes)
-            except (OSError, EOFError) as exc:
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
                 raise ProfileError(f"cannot read trace: {exc}", file=str(path)) from None
+            total_bytes += len(raw)
+            if total_bytes > most_bytes:
+                raise ProfileError(
+                    f"more than {most_bytes:,} bytes (decompressed): above the cap (set the "
+                    f"environment variable {limits.TRACE_BYTES.env} to raise it)",
+                    file=str(path),
+                )
             if not raw:
                 if carry:
                     yield carry
@@ -451,6 +465,12 @@ def _raw_blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
             cut = raw.rfind(b"\n") + 1
             if cut == 0:
                 carry += raw
+                if len(carry) > line_bytes:
+                    raise ProfileError(
+                        f"a line longer than {line_bytes:,} bytes: not a JSONL trace (set the "
+                        f"environment variable {limits.TRACE_LINE_BYTES.env} to raise the cap)",
+                        file=str(path),
+                    )
                 continue
             yield carry + raw[:cut] if carry else raw[:cut]
             carry = raw[cut:]
@@ -463,6 +483,14 @@ def _block_ranges(path: Path, block_bytes: int) -> Iterator[tuple[int, int]]:
         fh = path.open("rb")
     except OSError as exc:
         raise ProfileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
+    if size > limits.TRACE_BYTES.value():
+        fh.close()
+        raise ProfileError(
+            f"{size:,} bytes: above the cap of {limits.TRACE_BYTES.value():,} (set the "
+            f"environment variable {limits.TRACE_BYTES.env} to raise it)",
+            file=str(path),
+        )
+    line_bytes = limits.TRACE_LINE_BYTES.value()
     with fh:
         start = 0
         while start < size:
@@ -475,6 +503,12 @@ def _block_ranges(path: Path, block_bytes: int) -> Iterator[tuple[int, int]]:
                     end += cut + 1
                     break
                 end += len(probe)
+                if end - start - block_bytes > line_bytes:
+                    raise ProfileError(
+                        f"a line longer than {line_bytes:,} bytes: not a JSONL trace (set the "
+                        f"environment variable {limits.TRACE_LINE_BYTES.env} to raise the cap)",
+                        file=str(path),
+                    )
             end = min(end, size)
             yield start, end
             start = end

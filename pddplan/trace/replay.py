@@ -31,6 +31,7 @@ from pddplan import limits
 from pddplan.errors import OptionError, ProfileError, UsageError
 from pddplan.trace.blockindex import BlockIndex
 from pddplan.trace.cache import (
+    MAX_CACHE_BLOCKS,
     SMALL_CAPACITY_BLOCKS,
     LruStackReplayer,
     ReferenceLru,
@@ -58,6 +59,9 @@ _SUFFIX = {
     "gi": 2**30,
     "ti": 2**40,
 }
+#: Largest finite cache capacity taken [tokens]: a petatoken, far above any fleet's memory, and
+#: below the replay's limit of 2**40 blocks at one token a block.
+MAX_CACHE_TOKENS = 1e15
 _CAP_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*((?:[kmgt]i?)?)\s*$", re.I)
 
 
@@ -81,6 +85,12 @@ def parse_capacity(text: str) -> float:
             f": {text.strip()!r} is not a token count (e.g. 2000000, 2M, 64k) or 'unbounded'",
         )
     value = float(m.group(1).replace("_", "")) * _SUFFIX[m.group(2).lower()]
+    if value > MAX_CACHE_TOKENS:
+        raise OptionError(
+            "cache_tokens",
+            f": {text.strip()!r} is above the largest capacity taken, {MAX_CACHE_TOKENS:.0e} "
+            "tokens (or 'unbounded')",
+        )
     if not value.is_integer() or value <= 0:
         raise OptionError("cache_tokens", f": {text.strip()!r} must be a positive whole number")
     return value
@@ -104,6 +114,12 @@ def parse_capacities(text: str, block_tokens: int) -> list[float]:
                 "cache_tokens",
                 f": {part.strip()} tokens holds no whole block of {block_tokens} "
                 "tokens; capacities are counted in whole blocks",
+            )
+        if math.isfinite(cap) and cap / block_tokens >= MAX_CACHE_BLOCKS:
+            raise OptionError(
+                "cache_tokens",
+                f": {part.strip()} tokens is {cap / block_tokens:.3g} blocks of {block_tokens} "
+                f"tokens; the replay takes fewer than {MAX_CACHE_BLOCKS:,} blocks",
             )
         if cap not in out:
             out.append(cap)

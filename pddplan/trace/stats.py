@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from pddplan.errors import OptionError, ProfileError, UsageError
+from pddplan.io.files import read_text
 
 DEFAULT_EDGES: tuple[float, ...] = (0.0, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
 """The brief's seven hit-rate bins, [0, 0.9) up to [0.99, 1.0] (as in profiles/agent-64k)."""
@@ -312,10 +313,7 @@ class CapacityCurve:
         The capacity column may be ``capacity_tokens`` or ``cache_tokens``.
         """
         file = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ProfileError(f"cannot read capacity curve: {exc.strerror}", file=file) from None
+        text = read_text(path, what="capacity curve")
         block_tokens = 512
         lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
         reader = csv.DictReader(lines)
