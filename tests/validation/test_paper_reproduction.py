@@ -68,6 +68,11 @@ OUTSIDE = {
     "of the RTT): a low-hit 12 GB transfer takes 7.4 s, not 12.9 s; with decode pools sized "
     "against slot waits and the rate at 1.9885 req/s, the prefill pool is lightly loaded, so "
     "fewer requests wait",
+    "PDD BCR over the baseline": "1.217 vs 1.375 (-11.5%): measured after the routed experts "
+    "were costed at each expert's own token count (issue 20): MoE decode steps got faster at "
+    "small batches, which lowers both plans' decode chips (PDD 32 GPU-A + 40 GPU-B, the baseline "
+    "88 GPU-A); the paper's chips are illustrative profiles, so the model's prefill stays cheap "
+    "against decode and PDD moves most chips to the 20% dearer GPU-B",
 }
 
 
