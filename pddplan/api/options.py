@@ -49,6 +49,7 @@ class SolveOptions(Options):
     max_bcr: bool = False
     explain: bool = False
     baselines: bool = True
+    verdict_check: bool = True
 
 
 class BathtubOptions(Options):
