@@ -53,6 +53,7 @@ class SolveOptions(Options):
     max_bcr: bool = False
     explain: bool = False
     baselines: bool = True
+    verdict_check: bool = True
 
 
 class BathtubOptions(Options):

@@ -11,6 +11,7 @@ from pddplan.errors import UsageError
 
 if TYPE_CHECKING:
     from pddplan.results import SolveResult
+    from pddplan.robust.verdict import VerdictCheck
     from pddplan.solver import Outcome
 
 _D = SolveOptions()
@@ -29,6 +30,7 @@ def solve(
     explain: bool = _D.explain,
     baselines: bool = _D.baselines,
     own: Mapping[str, int] | None = None,
+    verdict_check: bool = _D.verdict_check,
 ) -> SolveResult:
     """Size P / RLD / MD and compare with the same-datacenter and no-relay baselines.
 
@@ -46,6 +48,9 @@ def solve(
     max_bcr : ignore the scenario's rate: the plan of highest BCR.
     explain : add one row per hit-rate class (``classes``).
     baselines : also size the baselines at the plan's rate.
+    verdict_check : name the estimated inputs whose plausible range reverses PDD's verdict
+        against each baseline (:func:`pddplan.robust.verdict.check_verdict`: the solve's fleets
+        re-evaluated with one input at each end of its range; ``verdict`` of the result).
 
     Raises
     ------
@@ -61,20 +66,34 @@ def solve(
         max_bcr=max_bcr,
         explain=explain,
         baselines=baselines,
+        verdict_check=verdict_check,
     )
     ls = load(scenario, overrides, profiles)
     ls, limits = with_inventory(ls, max_chips, own)  # the baselines obey them too
     from pddplan.solver import solve_scenario
 
     out = solve_scenario(
-        ls.resolved, explain_relay=True, max_chips=limits, **o.model_dump(exclude={"explain"})
+        ls.resolved,
+        explain_relay=True,
+        max_chips=limits,
+        **o.model_dump(exclude={"explain", "verdict_check"}),
     )
-    return solve_result(out, explain=o.explain)
+    verdict = None
+    if o.verdict_check and out.baselines:
+        from pddplan.robust.verdict import check_verdict
+
+        verdict = check_verdict(
+            lambda ov: ls.source.resolve({**ls.overrides, **ov}), ls.resolved, out
+        )
+    return solve_result(out, explain=o.explain, verdict=verdict)
 
 
-def solve_result(out: Outcome, *, explain: bool = False) -> SolveResult:
+def solve_result(
+    out: Outcome, *, explain: bool = False, verdict: VerdictCheck | None = None
+) -> SolveResult:
     """The :class:`SolveResult` of a planner outcome: TTFT by pipeline, the classes (with
-    ``explain``) and the closed forms' regime warnings, computed now."""
+    ``explain``), the closed forms' regime warnings, computed now, and the verdict check
+    (``verdict``) when one was made."""
     from pddplan.results.solve import SolveResult
     from pddplan.sim.compare import regime_warning_for_plan
     from pddplan.solver import Solver
@@ -84,7 +103,7 @@ def solve_result(out: Outcome, *, explain: bool = False) -> SolveResult:
     wait = by_pipe.pop("_wait")
     classes = _class_rows(out, solver) if explain else None
     warns = [f"closed forms: {w}" for w in regime_warning_for_plan(out.problem, out.plan)]
-    return SolveResult(out, by_pipe, wait["mean_wait_s"], classes, warns)
+    return SolveResult(out, by_pipe, wait["mean_wait_s"], classes, warns, verdict)
 
 
 def _class_rows(out: Outcome, solver: Any) -> list[dict[str, Any]]:

@@ -50,6 +50,14 @@ def solve_cmd(
     explain: Annotated[
         bool, typer.Option("--explain", help="Add one row per hit-rate class.")
     ] = False,
+    verdict_check: Annotated[
+        bool,
+        typer.Option(
+            "--verdict-check/--no-verdict-check",
+            help="Name the estimates whose plausible range reverses PDD's verdict against each "
+            "baseline (the 'verdict' table; on by default).",
+        ),
+    ] = True,
     *,
     scenario_opts: common.ScenarioOptions,
     out: common.Output,
@@ -78,6 +86,7 @@ def solve_cmd(
         max_rate_rps=max_rate_rps,
         max_bcr=max_bcr,
         explain=explain,
+        verdict_check=verdict_check,
     )
     out.emit(res.report())
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pddplan.results.base import Report, Result, Row, Section
 
 if TYPE_CHECKING:
+    from pddplan.robust.verdict import Flip, VerdictCheck
     from pddplan.solver import Outcome, Plan
 
 DATACENTER = {"P": "A", "RLD": "A", "MD": "B"}
@@ -29,6 +30,8 @@ class SolveResult(Result):
     prefill_mean_wait_s : [s] mean wait in the prefill pool.
     classes : one row per hit-rate class (``explain``), or None.
     warnings : where the plan sits in a regime the closed forms are known to miss.
+    verdict : PDD against each baseline and the estimated inputs that reverse it
+        (:func:`pddplan.robust.verdict.check_verdict`), or None when not checked.
     """
 
     outcome: Outcome
@@ -36,6 +39,7 @@ class SolveResult(Result):
     prefill_mean_wait_s: float
     classes: list[Row] | None = None
     warnings: list[str] = field(default_factory=list)
+    verdict: VerdictCheck | None = None
 
     @property
     def plan(self) -> Plan:
@@ -65,6 +69,10 @@ class SolveResult(Result):
             Section("ttft by pipeline", self._pipeline_rows(), key="pipelines"),
             Section("baselines at the same rate", base_rows, key="baselines"),
         ]
+        if self.verdict is not None:
+            sections.append(
+                Section("verdict: what it rests on", self._verdict_rows(), key="verdict")
+            )
         payload: dict[str, Any] = {
             "scenario": out.scenario_name,
             "model": out.problem.model.name,
@@ -77,6 +85,8 @@ class SolveResult(Result):
             },
             "baselines": base_json,
         }
+        if self.verdict is not None:
+            payload["verdict"] = self._verdict_json()
         if self.classes is not None:
             sections.append(Section("hit-rate classes", self.classes, key="classes"))
             payload["classes"] = self.classes
@@ -169,9 +179,65 @@ class SolveResult(Result):
                 "roles": _roles_json(b),
                 "procurement": procurement_rows(b),
             }
-            bj.update({k: row[k] for k in ("bcr_ratio", "cost_ratio", "goodput_ratio")})
+            for k in ("bcr_ratio", "cost_ratio", "goodput_ratio"):
+                # null where the baseline's figure is 0 (the ratio is unbounded), with why
+                bj[k] = row[k] if math.isfinite(row[k]) else None
+            if not math.isfinite(row["bcr_ratio"]):
+                bj["ratio_undefined"] = (
+                    f"baseline {b.topology} serves no rate within every SLA target (goodput 0)"
+                )
             base_json.append(bj)
         return base_rows, base_json
+
+    def _verdict_rows(self) -> list[Row]:
+        """One row per baseline: PDD's BCR over it, whether PDD wins, what that rests on."""
+        assert self.verdict is not None
+        return [
+            {
+                "versus": v.baseline,
+                "bcr_ratio": v.bcr_ratio,
+                "pdd_wins": v.pdd_wins,
+                "rests_on": "; ".join(flip_text(f) for f in v.flips)
+                or f"no estimate in its plausible range ({len(self.verdict.inputs)} checked)",
+            }
+            for v in self.verdict.verdicts
+        ]
+
+    def _verdict_json(self) -> dict[str, Any]:
+        assert self.verdict is not None
+        vc = self.verdict
+        return {
+            "method": (
+                "one estimated input at a time at each end of its plausible range; the fleets "
+                "of the plan and the baselines held, their goodput and cost re-evaluated"
+            ),
+            "baselines": [
+                {
+                    "name": v.baseline,
+                    "pdd_wins": v.pdd_wins,
+                    "bcr_ratio": v.bcr_ratio,
+                    "ratio_undefined": v.ratio_undefined,
+                    "rests_on": [
+                        {
+                            "path": f.path,
+                            "point": f.point if math.isfinite(f.point) else None,
+                            "low": f.low,
+                            "high": f.high,
+                            "end": f.end,
+                            "flips_at": f.flips_at,
+                            "holds_at": f.holds_at,
+                        }
+                        for f in v.flips
+                    ],
+                }
+                for v in vc.verdicts
+            ],
+            "inputs_checked": [
+                {"path": p, "point": pt if math.isfinite(pt) else None, "low": lo, "high": hi}
+                for p, pt, lo, hi in vc.inputs
+            ],
+            "not_checked": [{"path": n.path, "reason": n.reason} for n in vc.not_checked],
+        }
 
     def _relay_edges_json(self) -> list[dict[str, Any]]:
         """Where relaying starts to pay on each lever (bandwidth, hit-rate shift, TTFT)."""
@@ -227,6 +293,13 @@ class SolveResult(Result):
             "prefill_mean_wait_s": self.prefill_mean_wait_s,
             "binding": plan.binding,
         }
+
+
+def flip_text(f: Flip) -> str:
+    """``path (flips above X; range lo-hi)``: where an input reverses a verdict."""
+    side = "below" if f.end == "low" else "above"
+    where = f"{side} {f.flips_at:.4g}" if f.holds_at is not None else f"at its {f.end} end"
+    return f"{f.path} (flips {where}; range {f.low:.4g} to {f.high:.4g})"
 
 
 def procurement_rows(plan: Plan) -> list[Row]:

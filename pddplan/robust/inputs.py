@@ -272,20 +272,48 @@ def _absolute(d: Distribution) -> bool:
     return d.uniform is not None or d.triangular is not None or d.log_uniform is not None
 
 
+#: The tails a plausible range leaves out of a normal or lognormal distribution [-].
+TAIL_PROBABILITY = 0.001
+
+
 def support(inp: Input) -> tuple[float, float]:
     """An input's bounds, or its 0.1% and 99.9% quantiles where it has none."""
     d = inp.dist
     unbounded = d.lognormal is not None or (
         d.normal is not None and (d.normal.low is None or d.normal.high is None)
     )
-    v = values(inp, np.array([0.001, 0.999]) if unbounded else np.array([0.0, 1.0]))
+    return _ends(inp, tails=unbounded)
+
+
+def plausible_range(inp: Input) -> tuple[float, float]:
+    """An input's plausible range: the bounds of a bounded distribution (uniform, triangular,
+    relative, log-uniform), the :data:`TAIL_PROBABILITY` and ``1 - TAIL_PROBABILITY``
+    quantiles of a normal or lognormal one, clipped bounds or not (a normal of 2 points
+    clipped to [-1, 1] is plausible over about +-6 points, not over its clip).
+
+    Notes
+    -----
+    The standard normal quantile comes from :class:`statistics.NormalDist` (the same inverse
+    CDF as ``scipy.stats.norm.ppf`` to rounding), so that a solve does not import scipy.stats.
+    """
+    d = inp.dist
+    if d.normal is None and d.lognormal is None:
+        return _ends(inp, tails=False)
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1.0 - TAIL_PROBABILITY)
+    v = _gaussian(inp, np.array([-z, z]))
+    return float(v[0]), float(v[1])
+
+
+def _ends(inp: Input, *, tails: bool) -> tuple[float, float]:
+    p = TAIL_PROBABILITY
+    v = values(inp, np.array([p, 1.0 - p]) if tails else np.array([0.0, 1.0]))
     return float(v[0]), float(v[1])
 
 
 def values(inp: Input, u: np.ndarray) -> np.ndarray:
     """The input's values at uniform draws ``u`` in (0, 1) (inverse CDF)."""
-    from scipy import stats
-
     d = inp.dist
     u = np.asarray(u, dtype=float)
     if d.uniform is not None:
@@ -299,18 +327,27 @@ def values(inp: Input, u: np.ndarray) -> np.ndarray:
         r = d.relative
         tri = Triangular(low=r.low, mode=r.mode, high=r.high)
         return inp.point * _triangular(tri, u)
+    if d.normal is not None or d.lognormal is not None:
+        from scipy import stats
+
+        return _gaussian(inp, stats.norm.ppf(u))
+    raise AssertionError(f"no distribution among {DISTRIBUTION_KINDS}")  # pragma: no cover
+
+
+def _gaussian(inp: Input, z: np.ndarray) -> np.ndarray:
+    """A normal or lognormal input's values at standard normal quantiles ``z``."""
+    d = inp.dist
     if d.normal is not None:
         n = d.normal
         mean = inp.point if n.mean is None else n.mean
-        x = mean + n.sd * stats.norm.ppf(u)
+        x = mean + n.sd * z
         lo = -np.inf if n.low is None else n.low
         hi = np.inf if n.high is None else n.high
         return np.asarray(np.clip(x, lo, hi), dtype=float)
-    if d.lognormal is not None:
-        s2 = math.log1p(d.lognormal.cv**2)
-        mu = math.log(inp.point) - s2 / 2
-        return np.asarray(np.exp(mu + math.sqrt(s2) * stats.norm.ppf(u)), dtype=float)
-    raise AssertionError(f"no distribution among {DISTRIBUTION_KINDS}")  # pragma: no cover
+    assert d.lognormal is not None
+    s2 = math.log1p(d.lognormal.cv**2)
+    mu = math.log(inp.point) - s2 / 2
+    return np.asarray(np.exp(mu + math.sqrt(s2) * z), dtype=float)
 
 
 def _uniform(d: Uniform, u: np.ndarray) -> np.ndarray:

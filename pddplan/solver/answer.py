@@ -11,6 +11,7 @@ import numpy as np
 
 from pddplan.errors import InfeasibleError, OptionError
 from pddplan.solver.modes import (
+    NO_RELAY_RLD,
     PlanSearch,
     baseline_at_rate,
     solve_budget,
@@ -66,7 +67,7 @@ def _problems(rs: ResolvedScenario, max_chips: dict[str, int] | None) -> list[Pr
     pb.max_chips = {**pb.max_chips, **(max_chips or {})}
     check_options(pb)
     problems = [pb]
-    if pb.topology.anomalous_filter and bool(np.any(pb.classes.anomalous)):
+    if has_anomalous_rld(pb):
         pb_all = build_problem(rs, replace(PDD, anomalous_filter=False))
         pb_all.max_chips = dict(pb.max_chips)
         problems.append(pb_all)
@@ -149,7 +150,7 @@ def solve_scenario(
         if explain_relay:
             edges = relay_edges(rs, plan.rate_rps, max_chips)
             notes.append(describe_edges(edges))
-    base = _baselines(rs, plan, no_relay, notes) if baselines else []
+    base = _baselines(rs, plan, no_relay, pb, notes) if baselines else []
     return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges)
 
 
@@ -173,9 +174,11 @@ def _relay_loses(pb: Problem, plan: Plan, no_relay: Plan, mode: str, budget: flo
 
 
 def _baselines(
-    rs: ResolvedScenario, plan: Plan, no_relay: Plan | None, notes: list[str]
+    rs: ResolvedScenario, plan: Plan, no_relay: Plan | None, pb: Problem, notes: list[str]
 ) -> list[Plan]:
-    """The same-datacenter baseline (when the scenario has one) and the no-relay plan."""
+    """The same-datacenter baseline (when the scenario has one), the no-relay plan and, when
+    RLD finishes anomalous requests, the stronger no-relay plan that keeps RLD for those only
+    (:data:`~pddplan.solver.modes.NO_RELAY_RLD`)."""
     base: list[Plan] = []
     if rs.scenario.baseline is not None:
         try:
@@ -184,7 +187,20 @@ def _baselines(
             notes.append(f"baseline same-dc cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
     if no_relay is not None:
         base.append(no_relay)
+    if has_anomalous_rld(pb):
+        try:
+            base.append(baseline_at_rate(rs, NO_RELAY_RLD, plan.rate_rps, max_chips=pb.max_chips))
+        except InfeasibleError as exc:
+            notes.append(
+                f"baseline {NO_RELAY_RLD.name} cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"
+            )
     return base
+
+
+def has_anomalous_rld(pb: Problem) -> bool:
+    """Whether RLD finishes anomalous requests in ``pb`` (the anomalous filter is on and the
+    workload has some): then the no-relay fleet without RLD is not the only one."""
+    return pb.topology.anomalous_filter and bool(np.any(pb.classes.anomalous))
 
 
 def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:

@@ -3,7 +3,8 @@
 - rate: the least-cost plan that serves the rate within SLA (procurement);
 - budget (and inventory): the most goodput within a $/h budget;
 - neither: the plan of highest BCR, bounded by the line, inventory or ``max_rate``;
-- the baselines (same datacenter; cross-datacenter without relay) at the plan's rate.
+- the baselines (same datacenter; cross-datacenter without relay; cross-datacenter with RLD for
+  the anomalous requests only, :data:`NO_RELAY_RLD`) at the plan's rate.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ from pddplan.solver.problem import (
 )
 from pddplan.solver.search import Solver, better_plan
 from pddplan.spec.scenario import ResolvedScenario
+
+#: The stronger no-relay baseline: the PDD fleet with ``serving.routing=no-relay``. No request
+#: relays, but RLD still finishes the anomalous requests (long input, short output), so their
+#: KV never crosses the line; only the others go P-MD.
+NO_RELAY_RLD = Topology("no-relay-rld", cross_dc=True, relay=True, anomalous_filter=True)
+#: The routing rule a baseline is sized with, where it is not the scenario's.
+BASELINE_ROUTING = {NO_RELAY_RLD.name: "no-relay"}
 
 
 class RateSolver(Protocol):
@@ -179,9 +187,10 @@ def baseline_at_rate(
     """Size a baseline at a rate; when no count meets TTFT, size it for capacity and say so.
 
     The plan's goodput is its fleet's (:func:`with_goodput`): below the rate, or zero, when it
-    misses a target.
+    misses a target. A baseline of :data:`BASELINE_ROUTING` is sized with its routing rule.
     """
     pb = build_problem(rs, topology)
+    pb.routing = BASELINE_ROUTING.get(topology.name, pb.routing)
     if max_chips and topology.cross_dc:
         pb.max_chips = {**pb.max_chips, **max_chips}
     check_options(pb)

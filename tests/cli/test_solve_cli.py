@@ -43,10 +43,11 @@ def test_json_contract() -> None:
         assert isinstance(plan[key], float)
     assert set(plan["ttft_s"]) == {"p50", "p90", "p99"}
     names = {b["name"] for b in d["baselines"]}
-    assert names == {"same-dc", "no-relay"}
+    # today's no-relay fleet, and the stronger one that keeps RLD for the anomalous requests
+    assert names == {"same-dc", "no-relay", "no-relay-rld"}
     for b in d["baselines"]:
         if b["bcr_requests_per_usd"] == 0:  # a baseline with no goodput within SLA
-            assert b["bcr_ratio"] == "inf" and b["goodput_rps"] == 0
+            assert b["bcr_ratio"] is None and b["goodput_rps"] == 0 and b["ratio_undefined"]
         else:
             assert b["bcr_ratio"] == plan["bcr_requests_per_usd"] / b["bcr_requests_per_usd"]
     sla = d["sla"]["ttft_s"]
@@ -131,3 +132,30 @@ def test_max_bcr_mode_says_what_bounds_the_scale() -> None:
     # the highest-BCR plan is at least as good as the plan at the scenario's own rate
     fixed = json.loads(run("solve", "examples/pdd-paper.yaml", "--format", "json").stdout)
     assert d["plan"]["bcr_requests_per_usd"] >= fixed["plan"]["bcr_requests_per_usd"]
+
+
+def test_verdict_block_in_table_and_json() -> None:
+    """Every solve names what its verdict rests on, in the table and in finite JSON."""
+    r = run("solve", "--format", "json")
+    d = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"non-finite {c}"))
+    v = d["verdict"]
+    assert not [x for x in _leaves(v) if x in ("inf", "-inf")]
+    assert not [x for b in d["baselines"] for x in _leaves(b) if x in ("inf", "-inf")]
+    assert [b["name"] for b in v["baselines"]] == [b["name"] for b in d["baselines"]]
+    paths = {i["path"] for i in v["inputs_checked"]}
+    assert "workload.anomalous.share" in paths and "rate_rps" not in paths
+    for b in v["baselines"]:
+        for f in b["rests_on"]:
+            assert f["path"] in paths and f["low"] <= f["flips_at"] <= f["high"]
+    t = run("solve")
+    assert "verdict: what it rests on" in t.stdout
+    off = run("solve", "--no-verdict-check", "--format", "json")
+    assert "verdict" not in json.loads(off.stdout)
+
+
+def _leaves(o: object) -> list[object]:
+    if isinstance(o, dict):
+        return [x for v in o.values() for x in _leaves(v)]
+    if isinstance(o, list):
+        return [x for v in o for x in _leaves(v)]
+    return [o]

@@ -1,0 +1,279 @@
+"""What a solve's verdict rests on: PDD against each baseline, one estimated input at a time.
+
+The verdict against a baseline is whether PDD's BCR beats the baseline's (their ratio above 1).
+For every estimated input (:func:`~pddplan.robust.inputs.collect_inputs`: the profiles'
+``estimated:`` keys, the workload's hit-rate shift and anomalous share, the scenario's
+``uncertainty:`` block; not the target rate, which is the question asked), the verdict is taken
+again with that input alone at each end of its plausible range
+(:func:`~pddplan.robust.inputs.plausible_range`), like one bar of a tornado chart. An input
+whose end reverses the verdict is one the verdict rests on; bisection between the point value
+and that end then brackets where it turns (:data:`FLIP_BISECTION_STEPS` halvings).
+
+The fleets are held: PDD's plan and each baseline's, as the solve sized them (chips, instance
+sizes, counts, routing, hand-over), are re-evaluated with the input changed, their decode pools
+stepping at the largest batch that meets TPOT there (:func:`~pddplan.robust.evaluate.
+fleet_plan`, as ``pddplan robust`` does), priced at the changed prices, with the goodput of
+:func:`~pddplan.solver.fleet.goodput_rps`. This answers "would the fleets as bought still rank
+the same", not "would a planner who knew the value size other fleets" (a full re-solve per end:
+about 50x the cost; ``pddplan whatif`` answers that for one input).
+
+Notes
+-----
+PDD wins against a baseline when ``g_P / c_P > g_B / c_B`` (goodput ``g``, cost ``c``). The
+feasible rates of a fleet are an interval from 0 (:mod:`pddplan.solver.fleet`), so one check of
+each fleet decides it without either goodput: if PDD's fleet meets every target at a rate ``x``
+and the baseline's misses one at ``x c_B / c_P``, PDD wins; the other way round, it does not.
+``x`` starts at a guess from the point estimate (:func:`_equal_rate_guess`) and is bisected
+while both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
+``g_B c_P / c_B``), to the goodput's precision (:data:`~pddplan.solver.fleet.GOODPUT_RTOL`):
+two checks a step, instead of a goodput bisection per fleet.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pddplan.errors import OverrideError
+from pddplan.robust.evaluate import Config, fleet_plan
+from pddplan.robust.inputs import (
+    RATE,
+    Input,
+    NotSampled,
+    collect_inputs,
+    plausible_range,
+    sample_overrides,
+)
+from pddplan.robust.search import point_config
+from pddplan.solver import Outcome, Plan, Solver, Topology, build_problem
+from pddplan.solver.fleet import GOODPUT_RTOL, check_fleet
+from pddplan.spec.scenario import ResolvedScenario
+
+#: Halvings of the interval between an input's point value and the end that reverses a verdict.
+FLIP_BISECTION_STEPS = 3
+#: A ratio within this of 1 is a tie: PDD does not win it [-].
+TIE_RTOL = 1e-9
+#: The search for a deciding rate stops this far below (or above) its first guess: both fleets
+#: then miss a target at every rate, or meet them all (a tie) [-].
+TINY_RATE_SHARE = 1e-6
+
+Resolve = Callable[[Mapping[str, Any]], ResolvedScenario]
+
+
+@dataclass(frozen=True)
+class Flip:
+    """An estimated input whose plausible range reverses a verdict.
+
+    Attributes
+    ----------
+    path : the input's override PATH.
+    point : its value in the scenario.
+    low, high : its plausible range.
+    end : ``low`` or ``high``: the end of the range that reverses the verdict.
+    flips_at : the value nearest the point found to reverse it (bisection towards ``end``).
+    holds_at : the value next to ``flips_at``, towards the point, where the verdict holds
+        (None where the scenario has no point value: the end alone is given).
+    """
+
+    path: str
+    point: float
+    low: float
+    high: float
+    end: str
+    flips_at: float
+    holds_at: float | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """PDD against one baseline at the point estimate, and the inputs that reverse it."""
+
+    baseline: str
+    pdd_wins: bool
+    bcr_ratio: float | None  # PDD over the baseline; None where the baseline's BCR is 0
+    ratio_undefined: str | None  # why bcr_ratio is None
+    flips: list[Flip]
+
+
+@dataclass(frozen=True)
+class VerdictCheck:
+    """Every baseline's verdict, the inputs checked with their ranges, and those left out."""
+
+    verdicts: list[Verdict]
+    inputs: list[tuple[str, float, float, float]]  # (path, point, low, high)
+    not_checked: list[NotSampled]
+
+
+@dataclass(frozen=True)
+class _Fleet:
+    """A plan's fleet, ready to be rebuilt on a changed scenario."""
+
+    cfg: Config
+    topology: Topology
+    routing: str
+    rate_rps: float
+
+    @classmethod
+    def of(cls, plan: Plan) -> _Fleet:
+        pb = plan.problem
+        return cls(point_config(plan), pb.topology, pb.routing, plan.rate_rps)
+
+    def on(self, rs: ResolvedScenario) -> tuple[Solver, Plan | None]:
+        """A solver on ``rs`` for this fleet's topology, and the fleet there (None: a pool
+        can no longer meet TPOT at any batch, or an instance no longer fits)."""
+        pb = build_problem(rs, self.topology)
+        pb.routing = self.routing
+        solver = Solver(pb)
+        return solver, fleet_plan(solver, self.cfg, self.cfg.base, self.rate_rps)
+
+
+def pdd_wins(pdd: Plan, base: Plan) -> bool:
+    """Whether PDD's BCR beats the baseline's (ties do not)."""
+    return pdd.bcr_requests_per_usd > base.bcr_requests_per_usd * (1 + TIE_RTOL)
+
+
+def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:
+    """PDD's BCR over the baseline's, or None and why where the baseline's BCR is 0."""
+    if base.bcr_requests_per_usd > 0:
+        return pdd.bcr_requests_per_usd / base.bcr_requests_per_usd, None
+    why = (
+        "the baseline's fleet misses an SLA target at every rate (goodput 0)"
+        if base.cost_usd_per_hour > 0
+        else "the baseline costs nothing"
+    )
+    return None, why
+
+
+def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> VerdictCheck:
+    """The verdict of PDD against each of ``out``'s baselines and the estimated inputs whose
+    plausible range reverses it (see the module notes).
+
+    Parameters
+    ----------
+    resolve : the scenario resolved with more overrides (the solve's own overrides kept).
+    rs : the scenario as solved.
+    out : the solve's outcome (plan and baselines).
+    """
+    found, skipped = collect_inputs(rs)
+    inputs = [i for i in found if i.path != RATE]
+    if len(inputs) < len(found):
+        skipped = [*skipped, NotSampled(RATE, "the rate is the question asked, not an estimate")]
+    pdd = _Fleet.of(out.plan)
+    bases = [_Fleet.of(b) for b in out.baselines]
+    guesses = [_equal_rate_guess(out.plan, b) for b in out.baselines]
+    point = [pdd_wins(out.plan, b) for b in out.baselines]
+    flips: list[list[Flip]] = [[] for _ in bases]
+    ranges: list[tuple[str, float, float, float]] = []
+    for inp in inputs:
+        lo, hi = plausible_range(inp)
+        try:
+            ends = {"low": _wins_at(resolve, inp, lo, pdd, bases, guesses)}
+            ends["high"] = _wins_at(resolve, inp, hi, pdd, bases, guesses)
+        except OverrideError as exc:
+            skipped.append(NotSampled(inp.path, f"its range reaches a value not allowed: {exc}"))
+            continue
+        ranges.append((inp.path, inp.point, lo, hi))
+        for j, w0 in enumerate(point):
+            for end, v in (("low", lo), ("high", hi)):
+                if ends[end][j] != w0:
+                    fleets = (pdd, bases[j], guesses[j])
+                    flips[j].append(_bisect(resolve, inp, (lo, hi), end, v, fleets, w0))
+    verdicts = []
+    for j, b in enumerate(out.baselines):
+        ratio, why = bcr_ratio(out.plan, b)
+        verdicts.append(Verdict(b.topology, point[j], ratio, why, flips[j]))
+    return VerdictCheck(verdicts, ranges, skipped)
+
+
+def _equal_rate_guess(pdd: Plan, base: Plan) -> float:
+    """A PDD rate [req/s] between PDD's goodput and the baseline's scaled to PDD's cost (their
+    geometric mean; a quarter of PDD's goodput stands in for a baseline that serves nothing):
+    where the two fleets' feasibility most often decides the verdict in one check each."""
+    g = pdd.goodput_rps
+    g_base = base.goodput_rps * pdd.cost_usd_per_hour / base.cost_usd_per_hour
+    return math.sqrt(g * max(g_base, g / 4)) if g > 0 else pdd.rate_rps
+
+
+def _resolved(resolve: Resolve, inp: Input, value: float) -> ResolvedScenario:
+    (ov,) = sample_overrides([inp], np.array([[value]]))
+    return resolve(ov)
+
+
+def _wins_at(
+    resolve: Resolve,
+    inp: Input,
+    value: float,
+    pdd: _Fleet,
+    bases: list[_Fleet],
+    guesses: list[float],
+) -> list[bool]:
+    """Whether PDD's fleet beats each baseline's with ``inp`` at ``value``."""
+    rs = _resolved(resolve, inp, value)
+    mine = _OnSample(*pdd.on(rs))
+    return [mine.beats(*b.on(rs), x) for b, x in zip(bases, guesses, strict=True)]
+
+
+class _OnSample:
+    """PDD's fleet on one changed scenario."""
+
+    def __init__(self, solver: Solver, plan: Plan | None) -> None:
+        self.solver, self.plan = solver, plan
+
+    def meets(self, rate: float) -> bool:
+        assert self.plan is not None
+        return check_fleet(self.solver, self.plan, rate).meets_sla
+
+    def beats(self, solver: Solver, base: Plan | None, guess: float) -> bool:
+        """Whether this fleet's BCR beats ``base``'s on the same scenario (see the module
+        notes): both fleets checked at PDD rates ``x`` and their BCR-equal rates, ``x`` moved
+        up while both meet every target and down while both miss one, until one meets and the
+        other does not, or ``x`` is pinned within :data:`~pddplan.solver.fleet.GOODPUT_RTOL`
+        (a tie: PDD does not win)."""
+        if self.plan is None:
+            return False
+        if base is None or base.cost_usd_per_hour <= 0:
+            return base is None and self.meets(self.plan.rate_rps * TINY_RATE_SHARE)
+        scale = base.cost_usd_per_hour / self.plan.cost_usd_per_hour * (1 - TIE_RTOL)
+        lo, hi = 0.0, math.inf
+        x = guess
+        floor = guess * TINY_RATE_SHARE
+        while (
+            math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi
+        ) and floor <= x <= guess / TINY_RATE_SHARE:
+            mine = self.meets(x)
+            if mine != check_fleet(solver, base, x * scale).meets_sla:
+                return mine
+            if mine:
+                lo = x
+                x = 2 * x if math.isinf(hi) else 0.5 * (lo + hi)
+            else:
+                hi = x
+                x = 0.5 * (lo + hi) if lo > 0 else 0.5 * x
+        return False
+
+
+def _bisect(
+    resolve: Resolve,
+    inp: Input,
+    rng: tuple[float, float],
+    end: str,
+    value: float,
+    fleets: tuple[_Fleet, _Fleet, float],
+    w0: bool,
+) -> Flip:
+    """Where between the point and ``value`` the verdict (``w0`` at the point) turns."""
+    if not math.isfinite(inp.point):
+        return Flip(inp.path, inp.point, rng[0], rng[1], end, value, None)
+    pdd, base, guess = fleets
+    holds, flips = inp.point, value
+    for _ in range(FLIP_BISECTION_STEPS):
+        mid = 0.5 * (holds + flips)
+        if _wins_at(resolve, inp, mid, pdd, [base], [guess])[0] == w0:
+            holds = mid
+        else:
+            flips = mid
+    return Flip(inp.path, inp.point, rng[0], rng[1], end, flips, holds)
