@@ -128,6 +128,10 @@ _add(("calibrate", "h100-published.csv", "--model", "llama-3.3-70b"), ("--chip",
 _add(("calibrate", "h100-published.csv", "--chip", "h100-sxm"), ("--model", "nope", ()))
 _add(("calibrate", "pdd-brief-handover.csv"), ("--link", "no-such-link", ()))
 _add(
+    ("calibrate", "pdd-brief-handover.csv", "--link", "wan-100g-cross-city"),
+    ("--fit", "nope", ("not a link parameter", "rtt_ms")),
+)
+_add(
     ("transfer", "wan-100g-cross-city"),
     *OUTPUT,
     ("--bytes", "12QB", ("KB", "MiB")),
@@ -143,6 +147,7 @@ _add(
     ("--dp", "x", ("integer",)),
     ("--model", "no-such-model", ()),
     ("--chip", "no-such-chip", ()),
+    ("--set", "model.nope=1", ("not a key of the model profile",)),
 )
 _add((*STEP, "--context-tokens", "8"), ("--input-tokens", "0", ("at least 1",)))
 _add((*STEP, "--input-tokens", "8"), ("--context-tokens", "0", ("at least 1",)))
