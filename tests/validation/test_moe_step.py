@@ -169,27 +169,29 @@ def _deepseek(chip_name: str, reg: Registry):
     return reg.load("chip", chip_name), model
 
 
+def _tp8_step(chip_name: str, batch: int, isl: int, ctx: int):
+    chip, model = _deepseek(chip_name, Registry.default())
+    return step(chip, model, make_layout(8, None, None, False), batch, isl, ctx)
+
+
 @pytest.mark.xfail(strict=True, reason=TP8_PREFILL_GAP)
 def test_sglang_h200_tp8_prefill_within_tolerance() -> None:
-    chip, model = _deepseek("h200-sxm", Registry.default())
     b, isl, ctx, prefill_ms, _ = SGLANG_H200_TP8
-    r = step(chip, model, make_layout(8, None, None, False), b, isl, ctx)
+    r = _tp8_step("h200-sxm", b, isl, ctx)
     assert r.prefill_s * 1e3 == pytest.approx(prefill_ms, rel=TOLERANCE)
 
 
 @pytest.mark.xfail(strict=True, reason=TP8_DECODE_GAP)
 def test_sglang_h200_tp8_decode_within_tolerance() -> None:
-    chip, model = _deepseek("h200-sxm", Registry.default())
     b, isl, ctx, _, decode_ms = SGLANG_H200_TP8
-    r = step(chip, model, make_layout(8, None, None, False), b, isl, ctx)
+    r = _tp8_step("h200-sxm", b, isl, ctx)
     assert r.decode_step_s * 1e3 == pytest.approx(decode_ms, rel=TOLERANCE)
 
 
 @pytest.mark.xfail(strict=True, reason=MI300X_DECODE_GAP)
 def test_sglang_mi300x_tp8_decode_within_tolerance() -> None:
-    chip, model = _deepseek("mi300x", Registry.default())
     b, isl, ctx, decode_ms = SGLANG_MI300X_TP8
-    r = step(chip, model, make_layout(8, None, None, False), b, isl, ctx)
+    r = _tp8_step("mi300x", b, isl, ctx)
     assert r.decode_step_s * 1e3 == pytest.approx(decode_ms, rel=TOLERANCE)
 
 
