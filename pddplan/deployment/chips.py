@@ -167,6 +167,7 @@ class Instance:
             hidden_size=m.hidden_size,
             attention_flops_per_pair=m.attention_flops_per_pair,
             expert_shares=m.expert_shares,
+            expert_intermediate_size=m.expert_intermediate_size,
         )
 
     @cached_property
@@ -211,6 +212,11 @@ class Instance:
             expert_eff = grouped_eff
             if grouped_half is not None:
                 expert_half = grouped_half
+        # the experts' inputs, dispatched or fed to their GEMMs: FP8 with block scales where the
+        # GEMMs run in FP8, BF16 otherwise
+        expert_input_bytes = (
+            FP8_BLOCK_SCALED_BYTES if self.low_precision else units.DTYPE_BYTES["bf16"]
+        )
         skew = compute.EPLB_RESIDUAL_SKEW
         if not lay.balancer:
             skew *= compute.NO_BALANCER_SKEW_FACTOR
@@ -229,9 +235,7 @@ class Instance:
             memory_bytes_per_s=units.tb_per_s_to_bytes_per_s(ds.memory_bandwidth_tb_per_s)
             * d.memory_bandwidth_efficiency,
             activation_bytes=units.DTYPE_BYTES["bf16"],
-            dispatch_bytes_per_element=FP8_BLOCK_SCALED_BYTES
-            if self.low_precision
-            else units.DTYPE_BYTES["bf16"],
+            dispatch_bytes_per_element=expert_input_bytes,
             combine_bytes_per_element=COMBINE_BYTES,
             scaleup_bytes_per_s=up_bytes_per_s,
             scaleout_bytes_per_s=out_bytes_per_s,
@@ -242,6 +246,7 @@ class Instance:
             step_overhead_s=units.ms_to_s(d.step_overhead_ms),
             overlap=lay.overlap,
             scaleup_step_latency_s=d.scaleup_step_latency_us * 1e-6,
+            expert_input_bytes_per_element=expert_input_bytes,
         )
 
     @cached_property

@@ -55,6 +55,8 @@ class ModelNumbers:
     #: [-] share of the (token, expert) assignments each routed expert receives under real
     #: routing (sums to one; the profile's ``routing_skew``); None: uniform routing.
     expert_shares: tuple[float, ...] | None = None
+    #: [-] one routed expert's intermediate width (0 for a dense model).
+    expert_intermediate_size: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -281,6 +283,7 @@ def model_numbers(m: Model) -> ModelNumbers:
         draft_tokens=m.speculative.draft_tokens if m.speculative else 0,
         acceptance_rate=m.speculative.acceptance_rate if m.speculative else 0.0,
         expert_shares=expert_shares(a.ffn) if isinstance(a.ffn, MoeFfn) else None,
+        expert_intermediate_size=a.ffn.expert_intermediate_size if isinstance(a.ffn, MoeFfn) else 0,
     )
 
 

@@ -306,6 +306,9 @@ class ModelShape:
     expert_shares : [-] share of the (token, expert) assignments each routed expert receives
         under real routing (sums to one; :func:`~pddplan.models.architecture.zipf_expert_shares`);
         None: uniform routing.
+    expert_intermediate_size : [-] ``I``, one routed expert's intermediate width (the gate and
+        up projections are ``h x I`` each, the down projection ``I x h``); 0: no activation
+        traffic is counted for the routed experts (:func:`expert_activation_bytes`).
     """
 
     dense_flops_per_token: float
@@ -320,6 +323,7 @@ class ModelShape:
     hidden_size: int
     attention_flops_per_pair: float
     expert_shares: tuple[float, ...] | None = None
+    expert_intermediate_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -346,6 +350,9 @@ class LayoutNumbers:
     activation_bytes : [bytes] bytes of one activation element (all-reduce payload).
     dispatch_bytes_per_element, combine_bytes_per_element : [bytes] all-to-all payload per
         hidden element (FP8 with block scales for dispatch, BF16 for combine).
+    expert_input_bytes_per_element : [bytes] one element of a routed expert GEMM's input (FP8
+        with block scales where the GEMMs run in FP8, else BF16); their outputs are
+        ``activation_bytes`` wide (BF16).
     scaleup_bytes_per_s, scaleout_bytes_per_s : [bytes/s] achieved one-direction bandwidths.
     scaleup_latency_s, scaleout_latency_s : [s] alpha of one collective on each fabric.
     scaleup_step_latency_s : [s] latency of one ring step of a bulk-protocol scale-up
@@ -384,6 +391,7 @@ class LayoutNumbers:
     overlap: bool = False
     overlap_gain: float = TWO_BATCH_OVERLAP_GAIN
     scaleup_step_latency_s: float = 0.0
+    expert_input_bytes_per_element: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -477,10 +485,11 @@ def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
     touched with probability ``1 - (1 - q_i)^n``, ``q_i = k p_i`` for the shares ``p_i`` of
     :attr:`ModelShape.expert_shares`, uniform when None) gives exactly
 
-    ``t_c = f (n k + h T(n)) F_e / (N P eta_max)``, ``t_m = T(n) W_e / (N B)``,
+    ``t_c = f (n k + h T(n)) F_e / (N P eta_max)``, ``t_m = (T(n) W_e / N + A_g) / B``,
 
     where ``T(n)`` is the expected number of experts touched
-    (:func:`~pddplan.models.architecture.expected_experts_touched`). At small steps only the
+    (:func:`~pddplan.models.architecture.expected_experts_touched`) and ``A_g`` the GEMMs' own
+    activation bytes on the rank (:func:`expert_activation_bytes`). At small steps only the
     touched experts run, each with its few tokens (no extrapolation of the curve below one token
     per expert), and the step is bound by reading their weights; at large steps ``T -> E`` and
     uneven routing costs nothing more than uniform routing under this curve (the sum is linear in
@@ -503,8 +512,68 @@ def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
         * shape.expert_flops_per_token
         / (lay.chips * lay.linear_peak_flops_per_s * lay.expert_efficiency)
     )
-    memory_s = touched * shape.expert_weight_bytes / lay.chips / lay.memory_bytes_per_s
+    gemm_bytes, _ = expert_activation_bytes(n, load_factor, shape, lay)
+    memory_s = (
+        touched * shape.expert_weight_bytes / lay.chips + gemm_bytes
+    ) / lay.memory_bytes_per_s
     return compute_s, memory_s
+
+
+def expert_activation_bytes(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
+    """Activation bytes the routed experts move through one chip's memory in a step, all MoE
+    layers: ``(in the two grouped GEMMs, in the kernels between and after them)`` [bytes].
+
+    Parameters
+    ----------
+    tokens : [tokens] ``n``, tokens in the step over the whole instance.
+    load_factor : [-] ``f``, the busiest expert-parallel rank's assignments over the mean.
+    shape, lay : the model's and the layout's numbers.
+
+    Notes
+    -----
+    Each rank runs ``a = f n k / e`` (token, expert) assignments, each expert sliced ``s = N / e``
+    ways by tensor parallelism, so an expert's intermediate is ``I_s = I / s`` wide on a rank.
+    Per assignment and layer the fused-MoE pipeline (as SGLang's and vLLM's ``fused_moe``: gate-up
+    grouped GEMM, SiLU-and-multiply, down grouped GEMM writing one ``h``-row per assignment, then
+    a sum over the ``k`` experts of each token) reads and writes at least:
+
+    - gate-up GEMM: its input row ``h b_in`` and its output ``2 I_s b_o``;
+    - down GEMM: its input ``I_s b_in`` and its output ``h b_o``;
+    - between and after them: the activation reads ``2 I_s b_o`` and writes ``I_s b_in``, the sum
+      reads ``h b_o`` per assignment and writes ``h b_o`` per token of the rank's attention group.
+
+    ``b_in`` is :attr:`LayoutNumbers.expert_input_bytes_per_element`, ``b_o`` the BF16
+    ``activation_bytes``. This is compulsory traffic (every byte once; a cache can only hold a
+    step's rows when they are small, where the weight read dominates anyway), with no fitted
+    constant. Tensor parallelism slices the weights and FLOPs ``s`` ways but not the ``h``-wide
+    rows: every rank reads and writes the whole hidden state of every assignment, so at ``s = 8``
+    the rows' bytes are comparable to the FLOPs (arithmetic intensity about
+    ``6 h I_s / (h (b_in + 3 b_o) + ...)`` falls under the chip's ridge point), which is why the
+    expert term grows with the slicing. The GEMMs' bytes share a roofline with their FLOPs
+    (:func:`routed_expert_s`); the others are memory-bound kernels of their own
+    (:func:`expert_elementwise_s`). Zero for a dense model or without ``I``.
+    """
+    n = np.asarray(tokens, dtype=float)
+    if not shape.experts or not shape.expert_intermediate_size:
+        return 0.0 * n, 0.0 * n
+    b_in = lay.expert_input_bytes_per_element
+    b_o = lay.activation_bytes
+    h = float(shape.hidden_size)
+    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+    a = load_factor * n * shape.top_k / lay.expert_parallel
+    gemm = a * (h * (b_in + b_o) + i_s * (2.0 * b_o + b_in))
+    between = (
+        a * (i_s * (2.0 * b_o + b_in) + h * b_o) + tokens_per_attention_group(n, lay) * h * b_o
+    )
+    return shape.moe_layers * gemm, shape.moe_layers * between
+
+
+def expert_elementwise_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
+    """The routed experts' memory-bound kernels between and after the grouped GEMMs
+    (activation, sum over the ``k`` experts): ``(0, memory)`` per chip [s]
+    (:func:`expert_activation_bytes`)."""
+    _, between = expert_activation_bytes(tokens, load_factor, shape, lay)
+    return 0.0 * between, between / lay.memory_bytes_per_s
 
 
 def roofline_split(*kernels):
@@ -654,8 +723,9 @@ def layout_step_parts_s(
 
     Notes
     -----
-    The non-expert GEMMs (:func:`dense_gemm_s`), attention (:func:`attention_s`) and the routed
-    experts (:func:`routed_expert_s`) are each their own roofline (:func:`roofline_split`);
+    The non-expert GEMMs (:func:`dense_gemm_s`), attention (:func:`attention_s`), the routed
+    experts' grouped GEMMs (:func:`routed_expert_s`) and their memory-bound kernels between and
+    after them (:func:`expert_elementwise_s`) are each their own roofline (:func:`roofline_split`);
     communication is the tensor-parallel all-reduces (:func:`tensor_parallel_allreduce_s`) plus
     the expert-parallel all-to-alls (:func:`expert_alltoall_s`), both carrying the busiest
     expert rank's load factor ``f`` (:func:`expert_load_factor`) where it applies; latency is
@@ -690,6 +760,7 @@ def _step_parts_s(n, lm, pairs, kv, shape, lay, low_latency_alltoall) -> StepPar
         dense_gemm_s(n, lm, shape, lay),
         attention_s(pairs, kv, shape, lay),
         routed_expert_s(n, load_factor, shape, lay),
+        expert_elementwise_s(n, load_factor, shape, lay),
     )
     communication_s = tensor_parallel_allreduce_s(n, shape, lay) + expert_alltoall_s(
         n, load_factor, shape, lay, low_latency_alltoall

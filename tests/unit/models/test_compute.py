@@ -391,3 +391,59 @@ def test_zipf_exponent_zero_is_uniform() -> None:
     np.testing.assert_allclose(
         expected_experts_touched(n, 64, 4, shares), expected_experts_touched(n, 64, 4)
     )
+
+
+# ------------------------------------------------ routed experts' activation traffic
+
+
+def _sliced(chips: int, ep: int = 1):
+    import dataclasses
+
+    shape = dataclasses.replace(_moe_shape(), expert_intermediate_size=512)
+    lay = dataclasses.replace(
+        _moe_layout(),
+        chips=chips,
+        attention_tp=chips // ep if ep > 1 else chips,
+        expert_parallel=ep,
+    )
+    return shape, lay
+
+
+def test_expert_activation_bytes_by_hand() -> None:
+    # one chip, 100 tokens x k=4: a = 400 assignments; h = 1024, I = 512, b_in 2, b_o 2
+    shape, lay = _sliced(1)
+    gemm, between = compute.expert_activation_bytes(100.0, 1.0, shape, lay)
+    per_gemm = 1024 * (2 + 2) + 512 * (2 * 2 + 2)
+    per_between = 512 * (2 * 2 + 2) + 1024 * 2
+    assert gemm == pytest.approx(10 * 400 * per_gemm)
+    assert between == pytest.approx(10 * (400 * per_between + 100 * 1024 * 2))
+
+
+def test_tensor_parallel_slices_flops_not_the_hidden_rows() -> None:
+    # TP8 cuts each rank's expert FLOPs 8 ways but every rank still reads and writes the whole
+    # h-wide row of every assignment: the activation bytes fall by far less than 8
+    shape, one = _sliced(1)
+    _, eight = _sliced(8)
+    c1, _ = compute.routed_expert_s(4096.0, 1.0, shape, one)
+    c8, _ = compute.routed_expert_s(4096.0, 1.0, shape, eight)
+    g1, b1 = compute.expert_activation_bytes(4096.0, 1.0, shape, one)
+    g8, b8 = compute.expert_activation_bytes(4096.0, 1.0, shape, eight)
+    assert c8 == pytest.approx(c1 / 8)
+    assert (g8 + b8) > (g1 + b1) / 2
+
+
+def test_expert_parallel_ranks_share_the_assignments() -> None:
+    # EP over 8 ranks: each runs 1/8 of the assignments, whole experts (no slicing of I)
+    shape, one = _sliced(1)
+    _, ep8 = _sliced(8, ep=8)
+    g1, _ = compute.expert_activation_bytes(4096.0, 1.0, shape, one)
+    g8, _ = compute.expert_activation_bytes(4096.0, 1.0, shape, ep8)
+    assert g8 == pytest.approx(g1 / 8)
+
+
+def test_expert_elementwise_is_memory_bound_and_zero_without_width() -> None:
+    shape, lay = _sliced(8)
+    c, m = compute.expert_elementwise_s(2048.0, 1.0, shape, lay)
+    assert c == 0.0 and m > 0.0
+    c0, m0 = compute.expert_elementwise_s(2048.0, 1.0, _moe_shape(), lay)
+    assert c0 == 0.0 and m0 == 0.0
