@@ -36,7 +36,7 @@ def read_bytes(path: Path, *, cap: Cap = INPUT_BYTES, what: str = "file") -> byt
         with path.open("rb") as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
-        raise ProfileError(f"cannot read {what}: {exc.strerror or exc}", file=str(path)) from None
+        raise ProfileError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
     if len(data) > limit:
         raise ProfileError(
             f"larger than {_size(limit)}: not a {what} (set the environment variable "

@@ -133,8 +133,10 @@ def test_paper_block_samples_the_briefs_ranges() -> None:
     assert share is not None and (share.low, share.high) == (0.03, 0.04)
     assert "revenue.cached_input_price_fraction" in by
     assert {"rate_rps", "workload.hit_rate.shift", "link.loss_rate"} <= set(by)
-    # the paper line's RTT was fitted to the hand-over microbenchmark: no longer an estimate
-    assert "link.rtt_ms" not in by
+    # the paper line's RTT is the route's (an estimate of the route length), no longer fitted;
+    # its per-transfer latency was fitted to the hand-over microbenchmark: not an estimate
+    assert "link.rtt_ms" in by
+    assert "link.per_transfer_latency_ms" not in by
     # efficiencies never go above 1
     for i in inputs:
         if i.kind == "efficiency":
