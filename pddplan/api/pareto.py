@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pddplan.api.options import ParetoOptions, validate
 from pddplan.api.scenario import Overrides, Profiles, Progress, ScenarioLike, load, with_inventory
+from pddplan.errors import OptionError
 
 if TYPE_CHECKING:
     from pddplan.results.pareto import ParetoResult
@@ -48,8 +49,8 @@ def pareto(
 
     Raises
     ------
-    OptionError : a bad option, or ``min_rate_rps`` not below the grid's top.
-    CapError : more points than ``PDDPLAN_MAX_PARETO_POINTS`` allows.
+    OptionError : a bad option, ``min_rate_rps`` not below the grid's top, or more points
+        than ``PDDPLAN_MAX_PARETO_POINTS`` allows.
     InfeasibleError : no PDD plan meets the SLA at any rate of the grid (exit 3).
     """
     o = validate(
@@ -61,7 +62,10 @@ def pareto(
     )
     from pddplan import limits as caps
 
-    caps.PARETO_POINTS.check(o.points, "points")
+    try:
+        caps.PARETO_POINTS.check(o.points, "target rates")
+    except caps.CapError as exc:
+        raise OptionError("points", f": {exc}") from None
     ls = load(scenario, overrides, profiles)
     ls, limits = with_inventory(ls, max_chips, own)
     from pddplan.results.pareto import ParetoResult

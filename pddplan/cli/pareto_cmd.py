@@ -68,7 +68,7 @@ def pareto_cmd(
     no higher TTFT p99 at its target rate. Every plan shows its cost per million input and output
     tokens beside its BCR. Exit code 3 when no PDD plan fits at any rate.
 
-    Example: pddplan pareto long-context --points 8 --plot pareto.png
+    Example: pddplan pareto long-context --points 6 --plot pareto.png
     """
     from pddplan import api
     from pddplan.report.plots import check_plot_path

@@ -201,7 +201,7 @@ def pareto_frontier(
     if missing:
         notes.insert(
             0,
-            f"no PDD plan meets the SLA at {len(missing)} of the {len(grid)} target rates "
+            f"no PDD plan fits at {len(missing)} of the {len(grid)} target rates "
             f"({', '.join(f'{r:.4g}' for r in missing)} req/s); they are left off the frontier",
         )
     for name, where in unsized.items():
