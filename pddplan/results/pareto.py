@@ -107,8 +107,7 @@ class ParetoResult(Result):
         wan = pb.wan
         title = (
             f"pddplan pareto: scenario {f.scenario_name}, model {pb.model.name}, line {wan.name} "
-            f"({wan.bandwidth_gbit_per_s:.4g} Gbit/s), {len(f.rates_rps)} target rates from "
-            f"{f.rates_rps[0]:.4g} to {f.rates_rps[-1]:.4g} req/s"
+            f"({wan.bandwidth_gbit_per_s:.4g} Gbit/s)"
         )
         answer = self.answer()
         payload: dict[str, Any] = {
@@ -141,8 +140,10 @@ class ParetoResult(Result):
         n_ok = sum(1 for p in f.points if p.topology == "pdd" and p.meets_sla)
         lo, hi = front[0], front[-1]
         p99 = sorted(p.objectives[2] for p in front)
+        r = f.rates_rps
         out = [
-            f"PDD's frontier holds {len(front)} of its {n_ok} plans over the grid: from "
+            f"Over {len(r)} target rates from {r[0]:.4g} to {r[-1]:.4g} req/s, the top being "
+            f"the {f.upper}, PDD's frontier holds {len(front)} of its {n_ok} plans: from "
             f"{lo.objectives[0]:.4g} $/h for {lo.objectives[1]:.4g} req/s of goodput to "
             f"{hi.objectives[0]:.4g} $/h for {hi.objectives[1]:.4g} req/s, TTFT p99 "
             f"{p99[0]:.3g} to {p99[-1]:.3g} s (target {f.problem.ttft_targets_s[2]:.3g} s)."
@@ -153,13 +154,16 @@ class ParetoResult(Result):
             beaten = [p for p in front if any(dominates(o.objectives, p.objectives) for o in ok)]
             if not ok:
                 out.append(
-                    f"{t} meets the SLA at none of the {len(theirs)} rates it was sized at: "
-                    "PDD's frontier has no rival there."
+                    f"Against {t}: it meets the SLA at none of the {len(theirs)} rates it was "
+                    "sized at, so PDD's frontier has no rival there."
                 )
             elif beaten:
+                n = len(beaten)
+                where = "every plan" if n == len(front) else f"{n} plan{'s' if n > 1 else ''}"
                 out.append(
-                    f"{t} dominates {len(beaten)} of PDD's {len(front)} frontier plans (one "
-                    "costs no more, serves no less and has no higher TTFT p99): PDD loses there."
+                    f"Against {t}: PDD loses at {where} of its frontier ({len(beaten)} of "
+                    f"{len(front)}): a {t} plan costs no more, serves no less and has no higher "
+                    "TTFT p99 (see 'beaten by')."
                 )
             else:
                 same = [
@@ -171,7 +175,7 @@ class ParetoResult(Result):
                     else ""
                 )
                 out.append(
-                    f"no {t} plan dominates a plan of PDD's frontier ({len(ok)} of its "
-                    f"{len(theirs)} plans meet the SLA{tie})."
+                    f"Against {t}: none of its plans dominates one of PDD's frontier ({len(ok)} "
+                    f"of its {len(theirs)} plans meet the SLA{tie})."
                 )
         return out

@@ -159,7 +159,7 @@ def pareto_frontier(
     InfeasibleError : no PDD plan meets the SLA at any rate of the grid (exit 3).
     """
     if max_rate_rps is not None:
-        hi, upper = max_rate_rps, f"the maximum rate asked for, {max_rate_rps:.4g} req/s"
+        hi, upper = max_rate_rps, f"maximum rate asked for, {max_rate_rps:.4g} req/s"
     else:
         hi, upper = rate_ceiling(rs, max_chips)
     lo = min_rate_rps if min_rate_rps is not None else hi / points

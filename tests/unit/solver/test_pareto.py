@@ -119,3 +119,27 @@ def test_no_feasible_plan_is_one_line_naming_the_grid(long_context) -> None:  # 
     assert "scenario long-context" in msg and "TPOT" in msg
     with pytest.raises(OptionError, match="min_rate_rps must be below the grid's top"):
         pareto_frontier(long_context, points=2, min_rate_rps=5.0)
+
+
+def test_the_answer_says_where_pdd_loses() -> None:
+    from pddplan.results.pareto import ParetoResult
+    from pddplan.solver.pareto import Frontier
+
+    pts = mark(
+        [
+            ParetoPoint("pdd", 1.0, _Plan(100, 2.0, 10)),  # type: ignore[arg-type]
+            ParetoPoint("pdd", 2.0, _Plan(150, 3.0, 10)),  # type: ignore[arg-type]
+            ParetoPoint("same-dc", 1.0, _Plan(90, 2.2, 9)),  # type: ignore[arg-type]
+            ParetoPoint("same-dc", 2.0, _Plan(200, 3.0, 12)),  # type: ignore[arg-type]
+            ParetoPoint("no-relay", 1.0, _Plan(50, 0.0, 30, meets=False)),  # type: ignore[arg-type]
+        ]
+    )
+    problem = type("Pb", (), {"ttft_targets_s": (5.0, 10.0, 20.0)})()
+    f = Frontier("toy", problem, (1.0, 2.0), "line capacity", pts)  # type: ignore[arg-type]
+    answer = ParetoResult(f).answer()
+    assert answer[0].startswith(
+        "Over 2 target rates from 1 to 2 req/s, the top being the line capacity, PDD's"
+    )
+    assert "PDD's frontier holds 2 of its 2 plans: from 100 $/h for 2 req/s" in answer[0]
+    assert answer[1].startswith("Against same-dc: PDD loses at 1 plan of its frontier (1 of 2)")
+    assert answer[2].startswith("Against no-relay: it meets the SLA at none of the 1 rates")
