@@ -51,30 +51,33 @@ def pareto_plot(frontier: Frontier, path: Path) -> None:
                     linewidths=1.5,
                     label=f"{name}: frontier" if k == 1 else None,
                 )
-            if off:
-                ax.scatter(
-                    [p.objectives[0] for p in off],
-                    [p.objectives[k] for p in off],
-                    s=30,
-                    marker=marker,
-                    facecolors="none",
-                    edgecolors=color,
-                    alpha=0.45,
-                    zorder=2,
-                    label=f"{name}: off its frontier" if k == 1 else None,
-                )
-            if miss:
-                ax.scatter(
-                    [p.objectives[0] for p in miss],
-                    [p.objectives[k] for p in miss],
-                    s=40,
-                    marker="x",
-                    color=color,
-                    alpha=0.8,
-                    zorder=2,
-                    clip_on=False,
-                    label=f"{name}: misses the TTFT SLA (sized for capacity)" if k == 1 else None,
-                )
+            kinds = (
+                (
+                    off,
+                    "off its frontier",
+                    {
+                        "marker": marker,
+                        "facecolors": "none",
+                        "edgecolors": color,
+                        "alpha": 0.45,
+                        "s": 30,
+                    },
+                ),
+                (
+                    miss,
+                    "misses the TTFT SLA (sized for capacity)",
+                    {"marker": "x", "color": color, "alpha": 0.8, "s": 40, "clip_on": False},
+                ),
+            )
+            for group, what, style in kinds:
+                if group:
+                    ax.scatter(
+                        [p.objectives[0] for p in group],
+                        [p.objectives[k] for p in group],
+                        zorder=2,
+                        label=f"{name}: {what}" if k == 1 else None,
+                        **style,
+                    )
     target = frontier.problem.ttft_targets_s[2]
     ax_t.axhline(target, color="tab:red", lw=1, ls=":", label=None)
     ax_t.annotate(
