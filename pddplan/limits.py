@@ -64,3 +64,5 @@ INPUT_BYTES = Cap("PDDPLAN_MAX_INPUT_BYTES", 64 * 1024 * 1024, "bytes of an inpu
 TRACE_BYTES = Cap("PDDPLAN_MAX_TRACE_BYTES", 64 * 1024**3, "bytes of a trace")
 #: Bytes of one trace line (a file without newlines, such as /dev/zero, is one endless line).
 TRACE_LINE_BYTES = Cap("PDDPLAN_MAX_TRACE_LINE_BYTES", 16 * 1024 * 1024, "bytes of a trace line")
+#: Target rates of one pareto grid (each is a full solve with its baselines).
+PARETO_POINTS = Cap("PDDPLAN_MAX_PARETO_POINTS", 200, "pareto target rates")

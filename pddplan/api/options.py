@@ -56,6 +56,13 @@ class SolveOptions(Options):
     verdict_check: bool = True
 
 
+class ParetoOptions(Options):
+    points: Annotated[int, Field(ge=2)] = 10
+    min_rate_rps: RateRps | None = None
+    max_rate_rps: RateRps | None = None
+    baselines: bool = True
+
+
 class BathtubOptions(Options):
     step: Annotated[float, Field(ge=0.001, le=0.1)] = 0.01
     tolerance: Fraction = 0.02

@@ -61,6 +61,7 @@ def _register() -> None:
         "step_cmd",
         "robust_cmd",
         "report_cmd",
+        "pareto_cmd",
     ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pddplan.results.bathtub import BathtubResult
     from pddplan.results.calibrate import CalibrateResult, LinkCalibrateResult
     from pddplan.results.hitrate import HitrateResult
+    from pddplan.results.pareto import ParetoResult
     from pddplan.results.planreport import PlanReportResult
     from pddplan.results.robust import RobustResult
     from pddplan.results.simulate import SimulateResult
@@ -27,6 +28,7 @@ __all__ = [
     "LinkCalibrateResult",
     "ChipsRankResult",
     "PlanReportResult",
+    "ParetoResult",
     "HitrateResult",
     "Report",
     "Result",
@@ -51,6 +53,7 @@ _LAZY = {
     "LinkCalibrateResult": "pddplan.results.calibrate",
     "RobustResult": "pddplan.results.robust",
     "PlanReportResult": "pddplan.results.planreport",
+    "ParetoResult": "pddplan.results.pareto",
 }
 
 

@@ -8,7 +8,9 @@ One job per module:
 - :mod:`~pddplan.solver.fleet`: a fixed fleet evaluated at any rate (goodput);
 - :mod:`~pddplan.solver.modes`: rate, budget and max-BCR modes and the baselines;
 - :mod:`~pddplan.solver.answer`: a scenario's question answered (plan, baselines, notes);
-- :mod:`~pddplan.solver.cache`: the memo of price-independent pieces.
+- :mod:`~pddplan.solver.cache`: the memo of price-independent pieces;
+- :mod:`~pddplan.solver.pareto`: the frontier of plans over cost, goodput and TTFT p99;
+- :mod:`~pddplan.solver.token_cost`: a plan's cost per million input and output tokens.
 
 The request-timing physics lives in :mod:`pddplan.timing`; the solver only sizes and searches.
 """
@@ -21,6 +23,7 @@ from pddplan.solver.modes import (
     solve_budget,
     solve_max_bcr,
 )
+from pddplan.solver.pareto import Frontier, ParetoPoint, pareto_frontier
 from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
 from pddplan.solver.problem import (
     HANDOVER_MODES,
@@ -47,7 +50,9 @@ __all__ = [
     "ROLES",
     "SAME_DC",
     "DecodeSizing",
+    "Frontier",
     "Outcome",
+    "ParetoPoint",
     "Plan",
     "PrefillSizing",
     "Problem",
@@ -59,6 +64,7 @@ __all__ = [
     "baseline_at_rate",
     "build_problem",
     "check_options",
+    "pareto_frontier",
     "ratio",
     "solve_budget",
     "solve_max_bcr",

@@ -128,11 +128,8 @@ def solve_scenario(
         rate = None
     if max_bcr:
         budget = None
-    line_rate = solver.line_rate_limit()
-    hi = min(x for x in (line_rate, cap or math.inf, DEFAULT_RATE_CEILING_RPS))
-    plan, mode, bound = _answer(
-        solver, rate, budget, hi, _bound_name(hi, line_rate, cap), bool(pb.max_chips), progress
-    )
+    hi, bound_of_hi = scale_bound(solver.line_rate_limit(), cap)
+    plan, mode, bound = _answer(solver, rate, budget, hi, bound_of_hi, bool(pb.max_chips), progress)
     plan = with_goodput(plan)
     notes: list[str] = []
     no_relay = _no_relay(rs, plan, pb, notes if baselines else [])
@@ -216,6 +213,24 @@ def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:
         f"{alt.bcr_requests_per_usd:.4g} req/$, against {plan.cost_usd_per_hour:.4g} $/h and "
         f"{plan.bcr_requests_per_usd:.4g} req/$ without"
     )
+
+
+def scale_bound(line_rate: float, cap: float | None) -> tuple[float, str]:
+    """The highest rate a question's search goes to [req/s] and what sets it: the line at its
+    utilization cap (``line_rate``), the maximum rate ``cap``, or the search ceiling."""
+    hi = min(x for x in (line_rate, cap or math.inf, DEFAULT_RATE_CEILING_RPS))
+    return hi, _bound_name(hi, line_rate, cap)
+
+
+def rate_ceiling(
+    rs: ResolvedScenario,
+    max_chips: dict[str, int] | None = None,
+    max_rate_rps: float | None = None,
+) -> tuple[float, str]:
+    """:func:`scale_bound` of a scenario: the highest rate its PDD search goes to [req/s]
+    (``max_rate_rps``, else the scenario's ``limits.max_rate_rps``) and what sets it."""
+    cap = max_rate_rps if max_rate_rps is not None else rs.scenario.limits.max_rate_rps
+    return scale_bound(PlanSearch(_problems(rs, max_chips)).line_rate_limit(), cap)
 
 
 def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:

@@ -39,6 +39,16 @@ _add(
     ("--max-rate", "-1", ("in [0, 1e+06]",)),
 )
 _add(
+    ("pareto",),
+    *OUTPUT,
+    *SCENARIO,
+    ("--points", "1", (">= 2",)),
+    ("--min-rate", "-1", ("in [1e-06, 1e+06]",)),
+    ("--max-rate", "0", ("in [1e-06, 1e+06]",)),
+    ("--plot", "chart.txt", (".png",)),
+)
+_add(("pareto", "--max-rate", "1"), ("--min-rate", "2", ("below the grid's top",)))
+_add(
     ("sweep", "--set", "rate_rps=1"),
     ("--set", "rate_rps=1:0:1", ("hi >= lo",)),
     ("--jobs", "0", ("1",)),

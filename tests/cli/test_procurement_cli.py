@@ -58,6 +58,7 @@ COMMANDS: list[list[str]] = [
     ["profiles", "show", "pdd-paper"],
     ["profiles", "validate", str(REPO / "profiles" / "chips" / "h100-sxm.yaml")],
     ["report"],
+    ["pareto", "long-context", "--points", "3"],
 ]
 
 
