@@ -2,48 +2,34 @@
 API does, a sweep over bandwidth prices each point, and a bad price model is one line and an
 exit code (issue 22, "line prices that follow bandwidth").
 
-Runs ``python -m pddplan`` in a subprocess: only ``pddplan.cli.main`` maps an error to its exit
-code and one line on stderr.
+Runs ``python -m pddplan`` in a subprocess (``test_calibrate_cli.run``): only
+``pddplan.cli.main`` maps an error to its exit code and one line on stderr.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from time_limits import child_cpu_limit
+from test_calibrate_cli import REPO, run  # python -m pddplan from the repository, CPU-limited
 
 import pddplan
 from pddplan import units
-from pddplan.io.loader import ENV_VAR
 
-REPO = Path(__file__).resolve().parents[2]
 LINE = "wan-40g-cross-city"
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
-    return subprocess.run(
-        [sys.executable, "-m", "pddplan", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
-    )
+def json_of(*args: str) -> Any:
+    """The JSON document of ``pddplan ARGS -f json`` run on the 40G cross-city line."""
+    cli = run(*args[:1], "--set", f"link={LINE}", *args[1:], "-f", "json")
+    assert cli.returncode == 0, cli.stderr
+    return json.loads(cli.stdout)
 
 
 def test_solve_prices_the_overridden_bandwidth_as_the_api_does() -> None:
-    cli = run(
-        "solve", "--set", f"link={LINE}", "--set", "link.bandwidth_gbit_per_s=25",
-        "--no-verdict-check", "-f", "json",
-    )  # fmt: skip
-    assert cli.returncode == 0, cli.stderr
-    got = json.loads(cli.stdout)
+    got = json_of("solve", "--set", "link.bandwidth_gbit_per_s=25", "--no-verdict-check")
     api = pddplan.solve(
         overrides={"link": LINE, "link.bandwidth_gbit_per_s": 25}, verdict_check=False
     ).to_json()
@@ -62,12 +48,7 @@ def test_solve_prices_the_overridden_bandwidth_as_the_api_does() -> None:
 
 
 def test_a_sweep_over_bandwidth_prices_each_point() -> None:
-    cli = run(
-        "sweep", "--set", f"link={LINE}", "--set", "link.bandwidth_gbit_per_s=25,100",
-        "--no-baselines", "-f", "json",
-    )  # fmt: skip
-    assert cli.returncode == 0, cli.stderr
-    rows = json.loads(cli.stdout)["points"]
+    rows = json_of("sweep", "--set", "link.bandwidth_gbit_per_s=25,100", "--no-baselines")["points"]
     for row in rows:
         bw = row["link.bandwidth_gbit_per_s"]
         one = pddplan.solve(
