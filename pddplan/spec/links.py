@@ -85,7 +85,8 @@ class LinePrice(Strict):
         top = self.tiers[-1].bandwidth_gbit_per_s
         raise ValueError(
             f"bandwidth_gbit_per_s {bandwidth_gbit_per_s:g} is above the largest price tier "
-            f"({top:g} Gbit/s); add a tier to price.tiers or give a flat price_usd_per_month"
+            f"({top:g} Gbit/s); keep it at most {top:g}, add a tier to price.tiers or give a "
+            "flat price_usd_per_month"
         )
 
 
