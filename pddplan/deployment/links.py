@@ -31,6 +31,10 @@ class LinkNumbers:
     setup_rtts: float  # [-] set-up round trips on a cold connection
     jitter_cv: float
     price_usd_per_hour: float
+    #: where the price comes from, in words ("its tiers", "its price per Gbit/s", "a flat price")
+    price_basis: str = "a flat price"
+    #: the scenario overrides the profile's bandwidth (the price follows it unless flat)
+    bandwidth_overridden: bool = False
     tcp: bool = True
     connection_reuse: bool = True
     slow_start_after_idle: bool = True
@@ -42,7 +46,10 @@ class LinkNumbers:
     streams_per_transfer: int = 1
 
     @classmethod
-    def of(cls, link: Link, bandwidth_scale: float = 1.0) -> LinkNumbers:
+    def of(
+        cls, link: Link, bandwidth_scale: float = 1.0, bandwidth_overridden: bool = False
+    ) -> LinkNumbers:
+        """A link's numbers, its bandwidth scaled by ``bandwidth_scale`` and priced at it."""
         bw = link.bandwidth_gbit_per_s * bandwidth_scale
         return cls(
             name=link.name,
@@ -55,7 +62,9 @@ class LinkNumbers:
             rtt_s=units.ms_to_s(link.rtt_ms),
             setup_rtts=link.setup_rtts,
             jitter_cv=link.jitter_cv,
-            price_usd_per_hour=units.usd_per_month_to_usd_per_hour(link.price_usd_per_month),
+            price_usd_per_hour=units.usd_per_month_to_usd_per_hour(link.lease_usd_per_month(bw)),
+            price_basis=link.price_basis,
+            bandwidth_overridden=bandwidth_overridden or bandwidth_scale != 1.0,
             tcp=link.type == "wan",
             connection_reuse=link.connection_reuse,
             slow_start_after_idle=link.slow_start_after_idle,
@@ -65,6 +74,17 @@ class LinkNumbers:
             max_window_bytes=float(link.max_window_bytes),
             loss_rate=link.loss_rate,
             streams_per_transfer=link.streams_per_transfer,
+        )
+
+    @property
+    def label(self) -> str:
+        """The line in a header: its name and bandwidth, and its price when the bandwidth is
+        overridden (``wan-40g-cross-city at 25 Gbit/s (price from its tiers: 13.7 $/h)``)."""
+        if not self.bandwidth_overridden:
+            return f"{self.name} ({self.bandwidth_gbit_per_s:.4g} Gbit/s)"
+        return (
+            f"{self.name} at {self.bandwidth_gbit_per_s:.4g} Gbit/s (price from "
+            f"{self.price_basis}: {self.price_usd_per_hour:.4g} $/h)"
         )
 
     @property

@@ -93,7 +93,7 @@ class SolveResult(Result):
         wan = out.problem.wan
         title = (
             f"pddplan solve: scenario {out.scenario_name}, model {out.problem.model.name}, "
-            f"line {wan.name} ({wan.bandwidth_gbit_per_s:.4g} Gbit/s)"
+            f"line {wan.label}"
         )
         payload["line"] = {"name": wan.name, "bandwidth_gbit_per_s": wan.bandwidth_gbit_per_s}
         if out.relay_edges:

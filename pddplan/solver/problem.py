@@ -251,8 +251,8 @@ class Problem:
         """
         return (
             self.classes.key,
-            replace(self.wan, price_usd_per_hour=0.0),
-            replace(self.rdma, price_usd_per_hour=0.0),
+            _unpriced(self.wan),
+            _unpriced(self.rdma),
             self.topology,
             self.ttft_targets_s,
             self.tpot_s,
@@ -268,6 +268,16 @@ class Problem:
 
     def relay_mask(self, routing: Routing) -> np.ndarray:
         return routing.relays(self.classes.hit_rate) & self.on_decode_side
+
+
+def _unpriced(link: LinkNumbers) -> LinkNumbers:
+    """A link's numbers less what only its price depends on (for :meth:`Problem.physics_key`)."""
+    return replace(link, price_usd_per_hour=0.0, price_basis="", bandwidth_overridden=False)
+
+
+def bandwidth_overridden(rs: ResolvedScenario) -> bool:
+    """Whether the scenario (or a ``--set``) overrides the WAN line profile's bandwidth."""
+    return "bandwidth_gbit_per_s" in rs.scenario.overrides.get("links", {}).get(rs.link.name, {})
 
 
 def layout_options(
@@ -323,7 +333,7 @@ def build_problem(
         model=model,
         classes=classes,
         options=options,
-        wan=LinkNumbers.of(rs.link, wan_bandwidth_scale),
+        wan=LinkNumbers.of(rs.link, wan_bandwidth_scale, bandwidth_overridden(rs)),
         rdma=LinkNumbers.of(rs.rdma),
         topology=topo,
         ttft_targets_s=(scen.sla.ttft_p50_s, scen.sla.ttft_p90_s, scen.sla.ttft_p99_s),

@@ -2,11 +2,92 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from pddplan.spec.base import Efficiency, Gbit, Source, Strict, Usd
+
+
+class PriceTier(Strict):
+    """One size a carrier leases: a line of up to ``bandwidth_gbit_per_s`` for ``usd_per_month``."""
+
+    bandwidth_gbit_per_s: Gbit = Field(description="the tier's line rate, one direction")
+    usd_per_month: Usd = Field(description="lease price of a line of this tier per month")
+
+
+class LinePrice(Strict):
+    """How a leased line's price follows its bandwidth: tiers or a price per Gbit/s.
+
+    Exactly one of ``tiers`` and ``usd_per_month_per_gbit_per_s`` is given. With tiers, a line
+    pays the smallest tier at or above its bandwidth (lines are leased in these sizes); a
+    bandwidth above the largest tier has no price. docs/links.md explains both forms.
+    """
+
+    tiers: list[PriceTier] = Field(
+        default_factory=list,
+        description="sizes leased, by increasing bandwidth; a faster tier never costs less",
+    )
+    usd_per_month_per_gbit_per_s: Usd | None = Field(
+        default=None, description="a price per Gbit/s of line rate and month"
+    )
+    source: Source
+
+    @field_validator("tiers")
+    @classmethod
+    def _tiers_monotone(cls, tiers: list[PriceTier]) -> list[PriceTier]:
+        for lo, hi in zip(tiers, tiers[1:], strict=False):
+            if hi.bandwidth_gbit_per_s <= lo.bandwidth_gbit_per_s:
+                raise ValueError(
+                    "tiers must be listed by strictly increasing bandwidth_gbit_per_s "
+                    f"({hi.bandwidth_gbit_per_s:g} after {lo.bandwidth_gbit_per_s:g})"
+                )
+            if hi.usd_per_month < lo.usd_per_month:
+                raise ValueError(
+                    "a faster tier must not cost less: usd_per_month non-decreasing with "
+                    f"bandwidth ({hi.usd_per_month:g} at {hi.bandwidth_gbit_per_s:g} Gbit/s "
+                    f"after {lo.usd_per_month:g} at {lo.bandwidth_gbit_per_s:g} Gbit/s)"
+                )
+        return tiers
+
+    @model_validator(mode="after")
+    def _one_form(self) -> LinePrice:
+        if bool(self.tiers) == (self.usd_per_month_per_gbit_per_s is not None):
+            raise ValueError("give either tiers or usd_per_month_per_gbit_per_s (exactly one)")
+        return self
+
+    @property
+    def basis(self) -> str:
+        """What the price follows, in words: ``"its tiers"`` or ``"its price per Gbit/s"``."""
+        return "its tiers" if self.tiers else "its price per Gbit/s"
+
+    def usd_per_month(self, bandwidth_gbit_per_s: float) -> float:
+        """Lease price of a line of ``bandwidth_gbit_per_s`` [USD/month].
+
+        Raises
+        ------
+        ValueError
+            Above the largest tier (no price is known there).
+        """
+        if self.usd_per_month_per_gbit_per_s is not None:
+            return self.usd_per_month_per_gbit_per_s * bandwidth_gbit_per_s
+        for tier in self.tiers:
+            if bandwidth_gbit_per_s <= tier.bandwidth_gbit_per_s:
+                return tier.usd_per_month
+        top = self.tiers[-1].bandwidth_gbit_per_s
+        raise ValueError(
+            f"bandwidth_gbit_per_s {bandwidth_gbit_per_s:g} is above the largest price tier "
+            f"({top:g} Gbit/s); keep it at most {top:g}, add a tier to price.tiers or give a "
+            "flat price_usd_per_month"
+        )
 
 
 class Link(Strict):
@@ -72,7 +153,17 @@ class Link(Strict):
         description="a pooled connection idle past its retransmission timeout restarts slow "
         "start (RFC 2861; Linux net.ipv4.tcp_slow_start_after_idle, default 1)",
     )
-    price_usd_per_month: Usd = 0.0
+    price_usd_per_month: Usd = Field(
+        default=0.0,
+        description="lease price of the line per month; when given, a flat price whatever the "
+        "bandwidth (a quote); when absent, the price model's price at bandwidth_gbit_per_s "
+        "(0 without one: an RDMA fabric is part of the cluster)",
+    )
+    price: LinePrice | None = Field(
+        default=None,
+        description="how the lease price follows the bandwidth (tiers or per Gbit/s), with its "
+        "source; used unless a flat price_usd_per_month is given",
+    )
     source: Source
     estimated: list[str] = Field(default_factory=list)
 
@@ -90,3 +181,39 @@ class Link(Strict):
             if key not in keys:
                 raise ValueError(f"estimated names unknown key {key!r}; allowed: {sorted(keys)}")
         return self
+
+    @model_validator(mode="after")
+    def _price_at_bandwidth(self) -> Link:
+        # The one home of a line's price: a given price_usd_per_month is flat; otherwise the
+        # price model prices the line at its bandwidth (after any override of it).
+        if self.price is not None and not self.flat_price:
+            object.__setattr__(self, "price_usd_per_month", self.lease_usd_per_month())
+        return self
+
+    @property
+    def flat_price(self) -> bool:
+        """Whether ``price_usd_per_month`` was given (a flat price), not priced by ``price``."""
+        return "price_usd_per_month" in self.model_fields_set
+
+    def lease_usd_per_month(self, bandwidth_gbit_per_s: float | None = None) -> float:
+        """Lease price of this line at ``bandwidth_gbit_per_s`` (default: its own) [USD/month]:
+        the flat ``price_usd_per_month`` when given, else the price model's."""
+        if self.price is None or self.flat_price:
+            return self.price_usd_per_month
+        bw = self.bandwidth_gbit_per_s if bandwidth_gbit_per_s is None else bandwidth_gbit_per_s
+        return self.price.usd_per_month(bw)
+
+    @property
+    def price_basis(self) -> str:
+        """Where the line's price comes from, in words (``"its tiers"``, ``"a flat price"``)."""
+        if self.price is None or self.flat_price:
+            return "a flat price"
+        return self.price.basis
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        # a price the model computed is not written back: reloaded, it would read as flat
+        data = handler(self)
+        if self.price is not None and not self.flat_price and isinstance(data, dict):
+            data.pop("price_usd_per_month", None)
+        return data

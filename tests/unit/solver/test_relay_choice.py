@@ -64,6 +64,8 @@ def test_a_fast_cheap_line_makes_relay_not_pay_and_solve_says_so() -> None:
         "rtt_ms": 0.05,
         "streams_per_transfer": 64,
         "max_window_bytes": 1 << 30,
+        # no price tier reaches 10 Tbit/s: keep the paper line's 100G price, flat
+        "price_usd_per_month": 20_000.0,
     }
     line = load_scenario("examples/pdd-paper.yaml", Registry.default()).link.name
     # anomalous requests stay on the line, so that an RLD pool could only be there to relay (at
