@@ -126,7 +126,10 @@ def breakeven(
                 "lo", f"and hi are needed: {param} has no positive number to search around"
             )
         lo = cur / 4 if lo is None else lo
-        hi = cur * 4 if hi is None else hi
+        if hi is None:
+            hi = cur * 4
+            if param == "link.bandwidth_gbit_per_s":  # a line is priced up to its top tier
+                hi = min(hi, ls.resolved.link.priced_up_to_gbit_per_s)
     o = validate(BreakevenOptions, param=param, against=against, lo=lo, hi=hi, tolerance=tolerance)
     assert o.lo is not None and o.hi is not None
     if not o.hi > o.lo:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -63,6 +65,11 @@ class LinePrice(Strict):
         if bool(self.tiers) == (self.usd_per_month_per_gbit_per_s is not None):
             raise ValueError("give either tiers or usd_per_month_per_gbit_per_s (exactly one)")
         return self
+
+    @property
+    def max_bandwidth_gbit_per_s(self) -> float:
+        """The largest bandwidth this model prices [Gbit/s] (the top tier; inf per Gbit/s)."""
+        return self.tiers[-1].bandwidth_gbit_per_s if self.tiers else math.inf
 
     @property
     def basis(self) -> str:
@@ -189,6 +196,14 @@ class Link(Strict):
         if self.price is not None and not self.flat_price:
             object.__setattr__(self, "price_usd_per_month", self.lease_usd_per_month())
         return self
+
+    @property
+    def priced_up_to_gbit_per_s(self) -> float:
+        """The largest bandwidth this line has a price for [Gbit/s] (inf for a flat price or a
+        price per Gbit/s)."""
+        if self.price is None or self.flat_price:
+            return math.inf
+        return self.price.max_bandwidth_gbit_per_s
 
     @property
     def flat_price(self) -> bool:

@@ -152,3 +152,18 @@ def test_a_bad_price_model_is_refused(price: dict[str, object], message: str) ->
 def test_a_bandwidth_above_the_largest_tier_has_no_price() -> None:
     with pytest.raises(ProfileError, match=r"above the largest price tier \(100 Gbit/s\)"):
         BASE.model_copy(update={"bandwidth_gbit_per_s": 200.0})
+
+
+def test_a_line_is_priced_up_to_its_top_tier_and_breakeven_searches_no_further() -> None:
+    assert BASE.priced_up_to_gbit_per_s == 100.0
+    flat = BASE.model_copy(update={"price_usd_per_month": 1000.0})
+    assert flat.priced_up_to_gbit_per_s == float("inf")
+    # breakeven's default interval (a quarter to four times the value) stops at the top tier
+    be = pddplan.breakeven(
+        "default",
+        param="link.bandwidth_gbit_per_s",
+        overrides={"link": "wan-40g-cross-city"},
+        lo=25.0,
+        tolerance=0.2,
+    )
+    assert (be.lo, be.hi) == (25.0, 100.0)
