@@ -424,7 +424,7 @@ def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:
     pmd_transfer = float(np.max(plan.route.wan_s[direct])) if np.any(direct) else 0.0
     md_wait = slot_waits(problem, plan).get("MD", (0.0, 0.0))
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
-    prefill_pw = Solver(problem).prefill_wait(p_inst, n_p, plan.rate_rps)[0]
+    prefill_pw = Solver(problem).prefill_wait(p_inst, n_p, plan.rate_rps).wait_probability
     return closed_form_regime_warning(
         plan.prefill.utilization,
         plan.route.link_utilization if problem.topology.cross_dc else 0.0,
