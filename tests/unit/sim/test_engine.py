@@ -234,6 +234,13 @@ def test_comparison_rows_and_report(default) -> None:
     assert by["link_utilization"]["gap_pct"] == pytest.approx(
         100 * (res.figures["link_utilization"] / default.plan.route.link_utilization - 1)
     )
+    # like with like: the simulated byte load against the closed forms' (rate x mean payload /
+    # goodput), the share of time the line is busy apart, with no closed form beside it
+    assert abs(by["link_utilization"]["gap_pct"]) < 20.0
+    busy = by["line_busy_fraction"]
+    assert math.isnan(busy["closed_form"]) and busy["flag"] == ""
+    # flows capped below the line's capacity keep it busy longer than its byte load
+    assert busy["simulated"] > by["link_utilization"]["simulated"]
     # every pipeline the run used has its own TTFT rows
     for pid in np.unique(res.pipeline):
         assert f"{PIPELINE_NAMES[int(pid)]} ttft_p99_s" in by
