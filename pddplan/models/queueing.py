@@ -1,4 +1,4 @@
-"""Queueing: waiting time in a multi-server pool with general service times, and mixtures.
+"""Queueing: waiting time in a multi-server pool with a mixture of service times, and mixtures.
 
 References
 ----------
@@ -10,15 +10,16 @@ References
    time, ``E[W] = lambda E[S^2] / (2 (1 - rho))`` and
    ``E[W^2] = 2 E[W]^2 + lambda E[S^3] / (3 (1 - rho))``.
 .. [4] Whitt, "Approximations for the GI/G/m queue", Production and Operations Management 2(2),
-   1993, sections 2-3: the M/G/c conditional wait ``W | W > 0`` approximated by the M/G/1 wait
-   with service ``S / c`` at the same load (exact for c = 1 and for exponential service), and
-   two-moment (gamma) fits of the waiting-time distribution.
+   1993, sections 2-3: the M/G/c conditional mean wait ``E[W | W > 0]`` approximated by that of
+   the M/G/1 queue with service ``S / c`` at the same load (exact for c = 1 and for exponential
+   service).
 """
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special
@@ -170,75 +171,189 @@ def waiting_time_params(
     return pw, theta, pw / theta
 
 
-def wait_distribution(
-    rate_per_s: float,
-    servers: int,
-    mean_service_s: float,
-    service_m2_s2: float,
-    service_m3_s3: float,
-) -> tuple[float, float, float, float]:
-    """The waiting time of an M/G/c pool as Erlang C times a gamma conditional wait.
+class ConditionalWait(NamedTuple):
+    """The conditional waiting time ``W | W > 0`` as a survival table [-].
+
+    ``P(W > t | W > 0)`` is ``survival`` at ``grid_s``, linearly interpolated, 1 at ``t = 0``
+    and 0 past the last point (where it is below about 1e-13).
+
+    Attributes
+    ----------
+    grid_s : [s] increasing, from 0.
+    survival : [-] non-increasing, from 1.
+    mean_s : [s] ``E[W | W > 0]``.
+    key : the inputs it was built from (the quantile memo's key; equal keys, equal tables).
+    """
+
+    grid_s: np.ndarray
+    survival: np.ndarray
+    mean_s: float
+    key: tuple
+
+    def at(self, t_s) -> np.ndarray:
+        """``P(W > t | W > 0)`` at ``t >= 0`` [-]."""
+        return np.interp(t_s, self.grid_s, self.survival, right=0.0)
+
+    def quantile(self, tail) -> np.ndarray:
+        """The smallest tabulated ``t`` with ``P(W > t | W > 0) <= tail`` [s] (a bracket end)."""
+        tail = np.asarray(tail, dtype=float)
+        i = np.searchsorted(-self.survival, -tail, side="left")
+        return self.grid_s[np.minimum(i, len(self.grid_s) - 1)]
+
+
+class WaitDistribution(NamedTuple):
+    """The waiting time of a pool: ``P(W > t) = wait_probability x conditional.at(t)``.
+
+    Attributes
+    ----------
+    wait_probability : [-] ``P(W > 0)``.
+    mean_wait_s : [s] ``E[W]``.
+    conditional : ``W | W > 0`` (None when nobody waits or the pool is saturated).
+    """
+
+    wait_probability: float
+    mean_wait_s: float
+    conditional: ConditionalWait | None
+
+
+#: Points of the first-completion table of :func:`wait_distribution` on ``[0, max S]``
+#: (spaced quadratically, dense near 0 where many servers make the first completion short) and
+#: of its exponential tail (over 30 of its mean lengths); the linear interpolation's error on
+#: ``P(W > t | W > 0)`` is below 1e-4 (tested against a 16x finer table).
+_RESIDUAL_GRID = 1024
+_TAIL_GRID = 1024
+_WAIT_MEMO_ENTRIES = 1024
+_WAIT_MEMO: OrderedDict[tuple, WaitDistribution] = OrderedDict()
+
+
+def wait_distribution(rate_per_s: float, servers: int, service_s, weights) -> WaitDistribution:
+    """The waiting time of an M/G/c pool whose service is a mixture of service times.
 
     Parameters
     ----------
     rate_per_s : [1/s] Poisson arrival rate ``lambda``.
     servers : [-] ``c``.
-    mean_service_s : [s] ``E[S]``.
-    service_m2_s2 : [s^2] ``E[S^2]``.
-    service_m3_s3 : [s^3] ``E[S^3]``.
+    service_s : [s] the service time of each kind of job ``s_k``.
+    weights : [-] their shares ``w_k`` (normalized here).
 
     Returns
     -------
-    wait_probability : [-] ``P(W > 0)``, Erlang C.
-    tail_rate_per_s : [1/s] rate of the gamma conditional wait.
-    shape : [-] its shape (1: exponential).
-    mean_wait_s : [s] ``E[W]``.
+    ``P(W > 0)`` (Erlang C), ``E[W]`` and ``W | W > 0`` (:class:`ConditionalWait`).
 
     Notes
     -----
-    ``P(W > 0) = C(c, a)``. The conditional wait ``W | W > 0`` is that of an M/G/1 queue with
-    service ``T = S / c`` at the same load ``rho = lambda E[S] / c`` (Whitt [4]_), whose first two
-    moments follow from Takacs [3]_: with ``W1`` the M/G/1 wait (``P(W1 > 0) = rho``),
+    A request that waits finds all ``c`` servers busy. Its wait is the first of the ``c``
+    completions, ``M``, when it finds nobody queued, and ``M`` plus the further completions
+    it must wait for otherwise:
 
-    ``m1 = E[W1] / rho = E[T^2] / (2 E[T] (1 - rho))`` (Allen-Cunneen's conditional mean [1]_),
-    ``m2 = E[W1^2] / rho = 2 E[W1]^2 / rho + E[T^3] / (3 E[T] (1 - rho))``;
+    ``W | W > 0 = M + B E``, with ``B ~ Bernoulli(rho)`` and ``E ~ Exp(nu)``,
 
-    the gamma of those moments has shape ``k = m1^2 / (m2 - m1^2)`` and rate ``k / m1``. It is
-    exact in both moments for c = 1 and exactly exponential for M/M/c (``k = 1``,
-    rate ``c mu - lambda``). Deterministic service gives ``k > 1`` (less mass at short waits,
-    a lighter tail than the exponential); heavy-tailed service gives ``k < 1``.
+    - ``M = min(R_1, ..., R_c)``, the ``R_i`` independent residual service times of the jobs in
+      service, each with the equilibrium density ``P(S > x) / E[S]``:
+      ``P(M > t) = (sum_k w_k (s_k - t)^+ / E[S])^c``. With two servers and mostly short jobs
+      ``M`` is often short: this is the mass at short waits that a two-moment fit misses.
+    - ``P(B = 1) = rho = lambda E[S] / c``: in M/M/c an arrival that waits finds a queue with
+      probability ``rho`` (the queue length seen on waiting is geometric).
+    - ``E`` exponential (the heavy-traffic tail [2]_) with its mean set so that
+      ``E[W | W > 0]`` is Allen-Cunneen's ``m1 = E[S^2] / (2 c E[S] (1 - rho))`` [1]_, [4]_
+      (exact for c = 1 by Pollaczek-Khinchine [3]_): ``1 / nu = (m1 - E[M]) / rho``; when
+      ``E[M] >= m1`` (deterministic-like service at low load) there is no ``E`` and the mean
+      is ``E[M]``.
+
+    For M/M/c this is exactly ``Exp(c mu - lambda)`` (``M ~ Exp(c mu)``, ``1 / nu =
+    1 / (c mu - lambda)``: the Laplace transforms multiply out); for M/G/1 it has the exact mean
+    and ``M = R``, the exact first ladder height. ``P(W > t | W > 0) = P(M > t) + rho
+    int_0^t f_M(u) exp(-nu (t - u)) du`` is tabulated (:data:`_RESIDUAL_GRID`) and, past
+    ``max s_k``, exactly ``P(W > s_max | W > 0) exp(-nu (t - s_max))``.
     """
-    if mean_service_s <= 0 or rate_per_s <= 0:
-        return 0.0, math.inf, 1.0, 0.0
+    s = np.asarray(service_s, dtype=float)
+    w = np.asarray(weights, dtype=float)
     c = int(servers)
-    a = rate_per_s * mean_service_s
+    key = (float(rate_per_s), c, s.tobytes(), w.tobytes())
+    memo = _WAIT_MEMO
+    if key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    out = _wait_distribution(float(rate_per_s), c, s, w / np.sum(w), key)
+    memo[key] = out
+    if len(memo) > _WAIT_MEMO_ENTRIES:
+        memo.popitem(last=False)
+    return out
+
+
+def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistribution:
+    """:func:`wait_distribution` without its memo (``w`` normalized)."""
+    mean_s = float(np.sum(w * s))
+    if mean_s <= 0 or rate <= 0:
+        return WaitDistribution(0.0, 0.0, None)
+    a = rate * mean_s
     if a >= c:
-        return 1.0, 0.0, 1.0, math.inf
+        return WaitDistribution(1.0, math.inf, None)
     pw = erlang_c(c, a)
     rho = a / c
-    t1 = mean_service_s / c
-    t2 = max(service_m2_s2, mean_service_s**2) / c**2
-    t3 = max(service_m3_s3 / c**3, t2**2 / t1)  # Cauchy-Schwarz: E[T^3] E[T] >= E[T^2]^2
-    w1 = rate_per_s * t2 / (2.0 * (1.0 - rho))
-    m1 = w1 / rho
-    m2 = 2.0 * w1 * w1 / rho + t3 / (3.0 * t1 * (1.0 - rho))
-    var = max(m2 - m1 * m1, 1e-12 * m1 * m1)
-    shape = m1 * m1 / var
-    return pw, shape / m1, shape, pw * m1
+    m1 = float(np.sum(w * s * s)) / (2.0 * c * mean_s * (1.0 - rho))
+    s_max = float(np.max(s))
+    grid = s_max * np.linspace(0.0, 1.0, _RESIDUAL_GRID) ** 2
+    # P(M > t) = G(t)^c, G(t) = sum_k w_k (s_k - t)^+ / E[S] (piecewise linear)
+    g = np.maximum(s[None, :] - grid[:, None], 0.0) @ w / mean_s
+    surv_m = g**c
+    dt = np.diff(grid)
+    mean_m = float(np.sum(dt * (surv_m[1:] + surv_m[:-1])) / 2.0)
+    if m1 <= mean_m:
+        cond = ConditionalWait(grid, surv_m, mean_m, ("residual", *key))
+        return WaitDistribution(pw, pw * mean_m, cond)
+    nu = rho / (m1 - mean_m)
+    # rho int_0^t f_M(u) e^{-nu (t - u)} du, f_M's mass on each step at its midpoint, summed in
+    # log space (nu t may be large)
+    mass = surv_m[:-1] - surv_m[1:]
+    mid = 0.5 * (grid[1:] + grid[:-1])
+    with np.errstate(divide="ignore"):
+        log_terms = np.log(mass) + nu * mid
+    conv = np.exp(np.logaddexp.accumulate(log_terms) - nu * grid[1:])
+    body = surv_m.copy()
+    body[1:] += rho * conv
+    tail_t = s_max + np.linspace(0.0, 30.0, _TAIL_GRID)[1:] / nu
+    tail = body[-1] * np.exp(-nu * (tail_t - s_max))
+    cond = ConditionalWait(
+        np.concatenate([grid, tail_t]), np.concatenate([body, tail]), m1, ("residual", *key)
+    )
+    return WaitDistribution(pw, pw * m1, cond)
 
 
-def wait_survival(t_s, wait_probability: float, tail_rate_per_s: float, shape: float = 1.0):
-    """``P(W > t)`` of the approximate waiting time [-] (gamma conditional wait of ``shape``)."""
+def gamma_conditional(tail_rate_per_s: float, shape: float) -> ConditionalWait:
+    """A gamma conditional wait of ``shape`` and rate ``tail_rate_per_s`` as a table.
+
+    Notes
+    -----
+    ``P(W > t | W > 0) = Q(shape, rate t)`` on ``rate t = x_max u^2`` (dense near 0, where a
+    shape below 1 is steep); the linear interpolation's error is below 1e-6 for shapes 0.9-5
+    (5e-5 at 0.5).
+    """
+    key = ("gamma", float(tail_rate_per_s), float(shape))
+    x_max = float(special.gammainccinv(shape, 1e-13))
+    xs = x_max * np.linspace(0.0, 1.0, _GAMMA_GRID) ** 2
+    return ConditionalWait(
+        xs / tail_rate_per_s, special.gammaincc(shape, xs), shape / tail_rate_per_s, key
+    )
+
+
+def wait_survival(
+    t_s,
+    wait_probability: float,
+    tail_rate_per_s: float,
+    shape: float = 1.0,
+    conditional: ConditionalWait | None = None,
+):
+    """``P(W > t)`` of the approximate waiting time [-]: ``conditional`` when given, else a
+    gamma conditional wait of ``shape`` and rate ``tail_rate_per_s`` (1: exponential)."""
     t = np.asarray(t_s, dtype=float)
+    if conditional is not None:
+        cond = conditional.at(np.maximum(t, 0.0))
+        return np.where(t < 0, 1.0, wait_probability * cond)
     if tail_rate_per_s <= 0:
         return np.ones_like(t)
     x = tail_rate_per_s * np.maximum(t, 0.0)
-    if shape == 1.0:
-        cond = np.exp(-x)
-    else:
-        from scipy import special  # lazy: keeps the CLI's start-up free of scipy
-
-        cond = special.gammaincc(shape, x)
+    cond = np.exp(-x) if shape == 1.0 else special.gammaincc(shape, x)
     return np.where(t < 0, 1.0, wait_probability * cond)
 
 
@@ -247,10 +362,13 @@ def mixture_cdf(
     offsets_s,
     weights,
     wait_probability: float,
-    tail_rate_per_s: float,
+    tail_rate_per_s: float = 0.0,
     shape: float = 1.0,
+    conditional: ConditionalWait | None = None,
 ):
     """CDF of ``W + D`` where ``D`` takes value ``offsets_s[k]`` with weight ``weights[k]``.
+
+    ``W`` as in :func:`wait_survival`.
 
     Notes
     -----
@@ -259,7 +377,7 @@ def mixture_cdf(
     d = np.asarray(offsets_s, dtype=float)
     w = np.asarray(weights, dtype=float)
     t = np.asarray(t_s, dtype=float)
-    surv = wait_survival(t[..., None] - d, wait_probability, tail_rate_per_s, shape)
+    surv = wait_survival(t[..., None] - d, wait_probability, tail_rate_per_s, shape, conditional)
     return np.sum(w * (1.0 - surv), axis=-1) / np.sum(w)
 
 
@@ -270,44 +388,60 @@ def mixture_quantiles(
     wait_probability: float = 0.0,
     tail_rate_per_s: float = 0.0,
     shape: float = 1.0,
+    conditional: ConditionalWait | None = None,
 ) -> list[float]:
-    """The ``p``-quantiles of ``W + D`` (see :func:`mixture_cdf`) for several ``p`` [s], exactly.
+    """The ``p``-quantiles of ``W + D`` (see :func:`mixture_cdf`) for several ``p`` [s].
 
     Notes
     -----
-    With the offsets sorted, ``d_1 <= ... <= d_n``, and ``t`` in ``[d_j, d_{j+1})``:
+    With the offsets sorted, ``d_1 <= ... <= d_n``, and ``t`` in ``[d_j, d_{j+1})``, an
+    exponential conditional wait (``shape`` 1, no ``conditional``) gives
     ``F(t) = A_j - C_j exp(-theta (t - d_j))`` with ``A_j = sum_{k<=j} w_k`` and
     ``C_j = P_w sum_{k<=j} w_k exp(-theta (d_j - d_k))`` (accumulated in log space).
     ``F`` jumps by ``(1 - P_w) w_j`` at ``d_j`` (no wait) and rises smoothly in between, so
-    each quantile is either a breakpoint or ``d_j + ln(C_j / (A_j - p)) / theta``.
-    With no waiting these are the weighted quantiles of the offsets. A gamma conditional wait
-    (``shape != 1``) has no such closed form: each quantile is bisected on the CDF between the
-    offsets' own quantile and that plus the wait's ``p``-quantile bound (:func:`_gamma_quantiles`).
+    each quantile is either a breakpoint or ``d_j + ln(C_j / (A_j - p)) / theta``, exactly.
+    With no waiting these are the weighted quantiles of the offsets. A tabulated conditional
+    wait (``conditional``, or a gamma of ``shape != 1``, :func:`gamma_conditional`) has no such
+    closed form: each quantile is bisected on the CDF between the offsets' own quantile and
+    that plus the wait's ``p``-quantile bound (:func:`_table_quantiles`).
     """
     d = np.asarray(offsets_s, dtype=float)
     w = np.asarray(weights, dtype=float)
     ps = [float(p) for p in ps]
-    if not np.all(np.isfinite(d)) or (wait_probability > 0 and tail_rate_per_s <= 0):
+    if conditional is None and wait_probability > 0 and tail_rate_per_s <= 0:
+        return [math.inf for _ in ps]
+    if not np.all(np.isfinite(d)):
         return [math.inf for _ in ps]
     order = np.argsort(d, kind="stable")
     d = d[order]
     w = w[order] / np.sum(w)
     a = np.cumsum(w)
-    if wait_probability <= 0 or not math.isfinite(tail_rate_per_s):
+    no_tail = conditional is None and not math.isfinite(tail_rate_per_s)
+    if wait_probability <= 0 or no_tail:
         idx = np.searchsorted(a, np.asarray(ps) - 1e-12)
         return [float(d[min(int(i), len(d) - 1)]) for i in idx]
-    if shape != 1.0:
-        key = (tuple(ps), d.tobytes(), w.tobytes(), wait_probability, tail_rate_per_s, shape)
+    if conditional is not None or shape != 1.0:
+        cond_key = conditional.key if conditional is not None else ("gamma", tail_rate_per_s, shape)
+        key = (tuple(ps), d.tobytes(), w.tobytes(), wait_probability, cond_key)
         memo = _GAMMA_MEMO
         if key in memo:
             memo.move_to_end(key)
             return list(memo[key])
-        out = _gamma_quantiles(ps, d, w, a, wait_probability, tail_rate_per_s, shape)
+        if conditional is None:
+            conditional = gamma_conditional(tail_rate_per_s, shape)
+        out = _table_quantiles(ps, d, w, a, wait_probability, conditional)
         memo[key] = tuple(out)
         if len(memo) > _GAMMA_MEMO_ENTRIES:
             memo.popitem(last=False)
         return out
-    theta = tail_rate_per_s
+    return _exponential_quantiles(ps, d, w, a, wait_probability, tail_rate_per_s)
+
+
+def _exponential_quantiles(
+    ps: list[float], d, w, a, wait_probability: float, theta: float
+) -> list[float]:
+    """:func:`mixture_quantiles` with an exponential conditional wait of rate ``theta``, in
+    closed form (``d`` sorted, ``w`` normalized, ``a = cumsum(w)``)."""
     # log c_j = log(P_w sum_{k<=j} w_k exp(-theta (d_j - d_k))), accumulated in log space so
     # that neither far-apart offsets nor large theta overflow or underflow
     with np.errstate(divide="ignore"):
@@ -334,21 +468,20 @@ def mixture_quantiles(
     return out
 
 
-#: Quantile sets of :func:`_gamma_quantiles` kept, keyed on their exact inputs: one solve asks
+#: Quantile sets of :func:`_table_quantiles` kept, keyed on their exact inputs: one solve asks
 #: for some of them more than once (its problem variants, baselines and goodput checks share
 #: prefill pools and routings); 10-30% of the calls on the bundled and benchmark scenarios.
 _GAMMA_MEMO_ENTRIES = 1024
 _GAMMA_MEMO: OrderedDict[tuple, tuple[float, ...]] = OrderedDict()
 
-#: Points of the interpolated gamma survival in :func:`_gamma_quantiles` [-]: the linear
-#: interpolation's error on ``P(W > t)`` is below 1e-6 for shapes 0.9-5 (5e-5 at 0.5).
+#: Points of the gamma survival table of :func:`gamma_conditional` [-].
 _GAMMA_GRID = 4096
 
 
-def _gamma_quantiles(
-    ps: list[float], d, w, a, wait_probability: float, rate: float, shape: float
+def _table_quantiles(
+    ps: list[float], d, w, a, wait_probability: float, conditional: ConditionalWait
 ) -> list[float]:
-    """Quantiles of ``W + D`` with a gamma conditional wait, by bisection on the CDF.
+    """Quantiles of ``W + D`` with a tabulated conditional wait, by bisection on the CDF.
 
     ``d`` sorted, ``w`` normalized, ``a = cumsum(w)``. The quantile lies between the offsets'
     own ``p``-quantile (``W >= 0``) and the largest offset plus the wait's ``p``-quantile
@@ -358,21 +491,16 @@ def _gamma_quantiles(
     The brackets are kept as Python floats (the same IEEE operations as numpy's, one quantile
     at a time); only the CDF is evaluated on arrays, for every quantile at once.
     """
-    from scipy import special  # lazy: keeps the CLI's start-up free of scipy
-
     p_arr = np.asarray(ps, dtype=float)
     idx = np.minimum(np.searchsorted(a, p_arr - 1e-12), len(d) - 1)
     lo_a = d[idx].astype(float)
-    # W's p-quantile: P(W <= t) = 1 - pw Q(k, rate t) >= p
+    # W's p-quantile: P(W <= t) = 1 - pw P(W > t | W > 0) >= p
     q_cond = np.clip((1.0 - p_arr) / wait_probability, 0.0, 1.0)
-    w_q = np.where(q_cond >= 1.0, 0.0, special.gammainccinv(shape, np.maximum(q_cond, 1e-300)))
-    hi_a = np.maximum(float(d[-1]) + w_q / rate, lo_a)
+    w_q = np.where(q_cond >= 1.0, 0.0, conditional.quantile(q_cond))
+    hi_a = np.maximum(float(d[-1]) + w_q, lo_a)
 
-    # the gamma survival on a grid (dense near 0, where a shape below 1 is steep), interpolated
-    # linearly: one special-function call per quantile set instead of one per iteration
-    x_max = float(special.gammainccinv(shape, 1e-13))
-    xs = x_max * np.linspace(0.0, 1.0, _GAMMA_GRID) ** 2
-    qs = special.gammaincc(shape, xs)
+    xs = conditional.grid_s
+    qs = conditional.survival
     d_row = d[None, :]
     w_row = w[None, :]
     add_reduce = np.add.reduce
@@ -380,7 +508,7 @@ def _gamma_quantiles(
     where = np.where
 
     def excess(t: np.ndarray) -> list[float]:  # F(t) - p
-        x = rate * (t[:, None] - d_row)
+        x = t[:, None] - d_row
         surv = where(x < 0, 1.0, wait_probability * interp(x, xs, qs, right=0.0))
         return (add_reduce(w_row * (1.0 - surv), axis=1) - p_arr).tolist()  # type: ignore[no-any-return]
 
@@ -436,9 +564,12 @@ def mixture_quantile(
     wait_probability: float = 0.0,
     tail_rate_per_s: float = 0.0,
     shape: float = 1.0,
+    conditional: ConditionalWait | None = None,
 ) -> float:
     """The ``p``-quantile of ``W + D`` (see :func:`mixture_quantiles`) [s]."""
-    return mixture_quantiles([p], offsets_s, weights, wait_probability, tail_rate_per_s, shape)[0]
+    return mixture_quantiles(
+        [p], offsets_s, weights, wait_probability, tail_rate_per_s, shape, conditional
+    )[0]
 
 
 def weighted_quantile(values, weights, p: float) -> float:

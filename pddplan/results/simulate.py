@@ -25,6 +25,7 @@ _FIGURES = (
     "tpot_p99_s",
     "rld_output_token_share",
     "link_utilization",
+    "line_busy_fraction",
     "prefill_utilization",
     "prefill_wait_probability",
     "prefill_mean_wait_s",

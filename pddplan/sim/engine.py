@@ -149,7 +149,7 @@ def simulate(
         events=n_events,
         wall_s=wall,
     )
-    res.figures = run_figures(res, plan, pre_a, s.wrong, s.catch_up_ok)
+    res.figures = run_figures(res, plan, pre_a, s.wrong, s.catch_up_ok, s.line.c)
     if not s.catch_up_ok and mode in ("catch-up", "adaptive") and plan.rld is not None:
         res.notes.append(
             "Catch-Up cannot converge on this MD (its extend of the catch-up batch is slower than "

@@ -159,6 +159,7 @@ def on_sample(s: SimState, t_s: float, a: Any, b: Any) -> None:
             float(len(s.ppool.queue)),
             float(line.n),
             float(line.busy_s),
+            float(line.bytes_done),
             float(md.occupancy() + len(md.waitq)),
             float(md.tokens),
             float(md.busy_s),

@@ -27,6 +27,7 @@ SERIES_COLS = (
     "prefill_queue",
     "line_flows",
     "line_busy_s",
+    "line_bytes",
     "md_occupancy",
     "md_tokens",
     "md_busy_s",
@@ -104,7 +105,12 @@ class _Window:
 
 
 def run_figures(
-    res: SimResult, plan: SimPlan, pre_s: np.ndarray, wrong: bool, catch_up_ok: bool
+    res: SimResult,
+    plan: SimPlan,
+    pre_s: np.ndarray,
+    wrong: bool,
+    catch_up_ok: bool,
+    line_goodput_bytes_per_s: float = math.inf,
 ) -> dict[str, float]:
     """The run's flat figures (see :class:`~pddplan.sim.figures.SimFigures`).
 
@@ -115,6 +121,8 @@ def run_figures(
     pre_s : [s] per request prefill time.
     wrong : the ``p-rld`` policy ran (relayed requests finished on RLD).
     catch_up_ok : whether Catch-Up converged on this MD.
+    line_goodput_bytes_per_s : [B/s] the decode link's shared capacity (``inf`` when it is not
+        shared, inside one datacenter).
     """
     m = res.measured & np.isfinite(res.ttft_s)
     w = _Window.of(res)
@@ -123,6 +131,7 @@ def run_figures(
     )
     figs = _latency_figures(res, m)
     figs.update(_wait_figures(res, m, plan, pre_s, span, w))
+    figs.update(_line_figures(w, line_goodput_bytes_per_s))
     figs.update(_load_figures(res, plan, span, w, wrong))
     figs.update(_pipeline_figures(res, m, wrong))
     figs["catch_up_converges"] = float(catch_up_ok)
@@ -155,7 +164,7 @@ def _latency_figures(res: SimResult, m: np.ndarray) -> dict[str, float]:
 def _wait_figures(
     res: SimResult, m: np.ndarray, plan: SimPlan, pre_s: np.ndarray, span: float, w: _Window
 ) -> dict[str, float]:
-    """Prefill load and waits, the line's utilization, slot waits and MD stalls."""
+    """Prefill load and waits, slot waits and MD stalls."""
     n_p = plan.roles["P"].instances
     figs: dict[str, float] = {
         "prefill_utilization": (
@@ -165,7 +174,6 @@ def _wait_figures(
     pw = res.prefill_wait_s[m]
     figs["prefill_mean_wait_s"] = _mean(pw, math.nan)
     figs["prefill_wait_probability"] = float(np.mean(pw > 1e-12)) if len(pw) else math.nan
-    figs["link_utilization"] = w.delta("line_busy_s") / w.dt_s if w.dt_s > 0 else math.nan
     mw = res.md_wait_s[m & np.isfinite(res.md_wait_s)]
     figs["md_mean_slot_wait_s"] = _mean(mw, 0.0)
     figs["md_p99_slot_wait_s"] = _p99(mw, 0.0)
@@ -176,6 +184,21 @@ def _wait_figures(
     figs["md_stall_mean_s"] = _mean(st, 0.0)
     figs["md_stall_max_s"] = float(np.max(st)) if len(st) else 0.0
     return figs
+
+
+def _line_figures(w: _Window, goodput_bytes_per_s: float) -> dict[str, float]:
+    """The line's byte load and its busy time over the measured window.
+
+    ``link_utilization`` is the bytes the line carried over its capacity, the quantity the
+    closed forms call link utilization (rate x mean payload / goodput). ``line_busy_fraction``
+    is the share of time at least one flow is on the line: above the byte load when each flow is
+    capped below the line's capacity (its streams' window), so that the line is busy without
+    being full; the closed forms have no figure for it.
+    """
+    if w.dt_s <= 0:
+        return {"link_utilization": math.nan, "line_busy_fraction": math.nan}
+    load = w.delta("line_bytes") / (goodput_bytes_per_s * w.dt_s)
+    return {"link_utilization": load, "line_busy_fraction": w.delta("line_busy_s") / w.dt_s}
 
 
 def _load_figures(

@@ -119,20 +119,10 @@ class Sizing:
         q, att, _ = self.ttft_at(p_inst, n, plan.rate_rps, offs, wts)
         return q, att
 
-    def prefill_wait(
-        self, inst: Instance, n: int, rate: float
-    ) -> tuple[float, float, float, float]:
-        """(wait probability, gamma rate [1/s], gamma shape, mean wait [s]) of the prefill queue
-        (:func:`~pddplan.models.queueing.wait_distribution` over the classes' prefill times)."""
-        pre = self.prefill_s(inst)
-        w = self.pb.classes.weight
-        return queueing.wait_distribution(
-            rate,
-            n,
-            float(np.sum(w * pre)),
-            float(np.sum(w * pre**2)),
-            float(np.sum(w * pre**3)),
-        )
+    def prefill_wait(self, inst: Instance, n: int, rate: float) -> queueing.WaitDistribution:
+        """The prefill queue's waiting time (wait probability, mean wait [s], conditional wait):
+        :func:`~pddplan.models.queueing.wait_distribution` over the classes' prefill times."""
+        return queueing.wait_distribution(rate, n, self.prefill_s(inst), self.pb.classes.weight)
 
     def ttft_at(
         self, inst: Instance, n: int, rate: float, offs, wts
@@ -143,9 +133,12 @@ class Sizing:
         util = rate * mean_s / n
         if util >= 1:
             return (math.inf, math.inf, math.inf), 0.0, util
-        pw, theta, shape, _ = self.prefill_wait(inst, n, rate)
-        q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts, pw, theta, shape))
-        att = float(queueing.mixture_cdf(self.pb.ttft_targets_s[2], offs, wts, pw, theta, shape))
+        wait = self.prefill_wait(inst, n, rate)
+        pw, cond = wait.wait_probability, wait.conditional
+        q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts, pw, conditional=cond))
+        att = float(
+            queueing.mixture_cdf(self.pb.ttft_targets_s[2], offs, wts, pw, conditional=cond)
+        )
         return q, att, util  # type: ignore[return-value]
 
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
@@ -286,7 +279,8 @@ class Sizing:
         """TTFT percentiles and request share per pipeline, plus the mean wait, for a plan."""
         p_inst, n = plan.roles["P"]  # type: ignore[misc]
         offs, wts, pids = self.ttft_offsets(p_inst, plan.route, *self.first_steps(plan))
-        pw, theta, shape, mean_wait = self.prefill_wait(p_inst, n, plan.rate_rps)
+        wait = self.prefill_wait(p_inst, n, plan.rate_rps)
+        pw, cond = wait.wait_probability, wait.conditional
         out: dict[str, dict[str, float]] = {}
         names = {
             0: "P-MD" if self.pb.topology.cross_dc else "P-D",
@@ -300,10 +294,10 @@ class Sizing:
             row = {"share": float(np.sum(wts[mask]) / np.sum(wts))}
             for p in PERCENTILES:
                 row[f"p{int(p * 100)}"] = queueing.mixture_quantile(
-                    p, offs[mask], wts[mask], pw, theta, shape
+                    p, offs[mask], wts[mask], pw, conditional=cond
                 )
             out[name] = row
-        out["_wait"] = {"mean_wait_s": mean_wait, "wait_probability": pw}
+        out["_wait"] = {"mean_wait_s": wait.mean_wait_s, "wait_probability": pw}
         return out
 
     def class_ttft_mean_s(self, plan: Plan) -> np.ndarray:
@@ -311,7 +305,7 @@ class Sizing:
         :func:`pddplan.timing.class_first_token_mean_s` at the decode pools' working first
         steps (the same timeline as :meth:`ttft_by_pipeline`)."""
         p_inst, n = plan.roles["P"]  # type: ignore[misc]
-        mean_wait = self.prefill_wait(p_inst, n, plan.rate_rps)[3]
+        mean_wait = self.prefill_wait(p_inst, n, plan.rate_rps).mean_wait_s
         first = timing.class_first_token_mean_s(
             self.pb.paths, plan.route, self.prefill_s(p_inst), *self.first_steps(plan)
         )

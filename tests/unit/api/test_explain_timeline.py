@@ -27,7 +27,7 @@ def _hand_ttft(out) -> tuple[np.ndarray, list[str]]:
     solver = Solver(out.problem)
     tl = plan.route
     p_inst, n = plan.roles["P"]
-    wait = solver.prefill_wait(p_inst, n, plan.rate_rps)[3]
+    wait = solver.prefill_wait(p_inst, n, plan.rate_rps).mean_wait_s
     md_step, rld_step = solver.first_steps(plan)
     tpot = out.problem.tpot_s
     s_md = tpot if md_step is None else md_step
@@ -71,7 +71,7 @@ def test_anomalous_row_includes_its_rdma_copy() -> None:
     out = res.outcome
     solver = Solver(out.problem)
     p_inst, n = out.plan.roles["P"]
-    wait = solver.prefill_wait(p_inst, n, out.plan.rate_rps)[3]
+    wait = solver.prefill_wait(p_inst, n, out.plan.rate_rps).mean_wait_s
     rld_step = solver.first_steps(out.plan)[1]
     (row,) = [r for r in res.to_json()["classes"] if r["route"] == "P-RLD (anomalous)"]
     assert row["rdma_s"] > 0.1

@@ -14,7 +14,7 @@ import pytest
 from pddplan import timing
 from pddplan.api import solve_result
 from pddplan.io.loader import Registry, bundled_profiles_dir, load_scenario
-from pddplan.models import network
+from pddplan.models import network, queueing
 from pddplan.results import Report
 from pddplan.results.simulate import simulate_report, stability_verdict
 from pddplan.sim import SimConfig, SimPlan, simulate
@@ -23,6 +23,7 @@ from pddplan.sim.compare import (
     closed_form_plan,
     closed_form_regime_warning,
     comparison_rows,
+    onset_spread,
     regime_warning_for_plan,
 )
 from pddplan.sim.plan import Role, plan_from_json
@@ -234,6 +235,13 @@ def test_comparison_rows_and_report(default) -> None:
     assert by["link_utilization"]["gap_pct"] == pytest.approx(
         100 * (res.figures["link_utilization"] / default.plan.route.link_utilization - 1)
     )
+    # like with like: the simulated byte load against the closed forms' (rate x mean payload /
+    # goodput), the share of time the line is busy apart, with no closed form beside it
+    assert abs(by["link_utilization"]["gap_pct"]) < 20.0
+    busy = by["line_busy_fraction"]
+    assert math.isnan(busy["closed_form"]) and busy["flag"] == ""
+    # flows capped below the line's capacity keep it busy longer than its byte load
+    assert busy["simulated"] > by["link_utilization"]["simulated"]
     # every pipeline the run used has its own TTFT rows
     for pid in np.unique(res.pipeline):
         assert f"{PIPELINE_NAMES[int(pid)]} ttft_p99_s" in by
@@ -255,20 +263,50 @@ def test_regime_warning_is_pure_and_names_each_regime(default) -> None:
         md_wait_probability=0.4,
         md_mean_wait_s=2.0,
         prefill_wait_probability=0.48,
+        onset_spread=(0.2, 0.02, 0.0),
     )
     assert len(msgs) == 6
     assert any("line utilization 0.50" in m for m in msgs)
     assert any("RLD decodes a step in 10 ms" in m for m in msgs)
     assert any("every MD slot taken with probability 0.40" in m for m in msgs)
     assert any("TTFT p50 sits at the onset" in m for m in msgs)
-    # the onset rule: 1 - p within 0.05 of the prefill wait probability
+    # the onset rule: a percentile that moves by more than 10% within the wait probability's
+    # error
     assert not any("onset" in m for m in closed_form_regime_warning(0.6, 0.3, 2.0, 0.0))
-    on = closed_form_regime_warning(0.6, 0.3, 2.0, prefill_wait_probability=0.12)
-    assert len(on) == 1 and "TTFT p90 sits" in on[0]
+    on = closed_form_regime_warning(
+        0.6, 0.3, 2.0, prefill_wait_probability=0.12, onset_spread=(0.01, 0.15, 0.09)
+    )
+    assert len(on) == 1 and "TTFT p90 sits" in on[0] and "up to 15%" in on[0]
     plan = default.plan
     assert plan.route.link_utilization < 0.35
     msgs = regime_warning_for_plan(default.problem, plan)
     assert not any("line utilization" in m for m in msgs)
+
+
+def test_onset_spread_of_the_default_plan(default) -> None:
+    # the default plan waits with probability 0.49: its p50 sits where the no-wait requests
+    # give way to the waiting ones, so 0.03 on P(wait) moves it by more than 10%; p90 and p99
+    # lie well inside the waiting requests' tail
+    spread = onset_spread(default.problem, default.plan)
+    assert spread[0] > 0.1 and spread[1] < 0.05 and spread[2] < 0.05
+    msgs = regime_warning_for_plan(default.problem, default.plan)
+    assert any("TTFT p50 sits at the onset" in m for m in msgs)
+    # by hand: p50 at P(wait) +- 0.03, the plan's offsets and conditional wait
+    solver = Solver(default.problem)
+    p_inst, n = default.plan.roles["P"]
+    wait = solver.prefill_wait(p_inst, n, default.plan.rate_rps)
+    offs, wts, _ = solver.ttft_offsets(
+        p_inst, default.plan.route, *solver.first_steps(default.plan)
+    )
+    lo, mid, hi = (
+        queueing.mixture_quantile(0.5, offs, wts, pw, conditional=wait.conditional)
+        for pw in (
+            wait.wait_probability - 0.03,
+            wait.wait_probability,
+            wait.wait_probability + 0.03,
+        )
+    )
+    assert spread[0] == pytest.approx((hi - lo) / (2 * mid))
 
 
 def test_md_slot_warning_on_a_full_md_pool() -> None:
