@@ -310,20 +310,21 @@ def test_onset_spread_of_the_default_plan(default) -> None:
 
 
 def test_md_slot_warning_on_a_full_md_pool() -> None:
-    # chat at 20 req/s sized for capacity only (slot-wait cap 1): one MD instance of 405 slots
-    # at a concurrency of about 400 collapses in the simulation (docs/simulate.md, the
-    # closed-form grid); the warning names MD's slots. The default cap (0.05) sizes MD so that
-    # the warning does not fire.
+    # chat at 19.5 req/s sized for capacity only (slot-wait cap 1): one MD instance runs near
+    # its slot count, which collapses in the simulation (docs/simulate.md, the closed-form
+    # grid); the warning names MD's slots. (At 20 req/s capacity sizing now takes two MD
+    # instances.) The default cap (0.05) sizes MD so that the warning does not fire.
     out = _solve(
         {
             "workload": "chat",
-            "rate_rps": 20.0,
+            "rate_rps": 19.5,
             "serving": {"decode_slot_wait_probability_cap": 1.0},
         }
     )
+    assert out.plan.roles["MD"][1] == 1
     msgs = regime_warning_for_plan(out.problem, out.plan)
     assert any("every MD slot taken" in m for m in msgs)
-    sized = _solve({"workload": "chat", "rate_rps": 20.0})
+    sized = _solve({"workload": "chat", "rate_rps": 19.5})
     assert not any(
         "every MD slot taken" in m for m in regime_warning_for_plan(sized.problem, sized.plan)
     )
