@@ -77,11 +77,20 @@ def test_long_context_scenario_has_a_valley() -> None:
     assert any("valley" in a for a in res.advice)
 
 
-def test_default_agent_scenario_reports_no_valley_with_a_reason() -> None:
-    rs = load_scenario(None, Registry.default())
+def test_a_scenario_without_a_valley_reports_a_reason() -> None:
+    # cached input billed at the full price: revenue does not fall with the hit rate while the
+    # cost does, so revenue per cost only rises (the default agent scenario, which bills cached
+    # input at a fraction, has a shallow valley: README)
+    rs = load_scenario(None, Registry.default(), {"revenue": {"cached_input_price_fraction": 1.0}})
     res = analyze(rs, reprovision=False)
     assert res.valleys == []
     assert "tolerance" in res.no_valley_reason or "monoton" in res.no_valley_reason
+
+
+def test_default_agent_scenario_has_one_shallow_valley() -> None:
+    res = analyze(load_scenario(None, Registry.default()), reprovision=False)
+    assert len(res.valleys) == 1
+    assert 0 < res.valleys[0].depth_fraction < 0.1
 
 
 def _singular_points_follow_chunk_arithmetic(patch: dict | None) -> list[dict]:

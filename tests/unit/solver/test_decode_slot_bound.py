@@ -51,9 +51,14 @@ def test_cap_one_sizes_for_capacity_only_and_costs_no_more() -> None:
         # capacity sizing: the fewest instances whose slots hold the concurrency (plus, for MD,
         # the extend passes' instance time, which only adds)
         assert n >= math.ceil(dec.concurrency / dec.batch_per_instance - 1e-9)
-    # the paper's least-cost plan under capacity-only sizing runs MD near its slot count
-    md = dict((r, (n, d)) for r, n, d in _pools(loose.plan))["MD"]
+    # chat at 19.5 req/s under capacity-only sizing runs its one MD instance near its slot
+    # count; the default cap adds MD until the slot wait is at most 0.05
+    chat = {"workload": "chat", "rate_rps": 19.5}
+    full = pddplan.solve("default", overrides={**chat, CAP: 1.0})
+    md = dict((r, (n, d)) for r, n, d in _pools(full.plan))["MD"]
     assert queueing.erlang_c(md[0] * md[1].batch_per_instance, md[1].concurrency) > 0.05
+    sized = dict((r, (n, d)) for r, n, d in _pools(pddplan.solve("default", overrides=chat).plan))
+    assert sized["MD"][0] > md[0]
 
 
 def test_paper_plan_holds_in_the_simulator() -> None:
