@@ -256,7 +256,7 @@ def singular_moves(input_tokens: float, chunk_size_tokens: int) -> list[dict[str
                     "chunk_size_tokens": c,
                     "singular_points": len(pts),
                     "spacing_hit_rate": c / l_in,
-                    "hit_rates": ", ".join(f"{p.hit_rate:.3f}" for p in pts),
+                    "hit_rates": [round(p.hit_rate, 3) for p in pts],
                 }
             )
     return rows

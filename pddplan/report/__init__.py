@@ -16,6 +16,7 @@ from typing import Any
 from pddplan.errors import OptionError, UsageError
 from pddplan.results import Report, Section, json_ready
 from pddplan.results.base import Chart
+from pddplan.results.invariants import check_report, check_text
 
 FORMATS = ("table", "csv", "md", "json")
 
@@ -293,6 +294,7 @@ def emit(
         raise OptionError("format", f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if table is not None:
         pick(rep, table)  # an unknown name fails before anything is written
+    check_report(rep, fmt)  # a broken invariant is a bug report, before anything is written
     width = table_width(sys.stderr.isatty(), wide)
     for w in rep.warnings:
         text = w if wide else short_warning(w)
@@ -314,6 +316,7 @@ def emit(
         text = render_md(rep, table)
     else:
         text = render_json(rep)
+    check_text(text, fmt)
     if output is None:
         sys.stdout.write(text)
     else:
