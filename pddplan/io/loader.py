@@ -488,6 +488,18 @@ def resolve(
                 key=f"overrides.{group}",
                 line=doc.lines.get(("overrides", group)),
             )
+        known = registry.index(_OVERRIDE_KINDS[group])
+        for name in scen.overrides[group]:
+            if name not in known:
+                # an override of no profile would be dropped without a word
+                guess = difflib.get_close_matches(name, list(known), n=1)
+                hint = f"; did you mean {guess[0]!r}?" if guess else ""
+                raise ProfileError(
+                    f"no {_OVERRIDE_KINDS[group]} profile named {name!r}{hint}",
+                    file=file,
+                    key=f"overrides.{group}.{name}",
+                    line=doc.lines.get(("overrides", group, name)),
+                )
 
     def get(kind: str, name: str, key: Path_) -> Any:
         try:
