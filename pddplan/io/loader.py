@@ -335,6 +335,29 @@ def bundled_profiles_dir() -> Path:
     return package.parent / "profiles"
 
 
+def bundled_names(text: str) -> str:
+    """``text`` with the path of every bundled file replaced by its name: ``bundled scenario
+    pdd-paper`` or ``bundled chip profile gpu-b`` (``, line N`` for ``PATH:N``), so that a
+    message does not send the reader into the installed package."""
+    import re
+
+    root = bundled_profiles_dir()
+    places = [(root / "scenarios", "scenario")]
+    places += [(root / sub, f"{kind} profile") for kind, sub in KIND_DIRS.items()]
+    if root.name == "profiles":  # a source checkout: the examples are bundled scenarios
+        places.append((root.parent / "examples", "scenario"))
+    for folder, what in places:
+        if str(folder) not in text:
+            continue
+        pattern = re.escape(str(folder)) + r"[/\\]([A-Za-z0-9_.+-]+)\.ya?ml(?::(\d+))?"
+        text = re.sub(
+            pattern,
+            lambda m, w=what: f"bundled {w} {m[1]}" + (f", line {m[2]}" if m[2] else ""),
+            text,
+        )
+    return text
+
+
 @dataclass
 class Registry:
     """Profiles by kind and name, from user directories first, then the bundled set.
