@@ -350,11 +350,11 @@ def bundled_names(text: str) -> str:
         if str(folder) not in text:
             continue
         pattern = re.escape(str(folder)) + r"[/\\]([A-Za-z0-9_.+-]+)\.ya?ml(?::(\d+))?"
-        text = re.sub(
-            pattern,
-            lambda m, w=what: f"bundled {w} {m[1]}" + (f", line {m[2]}" if m[2] else ""),
-            text,
-        )
+
+        def name(m: re.Match[str], what: str = what) -> str:
+            return f"bundled {what} {m[1]}" + (f", line {m[2]}" if m[2] else "")
+
+        text = re.sub(pattern, name, text)
     return text
 
 
