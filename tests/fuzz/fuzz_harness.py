@@ -636,7 +636,10 @@ def plan_cases(draw: st.DrawFn) -> Case:
     else:
         data = json.dumps(doc, allow_nan=True).encode()
     argv = ["simulate", "--plan", "plan.json", "-n", "300", "-f", "json"]
-    return Case("plan", argv, {"plan.json": data}, nonsense=nonsense, where=("plan.json", *keys))
+    note = f"mutated {', '.join(map(str, keys))}" if keys else ""
+    return Case(
+        "plan", argv, {"plan.json": data}, nonsense=nonsense, where=("plan.json", *keys), note=note
+    )
 
 
 OVERRIDE_PATHS = [
@@ -770,7 +773,8 @@ def inventory_cases(draw: st.DrawFn) -> Case:
     if draw(st.booleans()):
         argv += ["--max-chips", draw(own)]
         chosen.append("--max-chips")
-    return Case("inventory", argv, where=tuple(chosen))
+    # an owned chip without a capital cost is the inventory's error, named as such
+    return Case("inventory", argv, where=(*chosen, "inventory"))
 
 
 STEP_SETS = ["model.dtypes.weights", "chip.derates.compute_efficiency", "chip.nope", "model.x"]
@@ -781,7 +785,9 @@ def step_set_cases(draw: st.DrawFn) -> Case:
     """``step --set`` of the model or chip profile."""
     path = draw(st.sampled_from(STEP_SETS))
     val = draw(st.sampled_from(["bf16", "fp8", "0", "-1", "nan", "2", "0.5", "true", "x"]))
-    argv = ["step", "-m", "qwen3-32b", "-c", "h100-sxm", "-f", "json", "--set", f"{path}={val}"]
+    argv = ["step", "-m", "qwen3-32b", "-c", "h100-sxm", "--tp", "2", "--batch", "8"]
+    argv += ["--input-tokens", "1", "--context-tokens", "4096", "-f", "json"]
+    argv += ["--set", f"{path}={val}"]
     return Case("step", argv, nonsense=val == "nan", where=(path, "--set"))
 
 
