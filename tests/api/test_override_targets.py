@@ -41,3 +41,11 @@ def test_layouts_are_settable(path: str, text: str) -> None:
     assert overrides[path] == text.strip("[]").split(",")
     rs = pddplan.load_scenario("pdd-paper", overrides=overrides)
     assert rs is not None
+
+
+def test_an_unknown_override_group_keeps_its_message(tmp_path: Path) -> None:
+    text = (ROOT / "examples" / "pdd-paper.yaml").read_text()
+    f = tmp_path / "g.yaml"
+    f.write_text(text.replace("\noverrides:\n  chips:", "\noverrides:\n  chipz:", 1))
+    with pytest.raises(ProfileError, match=r"unknown override group 'chipz'; did you mean 'chips'"):
+        pddplan.solve(f)
