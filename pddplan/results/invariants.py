@@ -59,6 +59,9 @@ SIGNED_WORDS = (
     "sensitivity",
     "swing",
 )
+#: Words in a key that make its percentiles not the quantity's own (a confidence interval's
+#: width, a spread, a difference): those need not be ordered.
+UNORDERED_WORDS = ("ci:", "ci_", "_ci", "width", "std", "err", *SIGNED_WORDS)
 _PCT = re.compile(r"^(.*?)(?:^|_)p(50|90|95|99|999)(?=_|$)(.*)$")
 #: A string that reads as a number (JSON must carry numbers as numbers).
 _NUMERIC = re.compile(
@@ -91,7 +94,7 @@ def _percentiles(m: Mapping[str, Any], where: str) -> Iterator[str]:
         if x is None or math.isnan(x):
             continue
         match = _PCT.match(str(k))
-        if match:
+        if match and not any(w in str(k).lower() for w in UNORDERED_WORDS):
             groups.setdefault((match[1], match[3]), []).append((float(match[2]), str(k), x))
     for pts in groups.values():
         pts.sort()

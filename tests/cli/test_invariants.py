@@ -88,3 +88,10 @@ def test_a_latency_below_a_nanosecond_is_bad_input(tmp_path: Path, csv_text: str
     call = pddplan.calibrate_link if "link" in args else pddplan.calibrate
     with pytest.raises(ProfileError, match="latency_.*: must be at least .*1 ns"):
         call(f, **args)
+
+
+def test_interval_widths_and_differences_need_no_order(capsys: pytest.CaptureFixture[str]) -> None:
+    # simulate's "ci:ttft_p99_s" is the confidence interval's width of the p99, not a p99
+    row = {**GOOD, "ci:ttft_p90_s": 1.9, "ci:ttft_p99_s": 1.8, "delta_ttft_p99_s": -1.0}
+    emit(_rep(row), "json", None)
+    assert capsys.readouterr().out
