@@ -3,7 +3,9 @@
 Usage: python benchmarks/fuzz.py [--cases 5000] [--jobs 2] [--seed 0] [--surface NAME ...]
 
 Cases come from the Hypothesis strategies of tests/fuzz/fuzz_harness.py (scenario and profile
-YAML, hostile YAML text, CLI options, traces, calibration CSVs, plan JSON, API overrides); each
+YAML, hostile YAML text, CLI options, traces, calibration CSVs, plan JSON, API overrides, link
+calibration --fit/--fix, robust and its uncertainty block, layouts, inventory, step --set, the
+procurement report); each
 runs in-process with a 30 s CPU-time limit and a 4 GB address-space limit, and is classified as ok, error
 (clean), wrong-place (an error naming neither the file nor the key), traceback, slow or silent
 (exit 0 on nonsense). Prints the counts per class and surface, and the first examples of each

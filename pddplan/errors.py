@@ -103,3 +103,16 @@ class OptionError(UsageError):
     def naming(self, name: str) -> str:
         """The message with ``name`` in place of the option's library name."""
         return f"{name}{self.detail}" if self.detail.startswith(":") else f"{name} {self.detail}"
+
+
+class InvariantError(PddplanError):
+    """A computed result breaks a rule every answer satisfies (percentiles out of order, a
+    negative time or cost, a non-finite number in JSON, output that does not parse): a bug in
+    pddplan, reported instead of the wrong answer (exit 1)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            f"internal error (a bug in pddplan; please report it with the command line): {message}"
+        )

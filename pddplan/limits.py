@@ -50,8 +50,10 @@ class CapError(UsageError):
     """A call asks for more work than a cap allows (exit 2)."""
 
 
-#: Points of a sweep grid (the product of the axes' value counts).
-GRID_POINTS = Cap("PDDPLAN_MAX_GRID_POINTS", 100_000, "sweep grid points")
+#: Points of a sweep grid (the product of the axes' value counts): each is a solve, and with
+#: baselines three, so the cap bounds the work (10,000 points: about a minute on one core at the
+#: 200 points/s of benchmarks/bench_sweep.py; 100,000 took hours).
+GRID_POINTS = Cap("PDDPLAN_MAX_GRID_POINTS", 10_000, "sweep grid points")
 #: Requests one simulation runs.
 SIM_REQUESTS = Cap("PDDPLAN_MAX_SIM_REQUESTS", 10_000_000, "simulated requests")
 #: Requests one trace may hold (hitrate, simulate --trace).

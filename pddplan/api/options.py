@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pddplan import defaults
 from pddplan.errors import OptionError
 from pddplan.spec import Rate
+from pddplan.spec.scenario_spec import ChunkSizeTokens
 
 # ------------------------------------------------------------------------- shared fields
 
@@ -128,7 +129,7 @@ class HitrateOptions(Options):
 
 
 class CalibrateOptions(Options):
-    chunk_size_tokens: PositiveTokens = defaults.CHUNK_SIZE_TOKENS
+    chunk_size_tokens: ChunkSizeTokens = defaults.CHUNK_SIZE_TOKENS
 
 
 class TransferOptions(Options):

@@ -17,7 +17,7 @@ from pddplan.units import parse_whole_number
 MAX_COUNT = 10**7
 
 #: Scenario keys whose value is a list (``roles.MD.chips=[h100-sxm,h20]``).
-LIST_KEYS = ("chips", "chips_per_instance")
+LIST_KEYS = ("chips", "chips_per_instance", "layouts")
 
 
 def _split_top(text: str) -> list[str]:
@@ -53,7 +53,8 @@ def parse_setting(expr: str, option: str = "overrides") -> tuple[str, str]:
 
 def parse_overrides(sets: Sequence[str] | None, command: str) -> dict[str, Any]:
     """The overrides of ``PATH=VALUE`` settings: one value per PATH. A list key
-    (``roles.ROLE.chips``, ``roles.ROLE.chips_per_instance``) takes a list: ``[a,b]``, ``a,b``
+    (``roles.ROLE.chips``, ``roles.ROLE.chips_per_instance``, ``roles.ROLE.layouts``,
+    ``baseline.layouts``) takes a list: ``[a,b]``, ``a,b``
     or ``a:b``."""
     out: dict[str, Any] = {}
     for expr in sets or []:

@@ -172,7 +172,7 @@ def analyze(
     l_in = float(np.sum(w * pb.classes.input_tokens) / np.sum(w))
     l_out = float(np.sum(w * pb.classes.output_tokens) / np.sum(w))
     chunk = pb.chunk_size_tokens
-    sing = vmath.singular_hit_rates(int(round(l_in)), chunk)
+    sing = vmath.singular_hit_rates(max(1, int(round(l_in))), chunk)
     grid = hit_rate_grid(step, [s.hit_rate for s in sing])
     cost, pre, uncached = marginal_costs(plan, solver, l_in, l_out, grid)
     rev = revenue_usd(rs.scenario.revenue, l_in, grid, l_out) if rs.scenario.revenue else None
@@ -247,7 +247,7 @@ def singular_moves(input_tokens: float, chunk_size_tokens: int) -> list[dict[str
     """
     rows = []
     for scale in (0.5, 1.0, 2.0):
-        l_in = int(round(input_tokens * scale))
+        l_in = max(1, int(round(input_tokens * scale)))  # a 1-token prompt halves to 1
         for c in sorted({chunk_size_tokens // 2, chunk_size_tokens, chunk_size_tokens * 2}):
             pts = vmath.singular_hit_rates(l_in, c)
             rows.append(
@@ -256,7 +256,7 @@ def singular_moves(input_tokens: float, chunk_size_tokens: int) -> list[dict[str
                     "chunk_size_tokens": c,
                     "singular_points": len(pts),
                     "spacing_hit_rate": c / l_in,
-                    "hit_rates": ", ".join(f"{p.hit_rate:.3f}" for p in pts),
+                    "hit_rates": [round(p.hit_rate, 3) for p in pts],
                 }
             )
     return rows
@@ -365,7 +365,7 @@ def _advise(
                 "chunk_size_tokens": c,
                 "mean_prefill_s": float(np.sum(wts * t_c)),
                 "chunking_overhead": float(np.sum(wts * t_c) / np.sum(wts * t_inf) - 1.0),
-                "singular_points": len(vmath.singular_hit_rates(int(round(l_in)), c)),
+                "singular_points": len(vmath.singular_hit_rates(max(1, int(round(l_in))), c)),
             }
         )
     best = min(res.chunk_advice, key=lambda r: r["mean_prefill_s"])

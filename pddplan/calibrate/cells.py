@@ -97,3 +97,21 @@ def at_most(value: float, text: str, column: str, at: Where, maxima: Mapping[str
     hi = maxima.get(column)
     if hi is not None:
         require(value <= hi, text, column, at, f"must be at most {hi:g}")
+
+
+#: [s] The shortest latency a measurement can be: below a nanosecond it is a typo or a unit
+#: slip (and its log, which the fits use, is not a number a fit can stand on).
+MIN_LATENCY_S = 1e-9
+
+
+def at_least(value: float, text: str, column: str, at: Where, minima: Mapping[str, float]) -> None:
+    """Raise when ``value`` is below the column's entry in ``minima`` (when it has one)."""
+    lo = minima.get(column)
+    if lo is not None:
+        require(
+            value >= lo,
+            text,
+            column,
+            at,
+            f"must be at least {lo:g} (a latency below 1 ns is not a measurement)",
+        )

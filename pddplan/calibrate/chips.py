@@ -39,7 +39,9 @@ import numpy as np
 
 from pddplan import units
 from pddplan.calibrate.cells import (
+    MIN_LATENCY_S,
     Where,
+    at_least,
     at_most,
     cells,
     is_blank,
@@ -188,6 +190,8 @@ COLUMN_MAX = {
     "tp": 4096.0,
     "latency_ms": 86_400_000.0,
 }
+#: Smallest value accepted per column where it is above 0 (a latency: 1 ns).
+COLUMN_MIN = {"latency_ms": MIN_LATENCY_S * 1e3}
 
 
 def _number(text: str, column: str, at: Where, *, whole: bool, minimum: float) -> float:
@@ -202,6 +206,7 @@ def _number(text: str, column: str, at: Where, *, whole: bool, minimum: float) -
     low = value < minimum or (positive and value <= 0.0)
     require(not low, text, column, at, f"must be {bound}")
     at_most(value, text, column, at, COLUMN_MAX)
+    at_least(value, text, column, at, COLUMN_MIN)
     return value
 
 

@@ -40,7 +40,9 @@ import numpy as np
 
 from pddplan import timing
 from pddplan.calibrate.cells import (
+    MIN_LATENCY_S,
     Where,
+    at_least,
     at_most,
     cells,
     is_blank,
@@ -144,6 +146,7 @@ def _num(text: str, col: str, at: Where) -> float:
     v = parse_number(text, col, at)
     require(math.isfinite(v) and v > 0, text, col, at, "must be a number > 0")
     at_most(v, text, col, at, COLUMN_MAX)
+    at_least(v, text, col, at, {"latency_s": MIN_LATENCY_S})
     return v
 
 

@@ -47,7 +47,9 @@ def calibrate_cmd(
     ] = None,
     chunk_size_tokens: Annotated[
         int,
-        typer.Option("--chunk-size", min=1, help="Prefill chunk of the measured engine [tokens]."),
+        typer.Option(
+            "--chunk-size", help="Prefill chunk of the measured engine [tokens]; 16 to 10^7."
+        ),
     ] = defaults.CHUNK_SIZE_TOKENS,
     fix: Annotated[
         list[str] | None,

@@ -335,6 +335,27 @@ def bundled_profiles_dir() -> Path:
     return package.parent / "profiles"
 
 
+def bundled_names(text: str) -> str:
+    """``text`` with the path of every bundled file replaced by its name: ``bundled scenario
+    pdd-paper`` or ``bundled chip profile gpu-b`` (``, line N`` for ``PATH:N``), so that a
+    message does not send the reader into the installed package."""
+    root = bundled_profiles_dir()
+    places = [(root / "scenarios", "scenario")]
+    places += [(root / sub, f"{kind} profile") for kind, sub in KIND_DIRS.items()]
+    if root.name == "profiles":  # a source checkout: the examples are bundled scenarios
+        places.append((root.parent / "examples", "scenario"))
+    for folder, what in places:
+        if str(folder) not in text:
+            continue
+        pattern = re.escape(str(folder)) + r"[/\\]([A-Za-z0-9_.+-]+)\.ya?ml(?::(\d+))?"
+
+        def name(m: re.Match[str], what: str = what) -> str:
+            return f"bundled {what} {m[1]}" + (f", line {m[2]}" if m[2] else "")
+
+        text = re.sub(pattern, name, text)
+    return text
+
+
 @dataclass
 class Registry:
     """Profiles by kind and name, from user directories first, then the bundled set.
@@ -478,16 +499,26 @@ def resolve(
     one scenario passes a memoized reader).
     """
     file = doc.file
+
+    def unknown(what: str, known: Iterable[str], *path: str, tail: str = "") -> ProfileError:
+        guess = difflib.get_close_matches(path[-1], list(known), n=1)
+        hint = f"; did you mean {guess[0]!r}?" if guess else ""
+        return ProfileError(
+            f"{what} {path[-1]!r}{hint}{tail}",
+            file=file,
+            key=dotted(("overrides", *path)),
+            line=doc.lines.get(("overrides", *path)),
+        )
+
     for group in scen.overrides:
         if group not in _OVERRIDE_KINDS:
-            guess = difflib.get_close_matches(group, list(_OVERRIDE_KINDS), n=1)
-            hint = f"; did you mean {guess[0]!r}?" if guess else ""
-            raise ProfileError(
-                f"unknown override group {group!r}{hint} (allowed: {', '.join(_OVERRIDE_KINDS)})",
-                file=file,
-                key=f"overrides.{group}",
-                line=doc.lines.get(("overrides", group)),
-            )
+            allowed = f" (allowed: {', '.join(_OVERRIDE_KINDS)})"
+            raise unknown("unknown override group", _OVERRIDE_KINDS, group, tail=allowed)
+        known = registry.index(_OVERRIDE_KINDS[group])
+        for name in scen.overrides[group]:
+            if name not in known:
+                # an override of no profile would be dropped without a word
+                raise unknown(f"no {_OVERRIDE_KINDS[group]} profile named", known, group, name)
 
     def get(kind: str, name: str, key: Path_) -> Any:
         try:

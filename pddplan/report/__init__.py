@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from pddplan.errors import OptionError, UsageError
 from pddplan.results import Report, Section, json_ready
 from pddplan.results.base import Chart
+from pddplan.results.invariants import check_report, check_text
 
 FORMATS = ("table", "csv", "md", "json")
 
@@ -84,11 +86,26 @@ def render_csv(rep: Report, table: str | None = None) -> str:
     return buf.getvalue()
 
 
+_MD_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_MD_LINK = re.compile(r"\](?=[(\[])")
+
+
+def md_escape(text: str) -> str:
+    """``text`` safe in markdown: one line, and no raw HTML, link or image from it (a scenario
+    name or a profile's source is the user's text). Plain text is left as it is: a backslash
+    before punctuation is doubled, ``<`` before a tag letter becomes ``&lt;``, a ``]`` that
+    would open a link target is escaped, line breaks become spaces."""
+    text = " ".join(text.splitlines())
+    text = _MD_BACKSLASH.sub(r"\\\\", text)
+    return _MD_LINK.sub(r"\\]", _MD_TAG.sub("&lt;", text))
+
+
 def render_md(rep: Report, table: str | None = None) -> str:
-    out = [f"# {rep.title}", ""]
+    out = [f"# {md_escape(rep.title)}", ""]
     for sec in pick(rep, table):
         cols = sec.column_names()
-        out += [f"## {sec.title}", ""]
+        out += [f"## {md_escape(sec.title)}", ""]
         if not sec.rows:
             out += ["(none)", ""]
             continue
@@ -96,11 +113,13 @@ def render_md(rep: Report, table: str | None = None) -> str:
         out.append("|" + "|".join("---" for _ in cols) + "|")
         for r in sec.rows:
             out.append(
-                "| " + " | ".join(_display(r.get(c)).replace("|", "\\|") for c in cols) + " |"
+                "| "
+                + " | ".join(md_escape(_display(r.get(c))).replace("|", "\\|") for c in cols)
+                + " |"
             )
         out.append("")
     for n in rep.notes:
-        out.append(f"- {n}")
+        out.append(f"- {md_escape(n)}")
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -293,6 +312,7 @@ def emit(
         raise OptionError("format", f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if table is not None:
         pick(rep, table)  # an unknown name fails before anything is written
+    check_report(rep, fmt)  # a broken invariant is a bug report, before anything is written
     width = table_width(sys.stderr.isatty(), wide)
     for w in rep.warnings:
         text = w if wide else short_warning(w)
@@ -314,6 +334,7 @@ def emit(
         text = render_md(rep, table)
     else:
         text = render_json(rep)
+    check_text(text, fmt)
     if output is None:
         sys.stdout.write(text)
     else:

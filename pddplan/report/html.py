@@ -185,10 +185,11 @@ def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
 
 def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
     """Markdown; the images are written beside ``out`` (``NAME-bathtub.png``, ...)."""
-    from pddplan.report import render_md
+    from pddplan.report import md_escape, render_md
 
     rep = res.report()
-    lines = [f"# {rep.title}", ""] + [f"- {s}" for s in _key_figures(res)] + [""]
+    lines = [f"# {md_escape(rep.title)}", ""]
+    lines += [f"- {md_escape(s)}" for s in _key_figures(res)] + [""]
     for key in ("bathtub", "sweep"):
         data = pngs.get(key)
         if data:

@@ -120,5 +120,13 @@ class Result:
         raise KeyError(f"no section {section!r}; sections: {[s.title for s in secs]}")
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document that ``--format json`` prints (with ``schema_version``)."""
-        return json_ready(self.report().json_document())
+        """The JSON document that ``--format json`` prints (with ``schema_version``).
+
+        Raises :class:`~pddplan.errors.InvariantError` where the document breaks a rule every
+        answer satisfies (:mod:`pddplan.results.invariants`).
+        """
+        from pddplan.results.invariants import check_document
+
+        doc = self.report().json_document()
+        check_document(doc)
+        return json_ready(doc)

@@ -75,7 +75,13 @@ class BathtubResult(Result):
                 columns=list(re_valleys[0]) if re_valleys else empty,
             ),
             Section("singular points (tail chunks)", res.singular),
-            Section("singular points by chunk size and input length", res.singular_moves),
+            Section(
+                "singular points by chunk size and input length",
+                [
+                    {**r, "hit_rates": ", ".join(f"{h:.3f}" for h in r["hit_rates"])}
+                    for r in res.singular_moves
+                ],
+            ),
             Section("chunk sizes", res.chunk_advice),
             Section("advice", [{"advice": a} for a in res.advice]),
             Section("curve", rows),

@@ -117,7 +117,8 @@ def build_report(
             else f"cache {label} tokens"
         )
         sections.append(Section(title, rows))
-        dists.append({"cache_tokens": label, "bins": rows})
+        # a number where the cache has a size; "unbounded" or "trace" (as logged) otherwise
+        dists.append({"cache_tokens": int(label) if label.isdigit() else label, "bins": rows})
     block = f"{r.block_tokens}-token blocks" if r.format == "jsonl" else "the logged cached tokens"
     notes = [
         f"hit rate = cached prompt tokens / input tokens, from {block}"

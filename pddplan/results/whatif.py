@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,10 +33,26 @@ class SweepResult(Result):
             [Section("points", self.points)],
             {
                 "axes": [{"path": p, "values": v} for p, v in self.axes.items()],
-                "points": self.points,
+                "points": [_json_point(r) for r in self.points],
             },
             notes=[f"{len(self.points)} points, {self.feasible_points} feasible"],
         )
+
+
+def _json_point(row: Row) -> Row:
+    """A sweep point for JSON: an unbounded BCR ratio (the baseline's goodput is 0) is null,
+    with why in ``ratio_undefined``."""
+    out = dict(row)
+    undefined = []
+    for k, v in row.items():
+        if k.startswith("bcr_ratio_vs_") and isinstance(v, float) and not math.isfinite(v):
+            out[k] = None
+            undefined.append(k.removeprefix("bcr_ratio_vs_"))
+    if undefined:
+        out["ratio_undefined"] = (
+            f"baseline {', '.join(undefined)} serves no rate within every SLA target (goodput 0)"
+        )
+    return out
 
 
 @dataclass(frozen=True)

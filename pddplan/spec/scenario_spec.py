@@ -75,6 +75,10 @@ class Sla(Strict):
 #: offline-throughput estimate. A serving-engine setting (vLLM's ``max_num_batched_tokens``,
 #: SGLang's ``--chunked-prefill-size``), not a physical constant: scenarios set their own.
 DEFAULT_CHUNK_SIZE_TOKENS = defaults.CHUNK_SIZE_TOKENS
+#: [tokens] A chunked-prefill chunk, wherever one is given (scenario, ``calibrate
+#: --chunk-size``): below 16 tokens no engine chunks, and the prefill model's work grows with
+#: the number of chunks (a chunk of 1 made a calibration run for minutes).
+ChunkSizeTokens = Annotated[int, Field(ge=16, le=10**7)]
 #: [-] Decode pools are sized so that a request finds every slot taken with at most this
 #: probability (the level at which docs/simulate.md found the closed forms within 10%).
 DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP = defaults.DECODE_SLOT_WAIT_PROBABILITY_CAP
@@ -90,7 +94,7 @@ DEFAULT_LENGTH_POINTS = 3
 
 
 class Serving(Strict):
-    chunk_size_tokens: Annotated[int, Field(ge=16, le=10**7)] = DEFAULT_CHUNK_SIZE_TOKENS
+    chunk_size_tokens: ChunkSizeTokens = DEFAULT_CHUNK_SIZE_TOKENS
     prefill_utilization_cap: Efficiency = 0.85
     decode_memory_utilization: Efficiency = DEFAULT_MEMORY_UTILIZATION
     link_utilization_cap: Efficiency = 0.8

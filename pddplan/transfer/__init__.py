@@ -157,6 +157,25 @@ def link_parameters(link: LinkNumbers) -> dict[str, Any]:
     return out
 
 
+def _percentiles_s(at_quantiles: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The percentiles of each payload's time [s]: ``t(x q_J(p))`` where the time grows with
+    the payload over the jitter's range (then the time's quantile is the time at the payload's
+    quantile), else the quantiles of the time itself over the ``M`` equal-probability points.
+
+    ``at_quantiles`` is ``t(x q_J(p))`` (payloads x percentiles), ``grid`` the time at the
+    ``M`` points of the jitter factor in increasing order (payloads x M). With several
+    transfers sharing the line the time can dip where a larger payload spends less of itself
+    in slow start; the time at a higher payload quantile is then not a higher time quantile.
+    """
+    out = np.array(at_quantiles, dtype=float)
+    dips = np.any(np.diff(grid, axis=1) < 0, axis=1)
+    if np.any(dips):
+        m = grid.shape[1]
+        idx = np.minimum(np.ceil(np.array(PERCENTILES) * m).astype(int) - 1, m - 1)
+        out[dips] = np.sort(grid[dips], axis=1)[:, idx]
+    return out
+
+
 def transfer_times(
     link: LinkNumbers, payload_bytes: list[float] | tuple[float, ...], concurrent: int = 1
 ) -> TransferResult:
@@ -184,9 +203,10 @@ def transfer_times(
     probs = (np.arange(MEAN_POINTS) + 0.5) / MEAN_POINTS
     f = np.asarray(timing.jitter_quantile(link, probs), dtype=float)
     f = f / float(np.mean(f))  # keep the discretized factor's mean exactly 1
-    mean = np.mean(timing.transfer_s(link, x[:, None] * f[None, :], rho), axis=1)
+    grid = np.asarray(timing.transfer_s(link, x[:, None] * f[None, :], rho), dtype=float)
+    mean = np.mean(grid, axis=1)
     q = np.asarray(timing.jitter_quantile(link, np.array(PERCENTILES)), dtype=float)
-    pct = timing.transfer_s(link, x[:, None] * q[None, :], rho)
+    pct = _percentiles_s(timing.transfer_s(link, x[:, None] * q[None, :], rho), grid)
     lead, line_bytes, cap, tail = (
         np.asarray(a, dtype=float) for a in timing.transfer_phases(link, x)
     )

@@ -81,7 +81,7 @@ CASES: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], str, str]
         (NO_CSV,),
         {"chip": "h100-sxm", "model": "llama-3.1-70b", "chunk_size_tokens": 0},
         "chunk_size_tokens",
-        "a whole number >= 1, not 0",
+        "a whole number in [16, 10000000], not 0",
     ),
     (
         pddplan.calibrate,

@@ -13,7 +13,14 @@ surface:
 - ``trace``: JSONL, CSV and gzip traces with mutated records;
 - ``calib``: chip and link calibration CSVs;
 - ``plan``: ``solve --format json`` documents given to ``simulate --plan``;
-- ``api``: ``pddplan.solve(overrides={...})``.
+- ``api``: ``pddplan.solve(overrides={...})``;
+- ``link``: ``calibrate --link`` with ``--fit`` / ``--fix`` lists;
+- ``robust``: ``robust`` with odd options (few samples);
+- ``uncertain``: ``robust`` on a scenario with a mutated ``uncertainty.inputs`` block;
+- ``layouts``: ``--set`` of ``roles.ROLE.layouts`` and ``baseline.layouts``;
+- ``inventory``: ``--own CHIP=N`` beside ``--max-chips``;
+- ``step``: ``step --set`` of the model or chip profile;
+- ``report``: the procurement report (``report -o``) with odd options and outputs.
 
 Each run is classified (:func:`classify`):
 
@@ -629,7 +636,10 @@ def plan_cases(draw: st.DrawFn) -> Case:
     else:
         data = json.dumps(doc, allow_nan=True).encode()
     argv = ["simulate", "--plan", "plan.json", "-n", "300", "-f", "json"]
-    return Case("plan", argv, {"plan.json": data}, nonsense=nonsense, where=("plan.json", *keys))
+    note = f"mutated {', '.join(map(str, keys))}" if keys else ""
+    return Case(
+        "plan", argv, {"plan.json": data}, nonsense=nonsense, where=("plan.json", *keys), note=note
+    )
 
 
 OVERRIDE_PATHS = [
@@ -670,6 +680,130 @@ def api_cases(draw: st.DrawFn) -> Case:
     return Case("api", api=ov, nonsense=nonsense, where=tuple(paths))
 
 
+# --------------------------------------------- surfaces added since the first version
+
+LINK_PARAMS = ["rtt_ms", "per_transfer_latency_ms", "max_window_bytes", "loss_rate", "jitter_cv"]
+ROBUST_FLAGS = ["--samples", "--confidence", "--seed", "--rate", "--jobs", "--own", "--max-chips"]
+
+
+@st.composite
+def link_fit_cases(draw: st.DrawFn) -> Case:
+    """``calibrate --link`` with ``--fit`` / ``--fix`` lists: names, misspellings, overlaps."""
+    names = st.sampled_from([*LINK_PARAMS, "rtt", "", "rtt_ms,rtt_ms", "efficiency,x", "all"])
+    argv = ["calibrate", "m.csv", "--link", "wan-100g-cross-city", "-f", "json"]
+    chosen: list[str] = []
+    for flag in draw(st.lists(st.sampled_from(["--fit", "--fix"]), min_size=1, max_size=2)):
+        argv += [flag, draw(names)]
+        chosen.append(flag)
+    data = draw(st.sampled_from([LINK_CSV, LINK_CSV.splitlines()[0] + "\n"])).encode()
+    return Case("link", argv, {"m.csv": data}, where=(*chosen, "m.csv"))
+
+
+@st.composite
+def robust_cases(draw: st.DrawFn) -> Case:
+    """``robust`` with odd options (few samples: each is a solve)."""
+    argv = ["robust", "pdd-paper", "--samples", "4", "-f", "json"]
+    chosen = draw(st.lists(st.sampled_from(ROBUST_FLAGS), min_size=1, max_size=2, unique=True))
+    nonsense = False
+    for flag in chosen:
+        val = draw(st.sampled_from(ODD_ARGS))
+        if flag == "--samples" and val.lstrip("-").isdigit() and int(val) > 8:
+            val = "8"
+        nonsense |= val.lower() in ("nan", "inf", "-inf", "1e308") or "nan" in val
+        argv += [flag, val]
+    return Case("robust", argv, nonsense=nonsense, where=tuple(chosen))
+
+
+UNCERTAIN = ["chips.gpu-b.price_usd_per_hour", "workload.anomalous.share", "link.rtt_ms", "nope"]
+DISTS = [
+    "{uniform: {low: 2.4, high: 2.6}}",
+    "{uniform: {low: 3, high: 1}}",
+    "{uniform: {low: .nan, high: 1}}",
+    "{normal: {mean: 1, sd: -1}}",
+    "{lognormal: {mean: 0, cv: 0.1}}",
+    "{triangular: {low: 0, mode: 5, high: 1}}",
+    "7",
+    "{}",
+]
+
+
+@st.composite
+def uncertainty_cases(draw: st.DrawFn) -> Case:
+    """``robust`` on a scenario whose ``uncertainty.inputs`` are mutated."""
+    text = (ROOT / "examples" / "pdd-paper.yaml").read_text()
+    head = text.split("\nuncertainty:")[0]
+    block = "\nuncertainty:\n  source: fuzz\n  inputs:\n"
+    for _ in range(draw(st.integers(1, 2))):
+        block += f"    {draw(st.sampled_from(UNCERTAIN))}: {draw(st.sampled_from(DISTS))}\n"
+    argv = ["robust", "s.yaml", "--samples", "4", "-f", "json"]
+    return Case("uncertain", argv, {"s.yaml": (head + block).encode()}, where=("s.yaml",))
+
+
+LAYOUT_VALUES = ["tp", "[tp]", "tp,ep", "[ep-tbo]", "dep", "[]", "", "1", "tp,tp", "[tp,ep,ep-tbo]"]
+
+
+@st.composite
+def layout_cases(draw: st.DrawFn) -> Case:
+    """``--set`` of the layout lists, in ``solve`` and ``sweep``."""
+    path = draw(st.sampled_from(["roles.P.layouts", "roles.RLD.layouts", "baseline.layouts"]))
+    val = draw(st.sampled_from(LAYOUT_VALUES))
+    argv = ["solve", "pdd-paper", "--set", f"{path}={val}", "--no-verdict-check", "-f", "json"]
+    return Case("layouts", argv, where=(path, "--set"))
+
+
+@st.composite
+def inventory_cases(draw: st.DrawFn) -> Case:
+    """``--own CHIP=N`` (owned chips) beside ``--max-chips``, in ``solve``."""
+    own = st.sampled_from(
+        [
+            "gpu-a=4",
+            "gpu-a=0",
+            "gpu-b=-1",
+            "gpu-zz=3",
+            "gpu-a=²",
+            "gpu-a=1e3",
+            "gpu-a=" + "9" * 40,
+            "gpu-a",
+            "=3",
+            "gpu-a=8,gpu-b=16",
+        ]
+    )
+    argv = ["solve", "pdd-paper", "--no-verdict-check", "-f", "json", "--own", draw(own)]
+    chosen = ["--own"]
+    if draw(st.booleans()):
+        argv += ["--max-chips", draw(own)]
+        chosen.append("--max-chips")
+    # an owned chip without a capital cost is the inventory's error, named as such
+    return Case("inventory", argv, where=(*chosen, "inventory"))
+
+
+STEP_SETS = ["model.dtypes.weights", "chip.derates.compute_efficiency", "chip.nope", "model.x"]
+
+
+@st.composite
+def step_set_cases(draw: st.DrawFn) -> Case:
+    """``step --set`` of the model or chip profile."""
+    path = draw(st.sampled_from(STEP_SETS))
+    val = draw(st.sampled_from(["bf16", "fp8", "0", "-1", "nan", "2", "0.5", "true", "x"]))
+    argv = ["step", "-m", "qwen3-32b", "-c", "h100-sxm", "--tp", "2", "--batch", "8"]
+    argv += ["--input-tokens", "1", "--context-tokens", "4096", "-f", "json"]
+    argv += ["--set", f"{path}={val}"]
+    return Case("step", argv, nonsense=val == "nan", where=(path, "--set"))
+
+
+@st.composite
+def report_cases(draw: st.DrawFn) -> Case:
+    """``report`` (the procurement page) with odd options and outputs."""
+    out = draw(st.sampled_from(["r.html", "r.md", "r.txt", "/dev/full", "missing/dir/r.html"]))
+    argv = ["report", "pdd-paper", "-o", out]
+    chosen = ["-o"]
+    if draw(st.booleans()):
+        flag = draw(st.sampled_from(["--rate", "--own", "--max-chips"]))
+        argv += [flag, draw(st.sampled_from(ODD_ARGS))]
+        chosen.append(flag)
+    return Case("report", argv, where=tuple(chosen))
+
+
 SURFACES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {
     "scenario": scenario_cases,
     "profile": profile_cases,
@@ -679,6 +813,13 @@ SURFACES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {
     "calib": calib_cases,
     "plan": plan_cases,
     "api": api_cases,
+    "link": link_fit_cases,
+    "robust": robust_cases,
+    "uncertain": uncertainty_cases,
+    "layouts": layout_cases,
+    "inventory": inventory_cases,
+    "step": step_set_cases,
+    "report": report_cases,
 }
 
 

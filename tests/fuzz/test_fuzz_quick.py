@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from time_limits import cpu_limit_s
 
 BAD = ("traceback", "slow", "silent")
+SLOW = {"profile", "robust", "uncertain", "report", "layouts", "inventory"}
 QUICK = settings(
     max_examples=40,
     database=None,
@@ -27,7 +28,8 @@ QUICK = settings(
 
 @pytest.mark.parametrize(
     "surface",
-    [pytest.param(s, marks=pytest.mark.slow) if s == "profile" else s for s in sorted(SURFACES)],
+    # the surfaces whose every case is a solve (or several) run in the slow set
+    [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in sorted(SURFACES)],
 )
 def test_quick_fuzz(surface: str) -> None:
     seen: list[str] = []

@@ -185,3 +185,15 @@ def test_singular_points_move_with_chunk_size_and_input_length() -> None:
     assert rows[(129024, 8192)]["singular_points"] == 15
     assert rows[(64512, 16384)]["singular_points"] == 3
     assert rows[(32256, 8192)]["spacing_hit_rate"] == pytest.approx(8192 / 32256)
+
+
+def test_a_one_token_prompt_has_a_bathtub() -> None:
+    # the singular-point table halves the prompt: round(0.5) = 0 tokens was a ValueError
+    import pddplan
+
+    relaxed = {f"sla.ttft_{p}_s": 86400 for p in ("p50", "p90", "p99")}
+    res = pddplan.bathtub(
+        "long-context", overrides={"workload.input_tokens.fixed": 1, **relaxed}, reprovision=False
+    )
+    moves = res.to_json()["singular_points_by_chunk_and_input"]
+    assert {m["input_tokens"] for m in moves} == {1, 2}

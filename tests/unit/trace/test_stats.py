@@ -260,5 +260,5 @@ def test_analyze_warmup_and_report() -> None:
     rep = build_report(a)
     doc = json.loads(json.dumps(rep.json_document(), default=str))
     assert doc["trace"]["requests"] == a.stats.requests
-    assert [d["cache_tokens"] for d in doc["distributions"]] == ["16384", "unbounded"]
+    assert [d["cache_tokens"] for d in doc["distributions"]] == [16384, "unbounded"]
     assert [s.title for s in rep.sections][:3] == ["trace", "lengths", "hit rate by cache capacity"]
