@@ -32,7 +32,7 @@ def plan_report(
     """Everything a procurement report shows (:class:`~pddplan.results.planreport.
     PlanReportResult`): the plan with its classes and baselines, the bathtub on it, a line
     bandwidth x hit-rate shift sweep (default bandwidths: a quarter, half, the scenario's and
-    twice it), the assumptions with their sources (estimates flagged) and the warnings."""
+    twice it, those the line's price model prices), the assumptions with their sources (estimates flagged) and the warnings."""
     from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH
     from pddplan.results.planreport import PlanReportResult as Result
 
@@ -56,7 +56,11 @@ def plan_report(
         ls = ls.with_overrides({"rate_rps": o.rate_rps})
     bt = bathtub(ls, reprovision=False)
     bw = ls.link.bandwidth_gbit_per_s
-    bws = list(o.bandwidths_gbit_per_s or [round(bw * f, 3) for f in (0.25, 0.5, 1.0, 2.0)])
+    top = ls.resolved.link.priced_up_to_gbit_per_s  # a line has no price above its top tier
+    bws = list(
+        o.bandwidths_gbit_per_s
+        or [round(bw * f, 3) for f in (0.25, 0.5, 1.0, 2.0) if bw * f <= top]
+    )
     sw = sweep(ls, [(BANDWIDTH_PATH, bws), (SHIFT_PATH, list(o.hit_rate_shifts))])
     warns = [*sol.warnings, *sol.report().notes]
     bad = len(sw.points) - sw.feasible_points
