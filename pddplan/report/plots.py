@@ -34,79 +34,115 @@ def check_plot_path(path: Path) -> None:
         raise OptionError("plot", f"{path}: the file must end in .png, .svg or .pdf")
 
 
-def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) -> None:
-    """The bathtub curve with valleys shaded, singular points marked, and the workload's
-    hit-rate histogram beneath."""
-    check_plot_path(path)
-    plt = _pyplot()
-    x = np.array([p.hit_rate for p in res.points])
-    y = np.array([getattr(p, res.metric) for p in res.points], dtype=float)
-    fig, (ax, axh) = plt.subplots(
-        2,
-        1,
-        figsize=(9, 6.5),
-        sharex=True,
-        gridspec_kw={"height_ratios": [3, 1.2]},
-        constrained_layout=True,
-    )
-    label = {
-        "revenue_per_cost": "revenue / cost (marginal)",
-        "requests_per_usd": "requests per USD (marginal)",
-    }[res.metric]
-    ax.plot(x, y, color="tab:blue", lw=2, label=label)
-    for i, v in enumerate(res.valleys):
+def _curve_panel(ax, x, y, found, singular, label: str, color: str, valley_label: str) -> None:
+    """One view of the bathtub: its curve, its valleys shaded and the deepest annotated."""
+    ax.plot(x, y, color=color, lw=2, label=label)
+    for i, v in enumerate(found):
         ax.axvspan(
-            v.start_x, v.end_x, color="tab:red", alpha=0.15, label="valley" if i == 0 else None
+            v.start_x, v.end_x, color="tab:red", alpha=0.12, label=valley_label if i == 0 else None
         )
+    if found:
+        v = max(found, key=lambda v: v.depth_fraction)
         ax.annotate(
-            f"valley: -{v.depth_fraction:.0%}\nat h={v.deepest_x:.2f}",
+            f"deepest: -{v.depth_fraction:.0%}\nat h = {v.deepest_x:.2f}",
             (v.deepest_x, v.deepest_y),
             textcoords="offset points",
             xytext=(0, 18),
             ha="center",
             color="tab:red",
+            fontsize=8,
             arrowprops={"arrowstyle": "->", "color": "tab:red"},
         )
-    sx = [s["hit_rate"] for s in res.singular]
-    if sx:
-        sy = np.interp(sx, x, y)
-        ax.scatter(sx, sy, marker="v", color="black", zorder=3, label="tail-chunk singular points")
-    ax.set_ylabel(label + " [-]")
+    if singular:
+        sy = np.interp(singular, x[np.isfinite(y)], y[np.isfinite(y)])
+        ax.scatter(
+            singular, sy, marker="v", color="black", zorder=3, label="tail-chunk singular points"
+        )
     finite = y[np.isfinite(y) & (y > 0)]
     if finite.size and finite.max() / finite.min() > 4:
         ax.set_yscale("log")  # keep a shallow valley visible next to a steep rim
         _plain_log_ticks(ax)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8, framealpha=0.85)
+
+
+def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) -> None:
+    """Both views of the bathtub, each on its own panel and axis with its valleys shaded (the
+    marginal view with the tail-chunk singular points), and the workload's hit-rate histogram
+    beneath. The views measure different things (one more request on the solved plan; the
+    best plan for traffic all at one hit rate), so they do not share an axis."""
     import textwrap
 
-    title = "Return against prefix hit rate"
-    if not res.valleys:
-        title += f" — no valley: {res.no_valley_reason}"
-    ax.set_title("\n".join(textwrap.wrap(title, 95)), fontsize=10)
-    ax.grid(alpha=0.3)
+    from pddplan.bathtub import MARGINAL_VIEW, REPROVISIONED_VIEW, view_verdicts
+    from pddplan.report.labels import figure_label
+
+    check_plot_path(path)
+    plt = _pyplot()
+    verdict = view_verdicts(res)
+    x = np.array([p.hit_rate for p in res.points])
+    y = np.array([getattr(p, res.metric) for p in res.points], dtype=float)
+    re_key = (
+        "reprovisioned_revenue_per_cost"
+        if res.metric == "revenue_per_cost"
+        else "reprovisioned_bcr_requests_per_usd"
+    )
     re = np.array(
-        [
-            np.nan if p.reprovisioned_revenue_per_cost is None else p.reprovisioned_revenue_per_cost
-            for p in res.points
-        ],
+        [np.nan if getattr(p, re_key) is None else getattr(p, re_key) for p in res.points],
         dtype=float,
     )
-    if res.metric == "revenue_per_cost" and np.any(np.isfinite(re)):
-        ax2 = ax.twinx()
-        ax2.plot(x, re, color="tab:green", lw=1.2, ls="--", label="re-provisioned revenue / cost")
-        ax2.set_ylabel("re-provisioned revenue / cost [-]", color="tab:green")
-        ax2.tick_params(axis="y", colors="tab:green")
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = ax2.get_legend_handles_labels()
-        fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncols=3, fontsize=8)
-    else:
-        fig.legend(loc="outside lower center", ncols=3, fontsize=8)
+    has_re = bool(np.any(np.isfinite(re)))
+    fig, axes = plt.subplots(
+        3 if has_re else 2,
+        1,
+        figsize=(9, 9.5 if has_re else 6.5),
+        sharex=True,
+        gridspec_kw={"height_ratios": [3, 3, 1.2] if has_re else [3, 1.2]},
+        constrained_layout=True,
+    )
+    ax, axh = axes[0], axes[-1]
+    what = figure_label(res.metric)
+    _curve_panel(
+        ax,
+        x,
+        y,
+        res.valleys,
+        [s["hit_rate"] for s in res.singular],
+        f"{what}, marginal",
+        "tab:blue",
+        "valley of the marginal view",
+    )
+    ax.set_ylabel(f"marginal: {what}")
+
+    def title(view: str, text: str) -> str:
+        return "\n".join(textwrap.wrap(f"{view}. {text[0].upper()}{text[1:]}", 110))
+
+    ax.set_title(title(MARGINAL_VIEW, verdict["marginal"]), fontsize=9)
+    if has_re:
+        ax2 = axes[1]
+        re_what = figure_label(re_key)
+        _curve_panel(
+            ax2,
+            x,
+            re,
+            res.reprovisioned_valleys,
+            [],
+            f"{re_what}, re-provisioned",
+            "tab:green",
+            "valley of the re-provisioned view",
+        )
+        ax2.set_ylabel(f"re-provisioned: {re_what}")
+        ax2.set_title(title(REPROVISIONED_VIEW, verdict["reprovisioned"]), fontsize=9)
+    fig.suptitle("Return against prefix hit rate: two views", fontsize=11)
     bins = np.linspace(0, 1, 51)
     axh.hist(hit_rates, bins=bins, weights=weights, color="tab:gray")
     for v in res.valleys:
-        axh.axvspan(v.start_x, v.end_x, color="tab:red", alpha=0.15)
-    axh.set_ylabel("share of requests [-]")
-    axh.set_xlabel("prefix-cache hit rate [-]")
-    axh.set_title("workload hit-rate distribution (the classes pddplan evaluates)", fontsize=9)
+        axh.axvspan(v.start_x, v.end_x, color="tab:red", alpha=0.12)
+    axh.set_ylabel("share of requests")
+    axh.set_xlabel(figure_label("hit_rate"))
+    axh.set_title(
+        "workload hit-rate distribution (the classes pddplan evaluates; marginal valleys shaded)",
+        fontsize=9,
+    )
     axh.set_xlim(0, 1)
     _save(plt, fig, path)
 
