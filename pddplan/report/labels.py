@@ -88,11 +88,12 @@ def path_label(path: str) -> str:
         return PATH_WORDS[path]
     parts = path.split(".")
     leaf, unit = _unit(parts[-1])
-    words = []
+    words: list[str] = []
     for i, p in enumerate(parts[:-1]):
         if p in GROUP_WORDS:
-            if GROUP_WORDS[p] is not None and i == 0:
-                words.append(GROUP_WORDS[p])
+            group = GROUP_WORDS[p]
+            if group is not None and i == 0:
+                words.append(group)
             continue
         words.append(p if parts[0] == "chips" and i == 1 else _words(p))
     words.append(_words(leaf))
