@@ -158,46 +158,127 @@ def _plain_log_ticks(ax) -> None:
 
 
 def axis_label(path: str) -> str:
-    """A swept PATH with its unit, from its suffix (``link.bandwidth_gbit_per_s`` -> ``...
-    [Gbit/s]``); dimensionless paths get ``[-]``."""
-    from pddplan.report import UNITS
+    """A swept PATH in words with its unit (:func:`pddplan.report.labels.path_label`)."""
+    from pddplan.report.labels import path_label
 
-    leaf = path.rsplit(".", 1)[-1]
-    for suffix, unit in UNITS:
-        if leaf.endswith(suffix):
-            return f"{path} [{unit}]"
-    return f"{path} [-]"
+    return path_label(path)
+
+
+def _ratio_keys(rows: list[dict]) -> list[str]:
+    """The ``bcr_ratio_vs_<baseline>`` columns of any row, in first-seen order."""
+    from pddplan.report.labels import ratio_baseline
+
+    keys: list[str] = []
+    for r in rows:
+        keys += [c for c in r if ratio_baseline(c) and c not in keys]
+    return keys
+
+
+def _ratio(r: dict, key: str) -> float:
+    """A point's BCR ratio, NaN where PDD has no plan or the ratio is undefined (the baseline
+    has no plan within the SLA: its BCR is 0, the ratio infinite or null, or its column absent)."""
+    v = _num(r.get(key)) if r.get("feasible") else float("nan")
+    return v if np.isfinite(v) else float("nan")
+
+
+def _show(v) -> str:
+    return f"{v:g}" if isinstance(v, float | int) else str(v)
+
+
+def _mark_infeasible(ax, xs: list, rows: list[dict], legend: bool) -> None:
+    """A red cross at the foot of the panel for every grid point with no feasible plan, one
+    legend entry per binding constraint."""
+    seen: set[str] = set()
+    for x, r in zip(xs, rows, strict=True):
+        if r.get("feasible"):
+            continue
+        why = str(r.get("binding") or "no plan")
+        label = f"no feasible plan ({why} binds)" if legend and why not in seen else None
+        seen.add(why)
+        ax.scatter(
+            [x],
+            [0.04],
+            marker="x",
+            s=70,
+            color="tab:red",
+            transform=ax.get_xaxis_transform(),
+            clip_on=False,
+            zorder=5,
+            label=label,
+        )
 
 
 def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None = None) -> None:
-    """BCR ratio against one swept parameter (lines) or two (a heatmap with its values, on a
-    diverging scale centred at 1.0). The ratio columns come from every row, so an infeasible
-    first point does not blank the plot."""
+    """One swept parameter: stacked panels of PDD's BCR ratio to each baseline, its BCR
+    [requests/USD] and its cost [$/h], infeasible points marked with a cross. Two: a heatmap of
+    the BCR ratio to one datacenter (or PDD's BCR without baselines) whose cells also give the
+    cost; an infeasible cell says so. A ratio that is undefined at every point (its baseline
+    never meets the SLA) gets no legend entry, a note instead."""
+    from pddplan.report.labels import baseline_label, figure_label, ratio_baseline
+
     check_plot_path(path)
     plt = _pyplot()  # a clean error without matplotlib, before any matplotlib import
     from matplotlib.colors import TwoSlopeNorm
 
-    keys: list[str] = []
-    for r in rows:
-        keys += [c for c in r if c.startswith("bcr_ratio_vs_") and c not in keys]
-    fig, ax = plt.subplots(figsize=(8, 5.2), constrained_layout=True)
+    keys = _ratio_keys(rows)
     if len(paths) == 1:
-        x = [r[paths[0]] for r in rows]
-        for key in keys:
-            ax.plot(
-                x,
-                [_num(r.get(key)) if r.get("feasible") else np.nan for r in rows],
-                marker="o",
-                label=key.replace("bcr_ratio_vs_", "BCR ratio vs "),
-            )
-        ax.axhline(1.0, color="gray", lw=0.8, ls="--")
-        ax.set_xlabel(axis_label(paths[0]))
-        ax.set_ylabel("PDD BCR / baseline BCR [-]")
+        raw = [r[paths[0]] for r in rows]
+        numeric = all(isinstance(v, int | float) for v in raw)
+        xs = raw if numeric else list(range(len(raw)))
+        fig, axes = plt.subplots(
+            3 if keys else 2,
+            1,
+            figsize=(8, 9 if keys else 6.5),
+            sharex=True,
+            constrained_layout=True,
+        )
+        notes: list[str] = []
         if keys:
-            fig.legend(loc="outside lower center", ncols=max(len(keys), 1), fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.set_title(title or f"BCR ratio against {paths[0]}", fontsize=10)
+            ax = axes[0]
+            for key in keys:
+                ys = [_ratio(r, key) for r in rows]
+                base = baseline_label(ratio_baseline(key) or key)
+                if not any(np.isfinite(ys)):
+                    notes.append(
+                        f"PDD BCR / {base} BCR not drawn: undefined at every feasible point "
+                        "(that baseline has no plan within the SLA)"
+                    )
+                    continue
+                gaps = [
+                    _show(v)
+                    for v, y, r in zip(raw, ys, rows, strict=True)
+                    if r.get("feasible") and not np.isfinite(y)
+                ]
+                label = f"vs {base}"
+                if gaps:
+                    label += f" (undefined at {', '.join(gaps)}: no baseline plan within the SLA)"
+                ax.plot(xs, ys, marker="o", label=label)
+            ax.axhline(1.0, color="gray", lw=0.8, ls="--", label="parity (1.0)")
+            ax.set_ylabel("PDD BCR / baseline BCR\n(above 1: PDD better)")
+            _mark_infeasible(ax, xs, rows, legend=True)
+            ax.legend(fontsize=8, loc="best", framealpha=0.85)
+            ax.grid(alpha=0.3)
+        for ax, key, color in (
+            (axes[-2], "bcr_requests_per_usd", "tab:blue"),
+            (axes[-1], "cost_usd_per_hour", "tab:purple"),
+        ):
+            ys = [_num(r.get(key)) if r.get("feasible") else np.nan for r in rows]
+            ax.plot(xs, ys, marker="o", color=color, label="PDD plan")
+            _mark_infeasible(ax, xs, rows, legend=not keys and ax is axes[-2])
+            ax.set_ylabel(figure_label(key).replace(": ", ":\n", 1))
+            ax.legend(fontsize=8, loc="best", framealpha=0.85)
+            ax.grid(alpha=0.3)
+        axes[-1].set_xlabel(axis_label(paths[0]))
+        pad = 0.05 * ((max(xs) - min(xs)) or 1)
+        axes[-1].set_xlim(min(xs) - pad, max(xs) + pad)  # the infeasible crosses stay in view
+        if not numeric:
+            axes[-1].set_xticks(xs, [str(v) for v in raw])
+        if notes:
+            fig.text(0.01, 0.005, "\n".join(notes), fontsize=8, color="dimgray", va="bottom")
+            fig.get_layout_engine().set(rect=(0, 0.03 * len(notes), 1, 1 - 0.03 * len(notes)))
+        fig.suptitle(title or f"PDD's plan against {axis_label(paths[0])}", fontsize=10)
     else:
+        fig, ax = plt.subplots(figsize=(8, 5.6), constrained_layout=True)
         xs = sorted({r[paths[0]] for r in rows})
         ys = sorted({r[paths[1]] for r in rows})
         k: str | None = (
@@ -206,19 +287,35 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
             else (keys[0] if keys else None)
         )
         z = np.full((len(ys), len(xs)), np.nan)
+        cost = np.full((len(ys), len(xs)), np.nan)
+        feasible = np.zeros((len(ys), len(xs)), dtype=bool)
         for r in rows:
-            if k and r.get("feasible"):
-                z[ys.index(r[paths[1]]), xs.index(r[paths[0]])] = _num(r.get(k))
+            at = ys.index(r[paths[1]]), xs.index(r[paths[0]])
+            feasible[at] = bool(r.get("feasible"))
+            if r.get("feasible"):
+                z[at] = _ratio(r, k) if k else _num(r.get("bcr_requests_per_usd"))
+                cost[at] = _num(r.get("cost_usd_per_hour"))
         finite = z[np.isfinite(z)]
-        lo = float(min(finite.min(), 0.99)) if finite.size else 0.5
-        hi = float(max(finite.max(), 1.01)) if finite.size else 1.5
-        norm = TwoSlopeNorm(vcenter=1.0, vmin=lo, vmax=hi)
-        cmap = plt.get_cmap("RdBu").with_extremes(bad="lightgray")
+        if k:
+            lo = float(min(finite.min(), 0.99)) if finite.size else 0.5
+            hi = float(max(finite.max(), 1.01)) if finite.size else 1.5
+            norm = TwoSlopeNorm(vcenter=1.0, vmin=lo, vmax=hi)
+            cmap = plt.get_cmap("RdBu").with_extremes(bad="lightgray")
+        else:
+            from matplotlib.colors import Normalize
+
+            norm = Normalize(*(finite.min(), finite.max()) if finite.size else (0, 1))
+            cmap = plt.get_cmap("viridis").with_extremes(bad="lightgray")
         im = ax.imshow(np.ma.masked_invalid(z), origin="lower", aspect="auto", cmap=cmap, norm=norm)
         for yi in range(len(ys)):
             for xi in range(len(xs)):
                 v = z[yi, xi]
-                text = "infeasible" if not np.isfinite(v) else f"{v:.3g}"
+                if not feasible[yi, xi]:
+                    text = "infeasible"
+                elif not np.isfinite(v):
+                    text = f"ratio undefined\n{cost[yi, xi]:.4g} $/h"
+                else:
+                    text = f"{v:.3g}{'x' if k else ' req/$'}\n{cost[yi, xi]:.4g} $/h"
                 dark = np.isfinite(v) and abs(norm(v) - 0.5) > 0.3
                 ax.text(
                     xi,
@@ -229,13 +326,21 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
                     fontsize=8,
                     color="white" if dark else "black",
                 )
-        ax.set_xticks(range(len(xs)), [f"{v:g}" if isinstance(v, float) else str(v) for v in xs])
-        ax.set_yticks(range(len(ys)), [f"{v:g}" if isinstance(v, float) else str(v) for v in ys])
+        ax.set_xticks(range(len(xs)), [_show(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [_show(v) for v in ys])
         ax.set_xlabel(axis_label(paths[0]))
         ax.set_ylabel(axis_label(paths[1]))
-        label = (k or "").replace("bcr_ratio_vs_", "BCR ratio vs ").replace("_", "-")
-        fig.colorbar(im, ax=ax, label=f"{label} [-] (above 1: PDD better)")
-        ax.set_title(title or f"{label}: {paths[0]} x {paths[1]}", fontsize=10)
+        if k:
+            base = baseline_label(ratio_baseline(k) or k)
+            what = f"PDD BCR / {base} BCR (above 1: PDD better)"
+        else:
+            what = f"PDD plan: {figure_label('bcr_requests_per_usd')}"
+        fig.colorbar(im, ax=ax, label=what)
+        ax.set_title(
+            title
+            or f"{what}\neach cell: the ratio and PDD's cost; gray: no feasible plan or no ratio",
+            fontsize=9,
+        )
     _save(plt, fig, path)
 
 
