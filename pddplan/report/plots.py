@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -299,7 +300,7 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
         if k:
             lo = float(min(finite.min(), 0.99)) if finite.size else 0.5
             hi = float(max(finite.max(), 1.01)) if finite.size else 1.5
-            norm = TwoSlopeNorm(vcenter=1.0, vmin=lo, vmax=hi)
+            norm: Any = TwoSlopeNorm(vcenter=1.0, vmin=lo, vmax=hi)
             cmap = plt.get_cmap("RdBu").with_extremes(bad="lightgray")
         else:
             from matplotlib.colors import Normalize
