@@ -46,6 +46,7 @@ class CurvePoint:
     reprovisioned_bcr_requests_per_usd: float | None = None
     reprovisioned_revenue_per_cost: float | None = None
     reprovisioned_rate_rps: float | None = None
+    reprovisioned_cost_usd_per_hour: float | None = None  # the best plan's cost at this hit rate
 
 
 @dataclass
@@ -66,6 +67,9 @@ class BathtubResult:
     price_fraction_without_valley: float | None = None
     capacity_advice: list[dict[str, float]] = field(default_factory=list)
     singular_moves: list[dict[str, Any]] = field(default_factory=list)
+    reprovisioned_no_valley_reason: str = ""
+    reprovisioned_valley_traffic_share: float = 0.0
+    reprovisioned_steps: int = 0  # re-provisioned valleys with a rim where the best plan changes
 
 
 def hit_rate_grid(step: float, extra: list[float]) -> np.ndarray:
@@ -181,8 +185,9 @@ def analyze(
     re_bcr: list[float | None] = [None] * len(grid)
     re_rpc: list[float | None] = [None] * len(grid)
     re_rate: list[float | None] = [None] * len(grid)
+    re_cost: list[float | None] = [None] * len(grid)
     if reprovision:
-        re_bcr, re_rpc, re_rate = _reprovisioned(rs, grid, plan.rate_rps, l_in, l_out)
+        re_bcr, re_rpc, re_rate, re_cost = _reprovisioned(rs, grid, plan.rate_rps, l_in, l_out)
 
     points = [
         CurvePoint(
@@ -196,6 +201,7 @@ def analyze(
             reprovisioned_bcr_requests_per_usd=re_bcr[i],
             reprovisioned_revenue_per_cost=re_rpc[i],
             reprovisioned_rate_rps=re_rate[i],
+            reprovisioned_cost_usd_per_hour=re_cost[i],
         )
         for i, h in enumerate(grid)
     ]
@@ -221,6 +227,15 @@ def analyze(
     reason = ""
     if not found:
         reason = _no_valley_reason(y, tolerance, metric)
+    re_reason = ""
+    if not reprovision:
+        re_reason = "not computed (--no-reprovision)"
+    elif np.sum(np.isfinite(re_y)) < 3:
+        re_reason = f"a plan is feasible at only {int(np.sum(np.isfinite(re_y)))} hit rates"
+    elif not re_found:
+        ok = np.isfinite(re_y)
+        re_reason = _no_valley_reason(re_y[ok], tolerance, re_metric)
+    re_share = vmath.share_in_intervals(re_found, hw, pb.classes.weight[keep]) if re_found else 0.0
     res = BathtubResult(
         outcome=out,
         input_tokens=l_in,
@@ -233,10 +248,75 @@ def analyze(
         valley_traffic_share=share,
         no_valley_reason=reason,
         singular=_singular_rows(sing, grid, tok_per_s),
+        reprovisioned_no_valley_reason=re_reason,
+        reprovisioned_valley_traffic_share=re_share,
+        reprovisioned_steps=_plan_steps(re_found, points),
     )
     res.singular_moves = singular_moves(l_in, chunk)
     _advise(res, rs, solver, plan, tolerance, capacity_curve)
     return res
+
+
+def _plan_steps(found: list[vmath.Valley], points: list[CurvePoint]) -> int:
+    """How many re-provisioned valleys have a rim where the best plan changes: the plan's cost
+    or rate differs between a rim and the grid point next to it on the valley's side."""
+    xs = [p.hit_rate for p in points]
+
+    def plan(i: int) -> tuple[float | None, float | None]:
+        return points[i].reprovisioned_cost_usd_per_hour, points[i].reprovisioned_rate_rps
+
+    n = 0
+    for v in found:
+        lo, hi = xs.index(v.left_peak_x), xs.index(v.right_peak_x)
+        if (lo + 1 < len(xs) and plan(lo) != plan(lo + 1)) or (hi > 0 and plan(hi) != plan(hi - 1)):
+            n += 1
+    return n
+
+
+#: The two views, as the summary and the plot explain them.
+MARGINAL_VIEW = "marginal view: one more request, priced on the solved plan"
+REPROVISIONED_VIEW = "re-provisioned view: the best plan if all traffic had that hit rate"
+
+
+def _valleys_phrase(found: list[vmath.Valley], share: float) -> str:
+    deepest = max(found, key=lambda v: v.depth_fraction)
+    where = (
+        f"{deepest.start_x:.2f}-{deepest.end_x:.2f}, {deepest.depth_fraction:.1%} deep at "
+        f"h = {deepest.deepest_x:.2f}"
+    )
+    if len(found) == 1:
+        head = f"1 valley, {where}"
+    else:
+        head = f"{len(found)} valleys, the deepest {where}"
+    return f"{head}; {share:.0%} of the traffic in {'it' if len(found) == 1 else 'them'}"
+
+
+def view_verdicts(res: BathtubResult) -> dict[str, str]:
+    """One verdict per view, ``{"marginal": ..., "reprovisioned": ...}``: how many valleys,
+    the deepest, the traffic in them, or why there is none (the view's name,
+    :data:`MARGINAL_VIEW` and :data:`REPROVISIONED_VIEW`, goes before it).
+
+    The two views can disagree (a smooth marginal curve and a re-provisioned one that steps
+    where a whole instance is added); each sentence names its view, so neither reads as the
+    verdict of both.
+    """
+    if res.valleys:
+        marginal = _valleys_phrase(res.valleys, res.valley_traffic_share)
+    else:
+        marginal = f"no valley: {res.no_valley_reason}"
+    found = res.reprovisioned_valleys
+    if found:
+        re = _valleys_phrase(found, res.reprovisioned_valley_traffic_share)
+        if res.reprovisioned_steps:
+            k = res.reprovisioned_steps
+            re += (
+                f"; {k} of {len(found)} have a rim where the best plan changes (an instance more "
+                "or fewer, or another fleet: steps of whole-instance sizing, not a trend of the "
+                "return)"
+            )
+    else:
+        re = f"no valley: {res.reprovisioned_no_valley_reason}"
+    return {"marginal": marginal, "reprovisioned": re}
 
 
 def singular_moves(input_tokens: float, chunk_size_tokens: int) -> list[dict[str, Any]]:
@@ -270,7 +350,9 @@ def _no_valley_reason(y: np.ndarray, tolerance: float, metric: str) -> str:
         shape = "falls monotonically with the hit rate"
     else:
         shape = "has no dip deeper than the tolerance"
-    return f"{metric} {shape} (tolerance {tolerance:.0%} of the enclosing peaks)"
+    from pddplan.report.labels import figure_label
+
+    return f"{figure_label(metric)} {shape} (tolerance {tolerance:.0%} of the enclosing peaks)"
 
 
 def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: float, l_out: float):
@@ -279,6 +361,7 @@ def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: fl
     bcr: list[float | None] = []
     rpc: list[float | None] = []
     rates: list[float | None] = []
+    costs: list[float | None] = []
     base = rs.workload
     for h in grid:
         dist = base.hit_rate.model_copy(
@@ -302,15 +385,17 @@ def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: fl
             bcr.append(None)
             rpc.append(None)
             rates.append(None)
+            costs.append(None)
             continue
         bcr.append(p.bcr_requests_per_usd)
         rates.append(r_h)
+        costs.append(p.cost_usd_per_hour)
         if rs.scenario.revenue is not None:
             r = float(revenue_usd(rs.scenario.revenue, l_in, h, l_out))
             rpc.append(r * p.goodput_rps * units.SECONDS_PER_HOUR / p.cost_usd_per_hour)
         else:
             rpc.append(None)
-    return bcr, rpc, rates
+    return bcr, rpc, rates, costs
 
 
 def _singular_rows(
@@ -448,6 +533,7 @@ def curve_rows(res: BathtubResult) -> list[dict[str, Any]]:
             "reprovisioned_bcr_requests_per_usd": p.reprovisioned_bcr_requests_per_usd,
             "reprovisioned_revenue_per_cost": p.reprovisioned_revenue_per_cost,
             "reprovisioned_rate_rps": p.reprovisioned_rate_rps,
+            "reprovisioned_cost_usd_per_hour": p.reprovisioned_cost_usd_per_hour,
         }
         for p in res.points
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,79 +35,115 @@ def check_plot_path(path: Path) -> None:
         raise OptionError("plot", f"{path}: the file must end in .png, .svg or .pdf")
 
 
-def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) -> None:
-    """The bathtub curve with valleys shaded, singular points marked, and the workload's
-    hit-rate histogram beneath."""
-    check_plot_path(path)
-    plt = _pyplot()
-    x = np.array([p.hit_rate for p in res.points])
-    y = np.array([getattr(p, res.metric) for p in res.points], dtype=float)
-    fig, (ax, axh) = plt.subplots(
-        2,
-        1,
-        figsize=(9, 6.5),
-        sharex=True,
-        gridspec_kw={"height_ratios": [3, 1.2]},
-        constrained_layout=True,
-    )
-    label = {
-        "revenue_per_cost": "revenue / cost (marginal)",
-        "requests_per_usd": "requests per USD (marginal)",
-    }[res.metric]
-    ax.plot(x, y, color="tab:blue", lw=2, label=label)
-    for i, v in enumerate(res.valleys):
+def _curve_panel(ax, x, y, found, singular, label: str, color: str, valley_label: str) -> None:
+    """One view of the bathtub: its curve, its valleys shaded and the deepest annotated."""
+    ax.plot(x, y, color=color, lw=2, label=label)
+    for i, v in enumerate(found):
         ax.axvspan(
-            v.start_x, v.end_x, color="tab:red", alpha=0.15, label="valley" if i == 0 else None
+            v.start_x, v.end_x, color="tab:red", alpha=0.12, label=valley_label if i == 0 else None
         )
+    if found:
+        v = max(found, key=lambda v: v.depth_fraction)
         ax.annotate(
-            f"valley: -{v.depth_fraction:.0%}\nat h={v.deepest_x:.2f}",
+            f"deepest: -{v.depth_fraction:.0%}\nat h = {v.deepest_x:.2f}",
             (v.deepest_x, v.deepest_y),
             textcoords="offset points",
             xytext=(0, 18),
             ha="center",
             color="tab:red",
+            fontsize=8,
             arrowprops={"arrowstyle": "->", "color": "tab:red"},
         )
-    sx = [s["hit_rate"] for s in res.singular]
-    if sx:
-        sy = np.interp(sx, x, y)
-        ax.scatter(sx, sy, marker="v", color="black", zorder=3, label="tail-chunk singular points")
-    ax.set_ylabel(label + " [-]")
+    if singular:
+        sy = np.interp(singular, x[np.isfinite(y)], y[np.isfinite(y)])
+        ax.scatter(
+            singular, sy, marker="v", color="black", zorder=3, label="tail-chunk singular points"
+        )
     finite = y[np.isfinite(y) & (y > 0)]
     if finite.size and finite.max() / finite.min() > 4:
         ax.set_yscale("log")  # keep a shallow valley visible next to a steep rim
         _plain_log_ticks(ax)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8, framealpha=0.85)
+
+
+def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) -> None:
+    """Both views of the bathtub, each on its own panel and axis with its valleys shaded (the
+    marginal view with the tail-chunk singular points), and the workload's hit-rate histogram
+    beneath. The views measure different things (one more request on the solved plan; the
+    best plan for traffic all at one hit rate), so they do not share an axis."""
     import textwrap
 
-    title = "Return against prefix hit rate"
-    if not res.valleys:
-        title += f" — no valley: {res.no_valley_reason}"
-    ax.set_title("\n".join(textwrap.wrap(title, 95)), fontsize=10)
-    ax.grid(alpha=0.3)
+    from pddplan.bathtub import MARGINAL_VIEW, REPROVISIONED_VIEW, view_verdicts
+    from pddplan.report.labels import figure_label
+
+    check_plot_path(path)
+    plt = _pyplot()
+    verdict = view_verdicts(res)
+    x = np.array([p.hit_rate for p in res.points])
+    y = np.array([getattr(p, res.metric) for p in res.points], dtype=float)
+    re_key = (
+        "reprovisioned_revenue_per_cost"
+        if res.metric == "revenue_per_cost"
+        else "reprovisioned_bcr_requests_per_usd"
+    )
     re = np.array(
-        [
-            np.nan if p.reprovisioned_revenue_per_cost is None else p.reprovisioned_revenue_per_cost
-            for p in res.points
-        ],
+        [np.nan if getattr(p, re_key) is None else getattr(p, re_key) for p in res.points],
         dtype=float,
     )
-    if res.metric == "revenue_per_cost" and np.any(np.isfinite(re)):
-        ax2 = ax.twinx()
-        ax2.plot(x, re, color="tab:green", lw=1.2, ls="--", label="re-provisioned revenue / cost")
-        ax2.set_ylabel("re-provisioned revenue / cost [-]", color="tab:green")
-        ax2.tick_params(axis="y", colors="tab:green")
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = ax2.get_legend_handles_labels()
-        fig.legend(h1 + h2, l1 + l2, loc="outside lower center", ncols=3, fontsize=8)
-    else:
-        fig.legend(loc="outside lower center", ncols=3, fontsize=8)
+    has_re = bool(np.any(np.isfinite(re)))
+    fig, axes = plt.subplots(
+        3 if has_re else 2,
+        1,
+        figsize=(9, 9.5 if has_re else 6.5),
+        sharex=True,
+        gridspec_kw={"height_ratios": [3, 3, 1.2] if has_re else [3, 1.2]},
+        constrained_layout=True,
+    )
+    ax, axh = axes[0], axes[-1]
+    what = figure_label(res.metric)
+    _curve_panel(
+        ax,
+        x,
+        y,
+        res.valleys,
+        [s["hit_rate"] for s in res.singular],
+        f"{what}, marginal",
+        "tab:blue",
+        "valley of the marginal view",
+    )
+    ax.set_ylabel(f"marginal: {what}")
+
+    def title(view: str, text: str) -> str:
+        return "\n".join(textwrap.wrap(f"{view}. {text[0].upper()}{text[1:]}", 110))
+
+    ax.set_title(title(MARGINAL_VIEW, verdict["marginal"]), fontsize=9)
+    if has_re:
+        ax2 = axes[1]
+        re_what = figure_label(re_key)
+        _curve_panel(
+            ax2,
+            x,
+            re,
+            res.reprovisioned_valleys,
+            [],
+            f"{re_what}, re-provisioned",
+            "tab:green",
+            "valley of the re-provisioned view",
+        )
+        ax2.set_ylabel(f"re-provisioned: {re_what}")
+        ax2.set_title(title(REPROVISIONED_VIEW, verdict["reprovisioned"]), fontsize=9)
+    fig.suptitle("Return against prefix hit rate: two views", fontsize=11)
     bins = np.linspace(0, 1, 51)
     axh.hist(hit_rates, bins=bins, weights=weights, color="tab:gray")
     for v in res.valleys:
-        axh.axvspan(v.start_x, v.end_x, color="tab:red", alpha=0.15)
-    axh.set_ylabel("share of requests [-]")
-    axh.set_xlabel("prefix-cache hit rate [-]")
-    axh.set_title("workload hit-rate distribution (the classes pddplan evaluates)", fontsize=9)
+        axh.axvspan(v.start_x, v.end_x, color="tab:red", alpha=0.12)
+    axh.set_ylabel("share of requests")
+    axh.set_xlabel(figure_label("hit_rate"))
+    axh.set_title(
+        "workload hit-rate distribution (the classes pddplan evaluates; marginal valleys shaded)",
+        fontsize=9,
+    )
     axh.set_xlim(0, 1)
     _save(plt, fig, path)
 
@@ -122,46 +159,127 @@ def _plain_log_ticks(ax) -> None:
 
 
 def axis_label(path: str) -> str:
-    """A swept PATH with its unit, from its suffix (``link.bandwidth_gbit_per_s`` -> ``...
-    [Gbit/s]``); dimensionless paths get ``[-]``."""
-    from pddplan.report import UNITS
+    """A swept PATH in words with its unit (:func:`pddplan.report.labels.path_label`)."""
+    from pddplan.report.labels import path_label
 
-    leaf = path.rsplit(".", 1)[-1]
-    for suffix, unit in UNITS:
-        if leaf.endswith(suffix):
-            return f"{path} [{unit}]"
-    return f"{path} [-]"
+    return path_label(path)
+
+
+def _ratio_keys(rows: list[dict]) -> list[str]:
+    """The ``bcr_ratio_vs_<baseline>`` columns of any row, in first-seen order."""
+    from pddplan.report.labels import ratio_baseline
+
+    keys: list[str] = []
+    for r in rows:
+        keys += [c for c in r if ratio_baseline(c) and c not in keys]
+    return keys
+
+
+def _ratio(r: dict, key: str) -> float:
+    """A point's BCR ratio, NaN where PDD has no plan or the ratio is undefined (the baseline
+    has no plan within the SLA: its BCR is 0, the ratio infinite or null, or its column absent)."""
+    v = _num(r.get(key)) if r.get("feasible") else float("nan")
+    return v if np.isfinite(v) else float("nan")
+
+
+def _show(v) -> str:
+    return f"{v:g}" if isinstance(v, float | int) else str(v)
+
+
+def _mark_infeasible(ax, xs: list, rows: list[dict], legend: bool) -> None:
+    """A red cross at the foot of the panel for every grid point with no feasible plan, one
+    legend entry per binding constraint."""
+    seen: set[str] = set()
+    for x, r in zip(xs, rows, strict=True):
+        if r.get("feasible"):
+            continue
+        why = str(r.get("binding") or "no plan")
+        label = f"no feasible plan ({why} binds)" if legend and why not in seen else None
+        seen.add(why)
+        ax.scatter(
+            [x],
+            [0.04],
+            marker="x",
+            s=70,
+            color="tab:red",
+            transform=ax.get_xaxis_transform(),
+            clip_on=False,
+            zorder=5,
+            label=label,
+        )
 
 
 def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None = None) -> None:
-    """BCR ratio against one swept parameter (lines) or two (a heatmap with its values, on a
-    diverging scale centred at 1.0). The ratio columns come from every row, so an infeasible
-    first point does not blank the plot."""
+    """One swept parameter: stacked panels of PDD's BCR ratio to each baseline, its BCR
+    [requests/USD] and its cost [$/h], infeasible points marked with a cross. Two: a heatmap of
+    the BCR ratio to one datacenter (or PDD's BCR without baselines) whose cells also give the
+    cost; an infeasible cell says so. A ratio that is undefined at every point (its baseline
+    never meets the SLA) gets no legend entry, a note instead."""
+    from pddplan.report.labels import baseline_label, figure_label, ratio_baseline
+
     check_plot_path(path)
     plt = _pyplot()  # a clean error without matplotlib, before any matplotlib import
     from matplotlib.colors import TwoSlopeNorm
 
-    keys: list[str] = []
-    for r in rows:
-        keys += [c for c in r if c.startswith("bcr_ratio_vs_") and c not in keys]
-    fig, ax = plt.subplots(figsize=(8, 5.2), constrained_layout=True)
+    keys = _ratio_keys(rows)
     if len(paths) == 1:
-        x = [r[paths[0]] for r in rows]
-        for key in keys:
-            ax.plot(
-                x,
-                [_num(r.get(key)) if r.get("feasible") else np.nan for r in rows],
-                marker="o",
-                label=key.replace("bcr_ratio_vs_", "BCR ratio vs "),
-            )
-        ax.axhline(1.0, color="gray", lw=0.8, ls="--")
-        ax.set_xlabel(axis_label(paths[0]))
-        ax.set_ylabel("PDD BCR / baseline BCR [-]")
+        raw = [r[paths[0]] for r in rows]
+        numeric = all(isinstance(v, int | float) for v in raw)
+        xs = raw if numeric else list(range(len(raw)))
+        fig, axes = plt.subplots(
+            3 if keys else 2,
+            1,
+            figsize=(8, 9 if keys else 6.5),
+            sharex=True,
+            constrained_layout=True,
+        )
+        notes: list[str] = []
         if keys:
-            fig.legend(loc="outside lower center", ncols=max(len(keys), 1), fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.set_title(title or f"BCR ratio against {paths[0]}", fontsize=10)
+            ax = axes[0]
+            for key in keys:
+                ys = [_ratio(r, key) for r in rows]
+                base = baseline_label(ratio_baseline(key) or key)
+                if not any(np.isfinite(ys)):
+                    notes.append(
+                        f"PDD BCR / {base} BCR not drawn: undefined at every feasible point "
+                        "(that baseline has no plan within the SLA)"
+                    )
+                    continue
+                gaps = [
+                    _show(v)
+                    for v, y, r in zip(raw, ys, rows, strict=True)
+                    if r.get("feasible") and not np.isfinite(y)
+                ]
+                label = f"vs {base}"
+                if gaps:
+                    label += f" (undefined at {', '.join(gaps)}: no baseline plan within the SLA)"
+                ax.plot(xs, ys, marker="o", label=label)
+            ax.axhline(1.0, color="gray", lw=0.8, ls="--", label="parity (1.0)")
+            ax.set_ylabel("PDD BCR / baseline BCR\n(above 1: PDD better)")
+            _mark_infeasible(ax, xs, rows, legend=True)
+            ax.legend(fontsize=8, loc="best", framealpha=0.85)
+            ax.grid(alpha=0.3)
+        for ax, key, color in (
+            (axes[-2], "bcr_requests_per_usd", "tab:blue"),
+            (axes[-1], "cost_usd_per_hour", "tab:purple"),
+        ):
+            ys = [_num(r.get(key)) if r.get("feasible") else np.nan for r in rows]
+            ax.plot(xs, ys, marker="o", color=color, label="PDD plan")
+            _mark_infeasible(ax, xs, rows, legend=not keys and ax is axes[-2])
+            ax.set_ylabel(figure_label(key).replace(": ", ":\n", 1))
+            ax.legend(fontsize=8, loc="best", framealpha=0.85)
+            ax.grid(alpha=0.3)
+        axes[-1].set_xlabel(axis_label(paths[0]))
+        pad = 0.05 * ((max(xs) - min(xs)) or 1)
+        axes[-1].set_xlim(min(xs) - pad, max(xs) + pad)  # the infeasible crosses stay in view
+        if not numeric:
+            axes[-1].set_xticks(xs, [str(v) for v in raw])
+        if notes:
+            fig.text(0.01, 0.005, "\n".join(notes), fontsize=8, color="dimgray", va="bottom")
+            fig.get_layout_engine().set(rect=(0, 0.03 * len(notes), 1, 1 - 0.03 * len(notes)))
+        fig.suptitle(title or f"PDD's plan against {axis_label(paths[0])}", fontsize=10)
     else:
+        fig, ax = plt.subplots(figsize=(8, 5.6), constrained_layout=True)
         xs = sorted({r[paths[0]] for r in rows})
         ys = sorted({r[paths[1]] for r in rows})
         k: str | None = (
@@ -170,19 +288,35 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
             else (keys[0] if keys else None)
         )
         z = np.full((len(ys), len(xs)), np.nan)
+        cost = np.full((len(ys), len(xs)), np.nan)
+        feasible = np.zeros((len(ys), len(xs)), dtype=bool)
         for r in rows:
-            if k and r.get("feasible"):
-                z[ys.index(r[paths[1]]), xs.index(r[paths[0]])] = _num(r.get(k))
+            at = ys.index(r[paths[1]]), xs.index(r[paths[0]])
+            feasible[at] = bool(r.get("feasible"))
+            if r.get("feasible"):
+                z[at] = _ratio(r, k) if k else _num(r.get("bcr_requests_per_usd"))
+                cost[at] = _num(r.get("cost_usd_per_hour"))
         finite = z[np.isfinite(z)]
-        lo = float(min(finite.min(), 0.99)) if finite.size else 0.5
-        hi = float(max(finite.max(), 1.01)) if finite.size else 1.5
-        norm = TwoSlopeNorm(vcenter=1.0, vmin=lo, vmax=hi)
-        cmap = plt.get_cmap("RdBu").with_extremes(bad="lightgray")
+        if k:
+            lo = float(min(finite.min(), 0.99)) if finite.size else 0.5
+            hi = float(max(finite.max(), 1.01)) if finite.size else 1.5
+            norm: Any = TwoSlopeNorm(vcenter=1.0, vmin=lo, vmax=hi)
+            cmap = plt.get_cmap("RdBu").with_extremes(bad="lightgray")
+        else:
+            from matplotlib.colors import Normalize
+
+            norm = Normalize(*(finite.min(), finite.max()) if finite.size else (0, 1))
+            cmap = plt.get_cmap("viridis").with_extremes(bad="lightgray")
         im = ax.imshow(np.ma.masked_invalid(z), origin="lower", aspect="auto", cmap=cmap, norm=norm)
         for yi in range(len(ys)):
             for xi in range(len(xs)):
                 v = z[yi, xi]
-                text = "infeasible" if not np.isfinite(v) else f"{v:.3g}"
+                if not feasible[yi, xi]:
+                    text = "infeasible"
+                elif not np.isfinite(v):
+                    text = f"ratio undefined\n{cost[yi, xi]:.4g} $/h"
+                else:
+                    text = f"{v:.3g}{'x' if k else ' req/$'}\n{cost[yi, xi]:.4g} $/h"
                 dark = np.isfinite(v) and abs(norm(v) - 0.5) > 0.3
                 ax.text(
                     xi,
@@ -193,13 +327,21 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
                     fontsize=8,
                     color="white" if dark else "black",
                 )
-        ax.set_xticks(range(len(xs)), [f"{v:g}" if isinstance(v, float) else str(v) for v in xs])
-        ax.set_yticks(range(len(ys)), [f"{v:g}" if isinstance(v, float) else str(v) for v in ys])
+        ax.set_xticks(range(len(xs)), [_show(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [_show(v) for v in ys])
         ax.set_xlabel(axis_label(paths[0]))
         ax.set_ylabel(axis_label(paths[1]))
-        label = (k or "").replace("bcr_ratio_vs_", "BCR ratio vs ").replace("_", "-")
-        fig.colorbar(im, ax=ax, label=f"{label} [-] (above 1: PDD better)")
-        ax.set_title(title or f"{label}: {paths[0]} x {paths[1]}", fontsize=10)
+        if k:
+            base = baseline_label(ratio_baseline(k) or k)
+            what = f"PDD BCR / {base} BCR (above 1: PDD better)"
+        else:
+            what = f"PDD plan: {figure_label('bcr_requests_per_usd')}"
+        fig.colorbar(im, ax=ax, label=what)
+        ax.set_title(
+            title
+            or f"{what}\neach cell: the ratio and PDD's cost; gray: no feasible plan or no ratio",
+            fontsize=9,
+        )
     _save(plt, fig, path)
 
 

@@ -25,8 +25,16 @@ def tornado_plot(
     check_plot_path(path)
     plt = _pyplot()
     rows = list(sensitivity)[:top][::-1]
-    labels = [r["input"] for r in rows]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 0.45 * len(rows) + 1.8), sharey=True)
+    from pddplan.report.labels import path_label
+
+    labels = [path_label(r["input"]) for r in rows]
+    fig, (ax1, ax2) = plt.subplots(
+        1,
+        2,
+        figsize=(12, 0.45 * len(rows) + 2.2),
+        sharey=True,
+        constrained_layout=True,
+    )
     for ax, lo_key, hi_key, mid, scale, xlabel in (
         (
             ax1,
@@ -47,8 +55,9 @@ def tornado_plot(
     ):
         for i, r in enumerate(rows):
             lo, hi = r[lo_key] * scale, r[hi_key] * scale
-            ax.barh(i, lo - mid * scale, left=mid * scale, color="#4477aa", height=0.6)
-            ax.barh(i, hi - mid * scale, left=mid * scale, color="#ee6677", height=0.6)
+            # side by side, so a bar on the same side as the other is not hidden under it
+            ax.barh(i + 0.16, lo - mid * scale, left=mid * scale, color="#4477aa", height=0.3)
+            ax.barh(i - 0.16, hi - mid * scale, left=mid * scale, color="#ee6677", height=0.3)
         ax.axvline(mid * scale, color="black", linewidth=0.8)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", alpha=0.3)
@@ -56,16 +65,16 @@ def tornado_plot(
     ax1.set_yticklabels(labels, fontsize=8)
     from matplotlib.patches import Patch
 
-    ax2.legend(
+    fig.legend(
         handles=[
-            Patch(color="#4477aa", label="input in its lowest decile"),
-            Patch(color="#ee6677", label="input in its highest decile"),
+            Patch(color="#4477aa", label="input in its lowest decile (upper bar)"),
+            Patch(color="#ee6677", label="input in its highest decile (lower bar)"),
         ],
-        loc="lower right",
+        loc="outside lower center",  # below the panels, clear of the bars
+        ncols=2,
         fontsize=8,
     )
     fig.suptitle(title)
-    fig.tight_layout()
     _save(plt, fig, path)
 
 

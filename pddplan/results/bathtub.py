@@ -55,20 +55,28 @@ class BathtubResult(Result):
         rows = self.curve
         valleys = _valley_rows(res.valleys)
         re_valleys = _valley_rows(res.reprovisioned_valleys)
+        from pddplan.bathtub import MARGINAL_VIEW, REPROVISIONED_VIEW, view_verdicts
+        from pddplan.report.labels import figure_label
+
+        verdict = view_verdicts(res)
         summary: list[Row] = [
-            {"figure": "metric", "value": res.metric},
-            {"figure": "input_tokens", "value": res.input_tokens},
-            {"figure": "output_tokens", "value": res.output_tokens},
-            {"figure": "chunk_size_tokens", "value": res.chunk_size_tokens},
-            {"figure": "valleys", "value": len(res.valleys)},
-            {"figure": "valley_traffic_share", "value": res.valley_traffic_share},
+            {"figure": "marginal view", "value": verdict["marginal"]},
+            {"figure": "re-provisioned view", "value": verdict["reprovisioned"]},
+            {"figure": "the views", "value": f"{MARGINAL_VIEW}; {REPROVISIONED_VIEW}"},
+            {"figure": "return measured as", "value": figure_label(res.metric)},
+            {"figure": "mean input [tokens]", "value": res.input_tokens},
+            {"figure": "mean output [tokens]", "value": res.output_tokens},
+            {"figure": "prefill chunk size [tokens]", "value": res.chunk_size_tokens},
         ]
-        if not res.valleys:
-            summary.append({"figure": "no_valley_reason", "value": res.no_valley_reason})
         empty = ["start_hit_rate", "end_hit_rate", "depth_fraction"]
         sections = [
             Section("summary", summary),
-            Section("valleys", valleys, columns=list(valleys[0]) if valleys else empty),
+            Section(
+                "valleys of the marginal view",
+                valleys,
+                columns=list(valleys[0]) if valleys else empty,
+                key="valleys",
+            ),
             Section(
                 "valleys of the re-provisioned view",
                 re_valleys,
@@ -95,6 +103,13 @@ class BathtubResult(Result):
             "reprovisioned_valleys": re_valleys,
             "no_valley_reason": res.no_valley_reason or None,
             "valley_traffic_share": res.valley_traffic_share,
+            "reprovisioned_no_valley_reason": res.reprovisioned_no_valley_reason or None,
+            "reprovisioned_valley_traffic_share": res.reprovisioned_valley_traffic_share,
+            "reprovisioned_valleys_at_plan_steps": res.reprovisioned_steps,
+            "verdict": {
+                "marginal": f"{MARGINAL_VIEW}: {verdict['marginal']}",
+                "reprovisioned": f"{REPROVISIONED_VIEW}: {verdict['reprovisioned']}",
+            },
             "singular_points": res.singular,
             "singular_points_by_chunk_and_input": res.singular_moves,
             "chunk_sizes": res.chunk_advice,
@@ -111,6 +126,6 @@ class BathtubResult(Result):
             [r["hit_rate"] for r in rows],
             [r[res.metric] for r in rows],
             [(v.start_x, v.end_x) for v in res.valleys],
-            f"{res.metric} against hit rate (marginal, on the solved plan)",
+            f"{figure_label(res.metric)} against hit rate ({MARGINAL_VIEW})",
         )
         return Report("pddplan bathtub", sections, payload, chart=chart)

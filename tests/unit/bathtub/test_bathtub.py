@@ -197,3 +197,61 @@ def test_a_one_token_prompt_has_a_bathtub() -> None:
     )
     moves = res.to_json()["singular_points_by_chunk_and_input"]
     assert {m["input_tokens"] for m in moves} == {1, 2}
+
+
+def test_summary_states_both_views_when_only_the_reprovisioned_has_valleys() -> None:
+    """Cached input at the full price: the marginal curve only rises (no valley), while the
+    re-provisioned one steps where the best plan changes. The summary names each view with its
+    own verdict, so the marginal 'no valley' cannot read as the verdict of both."""
+    from pddplan.api import bathtub
+
+    res = bathtub(None, overrides={"revenue.cached_input_price_fraction": 1.0})
+    a = res.analysis
+    assert a.valleys == [] and a.reprovisioned_valleys, "the case this test is about moved"
+    rows = {r["figure"]: r["value"] for r in res.report().sections[0].rows}
+    assert rows["marginal view"].startswith("no valley: ")
+    n = len(a.reprovisioned_valleys)
+    assert rows["re-provisioned view"].startswith(f"{n} valle")
+    doc = res.report().payload
+    assert doc["verdict"]["marginal"].startswith("marginal view")
+    assert doc["verdict"]["reprovisioned"].startswith("re-provisioned view")
+    assert 0 <= doc["reprovisioned_valleys_at_plan_steps"] <= n
+    assert "_" not in rows["marginal view"]  # words, not keys
+
+
+def test_bathtub_plot_draws_both_views_with_worded_axes(tmp_path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pddplan.api import bathtub
+    from pddplan.report import plots
+
+    res = bathtub(None)
+    figs = []
+    real_save = plots._save
+    plots._save = lambda plt_, fig, path: (figs.append(fig), fig.savefig(path))  # type: ignore[assignment]
+    try:
+        plots.bathtub_plot(
+            res.analysis, res.traffic_hit_rate, res.traffic_weight, tmp_path / "b.png"
+        )
+    finally:
+        plots._save = real_save
+    (fig,) = figs
+    marginal, reprov, hist = fig.axes
+    assert (tmp_path / "b.png").stat().st_size > 10_000
+    ys = [p.reprovisioned_revenue_per_cost for p in res.analysis.points]
+    drawn = reprov.get_lines()[0].get_ydata()
+    assert np.allclose(drawn, np.array(ys, dtype=float), equal_nan=True)
+    for ax in fig.axes:
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            assert "[-]" not in label and "_" not in label
+        legend = ax.get_legend()
+        if legend is not None:
+            lines = {ln.get_label() for ln in ax.get_lines()}
+            texts = {t.get_text() for t in legend.get_texts()}
+            assert lines <= texts
+    assert "marginal view" in marginal.get_title()
+    assert "re-provisioned view" in reprov.get_title()
+    plt.close(fig)
