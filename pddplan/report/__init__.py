@@ -101,21 +101,30 @@ def md_escape(text: str) -> str:
     return _MD_LINK.sub(r"\\]", _MD_TAG.sub("&lt;", text))
 
 
+def _cells(sec: Section, col: str) -> list[str]:
+    """A column's values as table and markdown write them (machine keys in words)."""
+    if col in sec.labels:
+        return [header(str(r.get(col))) if r.get(col) is not None else "-" for r in sec.rows]
+    return [_display(r.get(col)) for r in sec.rows]
+
+
 def render_md(rep: Report, table: str | None = None) -> str:
+    """Markdown: the answer's sentences, then each table with headers in words and units."""
     out = [f"# {md_escape(rep.title)}", ""]
+    if table is None and rep.answer:
+        out += [f"- {md_escape(a)}" for a in rep.answer] + [""]
     for sec in pick(rep, table):
         cols = sec.column_names()
         out += [f"## {md_escape(sec.title)}", ""]
         if not sec.rows:
             out += ["(none)", ""]
             continue
-        out.append("| " + " | ".join(cols) + " |")
+        out.append("| " + " | ".join(header(c) for c in cols) + " |")
         out.append("|" + "|".join("---" for _ in cols) + "|")
-        for r in sec.rows:
+        cells = {c: _cells(sec, c) for c in cols}
+        for i in range(len(sec.rows)):
             out.append(
-                "| "
-                + " | ".join(md_escape(_display(r.get(c))).replace("|", "\\|") for c in cols)
-                + " |"
+                "| " + " | ".join(md_escape(cells[c][i]).replace("|", "\\|") for c in cols) + " |"
             )
         out.append("")
     for n in rep.notes:
@@ -155,15 +164,40 @@ UNITS = (
 ABBREVIATIONS = {"datacenter": "DC", "utilization": "util."}
 
 
+#: Words a header writes in capitals (the brief's names for them).
+ACRONYMS = {
+    "ttft": "TTFT",
+    "tpot": "TPOT",
+    "bcr": "BCR",
+    "rld": "RLD",
+    "md": "MD",
+    "sla": "SLA",
+    "pdd": "PDD",
+    "kv": "KV",
+    "dc": "DC",
+}
+
+
+def _words(key: str) -> str:
+    return " ".join(ACRONYMS.get(w, w) for w in key.replace(".", "_").split("_") if w)
+
+
 def header(col: str) -> str:
     """A compact header: words, then the unit in brackets (``cost_usd_per_hour`` -> ``cost
-    [$/h]``)."""
+    [$/h]``, ``ttft_p99_s`` -> ``TTFT p99 [s]``)."""
     if col in ABBREVIATIONS:
         return ABBREVIATIONS[col]
+    if " " in col:  # a key and a qualifier: "cost_usd_per_hour p5/p50/p95"
+        key, extra = col.split(" ", 1)
+        head = header(key)
+        if head.endswith("]"):
+            words, unit = head.rsplit(" [", 1)
+            return f"{words} {extra} [{unit}"
+        return f"{head} {extra}"
     for suffix, unit in UNITS:
         if col.endswith(suffix) and len(col) > len(suffix):
-            return f"{col[: -len(suffix)].replace('_', ' ')} [{unit}]"
-    return col.replace("_", " ")
+            return f"{_words(col[: -len(suffix)])} [{unit}]"
+    return _words(col)
 
 
 def table_width(is_terminal: bool, wide: bool) -> int:
@@ -191,19 +225,27 @@ def _groups(cols: list[str], cells: dict[str, list[str]], width: int) -> list[li
     def need(c: str) -> int:
         return min_width(c, cells[c]) + 3  # padding and the (blank) column rule
 
+    def fits(group: list[str]) -> bool:
+        # a table without padding at its edges: the columns, 3 between each, 1 at each side
+        return sum(need(c) for c in group) - 1 <= width
+
     if not cols:
         return [cols]
     groups: list[list[str]] = []
     cur: list[str] = [cols[0]]
-    used = need(cols[0]) + 1
     for c in cols[1:]:
-        if used + need(c) > width and len(cur) > 1:
+        if not fits([*cur, c]) and len(cur) > 1:
             groups.append(cur)
-            cur, used = [cols[0], c], need(cols[0]) + need(c) + 1
+            cur = [cols[0], c]
         else:
             cur.append(c)
-            used += need(c)
     groups.append(cur)
+    # no continuation of one column: move columns over from the group before while both fit
+    while len(groups) > 1 and len(groups[-1]) == 2 and len(groups[-2]) > 3:
+        moved = [cols[0], groups[-2][-1], *groups[-1][1:]]
+        if not fits(moved):
+            break
+        groups[-2], groups[-1] = groups[-2][:-1], moved
     return groups
 
 
@@ -213,7 +255,10 @@ def min_width(col: str, vals: list[str]) -> int:
     longest = max((len(v) for v in vals), default=1)
     head = max((len(w) for w in header(col).split()), default=1)
     numeric = all(_is_number(v) for v in vals)
-    return max(longest if numeric else min(longest, _TEXT_MIN), head)
+    if numeric:
+        return max(longest, head)
+    word = max((len(w) for v in vals for w in v.split()), default=1)  # never folded inside
+    return max(min(longest, _TEXT_MIN), word, head)
 
 
 def _is_number(v: str) -> bool:
@@ -237,9 +282,13 @@ def render_table(
     width = table_width(is_terminal, wide)
     console = Console(file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide)
     console.print(Text(rep.title, style="bold"))
+    if table is None and rep.answer:
+        for a in rep.answer:  # the answer first, a sentence a paragraph, wrapped at words
+            console.print(Text(a))
+        console.print()
     for sec in pick(rep, table):
         cols = sec.column_names()
-        cells = {c: [_display(r.get(c)) for r in sec.rows] for c in cols}
+        cells = {c: _cells(sec, c) for c in cols}
         groups = [cols] if wide else _groups(cols, cells, width)
         for gi, group in enumerate(groups):
             title = sec.title if gi == 0 else f"{sec.title} (continued)"
@@ -281,16 +330,17 @@ def render_chart(chart: str | Chart) -> str:
     return text_chart(chart.xs, chart.ys, chart.shade, chart.title)
 
 
-def short_warning(w: str) -> str:
-    """A warning's first statement and its remedy (the last clause); the JSON keeps it whole."""
-    body = w.split("closed forms: ", 1)[-1]
-    head = body.split(": ", 1)[0]
-    tail = body.rsplit("; ", 1)[-1] if "; " in body else ""
-    if head == body:
-        return w
-    if not tail.startswith(("check", "more", "relax", "use", "add", "give", "set")):
-        tail = "check with `pddplan simulate` (details: -f json)"
-    return f"{head}; {tail}"
+#: The generic advice a closed-form warning ends in; a command's own action replaces it.
+GENERIC_ADVICE = "; check with `pddplan simulate`"
+
+
+def short_warning(w: str, action: str | None = None) -> str:
+    """A warning whole (its reason kept), its generic advice replaced by ``action``, the one
+    that works for the command that printed it (none: the advice is dropped)."""
+    if w.endswith(GENERIC_ADVICE):
+        body = w[: -len(GENERIC_ADVICE)]
+        return f"{body}; {action}" if action else body
+    return w
 
 
 def emit(
@@ -315,7 +365,7 @@ def emit(
     check_report(rep, fmt)  # a broken invariant is a bug report, before anything is written
     width = table_width(sys.stderr.isatty(), wide)
     for w in rep.warnings:
-        text = w if wide else short_warning(w)
+        text = short_warning(w, rep.warning_action)
         lines = textwrap.wrap(
             f"pddplan: warning: {text}", width=max(width, 40), subsequent_indent="  "
         )

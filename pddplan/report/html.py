@@ -99,37 +99,8 @@ def images(res: Any) -> dict[str, bytes | None]:
 
 
 def _key_figures(res: Any) -> list[str]:
-    """The answer in a few sentences: chips, cost, and the comparison with one datacenter."""
-    plan = res.solve.plan
-    out = []
-    roles = [
-        f"{role} {n} x {inst.chip.name} ({n * inst.tensor_parallel} chips)"
-        for role, v in plan.roles.items()
-        if v is not None
-        for inst, n in [v]
-    ]
-    out.append(f"At {plan.rate_rps:.4g} req/s: {', '.join(roles)}.")
-    split = {r["chip"]: r for r in res.solve.report().sections[2].rows}
-    parts = []
-    for chip, r in split.items():
-        bits = [f"{r[k]} {k}" for k in ("owned", "rented", "bought") if r[k]]
-        if r["owned_idle"]:
-            bits.append(f"{r['owned_idle']} owned idle")
-        parts.append(f"{chip}: {', '.join(bits) or 'none'}")
-    out.append("Chips: " + "; ".join(parts) + ".")
-    out.append(
-        f"Cost {plan.cost_usd_per_hour:,.1f} $/h (line included), BCR "
-        f"{plan.bcr_requests_per_usd:.4g} requests per dollar."
-    )
-    for b in res.solve.baselines:
-        if b.topology == "same-dc":
-            out.append(
-                f"One datacenter ({', '.join(f'{n} {c}' for c, n in b.chips_of().items())}): "
-                f"{b.cost_usd_per_hour:,.1f} $/h; PDD costs "
-                f"{plan.cost_usd_per_hour / b.cost_usd_per_hour:.3g}x and its BCR is "
-                f"{plan.bcr_requests_per_usd / max(b.bcr_requests_per_usd, 1e-300):.3g}x."
-            )
-    return out
+    """The answer in a few sentences (:meth:`~pddplan.results.solve.SolveResult.answer`)."""
+    return list(res.solve.answer())
 
 
 def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
@@ -196,7 +167,9 @@ def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
             name = f"{out.stem}-{key}.png"
             (out.parent / name).write_bytes(data)
             lines += [f"![{key}]({name})", ""]
-    body = render_md(rep).split("\n", 2)[2]  # without its title line
+    from dataclasses import replace
+
+    body = render_md(replace(rep, answer=[])).split("\n", 2)[2]  # without its title line
     return "\n".join(lines) + body
 
 

@@ -25,6 +25,9 @@ class Section:
     rows: list[Row]
     columns: list[str] | None = None
     key: str | None = None  # the name ``--table`` selects it by (default: from the title)
+    #: columns whose values are machine keys (``rate_rps``): table and markdown write them in
+    #: words with their unit (``rate [req/s]``), CSV and JSON keep the keys
+    labels: tuple[str, ...] = ()
 
     @property
     def slug(self) -> str:
@@ -65,6 +68,10 @@ class Report:
     notes: list[str] = field(default_factory=list)
     chart: str | Chart | None = None  # a compact text chart, table mode only
     warnings: list[str] = field(default_factory=list)  # to stderr; also in the JSON document
+    #: the answer in a few sentences, above the tables in table and markdown formats
+    answer: list[str] = field(default_factory=list)
+    #: what to do about a warning with this command (replaces a warning's generic advice)
+    warning_action: str | None = None
 
     def json_document(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION}

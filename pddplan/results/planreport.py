@@ -63,7 +63,7 @@ class PlanReportResult(Result):
         by = {s.slug: s for s in sol.sections}
         sections = [
             Section("plan", by["plan"].rows, key="plan"),
-            Section("summary", by["summary"].rows, key="summary"),
+            Section("summary", by["summary"].rows, key="summary", labels=("figure",)),
             Section("chips: owned, rented, bought", by["procurement"].rows, key="procurement"),
             Section("baselines at the same rate", by["baselines"].rows, key="baselines"),
             Section("hit-rate classes", self.solve.classes or [], key="classes"),
@@ -79,4 +79,10 @@ class PlanReportResult(Result):
             "assumptions": self.assumptions,
             "warnings": self.warnings,
         }
-        return Report(self.title, sections, payload)
+        return Report(
+            self.title,
+            sections,
+            payload,
+            answer=self.solve.answer(),
+            warning_action=self.solve.report().warning_action,
+        )

@@ -179,9 +179,13 @@ class RobustResult(Result):
             }
             for i in run.inputs
         ]
+        kinds: list[Row] = []
+        for i in run.inputs:
+            if all(k["kind"] != i.kind or k["reason"] != i.reason for k in kinds):
+                kinds.append({"kind": i.kind, "reason": i.reason})
         skipped = [{"input": s.path, "reason": s.reason} for s in run.not_sampled]
         sections = [
-            Section("summary", summary),
+            Section("summary", summary, labels=("figure",)),
             Section(
                 "sensitivity",
                 run.sensitivity,
@@ -195,7 +199,9 @@ class RobustResult(Result):
                 ],
             ),
             Section("robust plan", self.robust_plan.sections()[0].rows if self.robust_plan else []),
-            Section("inputs", inputs),
+            # each kind's reasoning said once, in its own table
+            Section("inputs", inputs, columns=["input", "value", "distribution", "kind"]),
+            Section("input kinds", kinds, columns=["kind", "reason"], key="kinds"),
         ]
         if skipped:
             sections.append(Section("not sampled", skipped))
@@ -211,7 +217,38 @@ class RobustResult(Result):
             "not_sampled": skipped,
             "configurations": {"total": run.configs_total, "evaluated": run.configs_evaluated},
         }
-        return Report("pddplan robust", sections, payload, notes)
+        return Report("pddplan robust", sections, payload, notes, answer=self.answer())
+
+    def answer(self) -> list[str]:
+        """The robust run in a few sentences: how often the point plan meets the SLA, the
+        plan that meets it at the confidence asked and its premium, the inputs that matter."""
+        run = self.run
+        point = self.point.plan
+        out = [
+            f"The point-estimate plan ({_chips(point.chips_of())}, "
+            f"{point.cost_usd_per_hour:,.1f} $/h) meets every SLA target in "
+            f"{100 * run.sla_probability:.3g}% of {run.samples} sampled scenarios."
+        ]
+        if self.robust_plan is not None and run.robust is not None:
+            rp = self.robust_plan.plan
+            premium = self.cost_premium
+            more = f" ({100 * premium:+.3g}% against the point plan)" if premium is not None else ""
+            out.append(
+                f"Deploy {_chips(rp.chips_of())} at {rp.cost_usd_per_hour:,.1f} $/h{more}: it "
+                f"meets them with probability {run.robust.probability:.3g} (asked "
+                f">= {run.confidence:g})."
+            )
+        else:
+            out.append(
+                f"No plan among the {run.configs_evaluated} evaluated meets every SLA target "
+                f"with probability >= {run.confidence:g}."
+            )
+        top = sorted(run.sensitivity, key=lambda r: -abs(r.get("index") or 0.0))[:3]
+        if top:
+            out.append(
+                "The inputs that move it most: " + ", ".join(str(r["input"]) for r in top) + "."
+            )
+        return out
 
 
 def _chips(chips: dict[str, int]) -> str:

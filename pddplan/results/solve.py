@@ -14,9 +14,23 @@ if TYPE_CHECKING:
 
 DATACENTER = {"P": "A", "RLD": "A", "MD": "B"}
 
+#: The baselines in words, as the answer's sentences name them.
+BASELINE_WORDS = {
+    "same-dc": "one datacenter",
+    "no-relay": "no relay",
+    "no-relay-rld": "no relay, RLD for anomalous requests only",
+}
 
-def _ratio(a: float, b: float) -> float:
-    return a / b if b else math.inf
+#: What to do about a closed-form warning after ``solve``.
+CHECK_PLAN = (
+    "write the plan with `pddplan solve -f json -o plan.json` (the same options) and check it "
+    "with `pddplan simulate --plan plan.json`"
+)
+
+
+def _ratio(a: float, b: float) -> float | None:
+    """``a / b``; None where ``b`` is 0 (a baseline of no goodput: the ratio is unbounded)."""
+    return a / b if b else None
 
 
 @dataclass(frozen=True)
@@ -64,7 +78,7 @@ class SolveResult(Result):
         base_rows, base_json = self._baselines()
         sections = [
             Section("plan", _role_rows(plan), key="plan"),
-            Section("summary", self._summary_rows(), key="summary"),
+            Section("summary", self._summary_rows(), key="summary", labels=("figure",)),
             Section("chips: owned, rented, bought", procurement_rows(plan), key="procurement"),
             Section("ttft by pipeline", self._pipeline_rows(), key="pipelines"),
             Section("baselines at the same rate", base_rows, key="baselines"),
@@ -98,7 +112,99 @@ class SolveResult(Result):
         payload["line"] = {"name": wan.name, "bandwidth_gbit_per_s": wan.bandwidth_gbit_per_s}
         if out.relay_edges:
             payload["relay_edges"] = self._relay_edges_json()
-        return Report(title, sections, payload, self._notes(), warnings=list(self.warnings))
+        return Report(
+            title,
+            sections,
+            payload,
+            self._notes(),
+            warnings=list(self.warnings),
+            answer=self.answer(),
+            warning_action=CHECK_PLAN,
+        )
+
+    def answer(self) -> list[str]:
+        """The answer in a few sentences, from the figures of the tables: where PDD loses
+        first (the baseline's cost and BCR, and what would make PDD pay), then what to deploy,
+        what it costs, against each baseline, and what binds."""
+        out = self.outcome
+        plan = out.plan
+        said = [self._loses(b) for b in out.baselines]
+        sentences = [s for s in said if s]
+        dcs: dict[str, list[str]] = {}
+        for role, v in plan.roles.items():
+            if v is not None:
+                inst, n = v
+                dc = DATACENTER[role] if plan.topology != "same-dc" else "A"
+                dcs.setdefault(dc, []).append(
+                    f"{role} {n} x {inst.chip.name} {inst.lay.label} "
+                    f"({n * inst.tensor_parallel} chips)"
+                )
+        where = "; ".join(f"in datacenter {dc}: {', '.join(r)}" for dc, r in dcs.items())
+        line = f", over line {out.problem.wan.label}" if plan.link_cost_usd_per_hour else ""
+        sentences.append(f"Deploy for {plan.rate_rps:.4g} req/s {where}{line}.")
+        parts = []
+        for r in procurement_rows(plan):
+            bits = [f"{r[k]} {k}" for k in ("owned", "rented", "bought") if r[k]]
+            if r["owned_idle"]:
+                bits.append(f"{r['owned_idle']} owned idle")
+            parts.append(f"{r['chip']}: {', '.join(bits) or 'none'}")
+        sentences.append("Chips: " + "; ".join(parts) + ".")
+        p99, target = plan.prefill.ttft_s[2], out.problem.ttft_targets_s[2]
+        sentences.append(
+            f"Cost {plan.cost_usd_per_hour:,.1f} $/h (line included), BCR "
+            f"{plan.bcr_requests_per_usd:.4g} requests per dollar, goodput "
+            f"{plan.goodput_rps:.4g} req/s, TTFT p99 {p99:.4g} s (target {target:.4g} s)."
+        )
+        for b in out.baselines:
+            name = BASELINE_WORDS.get(b.topology, b.topology)
+            chips = ", ".join(f"{n} {c}" for c, n in b.chips_of().items())
+            head = f"{name[0].upper()}{name[1:]} ({chips}): {b.cost_usd_per_hour:,.1f} $/h"
+            ratio = _ratio(plan.bcr_requests_per_usd, b.bcr_requests_per_usd)
+            if ratio is None:
+                sentences.append(f"{head}, and it meets the TTFT targets at no rate.")
+                continue
+            sentences.append(
+                f"{head}; PDD costs "
+                f"{_ratio(plan.cost_usd_per_hour, b.cost_usd_per_hour) or 0:.3g}x and its BCR is "
+                f"{ratio:.3g}x."
+            )
+        if plan.binding:
+            sentences.append("Bound by " + "; ".join(plan.binding) + ".")
+        if out.mode != "rate" and out.scale_bound:
+            sentences.append(f"Its scale is bound by {out.scale_bound}.")
+        return sentences
+
+    def _loses(self, b: Plan) -> str | None:
+        """The sentence saying PDD loses to baseline ``b`` (BCR ratio below 1), or None."""
+        plan = self.outcome.plan
+        ratio = _ratio(plan.bcr_requests_per_usd, b.bcr_requests_per_usd)
+        if plan.topology != "pdd" or ratio is None or ratio >= 1:
+            return None
+        name = BASELINE_WORDS.get(b.topology, b.topology)
+        text = (
+            f"PDD loses to {name} ({b.topology}): it serves this rate for "
+            f"{b.cost_usd_per_hour:,.1f} $/h at a BCR of {b.bcr_requests_per_usd:.4g} requests "
+            f"per dollar, against PDD's {plan.cost_usd_per_hour:,.1f} $/h and "
+            f"{plan.bcr_requests_per_usd:.4g} (BCR ratio {ratio:.3g}x)."
+        )
+        pays = []
+        if self.verdict is not None:
+            for v in self.verdict.verdicts:
+                if v.baseline == b.topology:
+                    pays += [flip_text(f) for f in v.flips]
+        if pays:
+            text += " PDD would pay with " + "; or ".join(pays) + "."
+        elif self.verdict is not None:
+            text += (
+                f" No estimate in its plausible range ({len(self.verdict.inputs)} checked) "
+                "reverses it."
+            )
+        if b.topology != "same-dc" and self.outcome.relay_edges:
+            from pddplan.solver.relay_edge import describe
+
+            said = describe(self.outcome.relay_edges)
+            text += f" {said[0].upper()}{said[1:]}."
+        return text
 
     def _summary_rows(self) -> list[Row]:
         """The plan's figures against their targets (the ``summary`` table)."""
@@ -181,8 +287,8 @@ class SolveResult(Result):
             }
             for k in ("bcr_ratio", "cost_ratio", "goodput_ratio"):
                 # null where the baseline's figure is 0 (the ratio is unbounded), with why
-                bj[k] = row[k] if math.isfinite(row[k]) else None
-            if not math.isfinite(row["bcr_ratio"]):
+                bj[k] = row[k]
+            if row["bcr_ratio"] is None:
                 bj["ratio_undefined"] = (
                     f"baseline {b.topology} serves no rate within every SLA target (goodput 0)"
                 )

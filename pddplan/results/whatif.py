@@ -36,7 +36,49 @@ class SweepResult(Result):
                 "points": [_json_point(r) for r in self.points],
             },
             notes=[f"{len(self.points)} points, {self.feasible_points} feasible"],
+            answer=self.answer(),
         )
+
+    def _where(self, row: Row) -> str:
+        return ", ".join(f"{p}={row.get(p)}" for p in self.axes)
+
+    def answer(self) -> list[str]:
+        """The sweep in a few sentences: where PDD loses to a baseline first, then how many
+        points are feasible, the cheapest and what binds it."""
+        feasible = [r for r in self.points if r.get("feasible")]
+        out: list[str] = []
+        ratios = sorted({k for r in feasible for k in r if k.startswith("bcr_ratio_vs_")})
+        wins = []
+        for k in ratios:
+            vals = [
+                (r[k], r)
+                for r in feasible
+                if isinstance(r.get(k), float | int) and math.isfinite(r[k])
+            ]
+            if not vals:
+                continue
+            base = k.removeprefix("bcr_ratio_vs_")
+            lose = [(v, r) for v, r in vals if v < 1]
+            lo, hi = min(v for v, _ in vals), max(v for v, _ in vals)
+            if lose:
+                v, r = min(lose, key=lambda t: t[0])
+                out.insert(
+                    0,
+                    f"PDD loses to {base} at {len(lose)} of {len(vals)} points (BCR ratio "
+                    f"down to {v:.3g}x, at {self._where(r)}).",
+                )
+            wins.append(f"{base} {lo:.3g}x to {hi:.3g}x")
+        out.append(f"{len(feasible)} of {len(self.points)} points feasible.")
+        if feasible:
+            best = min(feasible, key=lambda r: r.get("cost_usd_per_hour") or math.inf)
+            out.append(
+                f"Cheapest at {self._where(best)}: {best.get('cost_usd_per_hour', 0):,.1f} $/h, "
+                f"BCR {best.get('bcr_requests_per_usd', 0):.4g} requests per dollar, bound by "
+                f"{best.get('binding') or 'nothing'}."
+            )
+        if wins:
+            out.append("PDD's BCR over the baselines: " + "; ".join(wins) + ".")
+        return out
 
 
 def _json_point(row: Row) -> Row:
