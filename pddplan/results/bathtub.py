@@ -134,25 +134,16 @@ class BathtubResult(Result):
         """The bathtub in a few sentences: the plan, its valleys in both views, the advice."""
         res = self.analysis
         plan = res.outcome.plan
+        from pddplan.bathtub import view_verdicts
+        from pddplan.report.labels import figure_label
+
+        verdict = view_verdicts(res)
         out = [
             f"On the plan for {plan.rate_rps:.4g} req/s ({plan.cost_usd_per_hour:,.1f} $/h), "
-            f"{res.metric} against prefix hit rate."
+            f"{figure_label(res.metric)} against the prefix hit rate.",
+            f"Marginal view (the plan's fleet held): {verdict['marginal']}.",
+            f"Re-provisioned view (the fleet re-sized at each hit rate): "
+            f"{verdict['reprovisioned']}.",
         ]
-
-        def deepest(found: list[Row]) -> str:
-            d = max((r.get("depth_fraction") or 0.0 for r in found), default=0.0)
-            return f" (deepest {100 * d:.3g}%)" if found else ""
-
-        marginal, re_prov = _valley_rows(res.valleys), _valley_rows(res.reprovisioned_valleys)
-        out.append(
-            f"Marginal view (the plan's fleet held): {len(marginal)} valleys{deepest(marginal)}, "
-            f"{100 * res.valley_traffic_share:.3g}% of the traffic in them"
-            + (f"; {res.no_valley_reason}" if not marginal and res.no_valley_reason else "")
-            + "."
-        )
-        out.append(
-            f"Re-provisioned view (the fleet re-sized at each hit rate): {len(re_prov)} "
-            f"valleys{deepest(re_prov)}."
-        )
         out += [str(a) for a in res.advice[:1]]
         return out
