@@ -127,6 +127,7 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
     for need in ("P", "MD"):
         if need not in roles:
             raise ProfileError(f"the plan has no {need} role", file=file, key="plan.roles")
+    _check_chip_summary(p.get("chips"), roles, file)
     if not 1e-6 <= rate <= 1e6:
         raise ProfileError(
             f"rate_rps must be in [1e-06, 1e+06], not {rate:g}", file=file, key="plan.rate_rps"
@@ -138,6 +139,26 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
             key="plan.routing_threshold_hit_rate",
         )
     return SimPlan(rate, Routing.from_hit_rate(thr), handover, roles, None)
+
+
+def _check_chip_summary(summary: Any, roles: dict[str, Role], file: str) -> None:
+    """The plan's ``chips`` summary, when present, must be the roles' chips (instances x chips
+    per instance, by chip): a plan edited by hand in one place and not the other is refused."""
+    if summary is None:
+        return
+    summary = _mapping(summary, "plan.chips", file)
+    want: dict[str, int] = {}
+    for role in roles.values():
+        name = role.instance.chip.name
+        want[name] = want.get(name, 0) + role.instances * role.instance.tensor_parallel
+    got = {str(k): v for k, v in summary.items()}
+    if got != want:
+        raise ProfileError(
+            f"the chips summary {got} does not match the roles' chips {want} (instances x "
+            "chips_per_instance); edit the roles, or drop the summary",
+            file=file,
+            key="plan.chips",
+        )
 
 
 def _mapping(v: Any, key: str, file: str) -> dict[str, Any]:

@@ -116,7 +116,11 @@ class PsLine:
         self._advance(t_s)
         out = []
         h = self.heap
-        lim = self.v + _EPS_TIME_S * min(self.c / self.n, self.cap) + self.v * 1e-13
+        # a flow ends when what it lacks takes less than the clock can resolve at t: late in a
+        # long run (t ~ 1e9 s at 1e-6 req/s) a float step of t is ~1e-7 s, and an end sooner
+        # than that would be scheduled at t itself again and again, without progress
+        eps_s = max(_EPS_TIME_S, 4.0 * math.ulp(t_s))
+        lim = self.v + eps_s * min(self.c / self.n, self.cap) + self.v * 1e-13
         while h and h[0][0] <= lim:
             out.append(heapq.heappop(h)[1])
         self.n -= len(out)
@@ -306,7 +310,8 @@ class DecodePool:
         out = []
         h = self.heaps[j]
         where = self.where
-        lim = self.u[j] * (1.0 + 1e-13) + _EPS_TIME_S / self.s[j]
+        # as PsLine.done: what the clock cannot resolve at t counts as done
+        lim = self.u[j] * (1.0 + 1e-13) + max(_EPS_TIME_S, 4.0 * math.ulp(t_s)) / self.s[j]
         while h:
             uf, seq, r = h[0]
             info = where.get(r)
