@@ -28,14 +28,22 @@ class SweepResult(Result):
         return sum(1 for r in self.points if r.get("feasible"))
 
     def report(self) -> Report:
+        points = [_json_point(r) for r in self.points]
+        notes = [f"{len(self.points)} points, {self.feasible_points} feasible"]
+        if any("ratio_undefined" in r for r in points):
+            notes.append(
+                "a BCR ratio is '-' (empty in CSV, null in JSON) where its baseline serves no "
+                "rate within every SLA target (goodput 0)"
+            )
+        table = [{k: v for k, v in r.items() if k != "ratio_undefined"} for r in points]
         return Report(
             "pddplan sweep",
-            [Section("points", self.points)],
+            [Section("points", table)],
             {
                 "axes": [{"path": p, "values": v} for p, v in self.axes.items()],
-                "points": [_json_point(r) for r in self.points],
+                "points": points,
             },
-            notes=[f"{len(self.points)} points, {self.feasible_points} feasible"],
+            notes=notes,
             answer=self.answer(),
         )
 
