@@ -9,7 +9,7 @@ Every ``import`` and ``from ... import`` in pddplan counts: at module level, ins
 
 Layers, lowest first (a package may import its own layer and those below)::
 
-    errors units limits defaults  <  models  <  spec  <  io executors  <  deployment  <  timing
+    errors units labels limits defaults  <  models  <  spec  <  io executors  <  deployment  <  timing
       <  solver  <  bathtub whatif calibrate robust trace sim step transfer
       <  results  <  report  <  api  <  pddplan (the lazy public API)  <  cli  <  __main__
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "pddplan"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "units", "limits", "defaults"),
+    ("errors", "units", "labels", "limits", "defaults"),
     ("models",),
     ("spec",),
     ("io", "executors"),
@@ -40,7 +40,16 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 #: Modules allowed at pddplan's top level: the edge, the one timeline, the entry points.
-TOP_LEVEL_MODULES = {"__init__", "__main__", "errors", "units", "limits", "defaults", "timing"}
+TOP_LEVEL_MODULES = {
+    "__init__",
+    "__main__",
+    "errors",
+    "units",
+    "labels",
+    "limits",
+    "defaults",
+    "timing",
+}
 
 
 def _modules() -> dict[str, Path]:

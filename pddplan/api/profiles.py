@@ -277,3 +277,11 @@ def data_file(path: str | os.PathLike[str]) -> Path:
         if (d / path.name).is_file():
             return d / path.name
     return path
+
+
+def bundled_names(text: str) -> str:
+    """``text`` (an error message) with each bundled file's path replaced by its name
+    (``bundled scenario pdd-paper, line 39``: :func:`pddplan.io.loader.bundled_names`)."""
+    from pddplan.io.loader import bundled_names as names
+
+    return names(text)

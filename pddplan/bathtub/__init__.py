@@ -350,7 +350,7 @@ def _no_valley_reason(y: np.ndarray, tolerance: float, metric: str) -> str:
         shape = "falls monotonically with the hit rate"
     else:
         shape = "has no dip deeper than the tolerance"
-    from pddplan.report.labels import figure_label
+    from pddplan.labels import figure_label
 
     return f"{figure_label(metric)} {shape} (tolerance {tolerance:.0%} of the enclosing peaks)"
 

@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _fail(message: str, code: int) -> None:
     # one line, whatever a file's text put into the message; bundled files by their names
-    from pddplan.io.loader import bundled_names
+    from pddplan.api.profiles import bundled_names
 
     message = bundled_names(message)
     typer.echo(f"pddplan: error: {' '.join(message.splitlines())}", err=True)

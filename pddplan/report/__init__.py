@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pddplan.errors import OptionError, UsageError
+from pddplan.labels import UNITS
 from pddplan.results import Report, Section, json_ready
 from pddplan.results.base import Chart
 from pddplan.results.invariants import check_report, check_text
@@ -134,30 +135,6 @@ def render_md(rep: Report, table: str | None = None) -> str:
 
 def render_json(rep: Report) -> str:
     return json.dumps(json_ready(rep.json_document()), indent=2) + "\n"
-
-
-#: Unit suffixes of column names and how a compact header writes them (longest first).
-UNITS = (
-    ("_usd_per_hour", "$/h"),
-    ("_usd_per_month", "$/month"),
-    ("_usd_per_mtok", "$/Mtok"),
-    ("_requests_per_usd", "req/$"),
-    ("_gbit_per_s", "Gbit/s"),
-    ("_gb_per_s", "GB/s"),
-    ("_tb_per_s", "TB/s"),
-    ("_bytes_per_s", "B/s"),
-    ("_tokens_per_s", "tok/s"),
-    ("_usd", "$"),
-    ("_rps", "req/s"),
-    ("_bytes", "B"),
-    ("_tokens", "tok"),
-    ("_ms", "ms"),
-    ("_us", "us"),
-    ("_s", "s"),
-    ("_gb", "GB"),
-    ("_tflops", "TFLOPS"),
-    ("_pct", "%"),
-)
 
 
 #: Long words of column names a compact header shortens.

@@ -75,7 +75,7 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
     import textwrap
 
     from pddplan.bathtub import MARGINAL_VIEW, REPROVISIONED_VIEW, view_verdicts
-    from pddplan.report.labels import figure_label
+    from pddplan.labels import figure_label
 
     check_plot_path(path)
     plt = _pyplot()
@@ -159,15 +159,15 @@ def _plain_log_ticks(ax) -> None:
 
 
 def axis_label(path: str) -> str:
-    """A swept PATH in words with its unit (:func:`pddplan.report.labels.path_label`)."""
-    from pddplan.report.labels import path_label
+    """A swept PATH in words with its unit (:func:`pddplan.labels.path_label`)."""
+    from pddplan.labels import path_label
 
     return path_label(path)
 
 
 def _ratio_keys(rows: list[dict]) -> list[str]:
     """The ``bcr_ratio_vs_<baseline>`` columns of any row, in first-seen order."""
-    from pddplan.report.labels import ratio_baseline
+    from pddplan.labels import ratio_baseline
 
     keys: list[str] = []
     for r in rows:
@@ -215,7 +215,7 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
     the BCR ratio to one datacenter (or PDD's BCR without baselines) whose cells also give the
     cost; an infeasible cell says so. A ratio that is undefined at every point (its baseline
     never meets the SLA) gets no legend entry, a note instead."""
-    from pddplan.report.labels import baseline_label, figure_label, ratio_baseline
+    from pddplan.labels import baseline_label, figure_label, ratio_baseline
 
     check_plot_path(path)
     plt = _pyplot()  # a clean error without matplotlib, before any matplotlib import

@@ -25,7 +25,7 @@ def tornado_plot(
     check_plot_path(path)
     plt = _pyplot()
     rows = list(sensitivity)[:top][::-1]
-    from pddplan.report.labels import path_label
+    from pddplan.labels import path_label
 
     labels = [path_label(r["input"]) for r in rows]
     fig, (ax1, ax2) = plt.subplots(

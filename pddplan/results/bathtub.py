@@ -56,7 +56,7 @@ class BathtubResult(Result):
         valleys = _valley_rows(res.valleys)
         re_valleys = _valley_rows(res.reprovisioned_valleys)
         from pddplan.bathtub import MARGINAL_VIEW, REPROVISIONED_VIEW, view_verdicts
-        from pddplan.report.labels import figure_label
+        from pddplan.labels import figure_label
 
         verdict = view_verdicts(res)
         summary: list[Row] = [
@@ -135,7 +135,7 @@ class BathtubResult(Result):
         res = self.analysis
         plan = res.outcome.plan
         from pddplan.bathtub import view_verdicts
-        from pddplan.report.labels import figure_label
+        from pddplan.labels import figure_label
 
         verdict = view_verdicts(res)
         out = [

@@ -8,8 +8,8 @@ import pytest
 
 matplotlib.use("Agg")
 
+from pddplan.labels import path_label  # noqa: E402
 from pddplan.report import plots  # noqa: E402
-from pddplan.report.labels import path_label  # noqa: E402
 
 ROWS = [
     {"link.bandwidth_gbit_per_s": 10, "feasible": False, "binding": "line utilization"},

@@ -2,13 +2,36 @@
 
 One mapping for every plot (sweep axes, tornado inputs, bathtub and sweep figures): a PATH in
 :data:`PATH_WORDS` reads as written there; any other PATH is read off its keys (profile group,
-name, leaf words, then the unit its suffix names, from :data:`pddplan.report.UNITS`).
+name, leaf words, then the unit its suffix names, from :data:`UNITS`).
 Dimensionless values get no bracket.
 """
 
 from __future__ import annotations
 
 import re
+
+#: Unit suffixes of result keys and their units as written in headers (longest first).
+UNITS = (
+    ("_usd_per_hour", "$/h"),
+    ("_usd_per_month", "$/month"),
+    ("_usd_per_mtok", "$/Mtok"),
+    ("_requests_per_usd", "req/$"),
+    ("_gbit_per_s", "Gbit/s"),
+    ("_gb_per_s", "GB/s"),
+    ("_tb_per_s", "TB/s"),
+    ("_bytes_per_s", "B/s"),
+    ("_tokens_per_s", "tok/s"),
+    ("_usd", "$"),
+    ("_rps", "req/s"),
+    ("_bytes", "B"),
+    ("_tokens", "tok"),
+    ("_ms", "ms"),
+    ("_us", "us"),
+    ("_s", "s"),
+    ("_gb", "GB"),
+    ("_tflops", "TFLOPS"),
+    ("_pct", "%"),
+)
 
 #: Swept or sampled PATHs whose words are not read off their keys.
 PATH_WORDS = {
@@ -68,8 +91,6 @@ _RATIO_KEY = re.compile(r"^bcr_ratio_vs_([a-z0-9-]+)$")
 
 def _unit(leaf: str) -> tuple[str, str | None]:
     """``leaf`` without its unit suffix, and the unit (None when dimensionless)."""
-    from pddplan.report import UNITS
-
     for suffix, unit in UNITS:
         if leaf.endswith(suffix) and len(leaf) > len(suffix):
             return leaf[: -len(suffix)], "tokens" if unit == "tok" else unit
