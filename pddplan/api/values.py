@@ -131,6 +131,40 @@ def inventory_overrides(
     return out
 
 
+#: The tables (``--table`` names) of the commands whose work is long enough that a wrong name
+#: must fail before it: each result module's own ``TABLES`` (tests check they match).
+_TABLES = {
+    "robust": ("pddplan.results.robust", "TABLES"),
+    "simulate": ("pddplan.results.simulate", "TABLES"),
+    "sweep": ("pddplan.results.whatif", "SWEEP_TABLES"),
+}
+
+
+def table_names(command: str) -> tuple[str, ...] | None:
+    """The ``--table`` names ``command``'s result can have (None: not declared; the name is then
+    checked when the result is rendered)."""
+    where = _TABLES.get(command)
+    if where is None:
+        return None
+    import importlib
+
+    names: tuple[str, ...] = getattr(importlib.import_module(where[0]), where[1])
+    return names
+
+
+def check_table(command: str, table: str | None) -> None:
+    """Raise :class:`OptionError` (``table``) for a name ``command``'s result cannot have, before
+    any work (the same words as when the result is rendered)."""
+    names = table_names(command)
+    if table is None or names is None or table in names:
+        return
+    import difflib
+
+    guess = difflib.get_close_matches(table, names, n=1)
+    hint = f"did you mean {guess[0]!r}? " if guess else ""
+    raise OptionError("table", f": no table {table!r}; {hint}tables: {', '.join(names)}")
+
+
 def parse_size_bytes(text: str) -> float:
     """A payload size such as ``4649KB`` in bytes (:func:`pddplan.transfer.parse_size_bytes`)."""
     from pddplan.transfer import parse_size_bytes as parse
@@ -140,6 +174,8 @@ def parse_size_bytes(text: str) -> float:
 
 __all__ = [
     "LIST_KEYS",
+    "check_table",
+    "table_names",
     "inventory_overrides",
     "parse_axes",
     "parse_counts",

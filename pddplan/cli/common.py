@@ -215,12 +215,16 @@ def _extend(
     return wrapper
 
 
-def _output(given: dict[str, Any]) -> Output:
+def _output(given: dict[str, Any], command: str | None = None) -> Output:
     from pddplan.report import check_format
 
     out = Output(given["format"], given["output"], given["table"], given["wide"])
     check_format(out.format)
     check_writable(out.output)
+    if command is not None:
+        from pddplan.api.values import check_table
+
+        check_table(command, out.table)
     return out
 
 
@@ -232,10 +236,17 @@ def check_writable(path: Path | None, option: str = "output") -> None:
         raise OptionError(option, f"{path}: cannot write: no directory {str(path.parent)!r}")
 
 
-def output_options(f: Callable[..., Any] | None = None, *, output_help: str | None = None) -> Any:
+def output_options(
+    f: Callable[..., Any] | None = None,
+    *,
+    output_help: str | None = None,
+    command: str | None = None,
+) -> Any:
     """Give a command the shared output options; it receives them as ``out: Output``.
 
-    ``output_help`` replaces the help of ``--output`` (``report`` writes HTML there)."""
+    ``output_help`` replaces the help of ``--output`` (``report`` writes HTML there);
+    ``command`` names a command whose ``--table`` names are declared
+    (:func:`pddplan.api.values.table_names`), checked before the work."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         out_opt: Any = OutputOpt
@@ -250,7 +261,8 @@ def output_options(f: Callable[..., Any] | None = None, *, output_help: str | No
             "table": (TableOpt, None),
             "wide": (WideOpt, False),
         }
-        return flag_errors(_extend(fn, "out", extra, _output))
+        build = _output if command is None else functools.partial(_output, command=command)
+        return flag_errors(_extend(fn, "out", extra, build))
 
     return deco(f) if f is not None else deco
 

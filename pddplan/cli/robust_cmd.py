@@ -29,7 +29,7 @@ SchedulerOpt = Annotated[
 ]
 
 
-@common.output_options
+@common.output_options(command="robust")
 @common.scenario_options("robust")
 def robust_cmd(
     scenario: ScenarioArg = None,

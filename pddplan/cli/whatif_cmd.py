@@ -13,7 +13,7 @@ from pddplan.cli.solve_cmd import ScenarioArg
 chips_app = typer.Typer(help="Evaluate the chip catalog.", no_args_is_help=True)
 
 
-@common.output_options
+@common.output_options(command="sweep")
 def sweep_cmd(
     scenario: ScenarioArg = None,
     axes: Annotated[

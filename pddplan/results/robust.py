@@ -51,6 +51,11 @@ def _describe(d: Any) -> str:
     return "fixed"
 
 
+#: The robust report's tables, by ``--table`` name (``not-sampled`` only when an input is left
+#: out).
+TABLES = ("summary", "sensitivity", "robust-plan", "inputs", "kinds", "not-sampled")
+
+
 @dataclass(frozen=True)
 class RobustResult(Result):
     """The figures of a ``robust`` run.

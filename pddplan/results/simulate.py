@@ -127,6 +127,18 @@ def _grows(f: dict[str, Any], pool: str, instances: int) -> bool:
     return f.get(f"{pool}_occupancy_slope_per_s", 0.0) > 0.01 * instances
 
 
+#: The simulation report's tables, by ``--table`` name.
+TABLES = (
+    "run",
+    "fleet",
+    "simulated",
+    "ttft-by-pipeline",
+    "closed-form-vs-simulation",
+    "pool-loads",
+    "load-ratios",
+)
+
+
 @dataclass(frozen=True)
 class SimulateResult(Result):
     """A simulation of a plan beside the closed forms' figures for the same fleet and rate.

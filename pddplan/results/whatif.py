@@ -8,6 +8,9 @@ from typing import Any
 
 from pddplan.results.base import Report, Result, Row, Section
 
+#: The sweep report's tables, by ``--table`` name.
+SWEEP_TABLES = ("points",)
+
 
 @dataclass(frozen=True)
 class SweepResult(Result):
