@@ -158,11 +158,9 @@ def check_table(command: str, table: str | None) -> None:
     names = table_names(command)
     if table is None or names is None or table in names:
         return
-    import difflib
+    from pddplan.report import no_table
 
-    guess = difflib.get_close_matches(table, names, n=1)
-    hint = f"did you mean {guess[0]!r}? " if guess else ""
-    raise OptionError("table", f": no table {table!r}; {hint}tables: {', '.join(names)}")
+    raise no_table(table, names)
 
 
 def parse_size_bytes(text: str) -> float:

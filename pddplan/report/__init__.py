@@ -11,6 +11,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,15 +61,19 @@ def pick(rep: Report, table: str | None) -> list[Section]:
     """The sections ``--table`` selects: one by its name, or all of them (None)."""
     if table is None:
         return rep.sections
-    names = [s.slug for s in rep.sections]
     for sec in rep.sections:
         if sec.slug == table:
             return [sec]
+    raise no_table(table, [s.slug for s in rep.sections])
+
+
+def no_table(table: str, names: Sequence[str]) -> OptionError:
+    """The error for a ``--table`` name that is not among ``names`` (with a did-you-mean)."""
     import difflib
 
     guess = difflib.get_close_matches(table, names, n=1)
     hint = f"did you mean {guess[0]!r}? " if guess else ""
-    raise OptionError("table", f": no table {table!r}; {hint}tables: {', '.join(names)}")
+    return OptionError("table", f": no table {table!r}; {hint}tables: {', '.join(names)}")
 
 
 def render_csv(rep: Report, table: str | None = None) -> str:
