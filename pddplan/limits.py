@@ -30,7 +30,9 @@ class Cap:
             if _FLOAT.fullmatch(text):  # 1e6, 2.5e9: a whole number written with an exponent
                 value = float(text)
                 if not value.is_integer() or value > 10**MAX_NUMBER_CHARS:
-                    raise ValueError(f"{text!r} is not a whole number of at most 24 digits")
+                    raise ValueError(
+                        f"{text!r} is not a whole number of at most {MAX_NUMBER_CHARS} digits"
+                    )
                 text = str(int(value))
             return parse_whole_number(text, least=1, most=10 ** (MAX_NUMBER_CHARS - 1))
         except ValueError as exc:
