@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pddplan.report import _display, header
+from pddplan.report import _cells, header
 from pddplan.results import Section
 
 #: The page's sections: (id, heading); a test checks every one.
@@ -43,15 +43,16 @@ def _table(sec: Section, text_cols: tuple[str, ...] = ()) -> str:
     if not sec.rows:
         return "<p class='muted'>(none)</p>"
     head = "".join(f"<th>{html.escape(header(c))}</th>" for c in cols)
+    shown = {c: _cells(sec, c) for c in cols}  # as table and markdown write them
     body = []
-    for r in sec.rows:
+    for i, r in enumerate(sec.rows):
         cls = " class='est'" if r.get("estimated") else ""
         cells = []
         for c in cols:
             v = r.get(c)
             text = isinstance(v, str) and not _numeric(v)
             td = "<td class='text'>" if text or c in text_cols else "<td>"
-            cells.append(f"{td}{html.escape(_display(v))}</td>")
+            cells.append(f"{td}{html.escape(shown[c][i])}</td>")
         body.append(f"<tr{cls}>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
