@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pddplan.api.options import ParetoOptions, validate
-from pddplan.api.scenario import Overrides, Profiles, Progress, ScenarioLike, load, with_inventory
+from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load, with_inventory
 from pddplan.errors import OptionError
+from pddplan.executors import Progress
 
 if TYPE_CHECKING:
     from pddplan.results.pareto import ParetoResult

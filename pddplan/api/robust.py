@@ -11,6 +11,7 @@ from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, chip_limits,
 from pddplan.api.solve import solve_result
 
 if TYPE_CHECKING:
+    from pddplan.executors import Progress
     from pddplan.results import RobustResult
 
 _D = RobustOptions()
@@ -29,6 +30,7 @@ def robust(
     max_chips: Mapping[str, int] | None = None,
     overrides: Overrides = None,
     profiles: Profiles = None,
+    progress: Progress | None = None,
 ) -> RobustResult:
     """The point plan under sampled inputs, the cheapest plan that meets every SLA target with
     probability >= ``confidence``, and which estimate moves BCR and SLA attainment most.
@@ -47,6 +49,9 @@ def robust(
     jobs : local processes, or workers of the LocalCluster.
     rate_rps : [req/s] the target rate (default: the scenario's).
     max_chips : inventory limits, chip name -> chips.
+    progress : told ``(done, total)`` as the samples are evaluated, over the point plan's pass
+        and the other configurations' (:data:`pddplan.executors.Progress`); the result does
+        not depend on it.
 
     Raises
     ------
@@ -68,7 +73,11 @@ def robust(
     ls = load(scenario, ov, profiles)
     limits, _owned = chip_limits(ls, max_chips)
     run = run_robust(
-        ls.source, ls.overrides, max_chips=limits, **o.model_dump(exclude={"rate_rps"})
+        ls.source,
+        ls.overrides,
+        max_chips=limits,
+        progress=progress,
+        **o.model_dump(exclude={"rate_rps"}),
     )
     point = solve_result(run.point)
     rp = solve_result(run.robust.outcome) if run.robust is not None else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 PathLike = str | os.PathLike[str]
 Profiles = Sequence[PathLike] | None
 Overrides = Mapping[str, Any] | None
-Progress = Callable[[int, int], None]
 ChipCounts = Mapping[str, int] | None
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pddplan.api.options import SimulateOptions, validate_args
-from pddplan.api.scenario import Overrides, PathLike, Profiles, Progress, ScenarioLike, load
+from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
 from pddplan.errors import OptionError
+from pddplan.executors import Progress
 
 if TYPE_CHECKING:
     from pddplan.io.loader import ResolvedScenario

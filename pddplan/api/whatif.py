@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pddplan.api.options import BreakevenOptions, SweepOptions, validate
-from pddplan.api.scenario import Overrides, Profiles, Progress, ScenarioLike, load
+from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load
 from pddplan.errors import OptionError
+from pddplan.executors import Progress
 
 if TYPE_CHECKING:
     from pddplan.results import BreakevenResult, SweepResult

@@ -103,14 +103,16 @@ def warn(msg: str) -> None:
     info(f"pddplan: warning: {msg}")
 
 
-def progress_bar(label: str, worth_it: bool = True) -> tuple[Any, Any]:
-    """A progress callback ``(done, total)`` and its bar, drawn on stderr (never stdout) when
-    stderr is a terminal and the work is long enough to be worth it; ``(None, None)`` else.
-    Stop the bar (``bar.stop()``) when the work ends."""
+@contextmanager
+def progress_bar(label: str, worth_it: bool = True) -> Iterator[Any]:
+    """A progress callback ``(done, total)`` for a long API call (:data:`pddplan.executors.
+    Progress`), drawing a bar on stderr (never stdout) when stderr is a terminal and the work is
+    long enough to be worth it; None else. The bar goes when the block ends."""
     import sys
 
     if not (worth_it and sys.stderr.isatty()):
-        return None, None
+        yield None
+        return
     from rich.console import Console
     from rich.progress import Progress
 
@@ -122,7 +124,10 @@ def progress_bar(label: str, worth_it: bool = True) -> tuple[Any, Any]:
             bar.start()
         bar.update(task, completed=done, total=total)
 
-    return progress, bar
+    try:
+        yield progress
+    finally:
+        bar.stop()
 
 
 @contextmanager

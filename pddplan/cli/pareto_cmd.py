@@ -76,8 +76,7 @@ def pareto_cmd(
     if plot is not None:
         check_plot_path(plot)
         common.check_writable(plot, "plot")
-    progress, bar = common.progress_bar("solving", points >= 4)
-    try:
+    with common.progress_bar("solving", points >= 4) as progress:
         res = api.pareto(
             scenario,
             overrides=scenario_opts.overrides,
@@ -90,9 +89,6 @@ def pareto_cmd(
             baselines=baselines,
             progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.stop()
     out.emit(res.report())
     if plot is not None:
         from pddplan.report.pareto_plot import pareto_plot

@@ -34,8 +34,7 @@ def report_cmd(
     from pddplan import api
     from pddplan.report.html import write_page
 
-    progress, bar = common.progress_bar("report", True)
-    try:
+    with common.progress_bar("report", True) as progress:
         if progress:
             progress(0, 3)
         res = api.plan_report(
@@ -52,9 +51,6 @@ def report_cmd(
             write_page(res, out.output)
             common.info(f"wrote {out.output}")
             return
-    finally:
-        if bar is not None:
-            bar.stop()
     out.emit(res.report())
 
 

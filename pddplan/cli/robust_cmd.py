@@ -72,19 +72,21 @@ def robust_cmd(
 
     if plot is not None:
         check_plot_path(Path(plot))
-    res = api.robust(
-        scenario,
-        samples=samples,
-        confidence=confidence,
-        seed=seed,
-        executor=executor,
-        scheduler=scheduler,
-        jobs=jobs,
-        rate_rps=rate_rps,
-        max_chips=scenario_opts.max_chips,
-        overrides=scenario_opts.with_inventory(max_chips=False),
-        profiles=common.State.profile_dirs,
-    )
+    with common.progress_bar("sampling", samples >= 20) as progress:
+        res = api.robust(
+            scenario,
+            samples=samples,
+            confidence=confidence,
+            seed=seed,
+            executor=executor,
+            scheduler=scheduler,
+            jobs=jobs,
+            rate_rps=rate_rps,
+            max_chips=scenario_opts.max_chips,
+            overrides=scenario_opts.with_inventory(max_chips=False),
+            profiles=common.State.profile_dirs,
+            progress=progress,
+        )
     out.emit(res.report())
     if plot is not None:
         from pddplan.report.tornado import robust_tornado_plot

@@ -98,8 +98,7 @@ def simulate_cmd(
 
     if trace is not None and sample != "classes":
         raise UsageError("--trace replays the trace's own requests; drop --sample")
-    progress, bar = common.progress_bar("simulating", requests >= 5_000)
-    try:
+    with common.progress_bar("simulating", requests >= 5_000) as progress:
         res = api.simulate(
             scenario,
             profiles=common.State.profile_dirs,
@@ -115,9 +114,6 @@ def simulate_cmd(
             warmup_fraction=warmup_fraction,
             progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.stop()
     out.emit(res.report())
 
 

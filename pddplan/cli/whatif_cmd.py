@@ -87,8 +87,7 @@ def sweep_cmd(
     inventory = inventory_overrides(
         parse_counts(own, "own", least=0), parse_counts(max_chips, "max_chips")
     )
-    progress, bar = common.progress_bar("solving", math.prod(len(v) for _, v in grid) >= 20)
-    try:
+    with common.progress_bar("solving", math.prod(len(v) for _, v in grid) >= 20) as progress:
         res = api.sweep(
             scenario,
             grid,
@@ -100,9 +99,6 @@ def sweep_cmd(
             executor=executor,
             scheduler=scheduler,
         )
-    finally:
-        if bar is not None:
-            bar.stop()
     out.emit(res.report())
     if plot is not None:
         sweep_plot(res.points, [p for p, _ in grid], Path(plot))

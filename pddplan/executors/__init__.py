@@ -13,6 +13,9 @@ samples before any task runs, and ``sweep`` lists its grid before.
 
 Use an executor as a context manager: its pool or cluster lives until the block ends, so the
 workers keep what they cached between two maps of one run.
+
+``map(..., progress=tick)`` calls ``tick(done)`` with the count of items finished so far, in the
+caller's process, as each item finishes (in any order); the results keep the items' order.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ from pddplan.errors import OptionError
 T = TypeVar("T")
 R = TypeVar("R")
 
+#: Told the count of items finished so far.
+Tick = Callable[[int], None]
+#: Told how much of a long call's work is done and how much there is (``(200, 1000)``); long API
+#: calls (robust, sweep, pareto, simulate) take one as ``progress=``. The one definition.
+Progress = Callable[[int, int], None]
+
 EXECUTORS = ("local", "dask")
 DASK_HINT = "pip install 'pddplan[dask]'"
 
@@ -36,7 +45,15 @@ class Executor(Protocol):
     name: str
     workers: int
 
-    def map(self, fn: Callable[..., R], items: Sequence[Any], **shared: Any) -> list[R]: ...
+    def map(
+        self,
+        fn: Callable[..., R],
+        items: Sequence[Any],
+        /,
+        *,
+        progress: Tick | None = None,
+        **shared: Any,
+    ) -> list[R]: ...
 
     def __enter__(self) -> Executor: ...
 
@@ -64,11 +81,31 @@ class LocalExecutor:
             self._pool.shutdown()
             self._pool = None
 
-    def map(self, fn: Callable[..., R], items: Sequence[Any], **shared: Any) -> list[R]:
+    def map(
+        self,
+        fn: Callable[..., R],
+        items: Sequence[Any],
+        /,
+        *,
+        progress: Tick | None = None,
+        **shared: Any,
+    ) -> list[R]:
         call = functools.partial(fn, **shared) if shared else fn
         if self._pool is None or len(items) <= 1:
-            return [call(it) for it in items]
-        return list(self._pool.map(call, items))
+            out: list[R] = []
+            for it in items:
+                out.append(call(it))
+                if progress is not None:
+                    progress(len(out))
+            return out
+        if progress is None:
+            return list(self._pool.map(call, items))
+        from concurrent.futures import as_completed
+
+        futures = [self._pool.submit(call, it) for it in items]
+        for done, _ in enumerate(as_completed(futures), 1):
+            progress(done)
+        return [f.result() for f in futures]
 
 
 class DaskExecutor:
@@ -114,12 +151,25 @@ class DaskExecutor:
             self._cluster.close()
             self._cluster = None
 
-    def map(self, fn: Callable[..., R], items: Sequence[Any], **shared: Any) -> list[R]:
+    def map(
+        self,
+        fn: Callable[..., R],
+        items: Sequence[Any],
+        /,
+        *,
+        progress: Tick | None = None,
+        **shared: Any,
+    ) -> list[R]:
         assert self._client is not None, "use the executor as a context manager"
         # the shared arguments are small (a parsed scenario, the registry's paths): they travel
         # with each task rather than being scattered (scatter reads a dict as a key mapping)
         call = functools.partial(fn, **shared) if shared else fn
         futures = self._client.map(call, list(items), pure=False)
+        if progress is not None:
+            from distributed import as_completed
+
+            for done, _ in enumerate(as_completed(futures), 1):
+                progress(done)
         return list(self._client.gather(futures))
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pddplan.errors import InfeasibleError, OptionError
-from pddplan.executors import make_executor
+from pddplan.executors import Progress, make_executor
 from pddplan.io.overrides import ScenarioSource
 from pddplan.robust.evaluate import (
     Config,
@@ -58,6 +58,8 @@ from pddplan.solver.plan import build_plan, within_limits
 SECONDS_PER_HOUR = 3600.0
 #: Chunks per worker: enough to balance uneven samples, few enough to keep overheads small.
 CHUNKS_PER_WORKER = 4
+#: Chunks of an in-process run told as progress (a chunk is the unit the executor reports).
+PROGRESS_CHUNKS = 20
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,7 @@ def run_robust(
     jobs: int = 1,
     max_chips: Mapping[str, int] | None = None,
     config_limit: int = 64,
+    progress: Progress | None = None,
 ) -> RobustRun:
     if not (0 < confidence < 1):
         raise OptionError("confidence", f"must be between 0 and 1 (exclusive), not {confidence}")
@@ -159,7 +162,9 @@ def run_robust(
     )
     ex = make_executor(executor, jobs=jobs, scheduler=scheduler)
     with ex:
-        recs, best, evaluated = _search(ex, list(enumerate(ovs)), setup, pc0, pcs, confidence)
+        recs, best, evaluated = _search(
+            ex, list(enumerate(ovs)), setup, pc0, pcs, confidence, progress
+        )
         ex_name, workers = ex.name, ex.workers
     meets = np.array([r.meets for r in recs], dtype=bool)
     margin = np.array([r.margin for r in recs], dtype=float)
@@ -203,16 +208,37 @@ def _search(
     pc0: PointConfig,
     pcs: list[PointConfig],
     confidence: float,
+    progress: Progress | None = None,
 ) -> tuple[list[SampleRecord], _Best | None, int]:
     """Evaluate the samples on the executor: the point plan's records, and the cheapest counts
     of each configuration that can still beat the best so far (``(records, best,
     configurations evaluated)``)."""
     samples = len(items)
     n_chunks = 1 if ex.workers <= 1 else ex.workers * CHUNKS_PER_WORKER
+    if progress is not None:
+        n_chunks = max(n_chunks, PROGRESS_CHUNKS)
     chunks = [c for c in (items[i::n_chunks] for i in range(n_chunks)) if c]
+    done_after = np.cumsum([len(c) for c in chunks])  # the chunks are within one of equal
+    # told over both passes: the point plan's, then the other configurations' (when any)
+    total = 2 * samples
+
+    def tick(passes_done: int) -> Callable[[int], None] | None:
+        if progress is None:
+            return None
+        report = progress
+        report(passes_done * samples, total)
+        return lambda done: report(passes_done * samples + int(done_after[done - 1]), total)
+
     cfg0 = pc0.cfg
     recs = _gather(
-        ex.map(evaluate_chunk, chunks, setup=setup, point=(cfg0, cfg0.base), configs=[cfg0]),
+        ex.map(
+            evaluate_chunk,
+            chunks,
+            progress=tick(0),
+            setup=setup,
+            point=(cfg0, cfg0.base),
+            configs=[cfg0],
+        ),
         samples,
     )
     prices = mean_prices([_prices(r) for r in recs])
@@ -225,9 +251,18 @@ def _search(
     bound = best[1].expected_cost_usd_per_hour if best else math.inf
     rest = [pc for pc in pcs if prices.fleet_cost_usd_per_hour(pc.cfg, pc.cfg.base) < bound - 1e-9]
     if not rest:
+        if progress is not None:
+            progress(total, total)
         return recs, best, 1
     recs2 = _gather(
-        ex.map(evaluate_chunk, chunks, setup=setup, point=None, configs=[pc.cfg for pc in rest]),
+        ex.map(
+            evaluate_chunk,
+            chunks,
+            progress=tick(1),
+            setup=setup,
+            point=None,
+            configs=[pc.cfg for pc in rest],
+        ),
         samples,
     )
     for j, pc in enumerate(rest):

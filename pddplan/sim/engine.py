@@ -41,6 +41,7 @@ import numpy as np
 
 from pddplan import timing
 from pddplan.errors import OptionError, UsageError
+from pddplan.executors import Progress
 from pddplan.models import pipeline
 from pddplan.sim import events as ev
 from pddplan.sim import policies
@@ -50,7 +51,7 @@ from pddplan.sim.plan import Role, SimPlan
 from pddplan.sim.requests import Requests, from_classes, from_workload
 from pddplan.sim.resources import DecodePool, FcfsPool, PsLine
 from pddplan.sim.result import SimConfig, SimResult
-from pddplan.sim.state import MD_POOL, RLD_POOL, Progress, SimState
+from pddplan.sim.state import MD_POOL, RLD_POOL, SimState
 from pddplan.solver import Problem
 from pddplan.spec import Workload
 

@@ -13,14 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pddplan.deployment import LinkNumbers
+from pddplan.executors import Progress
 from pddplan.sim.events import EventQueue
 from pddplan.sim.resources import DecodePool, FcfsPool, PsLine
 
 MD_POOL, RLD_POOL = 0, 1
 # RLD status of a request
 RLD_NONE, RLD_WAITING, RLD_ON, RLD_LEFT, RLD_FINISHED = 0, 1, 2, 3, 4
-
-Progress = Callable[[int, int], None]
 
 
 def _nans(n: int) -> list[float]:

@@ -33,7 +33,6 @@ from pddplan.solver.problem import (
     ROLES,
     SAME_DC,
     Problem,
-    Progress,
     Topology,
     build_problem,
     check_options,

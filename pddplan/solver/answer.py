@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from pddplan.errors import InfeasibleError, OptionError
+from pddplan.executors import Progress
 from pddplan.solver.modes import (
     NO_RELAY_RLD,
     PlanSearch,
@@ -25,7 +26,6 @@ from pddplan.solver.problem import (
     RELAY_ONLY,
     SAME_DC,
     Problem,
-    Progress,
     build_problem,
     check_options,
 )

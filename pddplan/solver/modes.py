@@ -15,12 +15,12 @@ from dataclasses import replace
 from typing import Protocol
 
 from pddplan.errors import InfeasibleError
+from pddplan.executors import Progress
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.fleet import goodput_bracket, goodput_rps, sizing_limit_rps
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import (
     Problem,
-    Progress,
     Topology,
     build_problem,
     check_options,

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from pddplan.errors import InfeasibleError, OptionError
+from pddplan.executors import Progress
 from pddplan.solver.answer import rate_ceiling, solve_scenario
 from pddplan.solver.plan import Plan
-from pddplan.solver.problem import PDD, Problem, Progress
+from pddplan.solver.problem import PDD, Problem
 from pddplan.solver.token_cost import cost_usd_per_mtok
 from pddplan.spec.scenario import ResolvedScenario
 

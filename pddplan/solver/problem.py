@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -32,7 +31,6 @@ HANDOVER_MODES = timing.HANDOVER_MODES
 MAX_ROUTING_THRESHOLDS = 8
 #: ``Problem.routing`` value (internal): every routing that relays something.
 RELAY_ONLY = "relay-only"
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)

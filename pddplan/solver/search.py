@@ -40,9 +40,10 @@ import numpy as np
 from pddplan import units
 from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
+from pddplan.executors import Progress
 from pddplan.models import queueing
 from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route, build_plan, roles_chips
-from pddplan.solver.problem import PERCENTILES, Progress
+from pddplan.solver.problem import PERCENTILES
 from pddplan.solver.sizing import Sizing
 
 
