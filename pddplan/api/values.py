@@ -131,25 +131,12 @@ def inventory_overrides(
     return out
 
 
-#: The tables (``--table`` names) of the commands whose work is long enough that a wrong name
-#: must fail before it: each result module's own ``TABLES`` (tests check they match).
-_TABLES = {
-    "robust": ("pddplan.results.robust", "TABLES"),
-    "simulate": ("pddplan.results.simulate", "TABLES"),
-    "sweep": ("pddplan.results.whatif", "SWEEP_TABLES"),
-}
-
-
 def table_names(command: str) -> tuple[str, ...] | None:
     """The ``--table`` names ``command``'s result can have (None: not declared; the name is then
     checked when the result is rendered)."""
-    where = _TABLES.get(command)
-    if where is None:
-        return None
-    import importlib
+    from pddplan.results.tables import TABLES
 
-    names: tuple[str, ...] = getattr(importlib.import_module(where[0]), where[1])
-    return names
+    return TABLES.get(command)
 
 
 def check_table(command: str, table: str | None) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pddplan.results.base import Report, Result, Row, Section
+from pddplan.results.tables import TABLES as _TABLES
 
 if TYPE_CHECKING:
     from pddplan.results.solve import SolveResult
@@ -53,7 +54,7 @@ def _describe(d: Any) -> str:
 
 #: The robust report's tables, by ``--table`` name (``not-sampled`` only when an input is left
 #: out).
-TABLES = ("summary", "sensitivity", "robust-plan", "inputs", "kinds", "not-sampled")
+TABLES = _TABLES["robust"]
 
 
 @dataclass(frozen=True)

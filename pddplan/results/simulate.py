@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pddplan.results.base import Report, Result, Row, Section
+from pddplan.results.tables import TABLES as _TABLES
 from pddplan.sim import policies
 from pddplan.sim.figures import SimFigures
 
@@ -128,15 +129,7 @@ def _grows(f: dict[str, Any], pool: str, instances: int) -> bool:
 
 
 #: The simulation report's tables, by ``--table`` name.
-TABLES = (
-    "run",
-    "fleet",
-    "simulated",
-    "ttft-by-pipeline",
-    "closed-form-vs-simulation",
-    "pool-loads",
-    "load-ratios",
-)
+TABLES = _TABLES["simulate"]
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pddplan.results.base import Report, Result, Row, Section
+from pddplan.results.tables import TABLES as _TABLES
 
 #: The sweep report's tables, by ``--table`` name.
-SWEEP_TABLES = ("points",)
+SWEEP_TABLES = _TABLES["sweep"]
 
 
 @dataclass(frozen=True)
