@@ -9,6 +9,7 @@ from pddplan.api.options import BathtubOptions, validate
 from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
 
 if TYPE_CHECKING:
+    from pddplan.executors import Progress
     from pddplan.results import BathtubResult
 
 _D = BathtubOptions()
@@ -23,6 +24,7 @@ def bathtub(
     tolerance: float = _D.tolerance,
     reprovision: bool = _D.reprovision,
     capacity_curve: PathLike | Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> BathtubResult:
     """The return on a request against its prefix hit rate: valleys, singular points, advice.
 
@@ -46,6 +48,7 @@ def bathtub(
         tolerance=o.tolerance,
         reprovision=o.reprovision,
         capacity_curve=read_curve(capacity_curve),
+        progress=progress,
     )
     pb = res.outcome.problem
     keep = pb.on_decode_side

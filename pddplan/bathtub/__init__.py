@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem, solve_scen
 from pddplan.solver.plan import role_costs
 from pddplan.spec import Revenue
 from pddplan.timing import Routing
+
+if TYPE_CHECKING:
+    from pddplan.executors import Progress
 
 TOKENS_PER_MTOK = 1e6
 
@@ -165,8 +168,12 @@ def analyze(
     reprovision: bool = True,
     capacity_curve: dict[str, np.ndarray] | None = None,
     rate_rps: float | None = None,
+    progress: Progress | None = None,
 ) -> BathtubResult:
-    """Compute both views of the bathtub, its valleys, singular points and advice."""
+    """Compute both views of the bathtub, its valleys, singular points and advice.
+
+    ``progress(done, total)`` is told of each hit rate the re-provisioned view solves.
+    """
     out = solve_scenario(rs, rate_rps=rate_rps, baselines=False)
     plan = out.plan
     solver = Solver(out.problem)
@@ -187,7 +194,9 @@ def analyze(
     re_rate: list[float | None] = [None] * len(grid)
     re_cost: list[float | None] = [None] * len(grid)
     if reprovision:
-        re_bcr, re_rpc, re_rate, re_cost = _reprovisioned(rs, grid, plan.rate_rps, l_in, l_out)
+        re_bcr, re_rpc, re_rate, re_cost = _reprovisioned(
+            rs, grid, plan.rate_rps, l_in, l_out, progress
+        )
 
     points = [
         CurvePoint(
@@ -355,7 +364,14 @@ def _no_valley_reason(y: np.ndarray, tolerance: float, metric: str) -> str:
     return f"{figure_label(metric)} {shape} (tolerance {tolerance:.0%} of the enclosing peaks)"
 
 
-def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: float, l_out: float):
+def _reprovisioned(
+    rs: ResolvedScenario,
+    grid: np.ndarray,
+    rate: float,
+    l_in: float,
+    l_out: float,
+    progress: Progress | None = None,
+):
     """Best plan per hit rate: at the scenario's rate, or at 95% of what the line carries when
     the line cannot carry the scenario's rate at that hit rate."""
     bcr: list[float | None] = []
@@ -363,7 +379,9 @@ def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: fl
     rates: list[float | None] = []
     costs: list[float | None] = []
     base = rs.workload
-    for h in grid:
+    for i, h in enumerate(grid):
+        if progress:
+            progress(i, len(grid))
         dist = base.hit_rate.model_copy(
             update={
                 "bins": None,
@@ -395,6 +413,8 @@ def _reprovisioned(rs: ResolvedScenario, grid: np.ndarray, rate: float, l_in: fl
             rpc.append(r * p.goodput_rps * units.SECONDS_PER_HOUR / p.cost_usd_per_hour)
         else:
             rpc.append(None)
+    if progress:
+        progress(len(grid), len(grid))
     return bcr, rpc, rates, costs
 
 

@@ -65,15 +65,17 @@ def bathtub_cmd(
 
     if plot is not None:
         check_plot_path(plot)
-    res = api.bathtub(
-        scenario,
-        overrides=scenario_opts.with_inventory(),
-        profiles=common.State.profile_dirs,
-        step=step,
-        tolerance=tolerance,
-        reprovision=reprovision,
-        capacity_curve=capacity_curve,
-    )
+    with common.progress_bar("re-provisioning", reprovision) as progress:
+        res = api.bathtub(
+            scenario,
+            overrides=scenario_opts.with_inventory(),
+            profiles=common.State.profile_dirs,
+            step=step,
+            tolerance=tolerance,
+            reprovision=reprovision,
+            capacity_curve=capacity_curve,
+            progress=progress,
+        )
     out.emit(res.report())
     if plot is not None:
         bathtub_plot(res.analysis, res.traffic_hit_rate, res.traffic_weight, plot)

@@ -107,10 +107,49 @@ def md_escape(text: str) -> str:
     return _MD_LINK.sub(r"\\]", _MD_TAG.sub("&lt;", text))
 
 
+#: Decimal prefixes for byte columns shown to a person (sizes are decimal: 1 KB = 1000 B).
+_BYTE_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K"))
+
+
+def _byte_scale(sec: Section, col: str) -> tuple[float, str]:
+    """The factor and prefix a byte column (unit B or B/s) is shown in: the largest decimal
+    prefix its largest value reaches, so ``1.2e+10 [B]`` reads ``12 [GB]``; (1, "") for any
+    other column. Machine formats (CSV, JSON) keep bytes."""
+    unit = header(col).rsplit("[", 1)[-1] if header(col).endswith("]") else ""
+    if unit not in ("B]", "B/s]") or col in sec.labels:
+        return 1.0, ""
+    vals = [
+        abs(v)
+        for r in sec.rows
+        if isinstance(v := r.get(col), int | float) and not isinstance(v, bool) and math.isfinite(v)
+    ]
+    top = max(vals, default=0.0)
+    return next(((f, p) for f, p in _BYTE_PREFIXES if top >= f), (1.0, ""))
+
+
+def column_header(sec: Section, col: str) -> str:
+    """A column's header as table, markdown and HTML write it: :func:`header`, with a byte
+    column's unit in the prefix its values are shown in (:func:`_byte_scale`)."""
+    head = header(col)
+    _, prefix = _byte_scale(sec, col)
+    return (
+        f"{head[: head.rindex('[') + 1]}{prefix}{head[head.rindex('[') + 1 :]}" if prefix else head
+    )
+
+
 def _cells(sec: Section, col: str) -> list[str]:
-    """A column's values as table and markdown write them (machine keys in words)."""
+    """A column's values as table and markdown write them (machine keys in words, bytes in the
+    prefix of :func:`column_header`)."""
     if col in sec.labels:
         return [header(str(r.get(col))) if r.get(col) is not None else "-" for r in sec.rows]
+    factor, _ = _byte_scale(sec, col)
+    if factor != 1.0:
+        return [
+            _display(v / factor)
+            if isinstance(v := r.get(col), int | float) and not isinstance(v, bool)
+            else _display(v)
+            for r in sec.rows
+        ]
     return [_display(r.get(col)) for r in sec.rows]
 
 
@@ -125,7 +164,7 @@ def render_md(rep: Report, table: str | None = None) -> str:
         if not sec.rows:
             out += ["(none)", ""]
             continue
-        out.append("| " + " | ".join(header(c) for c in cols) + " |")
+        out.append("| " + " | ".join(column_header(sec, c) for c in cols) + " |")
         out.append("|" + "|".join("---" for _ in cols) + "|")
         cells = {c: _cells(sec, c) for c in cols}
         for i in range(len(sec.rows)):
@@ -201,11 +240,13 @@ def table_width(is_terminal: bool, wide: bool) -> int:
 _TEXT_MIN = 12  # text columns fold down to this width
 
 
-def _groups(cols: list[str], cells: dict[str, list[str]], width: int) -> list[list[str]]:
+def _groups(
+    cols: list[str], cells: dict[str, list[str]], heads: dict[str, str], width: int
+) -> list[list[str]]:
     """Columns packed into groups that fit ``width`` (the first column repeated in each)."""
 
     def need(c: str) -> int:
-        return min_width(c, cells[c]) + 3  # padding and the (blank) column rule
+        return min_width(heads[c], cells[c]) + 3  # padding and the (blank) column rule
 
     def fits(group: list[str]) -> bool:
         # a table without padding at its edges: the columns, 3 between each, 1 at each side
@@ -231,11 +272,11 @@ def _groups(cols: list[str], cells: dict[str, list[str]], width: int) -> list[li
     return groups
 
 
-def min_width(col: str, vals: list[str]) -> int:
+def min_width(head_text: str, vals: list[str]) -> int:
     """The narrowest a column may be: its longest number (never folded), its longest header
-    word, and up to :data:`_TEXT_MIN` characters of text."""
+    word (of ``head_text``), and up to :data:`_TEXT_MIN` characters of text."""
     longest = max((len(v) for v in vals), default=1)
-    head = max((len(w) for w in header(col).split()), default=1)
+    head = max((len(w) for w in head_text.split()), default=1)
     numeric = all(_is_number(v) for v in vals)
     if numeric:
         return max(longest, head)
@@ -271,7 +312,8 @@ def render_table(
     for sec in pick(rep, table):
         cols = sec.column_names()
         cells = {c: _cells(sec, c) for c in cols}
-        groups = [cols] if wide else _groups(cols, cells, width)
+        heads = {c: column_header(sec, c) for c in cols}
+        groups = [cols] if wide else _groups(cols, cells, heads, width)
         for gi, group in enumerate(groups):
             title = sec.title if gi == 0 else f"{sec.title} (continued)"
             console.print(Text(title, style="bold"))  # above the table: never wrapped to it
@@ -283,9 +325,9 @@ def render_table(
             )
             for c in group:
                 numeric = all(_is_number(v) for v in cells[c])
-                mw = min_width(c, cells[c])
+                mw = min_width(heads[c], cells[c])
                 t.add_column(
-                    Text(c if wide else "\n".join(textwrap.wrap(header(c), mw))),
+                    Text(c if wide else "\n".join(textwrap.wrap(heads[c], mw))),
                     overflow="fold",
                     min_width=None if wide else mw,
                     max_width=mw if numeric and not wide else None,

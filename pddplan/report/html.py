@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pddplan.report import _cells, header
+from pddplan.report import _cells, column_header
 from pddplan.results import Section
 
 #: The page's sections: (id, heading); a test checks every one.
@@ -42,7 +42,7 @@ def _table(sec: Section, text_cols: tuple[str, ...] = ()) -> str:
     cols = sec.column_names()
     if not sec.rows:
         return "<p class='muted'>(none)</p>"
-    head = "".join(f"<th>{html.escape(header(c))}</th>" for c in cols)
+    head = "".join(f"<th>{html.escape(column_header(sec, c))}</th>" for c in cols)
     shown = {c: _cells(sec, c) for c in cols}  # as table and markdown write them
     body = []
     for i, r in enumerate(sec.rows):

@@ -39,3 +39,14 @@ def test_no_bar_when_stderr_is_not_a_terminal(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit):
         main(["robust", "--samples", "20", "--seed", "1", "-f", "json"])
     assert "sampling" not in capsys.readouterr().err
+
+
+def test_bathtub_tells_its_progress_and_the_answer_does_not_depend_on_it() -> None:
+    told: list[tuple[int, int]] = []
+    quiet = pddplan.bathtub(step=0.05)
+    loud = pddplan.bathtub(step=0.05, progress=lambda d, t: told.append((d, t)))
+    assert told, "no progress was told"
+    dones = [d for d, _ in told]
+    assert dones == sorted(dones), "progress went backwards"
+    assert told[0][0] == 0 and told[-1][0] == told[-1][1] == len(loud.analysis.points)
+    assert json.dumps(quiet.to_json(), sort_keys=True) == json.dumps(loud.to_json(), sort_keys=True)

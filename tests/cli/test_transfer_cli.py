@@ -106,3 +106,21 @@ def test_bad_input_is_one_line(args: list[str], code: int, needle: str) -> None:
     assert r.stdout == ""
     assert needle in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_bytes_are_shown_in_the_prefix_a_person_reads() -> None:
+    """`transfer --bytes 12GB` shows 12 [GB] and rates in GB/s in table and markdown; the
+    machine formats keep bytes."""
+    from typer.testing import CliRunner
+
+    from pddplan.cli import app
+
+    r = CliRunner()
+    md = r.invoke(app, ["transfer", "wan-40g-cross-city", "--bytes", "12GB", "-f", "md"])
+    assert md.exit_code == 0, md.output
+    head, _, row = md.stdout.split("## transfers")[1].strip().splitlines()[:3]
+    assert "payload [GB]" in head and "rate [GB/s]" in head and "[B]" not in head
+    assert row.split("|")[1].strip() == "12"
+    csv_out = r.invoke(app, ["transfer", "wan-40g-cross-city", "--bytes", "12GB", "-f", "csv"])
+    line = csv_out.stdout.splitlines()
+    assert line[0].startswith("payload_bytes,") and float(line[1].split(",")[0]) == 12e9
