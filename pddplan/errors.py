@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class PddplanError(Exception):
     """Base of every error pddplan raises on purpose."""
@@ -116,3 +118,19 @@ class InvariantError(PddplanError):
         super().__init__(
             f"internal error (a bug in pddplan; please report it with the command line): {message}"
         )
+
+
+def write_failed(path: object, exc: OSError, option: str = "output") -> OptionError:
+    """The one error for a file pddplan could not write (a full disk, a directory, no
+    permission): ``--output /dev/full: cannot write: No space left on device``, naming the
+    option that gave the path (the command line swaps in its flag)."""
+    why = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc)
+    return OptionError(option, f"{path}: cannot write: {why}")
+
+
+def check_writable_path(path: os.PathLike[str] | str, option: str = "output") -> None:
+    """Fail before the work when ``path`` lies in no directory: ``--output /nonexistent/x.json:
+    cannot write: no directory '/nonexistent'`` (an :class:`OptionError` naming ``option``)."""
+    parent = os.path.dirname(os.fspath(path)) or "."
+    if not os.path.isdir(parent):
+        raise OptionError(option, f"{path}: cannot write: no directory {parent!r}")

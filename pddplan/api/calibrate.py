@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pddplan.api.options import CalibrateOptions, validate
 from pddplan.api.scenario import PathLike, Profiles, library_warning, registry
-from pddplan.errors import OptionError, ProfileError
+from pddplan.errors import OptionError, ProfileError, write_failed
 
 if TYPE_CHECKING:
     from pddplan.results import CalibrateResult, LinkCalibrateResult
@@ -197,5 +197,5 @@ def _write(path: Path, data: dict[str, Any], kind: str) -> str:
     try:
         write_profile(path, data, kind, header)
     except OSError as exc:
-        raise OptionError("write", f": cannot write {path}: {exc.strerror}") from None
+        raise write_failed(path, exc, "write") from None
     return str(path)

@@ -235,10 +235,10 @@ def _output(given: dict[str, Any], command: str | None = None) -> Output:
 
 def check_writable(path: Path | None, option: str = "output") -> None:
     """Fail before the work when ``path`` lies in no directory (an ``OptionError``)."""
-    from pddplan.errors import OptionError
+    from pddplan.errors import check_writable_path
 
-    if path is not None and not path.parent.is_dir():
-        raise OptionError(option, f"{path}: cannot write: no directory {str(path.parent)!r}")
+    if path is not None:
+        check_writable_path(path, option)
 
 
 def output_options(

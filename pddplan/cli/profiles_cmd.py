@@ -105,7 +105,7 @@ def schema_cmd(
     import json
 
     from pddplan import api
-    from pddplan.errors import UsageError
+    from pddplan.errors import write_failed
 
     common.check_writable(output)
     text = json.dumps(api.profile_schema(kind), indent=2) + "\n"
@@ -115,7 +115,7 @@ def schema_cmd(
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+        raise write_failed(output, exc) from None
 
 
 def register(app: typer.Typer) -> None:

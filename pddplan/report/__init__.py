@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pddplan.errors import OptionError, UsageError
+from pddplan.errors import OptionError, write_failed
 from pddplan.labels import UNITS
 from pddplan.results import Report, Section, json_ready
 from pddplan.results.base import Chart
@@ -420,7 +420,5 @@ def _write(path: Path, text: str) -> None:
     try:
         with path.open("w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-    except IsADirectoryError:
-        raise UsageError(f"cannot write {path}: it is a directory") from None
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise write_failed(path, exc) from None

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pddplan.errors import OptionError, UsageError
+from pddplan.errors import OptionError, check_writable_path, write_failed
 
 
 def _pyplot():
@@ -25,7 +25,7 @@ def _save(plt, fig, path: Path) -> None:
     try:
         fig.savefig(path, dpi=120)
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise write_failed(path, exc, "plot") from None
     finally:
         plt.close(fig)
 
@@ -33,10 +33,12 @@ def _save(plt, fig, path: Path) -> None:
 def check_plot_path(path: Path) -> None:
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise OptionError("plot", f"{path}: the file must end in .png, .svg or .pdf")
+    check_writable_path(path, "plot")
 
 
-def _curve_panel(ax, x, y, found, singular, label: str, color: str, valley_label: str) -> None:
-    """One view of the bathtub: its curve, its valleys shaded and the deepest annotated."""
+def _curve_panel(ax, x, y, found, singular, label: str, color: str, valley_label: str) -> str:
+    """One view of the bathtub: its curve, its valleys shaded and the deepest annotated.
+    Returns " (log scale)" when the axis had to be logarithmic, else "" (for its label)."""
     ax.plot(x, y, color=color, lw=2, label=label)
     for i, v in enumerate(found):
         ax.axvspan(
@@ -53,6 +55,7 @@ def _curve_panel(ax, x, y, found, singular, label: str, color: str, valley_label
             color="tab:red",
             fontsize=8,
             arrowprops={"arrowstyle": "->", "color": "tab:red"},
+            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85},
         )
     if singular:
         sy = np.interp(singular, x[np.isfinite(y)], y[np.isfinite(y)])
@@ -60,11 +63,14 @@ def _curve_panel(ax, x, y, found, singular, label: str, color: str, valley_label
             singular, sy, marker="v", color="black", zorder=3, label="tail-chunk singular points"
         )
     finite = y[np.isfinite(y) & (y > 0)]
+    scale = ""
     if finite.size and finite.max() / finite.min() > 4:
         ax.set_yscale("log")  # keep a shallow valley visible next to a steep rim
         _plain_log_ticks(ax)
+        scale = " (log scale)"
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8, framealpha=0.85)
+    return scale
 
 
 def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) -> None:
@@ -102,7 +108,7 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
     )
     ax, axh = axes[0], axes[-1]
     what = figure_label(res.metric)
-    _curve_panel(
+    scale = _curve_panel(
         ax,
         x,
         y,
@@ -112,7 +118,7 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
         "tab:blue",
         "valley of the marginal view",
     )
-    ax.set_ylabel(f"marginal: {what}")
+    ax.set_ylabel(f"marginal: {what}{scale}")
 
     def title(view: str, text: str) -> str:
         return "\n".join(textwrap.wrap(f"{view}. {text[0].upper()}{text[1:]}", 110))
@@ -121,7 +127,7 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
     if has_re:
         ax2 = axes[1]
         re_what = figure_label(re_key)
-        _curve_panel(
+        re_scale = _curve_panel(
             ax2,
             x,
             re,
@@ -131,7 +137,7 @@ def bathtub_plot(res, hit_rates: np.ndarray, weights: np.ndarray, path: Path) ->
             "tab:green",
             "valley of the re-provisioned view",
         )
-        ax2.set_ylabel(f"re-provisioned: {re_what}")
+        ax2.set_ylabel(f"re-provisioned: {re_what}{re_scale}")
         ax2.set_title(title(REPROVISIONED_VIEW, verdict["reprovisioned"]), fontsize=9)
     fig.suptitle("Return against prefix hit rate: two views", fontsize=11)
     bins = np.linspace(0, 1, 51)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pddplan.errors import OptionError, ProfileError, UsageError
+from pddplan.errors import OptionError, ProfileError, write_failed
 from pddplan.io.files import read_text
 
 DEFAULT_EDGES: tuple[float, ...] = (0.0, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
@@ -304,7 +304,7 @@ class CapacityCurve:
                     out = {k: ("" if v is None else v) for k, v in r.items()}
                     w.writerow({**out, "block_tokens": self.block_tokens})
         except OSError as exc:
-            raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+            raise write_failed(path, exc, "curve_out") from None
 
     @classmethod
     def from_csv(cls, path: Path) -> CapacityCurve:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pddplan.errors import UsageError
+from pddplan.errors import write_failed
 from pddplan.trace.stats import compress_empirical, histogram, probabilities
 
 
@@ -141,7 +141,7 @@ def write_workload(path: Path, doc: dict[str, Any], header: str = "") -> None:
     try:
         path.write_text(workload_yaml(doc, header), encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise write_failed(path, exc, "workload_out") from None
 
 
 #: what a written workload profile's ``notes`` say about how its numbers were made

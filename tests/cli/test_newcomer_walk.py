@@ -100,3 +100,143 @@ def test_sweep_answers_and_the_table_words() -> None:
     assert "2 of 2 points feasible." in out
     assert "Cheapest at link.bandwidth_gbit_per_s=25:" in out
     assert "[Gbit/s]" in out
+
+
+def _fails_early(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], api_name: str, *args: str
+) -> str:
+    """Run a command whose options are wrong with its API call replaced by one that fails the
+    test: the error must come before any work. Returns the error line."""
+    import pddplan.api as api
+    from pddplan.cli import main
+
+    def never(*_a: object, **_k: object) -> None:
+        raise AssertionError(f"{api_name} ran before the bad option was reported")
+
+    monkeypatch.setattr(api, api_name, never)
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    assert exc.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pddplan: error: "), lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("api_name", "args", "needle"),
+    [
+        ("robust", ("robust", "-o", "/nonexistent/x.json"), "--output /nonexistent/x.json"),
+        ("simulate", ("simulate", "-t", "summary"), "no table 'summary'"),
+        ("sweep", ("sweep", "--set", "rate_rps=1,2", "-t", "nope"), "no table 'nope'"),
+        ("bathtub", ("bathtub", "--plot", "/nonexistent/b.png"), "--plot /nonexistent/b.png"),
+        ("report", ("report", "-o", "/nonexistent/r.html"), "--output /nonexistent/r.html"),
+    ],
+)
+def test_bad_output_paths_and_table_names_fail_before_the_work(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    api_name: str,
+    args: tuple[str, ...],
+    needle: str,
+) -> None:
+    assert needle in _fails_early(monkeypatch, capsys, api_name, *args)
+
+
+def test_a_full_disk_is_one_line_naming_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from pddplan.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["transfer", "wan-40g-cross-city", "--bytes", "1GB", "-o", "/dev/full"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "pddplan: error: --output /dev/full: cannot write: No space left on device"
+    )
+
+
+def test_the_line_price_moves_with_its_bandwidth() -> None:
+    import json
+
+    costs = {}
+    for gbit in ("25", "100"):
+        out, _ = _run(
+            "solve",
+            "--no-verdict-check",
+            "--set",
+            f"link.bandwidth_gbit_per_s={gbit}",
+            "-f",
+            "json",
+        )
+        costs[gbit] = json.loads(out)["plan"]["line_cost_usd_per_hour"]
+        table, _ = _run("solve", "--no-verdict-check", "--set", f"link.bandwidth_gbit_per_s={gbit}")
+        # the header names the override and the price it gives
+        head = " ".join(" ".join(table.splitlines()[:2]).split())
+        assert f"at {gbit} Gbit/s (price from its tiers: " in head
+    assert 0 < costs["25"] < costs["100"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "csv", "json"])
+def test_no_inf_or_nan_in_any_format_of_the_baselines(fmt: str) -> None:
+    # the default scenario's no-relay baseline meets the TTFT targets at no rate: its ratios are
+    # undefined, and they must read as undefined, not as inf
+    out, err = _run("solve", "--no-verdict-check", "-t", "baselines", "-f", fmt)
+    words = set(re.findall(r"[A-Za-z]+", out + err))
+    assert not words & {"inf", "Infinity", "nan", "NaN"}, out
+    if fmt == "json":
+        import json
+
+        def numbers_are_numbers(v: object) -> None:
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    if isinstance(x, dict | list):
+                        numbers_are_numbers(x)
+                    elif k.startswith("bcr_ratio") or k.endswith(("_s", "_rps", "_usd_per_hour")):
+                        assert x is None or isinstance(x, int | float), (k, x)
+            elif isinstance(v, list):
+                for x in v:
+                    numbers_are_numbers(x)
+
+        numbers_are_numbers(json.loads(out))
+
+
+def test_bathtub_says_one_verdict_per_view_and_tells_its_progress(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from pddplan.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["bathtub", "--step", "0.05"])
+    assert exc.value.code in (0, None)
+    out, err = capsys.readouterr()
+    assert "re-provisioning" in err  # the bar, on stderr only
+    assert "re-provisioning" not in out
+    text = " ".join(out.split("\nsummary\n")[0].split())
+    m = re.search(r"Marginal view \(the plan's fleet held\): (\d+|no) valley", text)
+    r = re.search(
+        r"Re-provisioned view \(the fleet re-sized at each hit rate\): (\d+|no) valle", text
+    )
+    assert m and r, text
+
+    def rows(title: str) -> int:
+        if f"\n{title}\n" not in out:
+            return 0
+        lines = out.split(f"\n{title}\n")[1].splitlines()
+        start = next(i for i, ln in enumerate(lines) if "─" in ln) + 1
+        end = next(i for i in range(start, len(lines)) if not lines[i].strip())
+        return end - start
+
+    for said, title in (
+        (m, "valleys of the marginal view"),
+        (r, "valleys of the re-provisioned view"),
+    ):
+        count = 0 if said.group(1) == "no" else int(said.group(1))
+        assert rows(title) == count, (title, count)
+
+
+def test_transfer_speaks_in_gigabytes() -> None:
+    out, _ = _run("transfer", "wan-40g-cross-city", "--bytes", "12GB")
+    head = " ".join(out.split("transfers\n")[1].split("─")[0].split())
+    assert "[GB]" in head and "[GB/s]" in head and "[B]" not in head and "[B/s]" not in head
