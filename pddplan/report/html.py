@@ -99,20 +99,19 @@ def images(res: Any) -> dict[str, bytes | None]:
     }
 
 
-def _key_figures(res: Any) -> list[str]:
-    """The answer in a few sentences (:meth:`~pddplan.results.solve.SolveResult.answer`)."""
-    return list(res.solve.answer())
-
-
 def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
-    rep = res.report()
+    """The page: every text written for a reader without the repository
+    (:func:`~pddplan.report.reader.for_reader`)."""
+    from pddplan.report.reader import reader_report
+
+    rep = reader_report(res.report())
     by = {s.slug: s for s in rep.sections}
     esc = html.escape
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{esc(rep.title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(rep.title)}</h1>",
-        "<div class='key'>" + "".join(f"<p>{esc(s)}</p>" for s in _key_figures(res)) + "</div>",
+        "<div class='key'>" + "".join(f"<p>{esc(s)}</p>" for s in rep.answer) + "</div>",
     ]
 
     def img(key: str, alt: str) -> str:
@@ -156,12 +155,14 @@ def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
 
 
 def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
-    """Markdown; the images are written beside ``out`` (``NAME-bathtub.png``, ...)."""
+    """Markdown, written for a reader like the page; the images are written beside ``out``
+    (``NAME-bathtub.png``, ...)."""
     from pddplan.report import md_escape, render_md
+    from pddplan.report.reader import reader_report
 
-    rep = res.report()
+    rep = reader_report(res.report())
     lines = [f"# {md_escape(rep.title)}", ""]
-    lines += [f"- {md_escape(s)}" for s in _key_figures(res)] + [""]
+    lines += [f"- {md_escape(s)}" for s in rep.answer] + [""]
     for key in ("bathtub", "sweep"):
         data = pngs.get(key)
         if data:
