@@ -178,8 +178,7 @@ def reader_report(rep: Report) -> Report:
         return for_reader(v) if isinstance(v, str) else v
 
     sections = [
-        replace(s, rows=[{k: cell(v) for k, v in r.items()} for r in s.rows])
-        for s in rep.sections
+        replace(s, rows=[{k: cell(v) for k, v in r.items()} for r in s.rows]) for s in rep.sections
     ]
     return replace(
         rep,
