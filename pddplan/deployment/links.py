@@ -33,6 +33,8 @@ class LinkNumbers:
     price_usd_per_hour: float
     #: where the price comes from, in words ("its tiers", "its price per Gbit/s", "a flat price")
     price_basis: str = "a flat price"
+    #: the profile marks the line's price an estimate (``price_usd_per_month`` in ``estimated``)
+    price_estimated: bool = False
     #: the scenario overrides the profile's bandwidth (the price follows it unless flat)
     bandwidth_overridden: bool = False
     tcp: bool = True
@@ -64,6 +66,7 @@ class LinkNumbers:
             jitter_cv=link.jitter_cv,
             price_usd_per_hour=units.usd_per_month_to_usd_per_hour(link.lease_usd_per_month(bw)),
             price_basis=link.price_basis,
+            price_estimated="price_usd_per_month" in link.estimated,
             bandwidth_overridden=bandwidth_overridden or bandwidth_scale != 1.0,
             tcp=link.type == "wan",
             connection_reuse=link.connection_reuse,

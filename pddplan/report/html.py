@@ -32,29 +32,62 @@ h1{font-size:1.5em;border-bottom:2px solid #333;padding-bottom:.3em}
 h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
-th{background:#f2f2f2}td.text{text-align:left}
+th{background:#f2f2f2}td.text,th.text{text-align:left}.wide{overflow-x:auto}
+.src{border:1px solid #ccc;padding:.3em .8em;margin:.5em 0;font-size:.85em}
+.src h3{font-size:1.05em;margin:.3em 0}.src p{margin:.3em 0}
+.vals{font-family:ui-monospace,Menlo,Consolas,monospace;color:#444;overflow-wrap:anywhere}
 .key{font-size:1.05em;background:#f6f9ff;border:1px solid #c9d8f5;padding:.8em 1em}
 .est{background:#fff4d6}.muted{color:#666;font-size:.85em}img{max-width:100%}
 """
 
 
 def _table(sec: Section, text_cols: tuple[str, ...] = ()) -> str:
+    """A section as a table; a column of words (any cell not a number) is aligned left, its
+    header too, and a table wider than the page scrolls within its box."""
     cols = sec.column_names()
     if not sec.rows:
         return "<p class='muted'>(none)</p>"
-    head = "".join(f"<th>{html.escape(column_header(sec, c))}</th>" for c in cols)
+    words = {
+        c
+        for c in cols
+        if c in text_cols or any(isinstance(r.get(c), str) and not _numeric(r[c]) for r in sec.rows)
+    }
+    head = "".join(
+        f"<th{' class=text' if c in words else ''}>{html.escape(column_header(sec, c))}</th>"
+        for c in cols
+    )
     shown = {c: _cells(sec, c) for c in cols}  # as table and markdown write them
     body = []
     for i, r in enumerate(sec.rows):
         cls = " class='est'" if r.get("estimated") else ""
         cells = []
         for c in cols:
-            v = r.get(c)
-            text = isinstance(v, str) and not _numeric(v)
-            td = "<td class='text'>" if text or c in text_cols else "<td>"
+            td = "<td class='text'>" if c in words else "<td>"
             cells.append(f"{td}{html.escape(shown[c][i])}</td>")
         body.append(f"<tr{cls}>{''.join(cells)}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (
+        f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+        "</tbody></table></div>"
+    )
+
+
+def _sources(sec: Section) -> str:
+    """The assumptions, one block per sourced group: what it is, its values, its source in
+    full at the page's width, and the keys of it that are estimates (highlighted)."""
+    esc = html.escape
+    out = []
+    for r in sec.rows:
+        group = r.get("group") or "-"
+        head = esc(str(r["profile"])) + ("" if group == "-" else f": {esc(str(group))}")
+        parts = [f"<h3>{head}</h3>"]
+        if r.get("values"):
+            parts.append(f"<p class='vals'>{esc(str(r['values']))}</p>")
+        parts.append(f"<p><b>Source:</b> {esc(str(r['source']))}</p>")
+        if r.get("estimated"):
+            parts.append(f"<p><b>Estimates:</b> {esc(str(r['estimated']))}</p>")
+        cls = "src est" if r.get("estimated") else "src"
+        out.append(f"<div class='{cls}'>{''.join(parts)}</div>")
+    return "".join(out) or "<p class='muted'>(none)</p>"
 
 
 def _numeric(v: str) -> bool:
@@ -99,20 +132,19 @@ def images(res: Any) -> dict[str, bytes | None]:
     }
 
 
-def _key_figures(res: Any) -> list[str]:
-    """The answer in a few sentences (:meth:`~pddplan.results.solve.SolveResult.answer`)."""
-    return list(res.solve.answer())
-
-
 def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
-    rep = res.report()
+    """The page: every text written for a reader without the repository
+    (:func:`~pddplan.report.reader.for_reader`)."""
+    from pddplan.report.reader import reader_report
+
+    rep = reader_report(res.report())
     by = {s.slug: s for s in rep.sections}
     esc = html.escape
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{esc(rep.title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(rep.title)}</h1>",
-        "<div class='key'>" + "".join(f"<p>{esc(s)}</p>" for s in _key_figures(res)) + "</div>",
+        "<div class='key'>" + "".join(f"<p>{esc(s)}</p>" for s in rep.answer) + "</div>",
     ]
 
     def img(key: str, alt: str) -> str:
@@ -134,10 +166,10 @@ def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
             parts.append(_table(by["sweep"]))
         elif sid == "assumptions":
             parts.append(
-                "<p>Every number pddplan uses comes from a profile with its source; rows "
-                "<span class='est'>highlighted</span> hold estimates (their keys are listed).</p>"
+                "<p>Every number pddplan uses comes from a profile with its source; groups "
+                "<span class='est'>highlighted</span> hold estimates (their keys are named).</p>"
             )
-            parts.append(_table(by["assumptions"]))
+            parts.append(_sources(by["assumptions"]))
         elif sid == "warnings":
             ws = by["warnings"].rows
             parts.append(
@@ -156,12 +188,14 @@ def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
 
 
 def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
-    """Markdown; the images are written beside ``out`` (``NAME-bathtub.png``, ...)."""
+    """Markdown, written for a reader like the page; the images are written beside ``out``
+    (``NAME-bathtub.png``, ...)."""
     from pddplan.report import md_escape, render_md
+    from pddplan.report.reader import reader_report
 
-    rep = res.report()
+    rep = reader_report(res.report())
     lines = [f"# {md_escape(rep.title)}", ""]
-    lines += [f"- {md_escape(s)}" for s in _key_figures(res)] + [""]
+    lines += [f"- {md_escape(s)}" for s in rep.answer] + [""]
     for key in ("bathtub", "sweep"):
         data = pngs.get(key)
         if data:

@@ -55,6 +55,23 @@ class PlanReportResult(Result):
             out.append(row)
         return out
 
+    def answer(self) -> list[str]:
+        """The solve's answer, with the share of the cost that rests on estimated prices."""
+        return self.solve.answer(estimated_prices=True)
+
+    def estimated_cost_json(self) -> dict[str, Any]:
+        """The part of the cost on estimated prices (:func:`~pddplan.solver.plan.
+        estimated_cost`) as JSON data."""
+        from pddplan.solver.plan import estimated_cost
+
+        ec = estimated_cost(self.solve.plan)
+        return {
+            "estimated_usd_per_hour": ec.estimated_usd_per_hour,
+            "cost_usd_per_hour": ec.total_usd_per_hour,
+            "estimated_share": ec.share,
+            "items": [{"price": w, "usd_per_hour": v} for w, v in ec.items],
+        }
+
     def bathtub_rows(self) -> list[Row]:
         return [r for r in self.bathtub.report().sections if r.title == "summary"][0].rows
 
@@ -76,6 +93,7 @@ class PlanReportResult(Result):
             "solve": self.solve.to_json(),
             "bathtub": {"summary": self.bathtub_rows(), "valleys": self.bathtub.valleys},
             "sweep": self.sweep.to_json(),
+            "estimated_cost": self.estimated_cost_json(),
             "assumptions": self.assumptions,
             "warnings": self.warnings,
         }
@@ -83,6 +101,6 @@ class PlanReportResult(Result):
             self.title,
             sections,
             payload,
-            answer=self.solve.answer(),
+            answer=self.answer(),
             warning_action=self.solve.report().warning_action,
         )

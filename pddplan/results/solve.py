@@ -122,10 +122,11 @@ class SolveResult(Result):
             warning_action=CHECK_PLAN,
         )
 
-    def answer(self) -> list[str]:
+    def answer(self, *, estimated_prices: bool = False) -> list[str]:
         """The answer in a few sentences, from the figures of the tables: where PDD loses
         first (the baseline's cost and BCR, and what would make PDD pay), then what to deploy,
-        what it costs, against each baseline, and what binds."""
+        what it costs (with ``estimated_prices``, how much of it rests on estimated prices:
+        :func:`estimated_cost_text`), against each baseline, and what binds."""
         out = self.outcome
         plan = out.plan
         said = [self._loses(b) for b in out.baselines]
@@ -155,6 +156,8 @@ class SolveResult(Result):
             f"{plan.bcr_requests_per_usd:.4g} requests per dollar, goodput "
             f"{plan.goodput_rps:.4g} req/s, TTFT p99 {p99:.4g} s (target {target:.4g} s)."
         )
+        if estimated_prices:
+            sentences.append(estimated_cost_text(plan))
         for b in out.baselines:
             name = BASELINE_WORDS.get(b.topology, b.topology)
             chips = ", ".join(f"{n} {c}" for c, n in b.chips_of().items())
@@ -406,6 +409,24 @@ def flip_text(f: Flip) -> str:
     side = "below" if f.end == "low" else "above"
     where = f"{side} {f.flips_at:.4g}" if f.holds_at is not None else f"at its {f.end} end"
     return f"{f.path} (flips {where}; range {f.low:.4g} to {f.high:.4g})"
+
+
+def estimated_cost_text(plan: Plan) -> str:
+    """How much of the plan's cost rests on estimated prices, in one sentence
+    (:func:`pddplan.solver.plan.estimated_cost`): ``27.4 of 155.4 $/h (18%) rests on estimated
+    prices: line price.``"""
+    from pddplan.solver.plan import estimated_cost
+
+    ec = estimated_cost(plan)
+    if not ec.items:
+        return (
+            f"None of the {ec.total_usd_per_hour:,.1f} $/h rests on prices the profiles mark "
+            "as estimates."
+        )
+    return (
+        f"{ec.estimated_usd_per_hour:,.1f} of {ec.total_usd_per_hour:,.1f} $/h "
+        f"({ec.share:.0%}) rests on estimated prices: {', '.join(w for w, _ in ec.items)}."
+    )
 
 
 def procurement_rows(plan: Plan) -> list[Row]:

@@ -254,3 +254,54 @@ def cost_split(plan: Plan) -> list[ChipCost]:
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class EstimatedCost:
+    """The part of a plan's cost that rests on prices its profiles mark as estimates."""
+
+    estimated_usd_per_hour: float
+    total_usd_per_hour: float
+    #: (which price, its part of the cost [USD/h]), in the order of :func:`cost_split`, the
+    #: line last
+    items: tuple[tuple[str, float], ...]
+
+    @property
+    def share(self) -> float:
+        """The estimated part of the cost [-] (0 for a plan that costs nothing)."""
+        if self.total_usd_per_hour <= 0:
+            return 0.0
+        return self.estimated_usd_per_hour / self.total_usd_per_hour
+
+
+def estimated_cost(plan: Plan) -> EstimatedCost:
+    """How much of the plan's cost [USD/h] rests on estimated prices, and which ones.
+
+    Each part of :func:`cost_split` counts when the profile lists its price under
+    ``estimated``: rented chips by ``price.rental_usd_per_hour``, bought chips and owned
+    chips at their amortized capex by ``price.capex_usd`` (owned chips counted as sunk cost
+    only their opex, which no profile estimates); the line by the link profile's
+    ``price_usd_per_month`` (:attr:`~pddplan.deployment.links.LinkNumbers.price_estimated`).
+    """
+    pricing = getattr(plan.problem, "pricing", None)
+    amortized = pricing is not None and pricing.owned_cost == "amortized"
+    marked: dict[str, list[str]] = {}
+    for v in plan.roles.values():
+        if v is not None:
+            marked[v[0].chip.name] = list(v[0].chip.price.estimated)
+    items: list[tuple[str, float]] = []
+    for c in cost_split(plan):
+        est = marked.get(c.chip, [])
+        if "rental_usd_per_hour" in est and c.rented_usd_per_hour > 0:
+            items.append((f"{c.chip} rental price", c.rented_usd_per_hour))
+        capex = c.bought_usd_per_hour + (c.owned_usd_per_hour if amortized else 0.0)
+        if "capex_usd" in est and capex > 0:
+            items.append((f"{c.chip} purchase price", capex))
+    wan = getattr(plan.problem, "wan", None)
+    if wan is not None and wan.price_estimated and plan.link_cost_usd_per_hour > 0:
+        items.append(("line price", plan.link_cost_usd_per_hour))
+    return EstimatedCost(
+        estimated_usd_per_hour=sum(v for _, v in items),
+        total_usd_per_hour=plan.cost_usd_per_hour,
+        items=tuple(items),
+    )

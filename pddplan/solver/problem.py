@@ -270,7 +270,13 @@ class Problem:
 
 def _unpriced(link: LinkNumbers) -> LinkNumbers:
     """A link's numbers less what only its price depends on (for :meth:`Problem.physics_key`)."""
-    return replace(link, price_usd_per_hour=0.0, price_basis="", bandwidth_overridden=False)
+    return replace(
+        link,
+        price_usd_per_hour=0.0,
+        price_basis="",
+        price_estimated=False,
+        bandwidth_overridden=False,
+    )
 
 
 def bandwidth_overridden(rs: ResolvedScenario) -> bool:
