@@ -163,6 +163,12 @@ def _workload_capacity(
     from pddplan.trace.replay import parse_capacities
 
     option = "workload_cache_tokens"
+    try:
+        (cap,) = parse_capacities(str(text), o.block_tokens)
+    except OptionError as exc:
+        raise OptionError(option, exc.detail) from None
+    except ValueError:  # more than one capacity
+        raise OptionError(option, f": {text!r} is not one token count") from None
     if workload_out is None:
         raise OptionError(
             option, "chooses the cache of the workload profile written: give a workload file too"
@@ -171,12 +177,6 @@ def _workload_capacity(
         raise OptionError(
             option, "needs a JSONL trace with hash_ids; a CSV trace carries its own cached tokens"
         )
-    try:
-        (cap,) = parse_capacities(str(text), o.block_tokens)
-    except OptionError as exc:
-        raise OptionError(option, exc.detail) from None
-    except ValueError:  # more than one capacity
-        raise OptionError(option, f": {text!r} is not one token count") from None
     if cache_tokens is None:
         return [cap], 0
     if cap not in caps:
