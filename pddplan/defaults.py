@@ -13,6 +13,10 @@ from __future__ import annotations
 ANOMALOUS_INPUT_TOKENS = 32768
 #: [tokens] Output below this (with a long input) marks a request anomalous.
 ANOMALOUS_OUTPUT_TOKENS = 500
+#: [tokens] Largest finite prefix-cache capacity taken (``hitrate --cache-tokens`` and a
+#: workload's ``cache_tokens``): a petatoken, far above any fleet's memory, and below the
+#: replay's limit of 2**40 blocks at one token a block.
+MAX_CACHE_TOKENS = 1e15
 #: [tokens] Prefill chunk of the serving engine (chunked prefill), when a scenario or a
 #: measurement file does not say.
 CHUNK_SIZE_TOKENS = 8192

@@ -24,6 +24,7 @@ def hitrate(
     trace: PathLike,
     *,
     cache_tokens: str | Sequence[float | int | str] | None = None,
+    workload_cache_tokens: str | float | None = None,
     block_tokens: int = _D.block_tokens,
     bins: str | Sequence[float] | None = None,
     warmup_s: float = _D.warmup_s,
@@ -45,7 +46,11 @@ def hitrate(
     ----------
     trace : Mooncake-style JSONL (hash ids) or CSV (cached tokens); ``.gz`` is read too.
     cache_tokens : [tokens] LRU capacities to replay (``"64k,unbounded"`` or a list); default
-        unbounded. The workload profile uses the first.
+        unbounded.
+    workload_cache_tokens : [tokens] the capacity whose hit rates the workload profile takes
+        (``"1M"``, ``"unbounded"`` or a number); replayed too when ``cache_tokens`` does not list
+        it (without ``cache_tokens``: the only one). Default: the first of ``cache_tokens``. It
+        needs ``workload_out`` and a JSONL trace.
     block_tokens : [tokens] per hash-id block.
     bins : hit-rate bin edges from 0 to 1 (default: the brief's seven bins).
     warmup_s : [s] from the first arrival that warm the cache, left out of the statistics.
@@ -69,16 +74,31 @@ def hitrate(
         raise UsageError(f"trace file not found: {trace}")
     edges = _bins(bins)
     caps = _capacities(trace, cache_tokens, o)
+    column = 0
+    if workload_cache_tokens is not None:
+        caps, column = _workload_capacity(
+            trace, workload_cache_tokens, workload_out, cache_tokens, caps, o
+        )
     replay, analysis = _analyze(trace, caps, edges, o, say)
     workload_file = curve_file = None
+    cap = float(replay.capacity_tokens[column])  # [tokens] inf: unbounded; NaN: a CSV's logged
     if workload_out is not None:
         cmd = made_by or f"pddplan.hitrate({str(trace)!r})"
-        workload_file = _write_workload(Path(workload_out), trace, replay, analysis, o, caps, cmd)
+        workload_file = _write_workload(
+            Path(workload_out), trace, replay, analysis, o, cap, column, cmd
+        )
     if curve_out is not None:
         analysis.curve.to_csv(Path(curve_out))
         curve_file = str(curve_out)
     built = build_report(analysis, workload_file=workload_file, curve_file=curve_file)
-    return HitrateResult(analysis, workload_file, curve_file, built)
+    return HitrateResult(
+        analysis,
+        workload_file,
+        curve_file,
+        built,
+        workload_cache_tokens=cap if workload_file is not None else None,
+        workload_cache_chosen=workload_cache_tokens is not None,
+    )
 
 
 def _analyze(
@@ -130,16 +150,52 @@ def _capacities(
     return parse_capacities(caps_text, o.block_tokens) if caps_text else [UNBOUNDED]
 
 
+def _workload_capacity(
+    trace: Path,
+    text: str | float,
+    workload_out: PathLike | None,
+    cache_tokens: object,
+    caps: list[float],
+    o: HitrateOptions,
+) -> tuple[list[float], int]:
+    """The capacities to replay with ``workload_cache_tokens`` among them, and its column."""
+    from pddplan.trace.records import detect_format
+    from pddplan.trace.replay import parse_capacities
+
+    option = "workload_cache_tokens"
+    try:
+        (cap,) = parse_capacities(str(text), o.block_tokens)
+    except OptionError as exc:
+        raise OptionError(option, exc.detail) from None
+    except ValueError:  # more than one capacity
+        raise OptionError(option, f": {text!r} is not one token count") from None
+    if workload_out is None:
+        raise OptionError(
+            option, "chooses the cache of the workload profile written: give a workload file too"
+        )
+    if detect_format(trace, o.trace_format) == "csv":
+        raise OptionError(
+            option, "needs a JSONL trace with hash_ids; a CSV trace carries its own cached tokens"
+        )
+    if cache_tokens is None:
+        return [cap], 0
+    if cap not in caps:
+        caps = [*caps, cap]
+    return caps, caps.index(cap)
+
+
 def _write_workload(
     out_path: Path,
     trace: Path,
     replay: Any,
     analysis: Any,
     o: HitrateOptions,
-    caps: list[float],
+    capacity_tokens: float,
+    column: int,
     cmd: str,
 ) -> str:
-    """Write the workload profile of the first capacity; its name is the file's stem."""
+    """Write the workload profile of the capacity in replay column ``column``; its name is the
+    file's stem."""
     from pddplan.trace.workload import (
         WORKLOAD_NOTES,
         workload_document,
@@ -151,7 +207,7 @@ def _write_workload(
         trace.name,
         replay.format,
         analysis.stats.requests,
-        capacity_tokens=caps[0],
+        capacity_tokens=capacity_tokens,
         block_tokens=o.block_tokens,
         warmup_s=o.warmup_s,
         anomalous_input_tokens=o.anomalous_input_tokens,
@@ -161,12 +217,13 @@ def _write_workload(
     doc = workload_document(
         out_path.stem,
         source,
-        analysis.workload_inputs(0),
+        analysis.workload_inputs(column),
         edges=analysis.edges,
         anomalous_input_tokens=o.anomalous_input_tokens,
         anomalous_output_tokens=o.anomalous_output_tokens,
         max_points=o.max_points,
         notes=WORKLOAD_NOTES,
+        cache_tokens=capacity_tokens,
     )
     write_workload(out_path, doc, header=f"Written by {cmd}")
     return str(out_path)

@@ -199,3 +199,32 @@ def chip_counts(
             raise OptionError(option, f": no chip named {name!r}{hint}")
         out[name] = n
     return out
+
+
+#: Relative difference below which a workload's trace rate and the scenario's rate are the same
+#: (the written workload rounds its rate to six decimals).
+TRACE_RATE_RTOL = 1e-6
+
+
+def trace_rate_note(scenario: LoadedScenario | ResolvedScenario) -> str | None:
+    """One line when the scenario's workload records the rate of the trace it was made from
+    (``rate_rps``, as ``pddplan hitrate`` writes it) and the scenario plans for another rate (or,
+    without ``rate_rps``, for the plan of highest BCR): both rates, and how to plan for the
+    trace's. None when the workload records no rate or the rates agree.
+
+    The scenario's ``rate_rps`` is what the planner serves; the workload's is only a record.
+    """
+    import math
+
+    rs = scenario.resolved if isinstance(scenario, LoadedScenario) else scenario
+    trace_rps = rs.workload.rate_rps
+    if trace_rps is None:
+        return None
+    rate_rps = rs.scenario.rate_rps
+    use = f"to plan for the trace's rate: --set rate_rps={trace_rps:.10g}"
+    what = f"workload {rs.workload.name} was recorded at {trace_rps:.4g} req/s (its trace's rate)"
+    if rate_rps is None:
+        return f"{what} but the scenario has no rate_rps: the plan of highest BCR is sought; {use}"
+    if math.isclose(rate_rps, trace_rps, rel_tol=TRACE_RATE_RTOL):
+        return None
+    return f"{what} but the scenario's rate, {rate_rps:.4g} req/s, is planned for; {use}"

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pddplan.api.options import SolveOptions, validate
-from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load, with_inventory
+from pddplan.api.scenario import (
+    Overrides,
+    Profiles,
+    ScenarioLike,
+    load,
+    trace_rate_note,
+    with_inventory,
+)
 from pddplan.errors import UsageError
 
 if TYPE_CHECKING:
@@ -52,6 +60,10 @@ def solve(
         against each baseline (:func:`pddplan.robust.verdict.check_verdict`: the solve's fleets
         re-evaluated with one input at each end of its range; ``verdict`` of the result).
 
+    The result's ``trace_rate_note`` says when the workload records its trace's rate and the
+    scenario's rate, planned for, differs (:func:`~pddplan.api.scenario.trace_rate_note`; not
+    when ``rate_rps``, ``budget_usd_per_hour`` or ``max_bcr`` chose the target).
+
     Raises
     ------
     InfeasibleError : no plan meets the SLA within the limits.
@@ -85,7 +97,10 @@ def solve(
         verdict = check_verdict(
             lambda ov: ls.source.resolve({**ls.overrides, **ov}), ls.resolved, out
         )
-    return solve_result(out, explain=o.explain, verdict=verdict)
+    res = solve_result(out, explain=o.explain, verdict=verdict)
+    chosen = rate_rps is not None or budget_usd_per_hour is not None or max_bcr
+    note = None if chosen else trace_rate_note(ls)
+    return replace(res, trace_rate_note=note) if note else res
 
 
 def solve_result(

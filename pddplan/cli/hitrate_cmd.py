@@ -46,8 +46,18 @@ def hitrate_cmd(
             "--cache-tokens",
             help="Replay LRU prefix caches of these capacities [tokens], comma-separated; "
             "k/M/G = 1e3/1e6/1e9; 'unbounded' is one of them. The workload YAML uses the "
-            "first one listed. Default: unbounded.",
+            "first one listed unless --workload-cache-tokens says. Default: unbounded.",
             metavar="N[,N...]",
+        ),
+    ] = None,
+    workload_cache_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--workload-cache-tokens",
+            help="The capacity [tokens] whose hit rates the workload YAML takes (written as its "
+            "cache_tokens): 64k, 1M, unbounded, as for --cache-tokens, and replayed too if that "
+            "does not list it. Default: the first --cache-tokens.",
+            metavar="N",
         ),
     ] = None,
     block_tokens: Annotated[
@@ -155,6 +165,7 @@ def hitrate_cmd(
         res = api.hitrate(
             trace,
             cache_tokens=cache_tokens,
+            workload_cache_tokens=workload_cache_tokens,
             block_tokens=block_tokens,
             bins=bins or DEFAULT_BINS,
             warmup_s=warmup_s,
@@ -171,6 +182,9 @@ def hitrate_cmd(
         )
     if res.workload_file is not None:
         common.info(f"pddplan: wrote workload profile {res.workload_file}")
+        note = res.workload_cache_note()
+        if note:
+            common.info(f"pddplan: note: {note}")
     if res.curve_file is not None:
         common.info(f"pddplan: wrote capacity curve {res.curve_file}")
     out.emit(res.report())
@@ -179,6 +193,7 @@ def hitrate_cmd(
 #: The options the workload profile's ``made by`` line repeats: flag, parameter, default.
 MADE_BY_OPTIONS = (
     ("--cache-tokens", "cache_tokens", None),
+    ("--workload-cache-tokens", "workload_cache_tokens", None),
     ("--block-tokens", "block_tokens", 512),
     ("--bins", "bins", None),
     ("--warmup", "warmup_s", 0.0),

@@ -88,6 +88,8 @@ def solve_cmd(
         explain=explain,
         verdict_check=verdict_check,
     )
+    if res.trace_rate_note:
+        common.info(f"pddplan: note: {res.trace_rate_note}")
     out.emit(res.report())
 
 

@@ -356,6 +356,20 @@ def bundled_names(text: str) -> str:
     return text
 
 
+#: Suffixes that make a workload value a file path rather than a profile name.
+WORKLOAD_FILE_SUFFIXES = (".yaml", ".yml")
+
+
+def is_workload_path(value: str) -> bool:
+    """Whether a scenario's ``workload`` value (or ``--set workload=...``) names a file rather
+    than a workload profile: it ends in ``.yaml``/``.yml`` or contains a path separator.
+
+    Profile names are file stems, so they never do.
+    """
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return value.lower().endswith(WORKLOAD_FILE_SUFFIXES) or any(s in value for s in seps)
+
+
 @dataclass
 class Registry:
     """Profiles by kind and name, from user directories first, then the bundled set.
@@ -392,13 +406,39 @@ class Registry:
                 found.setdefault(p.stem, p)
         return found
 
-    def path(self, kind: str, name: str) -> Path:
+    def path(self, kind: str, name: str, *, base_dir: Path | None = None, origin: str = "") -> Path:
+        """The file of the ``kind`` profile ``name``; a workload may also be named by its file
+        (:func:`is_workload_path`), relative to ``base_dir`` (default: the working directory).
+
+        ``origin`` says where the value was given (``workload: in scen.yaml``), for the message.
+
+        Raises
+        ------
+        NotFoundError
+            no such profile (with a did-you-mean), or no such workload file.
+        """
+        if kind == "workload" and is_workload_path(name):
+            return self._workload_file(name, base_dir, origin)
         idx = self.index(kind)
         if name not in idx:
             guess = difflib.get_close_matches(name, list(idx), n=1)
             hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            if kind == "workload":
+                hint += " (a path to a workload file, FILE.yaml, is also accepted)"
             raise NotFoundError(f"no {kind} profile named {name!r}{hint}")
         return idx[name]
+
+    @staticmethod
+    def _workload_file(value: str, base_dir: Path | None, origin: str) -> Path:
+        p = Path(value).expanduser()
+        if not p.is_absolute() and base_dir is not None:
+            p = base_dir / p
+        if not p.is_file():
+            where = [f"looked for {p}"] if str(p) != value else []
+            where += [origin] if origin else []
+            tail = f" ({'; '.join(where)})" if where else ""
+            raise NotFoundError(f"{value}: workload file not found{tail}")
+        return p
 
     def load(self, kind: str, name: str) -> Any:
         return _load_cached(self.path(kind, name), kind)
@@ -516,17 +556,25 @@ def resolve(
             raise unknown("unknown override group", _OVERRIDE_KINDS, group, tail=allowed)
         known = registry.index(_OVERRIDE_KINDS[group])
         for name in scen.overrides[group]:
+            if group == "workloads" and name == scen.workload and is_workload_path(name):
+                continue  # the overrides of the workload file the scenario names
             if name not in known:
                 # an override of no profile would be dropped without a word
                 raise unknown(f"no {_OVERRIDE_KINDS[group]} profile named", known, group, name)
 
     def get(kind: str, name: str, key: Path_) -> Any:
-        try:
-            ppath = registry.path(kind, name)
-        except NotFoundError as exc:
-            raise ProfileError(
-                str(exc), file=file, key=dotted(key), line=line_for(doc, key)
-            ) from None
+        if kind == "workload" and is_workload_path(name):
+            # a workload file, relative to the scenario file (not found: NotFoundError, exit 2)
+            line = doc.lines.get(key)
+            origin = f"{dotted(key)}: in {file}" + (f", line {line}" if line else "")
+            ppath = registry.path(kind, name, base_dir=Path(file).parent, origin=origin)
+        else:
+            try:
+                ppath = registry.path(kind, name)
+            except NotFoundError as exc:
+                raise ProfileError(
+                    str(exc), file=file, key=dotted(key), line=line_for(doc, key)
+                ) from None
         group = next(g for g, k in _OVERRIDE_KINDS.items() if k == kind)
         ov = scen.overrides.get(group, {}).get(name)
         if not ov:

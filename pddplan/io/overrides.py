@@ -7,7 +7,9 @@ A PATH is a dotted key into the scenario as a user sees it:
   ``model.dtypes.kv_cache``, ``workload.hit_rate.shift``, ``chips.gpu-b.price.rental_usd_per_hour``
   (these become the scenario's ``overrides:`` of that profile, exactly as if written in the file);
 - short forms: ``chips.NAME.price_usd_per_hour`` for ``chips.NAME.price.rental_usd_per_hour``;
-- a profile swap: ``link``, ``rdma``, ``model`` or ``workload`` set to another profile's name.
+- a profile swap: ``link``, ``rdma``, ``model`` or ``workload`` set to another profile's name,
+  or ``workload`` set to a workload file (``path/to/x.yaml``, relative to the working directory;
+  :func:`pddplan.io.loader.is_workload_path` tells a path from a name).
 
 :class:`ScenarioSource` keeps a scenario file's parsed document in memory; every set of
 overrides is merged into that document and validated by the same pydantic schema and the same
@@ -34,6 +36,7 @@ from pddplan.io.loader import (
     ResolvedScenario,
     YamlDoc,
     _deep_merge,
+    is_workload_path,
     read_yaml,
     resolve,
     validate,
@@ -286,6 +289,11 @@ class ScenarioSource:
             if not isinstance(path, str) or not path:
                 raise OverrideError("an override key must be a dotted path", key=str(path))
             check_path(path, base)
+            if path == "workload" and isinstance(value, str) and is_workload_path(value):
+                # a workload file as an override: relative to the working directory, not to
+                # the scenario file (whose own ``workload:`` paths are)
+                origin = f"from the override workload={value}"
+                value = str(self.registry.path("workload", value, origin=origin).absolute())
             one = patch_for(path, value, base)
             leaves[path] = _leaf(one)
             patch = merge(patch, one)

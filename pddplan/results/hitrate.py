@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pddplan.results.base import Report, Result, Section
 from pddplan.trace.stats import HIGH_HIT, capacity_label, histogram
+from pddplan.trace.workload import cache_words
 
 if TYPE_CHECKING:
     from pddplan.trace.analysis import TraceAnalysis
@@ -24,12 +25,18 @@ class HitrateResult(Result):
     analysis : the trace analysis (replay, statistics, capacity curve).
     workload_file, curve_file : files written (None when not asked for).
     built : the sections and JSON document, computed when the result was built.
+    workload_cache_tokens : [tokens] the prefix-cache capacity whose hit rates the workload
+        profile holds (inf: unbounded; NaN: a CSV trace's logged ones; None: none written).
+    workload_cache_chosen : whether the caller chose it (``workload_cache_tokens``), rather
+        than the default (the first capacity replayed).
     """
 
     analysis: TraceAnalysis
     workload_file: str | None
     curve_file: str | None
     built: Report
+    workload_cache_tokens: float | None = None
+    workload_cache_chosen: bool = False
 
     @property
     def curve(self) -> CapacityCurve:
@@ -42,6 +49,19 @@ class HitrateResult(Result):
 
     def report(self) -> Report:
         return copy.deepcopy(self.built)
+
+    def workload_cache_note(self) -> str | None:
+        """One line on the capacity the workload profile's hit rates come from, when it was the
+        default rather than chosen (None otherwise, and for a CSV trace's logged hit rates)."""
+        cap = self.workload_cache_tokens
+        if self.workload_cache_chosen or cap is None or math.isnan(cap):
+            return None
+        several = len(self.analysis.replay.capacity_tokens) > 1
+        which = "the first --cache-tokens capacity" if several else "the default"
+        return (
+            f"the workload profile's hit rates are from {cache_words(cap)} ({which}; choose "
+            "another with --workload-cache-tokens N)"
+        )
 
 
 def _bin_label(lo: float, hi: float, last: bool) -> str:

@@ -46,6 +46,8 @@ class SolveResult(Result):
     warnings : where the plan sits in a regime the closed forms are known to miss.
     verdict : PDD against each baseline and the estimated inputs that reverse it
         (:func:`pddplan.robust.verdict.check_verdict`), or None when not checked.
+    trace_rate_note : the workload's trace rate against the rate planned for, when they differ
+        (:func:`pddplan.api.scenario.trace_rate_note`; the CLI prints it on stderr), or None.
     """
 
     outcome: Outcome
@@ -54,6 +56,7 @@ class SolveResult(Result):
     classes: list[Row] | None = None
     warnings: list[str] = field(default_factory=list)
     verdict: VerdictCheck | None = None
+    trace_rate_note: str | None = None
 
     @property
     def plan(self) -> Plan:

@@ -150,6 +150,11 @@ class Anomalous(Strict):
     )
 
 
+#: [tokens] A prefix-cache capacity, as ``pddplan hitrate`` replays them (whole tokens, up to
+#: :data:`pddplan.defaults.MAX_CACHE_TOKENS`).
+CacheTokens = Annotated[int, Field(gt=0, le=defaults.MAX_CACHE_TOKENS)]
+
+
 class Workload(Strict):
     kind: Literal["workload"] = "workload"
     name: str
@@ -158,6 +163,11 @@ class Workload(Strict):
     input_tokens: LengthDist
     output_tokens: LengthDist
     hit_rate: HitRateDist
+    cache_tokens: CacheTokens | Literal["unbounded"] | None = Field(
+        default=None,
+        description="the prefix-cache capacity the hit rates were replayed at [tokens] "
+        "('unbounded': nothing evicted); from a trace (pddplan hitrate --workload-cache-tokens)",
+    )
     anomalous: Anomalous | None = None
     rate_rps: Rate | None = Field(
         default=None, description="observed arrival rate, requests per second (from a trace)"

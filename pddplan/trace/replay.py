@@ -27,7 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
-from pddplan import limits
+from pddplan import defaults, limits
 from pddplan.errors import OptionError, ProfileError, UsageError
 from pddplan.trace.blockindex import BlockIndex
 from pddplan.trace.cache import (
@@ -59,9 +59,8 @@ _SUFFIX = {
     "gi": 2**30,
     "ti": 2**40,
 }
-#: Largest finite cache capacity taken [tokens]: a petatoken, far above any fleet's memory, and
-#: below the replay's limit of 2**40 blocks at one token a block.
-MAX_CACHE_TOKENS = 1e15
+#: Largest finite cache capacity taken [tokens] (its home: :mod:`pddplan.defaults`).
+MAX_CACHE_TOKENS = defaults.MAX_CACHE_TOKENS
 _CAP_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*((?:[kmgt]i?)?)\s*$", re.I)
 
 

@@ -50,6 +50,7 @@ def workload_document(
     anomalous_output_tokens: int,
     max_points: int = 50,
     notes: str = "",
+    cache_tokens: float | None = None,
 ) -> dict[str, Any]:
     """The workload profile as plain data (validates as :class:`pddplan.spec.Workload`).
 
@@ -69,6 +70,9 @@ def workload_document(
         Points per empirical length distribution.
     notes : str
         Free text.
+    cache_tokens : float or None
+        [tokens] The prefix-cache capacity the hit rates were replayed at (``inf``: unbounded),
+        written as ``cache_tokens``; None or NaN (a CSV trace's logged hit rates): not written.
 
     Returns
     -------
@@ -97,6 +101,8 @@ def workload_document(
             "probabilities": probabilities(counts),
         }
     }
+    if cache_tokens is not None and not math.isnan(cache_tokens):
+        doc["cache_tokens"] = "unbounded" if math.isinf(cache_tokens) else int(cache_tokens)
     n_anom = int(np.count_nonzero(anom))
     if n_anom:
         doc["anomalous"] = {
@@ -152,6 +158,14 @@ WORKLOAD_NOTES = (
 )
 
 
+def cache_words(capacity_tokens: float) -> str:
+    """A prefix cache in words: ``an unbounded prefix cache`` (``inf``) or ``a 64000-token LRU
+    prefix cache``."""
+    if math.isinf(capacity_tokens):
+        return "an unbounded prefix cache"
+    return f"a {int(capacity_tokens)}-token LRU prefix cache"
+
+
 def workload_source(
     trace_name: str,
     trace_format: str,
@@ -167,9 +181,8 @@ def workload_source(
     """The ``source`` of a workload profile made from a trace: the file, its format and
     requests, the warm-up, the prefix cache (``capacity_tokens`` [tokens], ``inf``: unbounded;
     a CSV trace's logged cached tokens), the anomalous thresholds [tokens] and the command."""
-    label = "an unbounded" if math.isinf(capacity_tokens) else f"a {int(capacity_tokens)}-token LRU"
     csv = trace_format == "csv"
-    cache = "logged cached tokens" if csv else f"{label} prefix cache"
+    cache = "logged cached tokens" if csv else cache_words(capacity_tokens)
     return (
         f"request trace {trace_name} ({trace_format}, {requests} requests"
         + (f" after a {warmup_s:g} s warm-up" if warmup_s else "")

@@ -116,6 +116,7 @@ _add(
     ("hitrate", "mooncake_excerpt.jsonl"),
     *OUTPUT,
     ("--cache-tokens", "lots", ("token count",)),
+    ("--workload-cache-tokens", "lots", ("token count",)),
     ("--block-tokens", "0", (">= 1",)),
     ("--bins", "0,2", ("[0, 1]",)),
     ("--warmup", "-1", (">= 0",)),
