@@ -71,7 +71,10 @@ def hitrate(
     say = warn or library_warning
     trace = Path(trace)
     if not trace.is_file():
-        raise UsageError(f"trace file not found: {trace}")
+        why = (
+            "not a regular file (a trace is read more than once)" if trace.exists() else "not found"
+        )
+        raise UsageError(f"trace file {why}: {trace}")
     edges = _bins(bins)
     caps = _capacities(trace, cache_tokens, o)
     column = 0

@@ -17,7 +17,6 @@ import csv
 import gc
 import gzip
 import hashlib
-import io
 import json
 import math
 import zlib
@@ -440,6 +439,39 @@ def _open_binary(path: Path) -> IO[bytes]:
         raise ProfileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
 
 
+def _line_too_long(path: Path, line_bytes: int) -> ProfileError:
+    return ProfileError(
+        f"a line longer than {line_bytes:,} bytes: not a trace (set the environment variable "
+        f"{limits.TRACE_LINE_BYTES.env} to raise the cap)",
+        file=str(path),
+    )
+
+
+def _trace_too_large(path: Path, most_bytes: int) -> ProfileError:
+    return ProfileError(
+        f"more than {most_bytes:,} bytes (decompressed): above the cap (set the environment "
+        f"variable {limits.TRACE_BYTES.env} to raise it)",
+        file=str(path),
+    )
+
+
+def _bounded_lines(path: Path, fh: IO[bytes]) -> Iterator[str]:
+    """The text lines of ``fh``, each read with a bound (a file without newlines, such as
+    /dev/zero, is one endless line) and their total within the trace cap."""
+    line_bytes, most_bytes = limits.TRACE_LINE_BYTES.value(), limits.TRACE_BYTES.value()
+    total = 0
+    while True:
+        raw = fh.readline(line_bytes + 1)
+        if not raw:
+            return
+        if len(raw) > line_bytes:
+            raise _line_too_long(path, line_bytes)
+        total += len(raw)
+        if total > most_bytes:
+            raise _trace_too_large(path, most_bytes)
+        yield raw.decode("utf-8")
+
+
 def _raw_blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
     """Whole-line byte blocks of the file (the last may lack its newline)."""
     carry = b""
@@ -453,11 +485,7 @@ def _raw_blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
                 raise ProfileError(f"cannot read trace: {exc}", file=str(path)) from None
             total_bytes += len(raw)
             if total_bytes > most_bytes:
-                raise ProfileError(
-                    f"more than {most_bytes:,} bytes (decompressed): above the cap (set the "
-                    f"environment variable {limits.TRACE_BYTES.env} to raise it)",
-                    file=str(path),
-                )
+                raise _trace_too_large(path, most_bytes)
             if not raw:
                 if carry:
                     yield carry
@@ -466,11 +494,7 @@ def _raw_blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
             if cut == 0:
                 carry += raw
                 if len(carry) > line_bytes:
-                    raise ProfileError(
-                        f"a line longer than {line_bytes:,} bytes: not a JSONL trace (set the "
-                        f"environment variable {limits.TRACE_LINE_BYTES.env} to raise the cap)",
-                        file=str(path),
-                    )
+                    raise _line_too_long(path, line_bytes)
                 continue
             yield carry + raw[:cut] if carry else raw[:cut]
             carry = raw[cut:]
@@ -504,11 +528,7 @@ def _block_ranges(path: Path, block_bytes: int) -> Iterator[tuple[int, int]]:
                     break
                 end += len(probe)
                 if end - start - block_bytes > line_bytes:
-                    raise ProfileError(
-                        f"a line longer than {line_bytes:,} bytes: not a JSONL trace (set the "
-                        f"environment variable {limits.TRACE_LINE_BYTES.env} to raise the cap)",
-                        file=str(path),
-                    )
+                    raise _line_too_long(path, line_bytes)
             end = min(end, size)
             yield start, end
             start = end
@@ -644,8 +664,7 @@ def iter_csv_blocks(
     """
     file = str(path)
     with _open_binary(path) as raw_fh:
-        fh = io.TextIOWrapper(raw_fh, encoding="utf-8", newline="")
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(_bounded_lines(path, raw_fh))
         try:
             header = reader.fieldnames
         except (UnicodeDecodeError, csv.Error) as exc:

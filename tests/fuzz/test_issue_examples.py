@@ -1,4 +1,5 @@
-"""The bad inputs of issue 13, each one clean error line naming the file or key."""
+"""Bad inputs found by held-back fuzzing (two rounds), each one clean error line naming the file,
+key or option: exit 1 or 2, within the harness's CPU-time limit."""
 
 from __future__ import annotations
 
@@ -99,6 +100,35 @@ def test_scenario_examples(label: str, text: bytes, key: str, fragment: str) -> 
         (["solve", "-f", "json", "-o", "missing/dir/x.json"], {}, "cannot write"),
         (["sweep", "--set", "rate_rps=1:2:1e-9"], {}, "PDDPLAN_MAX_GRID_POINTS"),
         (["simulate", "-n", "100000000"], {}, "PDDPLAN_MAX_SIM_REQUESTS"),
+        # the second round's examples: numbers, nesting, devices and caps
+        (["solve", "--max-chips", "gpu-a=\u00b2"], {}, "--max-chips"),
+        (["solve", "--max-chips", "gpu-a=" + "9" * 5000], {}, "too large"),
+        (
+            ["hitrate", "tests/data/mooncake_excerpt.jsonl", "--cache-tokens", "9" * 23 + "T"],
+            {},
+            "--cache-tokens",
+        ),
+        (["robust", "--seed", "-1"], {}, "--seed"),
+        (["robust", "--samples", "9" * 30], {}, "PDDPLAN_MAX_ROBUST_SAMPLES"),
+        (
+            ["hitrate", "t.jsonl"],
+            {"t.jsonl": b'{"a":' * 100_000 + b"1" + b"}" * 100_000},
+            "t.jsonl",
+        ),
+        (["simulate", "--plan", "p.json"], {"p.json": b"[" * 100_000 + b"]" * 100_000}, "p.json"),
+        (["profiles", "validate", "/dev/zero"], {}, "/dev/zero"),
+        (
+            ["calibrate", "/dev/urandom", "--chip", "h100-sxm", "--model", "llama-3.3-70b"],
+            {},
+            "/dev/urandom",
+        ),
+        (["simulate", "--plan", "/dev/zero"], {}, "/dev/zero"),
+        (["simulate", "--trace", "/dev/zero"], {}, "/dev/zero"),
+        (["hitrate", "/dev/zero"], {}, "/dev/zero"),
+        (["bathtub", "--capacity-curve", "/dev/zero"], {}, "/dev/zero"),
+        (["sweep", "--set", "chips.gpu-b.price_usd_per_hour=1:100000:1"], {}, "PDDPLAN_MAX_GRID"),
+        (["solve", "--set", "rate_rps=true"], {}, "rate_rps"),
+        (["nosuchcmd"], {}, "No such command"),
     ],
 )
 def test_cli_examples(argv: list[str], files: dict[str, bytes], fragment: str) -> None:
