@@ -223,6 +223,7 @@ class SolveResult(Result):
             {"figure": "goodput_rps", "value": plan.goodput_rps, "target": None},
             {"figure": "cost_usd_per_hour", "value": plan.cost_usd_per_hour, "target": None},
             {"figure": "bcr_requests_per_usd", "value": plan.bcr_requests_per_usd, "target": None},
+            *({"figure": k, "value": v, "target": None} for k, v in _per_mtok(plan).items()),
             {"figure": "ttft_p50_s", "value": plan.prefill.ttft_s[0], "target": sla[0]},
             {"figure": "ttft_p90_s", "value": plan.prefill.ttft_s[1], "target": sla[1]},
             {"figure": "ttft_p99_s", "value": plan.prefill.ttft_s[2], "target": sla[2]},
@@ -499,12 +500,20 @@ def _role_rows(plan: Plan) -> list[Row]:
     return rows
 
 
+def _per_mtok(plan: Plan) -> dict[str, float | None]:
+    """The plan's cost per million input and output tokens, by result key."""
+    from pddplan.solver.token_cost import MTOK_KEYS, cost_usd_per_mtok
+
+    return dict(zip(MTOK_KEYS, cost_usd_per_mtok(plan), strict=True))
+
+
 def _figures(plan: Plan) -> dict[str, Any]:
     return {
         "rate_rps": plan.rate_rps,
         "goodput_rps": plan.goodput_rps,
         "cost_usd_per_hour": plan.cost_usd_per_hour,
         "bcr_requests_per_usd": plan.bcr_requests_per_usd,
+        **_per_mtok(plan),
         "chips": plan.chips_of(),
         "ttft_s": dict(zip(("p50", "p90", "p99"), plan.prefill.ttft_s, strict=True)),
         "meets_sla": plan.meets_sla,

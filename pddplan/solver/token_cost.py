@@ -18,6 +18,8 @@ from pddplan import units
 from pddplan.solver.plan import Plan
 
 TOKENS_PER_MTOK = 1e6
+#: The result keys of :func:`cost_usd_per_mtok`'s two figures, in its order.
+MTOK_KEYS = ("input_cost_usd_per_mtok", "output_cost_usd_per_mtok")
 
 
 def mean_tokens(plan: Plan) -> tuple[float, float]:
