@@ -86,6 +86,12 @@ def _find_option(
     )
 
 
+def _shortest_context(problem: Problem) -> float:
+    """The fewest tokens of context any request of the workload decodes at [tokens]."""
+    c = problem.classes
+    return float(min(c.input_tokens + 1))
+
+
 def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") -> SimPlan:
     """Rebuild a :class:`SimPlan` from ``pddplan solve --format json`` output."""
     try:
@@ -114,6 +120,13 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
                     "batch_per_instance must be at least 1",
                     file=file,
                     key=f"plan.roles.{name}",
+                )
+            if name != "P" and batch > (most := inst.max_batch_memory(_shortest_context(problem))):
+                raise ProfileError(
+                    f"batch_per_instance {batch:,} does not fit: an instance of {inst.label} "
+                    f"holds at most {most:,} sequences even at the workload's shortest context",
+                    file=file,
+                    key=f"{where}.batch_per_instance",
                 )
             roles[name] = Role(inst, n, batch)
         thr = _number(p["routing_threshold_hit_rate"], "plan.routing_threshold_hit_rate", file)
