@@ -69,11 +69,10 @@ def pick(rep: Report, table: str | None) -> list[Section]:
 
 def no_table(table: str, names: Sequence[str]) -> OptionError:
     """The error for a ``--table`` name that is not among ``names`` (with a did-you-mean)."""
-    import difflib
+    from pddplan.errors import did_you_mean
 
-    guess = difflib.get_close_matches(table, names, n=1)
-    hint = f"did you mean {guess[0]!r}? " if guess else ""
-    return OptionError("table", f": no table {table!r}; {hint}tables: {', '.join(names)}")
+    hint = did_you_mean(table, names) or ";"
+    return OptionError("table", f": no table {table!r}{hint} tables: {', '.join(names)}")
 
 
 def render_csv(rep: Report, table: str | None = None) -> str:

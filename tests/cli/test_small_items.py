@@ -1,0 +1,50 @@
+"""Small user-facing rules of the command line, one test (or a few) each: the did-you-mean,
+exit codes of missing input files, token counts with k/M suffixes, lists in messages, a closed
+pipe, the break-even default, usage errors, per-command table names in --help, and shell
+completion of profile names."""
+
+from __future__ import annotations
+
+import pytest
+
+from pddplan.cli import main
+from pddplan.errors import did_you_mean, suggestions
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``pddplan ARGS`` run in-process."""
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    got = capsys.readouterr()
+    code = exc.value.code
+    return (code if isinstance(code, int) else 0), got.out, got.err
+
+
+# ------------------------------------------------------------------ 1. did you mean
+
+LINKS = ["rdma-400g", "wan-40g-cross-city", "wan-40g-same-city", "wan-100g-cross-city"]
+
+
+def test_prefix_matches_rank_before_edit_distance() -> None:
+    assert set(suggestions("wan-40g", LINKS)[:2]) == {"wan-40g-same-city", "wan-40g-cross-city"}
+    assert suggestions("wan-40g", LINKS, n=1)[0].startswith("wan-40g-")
+    assert set(suggestions("CROSS", LINKS)) == {"wan-40g-cross-city", "wan-100g-cross-city"}
+    assert suggestions("rdma-40Og", LINKS) == ["rdma-400g"]  # edit distance, last
+    assert suggestions("zzz", LINKS) == []
+
+
+def test_did_you_mean_text() -> None:
+    assert did_you_mean("h2O", ["h20", "h100-sxm"]) == "; did you mean 'h20'?"
+    assert did_you_mean("wan-40g", LINKS) in (
+        "; did you mean 'wan-40g-same-city' or 'wan-40g-cross-city'?",
+        "; did you mean 'wan-40g-cross-city' or 'wan-40g-same-city'?",
+    )
+    assert did_you_mean("zzz", LINKS) == ""
+    assert did_you_mean("dtype", ["dtypes"], within="model.") == "; did you mean 'model.dtypes'?"
+
+
+def test_a_link_name_prefix_suggests_its_links(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["transfer", "wan-40g"], capsys)
+    assert code == 2 and out == ""
+    assert "did you mean 'wan-40g-" in err
+    assert "rdma" not in err
