@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pddplan.api.options import HitrateOptions, validate_args
 from pddplan.api.scenario import PathLike, library_warning
-from pddplan.errors import OptionError, UsageError
+from pddplan.errors import OptionError, UnreadableFileError
 
 if TYPE_CHECKING:
     from pddplan.results import HitrateResult
@@ -66,7 +66,8 @@ def hitrate(
     say = warn or library_warning
     trace = Path(trace)
     if not trace.is_file():
-        raise UsageError(f"trace file not found: {trace}")
+        what = "not a file" if trace.exists() else "trace file not found"
+        raise UnreadableFileError(what, file=str(trace))
     edges = _bins(bins)
     caps = _capacities(trace, cache_tokens, o)
     replay, analysis = _analyze(trace, caps, edges, o, say)

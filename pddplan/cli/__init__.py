@@ -1,7 +1,7 @@
 """The ``pddplan`` command line: parse, call, render, map errors to exit codes. No math here.
 
-Exit codes: 0 success, 1 bad profile or data file, 2 usage error or unknown name,
-3 no plan fits.
+Exit codes: 0 success, 1 bad profile or data file, 2 usage error, unknown name or missing
+input file, 3 no plan fits.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ completion of profile names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pddplan.cli import main
@@ -48,3 +50,43 @@ def test_a_link_name_prefix_suggests_its_links(capsys: pytest.CaptureFixture[str
     assert code == 2 and out == ""
     assert "did you mean 'wan-40g-" in err
     assert "rdma" not in err
+
+
+# ------------------------------------------------------------------ 2. missing input files
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", "--plan", "{missing}.json"],
+        ["simulate", "--trace", "{missing}.jsonl"],
+        ["hitrate", "{missing}.jsonl"],
+        ["calibrate", "{missing}.csv", "--link", "wan-100g-cross-city"],
+        ["bathtub", "--capacity-curve", "{missing}.csv"],
+        ["solve", "{missing}.yaml"],
+    ],
+)
+def test_a_missing_input_file_exits_2(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = f"{tmp_path}/no-such-file"
+    code, out, err = run([a.format(missing=missing) for a in args], capsys)
+    assert code == 2, err
+    assert out == "" and err.startswith("pddplan: error: ") and "no-such-file" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_directory_given_as_a_plan_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(["simulate", "--plan", str(tmp_path)], capsys)
+    assert code == 2, err
+
+
+def test_a_malformed_data_file_still_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text("{not json", encoding="utf-8")
+    code, _, err = run(["simulate", "--plan", str(plan)], capsys)
+    assert code == 1, err
