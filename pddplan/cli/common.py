@@ -89,6 +89,18 @@ ProfilesOpt = Annotated[
 ]
 
 
+def token_count(text: str | int) -> int:
+    """A typer parser of a token-count option (``--input-tokens 64k``): the API's
+    :func:`pddplan.api.values.parse_token_count`, its error as a bad value of the flag."""
+    from pddplan.api.values import parse_token_count
+    from pddplan.errors import OptionError
+
+    try:
+        return parse_token_count(text)
+    except OptionError as exc:
+        raise typer.BadParameter(exc.detail.removeprefix(": ")) from None
+
+
 class State:
     profile_dirs: list[Path] = []
 

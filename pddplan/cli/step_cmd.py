@@ -22,10 +22,20 @@ def step_cmd(
     ],
     batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences in the step.")],
     input_tokens: Annotated[
-        int, typer.Option("--input-tokens", help="Uncached tokens per sequence to prefill.")
+        int,
+        typer.Option(
+            "--input-tokens",
+            help="Uncached tokens per sequence to prefill (2000, 64k, 1.5M).",
+            parser=common.token_count,
+        ),
     ],
     context_tokens: Annotated[
-        int, typer.Option("--context-tokens", help="Context per sequence in the decode step.")
+        int,
+        typer.Option(
+            "--context-tokens",
+            help="Context per sequence in the decode step [tokens] (4989, 128k).",
+            parser=common.token_count,
+        ),
     ],
     ep: Annotated[
         int | None, typer.Option("--ep", help="Expert-parallel ranks (MoE models only).")

@@ -90,3 +90,37 @@ def test_a_malformed_data_file_still_exits_1(
     plan.write_text("{not json", encoding="utf-8")
     code, _, err = run(["simulate", "--plan", str(plan)], capsys)
     assert code == 1, err
+
+
+# ------------------------------------------------------------------ 3. token counts
+
+STEP = ["step", "--model", "llama-3.3-70b", "--chip", "h100-sxm", "--tp", "2", "--batch", "1"]
+
+
+def test_step_takes_token_counts_with_suffixes(capsys: pytest.CaptureFixture[str]) -> None:
+    def step_csv(tokens: str) -> str:
+        args = [*STEP, "--input-tokens", tokens, "--context-tokens", "8", "-f", "csv"]
+        code, out, err = run(args, capsys)
+        assert code == 0, err
+        return out.splitlines()[1]
+
+    assert step_csv("64k") == step_csv("64000")
+    assert step_csv("2Ki") == step_csv("2048") != step_csv("2000")
+
+
+def test_a_bad_token_count_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run([*STEP, "--input-tokens", "64q", "--context-tokens", "8"], capsys)
+    assert code == 2
+    assert "--input-tokens" in err and "'64q' is not a token count" in err
+
+
+def test_one_token_count_parser() -> None:
+    from pddplan.api.values import parse_token_count
+    from pddplan.errors import OptionError
+    from pddplan.trace.replay import parse_capacity
+
+    assert parse_token_count("64k") == 64_000 == parse_capacity("64k")
+    assert parse_token_count("1.5M") == 1_500_000
+    assert parse_token_count("64Ki") == 65_536 == parse_capacity("64Ki")
+    with pytest.raises(OptionError, match="input_tokens"):
+        parse_token_count("1.5", "input_tokens")
