@@ -94,6 +94,13 @@ class OverrideError(UsageError):
         self.value = value
         self.unknown_key = unknown_key
 
+    @property
+    def value_text(self) -> str:
+        """The value as a message echoes it (a list as ``[a, b]``, no Python repr)."""
+        from pddplan.labels import plain_value
+
+        return plain_value(self.value)
+
 
 class OptionError(UsageError):
     """A keyword option of the library has a bad value (exit 2).

@@ -349,10 +349,10 @@ def flag_message(exc: Exception, names: dict[str, str]) -> str | None:
         for prefix, option in (("inventory.owned.", "own"), ("limits.max_chips.", "max_chips")):
             if exc.key.startswith(prefix) and option in names:
                 chip = exc.key[len(prefix) :]
-                return f"{names[option]} {chip}={exc.value!r}: {exc.detail}"
+                return f"{names[option]} {chip}={exc.value_text}: {exc.detail}"
         if exc.unknown_key:
             return f"{flag} {exc.key}: {exc.detail}"
-        return f"{flag} {exc.key}={exc.value!r}: {exc.detail}"
+        return f"{flag} {exc.key}={exc.value_text}: {exc.detail}"
     return None
 
 

@@ -124,3 +124,22 @@ def test_one_token_count_parser() -> None:
     assert parse_token_count("64Ki") == 65_536 == parse_capacity("64Ki")
     with pytest.raises(OptionError, match="input_tokens"):
         parse_token_count("1.5", "input_tokens")
+
+
+# ------------------------------------------------------------------ 4. lists in messages
+
+
+def test_plain_lists() -> None:
+    from pddplan.labels import plain, plain_value
+
+    assert plain(["h100-sxm", "h2O"]) == "h100-sxm, h2O"
+    assert plain([["h100-sxm", "h20"], ["h20"]]) == "[h100-sxm, h20], [h20]"
+    assert plain_value(["h100-sxm", "h2O"]) == "[h100-sxm, h2O]"
+    assert plain_value("h2O") == "'h2O'"
+
+
+def test_an_error_never_echoes_a_python_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["solve", "--set", "roles.MD.chips=[h100-sxm,h2O]"], capsys)
+    assert code == 2
+    assert "roles.MD.chips=[h100-sxm, h2O]" in err and "did you mean 'h20'?" in err
+    assert "['" not in err
