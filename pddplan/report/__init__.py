@@ -260,8 +260,15 @@ def render_table(
     from rich.table import Table
     from rich.text import Text
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1 itself; a closed pipe is the caller's to handle (the CLI: exit 0)
+            raise BrokenPipeError
+
     width = table_width(is_terminal, wide)
-    console = Console(file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide)
+    console = _Console(
+        file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide
+    )
     console.print(Text(rep.title, style="bold"))
     if table is None and rep.answer:
         for a in rep.answer:  # the answer first, a sentence a paragraph, wrapped at words

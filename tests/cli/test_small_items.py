@@ -143,3 +143,27 @@ def test_an_error_never_echoes_a_python_list(capsys: pytest.CaptureFixture[str])
     assert code == 2
     assert "roles.MD.chips=[h100-sxm, h2O]" in err and "did you mean 'h20'?" in err
     assert "['" not in err
+
+
+# ------------------------------------------------------------------ 5. a closed pipe
+
+
+@pytest.mark.parametrize(
+    "args", [["solve", "pdd-paper"], ["profiles", "list", "--kind", "chips", "-f", "csv"]]
+)
+def test_a_closed_pipe_exits_0(args: list[str]) -> None:
+    import subprocess
+    import sys
+
+    # the reader is gone before the first write (`| head -0`): every write fails
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pddplan", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
