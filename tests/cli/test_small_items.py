@@ -167,3 +167,21 @@ def test_a_closed_pipe_exits_0(args: list[str]) -> None:
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+# ------------------------------------------------------------------ 6. breakeven's default
+
+
+def test_breakeven_defaults_to_a_parameter_of_the_scenario(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # long-context names no gpu-b: the default is its MD chip's price
+    code, out, err = run(["breakeven", "long-context", "-f", "csv"], capsys)
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("chips.h200-sxm.price_usd_per_hour,")
+
+
+def test_breakeven_help_names_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["breakeven", "--help"], capsys)
+    assert code == 0
+    assert "main-decode (MD) chip" in " ".join(out.split())
