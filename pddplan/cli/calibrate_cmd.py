@@ -11,7 +11,7 @@ from pddplan import defaults
 from pddplan.cli import common
 
 
-@common.output_options
+@common.output_options(command="calibrate")
 def calibrate_cmd(
     measurements: Annotated[
         Path,

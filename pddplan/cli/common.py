@@ -31,17 +31,41 @@ OutputOpt = Annotated[
         "--output", "-o", help="Write the result to FILE instead of stdout.", dir_okay=False
     ),
 ]
-TableOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--table",
-        "-t",
-        help="Only this table of the result (CSV always writes one table: the first unless "
-        "named). Names: plan, summary, procurement, pipelines, baselines, classes for solve; "
-        "a wrong name lists the command's tables.",
-        metavar="NAME",
-    ),
-]
+
+
+#: Width of an option's help text in ``--help`` [characters] (click's 80 columns, less the
+#: column of flags), to which lines click does not wrap itself are wrapped.
+HELP_WIDTH = 44
+
+
+def table_help(command: str | None) -> str:
+    """The help of ``--table`` for ``command``: its table names, read from the one list
+    (:func:`pddplan.api.values.table_names`), or none for a command whose names depend on its
+    input."""
+    import textwrap
+
+    text = "Only this table of the result (CSV always writes one table: the first unless named)."
+    names = None
+    if command is not None:
+        from pddplan.api.values import table_names
+
+        names = table_names(command)
+    if not names:
+        return f"{text} A wrong name lists the result's tables."
+    # "\b": click keeps the lines as wrapped here, where no name is broken at a hyphen
+    text += f" Names: {', '.join(names)}."
+    lines = textwrap.wrap(text, HELP_WIDTH, break_on_hyphens=False, break_long_words=False)
+    return "\b\n" + "\n".join(lines)
+
+
+def table_opt(command: str | None) -> Any:
+    """The ``--table`` option of ``command`` (its help lists the command's table names)."""
+    return Annotated[
+        str | None,
+        typer.Option("--table", "-t", help=table_help(command), metavar="NAME"),
+    ]
+
+
 WideOpt = Annotated[
     bool,
     typer.Option(
@@ -263,7 +287,8 @@ def output_options(
 
     ``output_help`` replaces the help of ``--output`` (``report`` writes HTML there);
     ``command`` names a command whose ``--table`` names are declared
-    (:func:`pddplan.api.values.table_names`), checked before the work."""
+    (:func:`pddplan.api.values.table_names`): ``--help`` lists them and a wrong name fails
+    before the work."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         out_opt: Any = OutputOpt
@@ -275,7 +300,7 @@ def output_options(
         extra: dict[str, tuple[Any, Any]] = {
             "format": (FormatOpt, "table"),
             "output": (out_opt, None),
-            "table": (TableOpt, None),
+            "table": (table_opt(command), None),
             "wide": (WideOpt, False),
         }
         build = _output if command is None else functools.partial(_output, command=command)

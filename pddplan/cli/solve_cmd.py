@@ -16,7 +16,7 @@ ScenarioArg = Annotated[
 ]
 
 
-@common.output_options
+@common.output_options(command="solve")
 @common.scenario_options("solve")
 def solve_cmd(
     scenario: ScenarioArg = None,

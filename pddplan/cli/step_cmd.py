@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
     app.command("step")(step_cmd)
 
 
-@common.output_options
+@common.output_options(command="step")
 def step_cmd(
     model: Annotated[str, typer.Option("--model", "-m", help="Model profile name.")],
     chip: Annotated[str, typer.Option("--chip", "-c", help="Chip profile name.")],

@@ -105,7 +105,7 @@ def sweep_cmd(
         common.info(f"wrote {plot}")
 
 
-@common.output_options
+@common.output_options(command="breakeven")
 @common.scenario_options("breakeven")
 def breakeven_cmd(
     scenario: ScenarioArg = None,
@@ -170,7 +170,7 @@ def breakeven_cmd(
     out.emit(res.report())
 
 
-@common.output_options
+@common.output_options(command="chips rank")
 def rank_cmd(
     scenario: ScenarioArg = None,
     model: Annotated[
