@@ -125,6 +125,28 @@ def token_count(text: str | int) -> int:
         raise typer.BadParameter(exc.detail.removeprefix(": ")) from None
 
 
+def complete_names(kind: str) -> Callable[[typer.Context, str], list[str]]:
+    """The shell completion (typer's ``autocompletion=``) of an argument or option taking a
+    profile name of ``kind`` (``chip``, ``model``, ``link``, ``workload``, ``scenario``): the
+    names on the search path
+    (:func:`pddplan.api.profiles.profile_names`, ``--profiles`` included) that start with what
+    was typed. None offered (a path being typed) leaves the shell to complete file names
+    (typer's scripts fall back to them), so a scenario file still completes."""
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        from pddplan.api.profiles import profile_names
+        from pddplan.errors import PddplanError
+
+        dirs = ctx.find_root().params.get("profiles") or State.profile_dirs
+        try:
+            names = profile_names(kind, profiles=dirs)
+        except (PddplanError, OSError):  # a bad --profiles: nothing to offer, no traceback
+            names = []
+        return [n for n in names if n.startswith(incomplete)]
+
+    return complete
+
+
 class State:
     profile_dirs: list[Path] = []
 

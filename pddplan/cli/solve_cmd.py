@@ -11,7 +11,8 @@ from pddplan.cli import common
 ScenarioArg = Annotated[
     str | None,
     typer.Argument(
-        help="Scenario file, or the name of a bundled scenario (default: the bundled default)."
+        help="Scenario file, or the name of a bundled scenario (default: the bundled default).",
+        autocompletion=common.complete_names("scenario"),
     ),
 ]
 

@@ -15,8 +15,21 @@ def register(app: typer.Typer) -> None:
 
 @common.output_options(command="step")
 def step_cmd(
-    model: Annotated[str, typer.Option("--model", "-m", help="Model profile name.")],
-    chip: Annotated[str, typer.Option("--chip", "-c", help="Chip profile name.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model profile name.",
+            autocompletion=common.complete_names("model"),
+        ),
+    ],
+    chip: Annotated[
+        str,
+        typer.Option(
+            "--chip", "-c", help="Chip profile name.", autocompletion=common.complete_names("chip")
+        ),
+    ],
     tp: Annotated[
         int, typer.Option("--tp", help="Tensor-parallel width of attention (per DP group).")
     ],

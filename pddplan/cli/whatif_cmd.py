@@ -174,13 +174,28 @@ def breakeven_cmd(
 def rank_cmd(
     scenario: ScenarioArg = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Model profile (default: the scenario's).")
+        str | None,
+        typer.Option(
+            "--model",
+            help="Model profile (default: the scenario's).",
+            autocompletion=common.complete_names("model"),
+        ),
     ] = None,
     workload: Annotated[
-        str | None, typer.Option("--workload", help="Workload profile (default: the scenario's).")
+        str | None,
+        typer.Option(
+            "--workload",
+            help="Workload profile (default: the scenario's).",
+            autocompletion=common.complete_names("workload"),
+        ),
     ] = None,
     reference: Annotated[
-        str, typer.Option("--reference", help="The balanced flagship chip to compare with.")
+        str,
+        typer.Option(
+            "--reference",
+            help="The balanced flagship chip to compare with.",
+            autocompletion=common.complete_names("chip"),
+        ),
     ] = "h100-sxm",
     *,
     out: common.Output,

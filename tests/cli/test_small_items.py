@@ -185,3 +185,76 @@ def test_breakeven_help_names_the_default(capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = run(["breakeven", "--help"], capsys)
     assert code == 0
     assert "main-decode (MD) chip" in " ".join(out.split())
+
+
+# ------------------------------------------------------------------ 7. usage errors
+
+
+@pytest.mark.parametrize(
+    "args", [["transfer"], ["solve", "--bogus"], ["solve", "--rate", "abc"], ["nosuch"]]
+)
+def test_a_usage_error_is_one_line(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("pddplan: error: ") and len(err.strip().splitlines()) == 1
+    assert "Usage:" not in err and "Try " not in err
+
+
+# ------------------------------------------------------------------ 9. shell completion
+
+
+def complete(
+    words: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[str]:
+    """What bash completion offers for the last of ``words`` (typer's protocol: the words and
+    the index of the one being completed in the environment)."""
+    parts = words.split(" ")
+    monkeypatch.setenv("_PDDPLAN_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(parts) - 1))
+    code, out, err = run([], capsys)
+    assert code == 0, err
+    return out.split()
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (
+            "pddplan transfer wan-40g",
+            ["wan-40g-cross-city", "wan-40g-cross-country", "wan-40g-same-city"],
+        ),
+        ("pddplan step --chip h10", ["h100-sxm"]),
+        ("pddplan step --model llama-3.3", ["llama-3.3-70b"]),
+        ("pddplan calibrate x.csv --link rdma", ["rdma-200g", "rdma-400g"]),
+        ("pddplan chips rank --workload agent", ["agent-64k", "agent-64k-beta"]),
+        ("pddplan solve pdd-paper", ["pdd-paper", "pdd-paper-b30"]),
+        ("pddplan solve ./", []),  # a path: the shell completes files
+    ],
+)
+def test_shell_completion_of_profile_names(
+    words: str,
+    expected: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert complete(words, monkeypatch, capsys) == expected
+
+
+def test_completion_reads_names_through_the_api(tmp_path: Path) -> None:
+    from pddplan.api.profiles import profile_names
+    from pddplan.cli.common import complete_names
+
+    (tmp_path / "chips").mkdir()
+    src = Path(__file__).resolve().parents[2] / "profiles" / "chips" / "h20.yaml"
+    (tmp_path / "chips" / "my-chip.yaml").write_text(src.read_text(encoding="utf-8"))
+    assert "my-chip" in profile_names("chip", profiles=[tmp_path])
+    assert "pdd-paper" in profile_names("scenario")
+
+    class Ctx:  # what completion reads of click's context: the root's --profiles
+        params = {"profiles": [tmp_path]}
+
+        def find_root(self) -> Ctx:
+            return self
+
+    assert complete_names("chip")(Ctx(), "my-") == ["my-chip"]  # type: ignore[arg-type]
