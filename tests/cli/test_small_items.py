@@ -145,6 +145,16 @@ def test_an_error_never_echoes_a_python_list(capsys: pytest.CaptureFixture[str])
     assert "['" not in err
 
 
+def test_a_curve_without_its_columns_names_them_plainly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    curve = tmp_path / "curve.csv"
+    curve.write_text("capacity,hit\n1,0.5\n", encoding="utf-8")
+    code, _, err = run(["bathtub", "--capacity-curve", str(curve)], capsys)
+    assert code == 1
+    assert "(have: capacity, hit)" in err
+
+
 # ------------------------------------------------------------------ 5. a closed pipe
 
 
