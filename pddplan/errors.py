@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 
 class PddplanError(Exception):
@@ -46,6 +47,14 @@ class ProfileError(PddplanError):
         self.line = line
 
 
+class UnreadableFileError(ProfileError):
+    """An input file the user named cannot be opened: it does not exist, is a directory or may
+    not be read (exit 2, like an unknown scenario: the user asked for something that is not
+    there). A file that opens but is malformed is a :class:`ProfileError` (exit 1)."""
+
+    exit_code = 2
+
+
 class UsageError(PddplanError):
     """The command line itself is wrong (exit 2)."""
 
@@ -86,6 +95,13 @@ class OverrideError(UsageError):
         self.value = value
         self.unknown_key = unknown_key
 
+    @property
+    def value_text(self) -> str:
+        """The value as a message echoes it (a list as ``[a, b]``, no Python repr)."""
+        from pddplan.labels import plain_value
+
+        return plain_value(self.value)
+
 
 class OptionError(UsageError):
     """A keyword option of the library has a bad value (exit 2).
@@ -118,6 +134,56 @@ class InvariantError(PddplanError):
         super().__init__(
             f"internal error (a bug in pddplan; please report it with the command line): {message}"
         )
+
+
+# ------------------------------------------------------------------ did you mean
+
+
+def _groups(word: str, choices: Iterable[str], n: int) -> tuple[list[str], list[str]]:
+    """The names of ``choices`` that hold ``word`` (those that start with it first), and those
+    close to it by edit distance; see :func:`suggestions`."""
+    import difflib
+
+    names = list(dict.fromkeys(c for c in choices if c != word))
+    key = word.casefold()
+
+    def ratio(name: str) -> float:
+        return difflib.SequenceMatcher(None, key, name.casefold()).ratio()
+
+    prefix = [c for c in names if key and c.casefold().startswith(key)]
+    inside = [c for c in names if key and key in c.casefold() and c not in prefix]
+    held = sorted(prefix, key=ratio, reverse=True) + sorted(inside, key=ratio, reverse=True)
+    close = [c for c in difflib.get_close_matches(word, names, n=n) if c not in held]
+    return held, close
+
+
+def suggestions(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    """The names of ``choices`` that ``word`` most likely meant, best first, at most ``n``.
+
+    Names that start with ``word`` come first (``wan-40g`` -> ``wan-40g-cross-city``, ...),
+    then names that contain it, then names close by edit distance (:func:`difflib.
+    get_close_matches`, cutoff 0.6); case is ignored for the first two. Within each group the
+    closer name (difflib's ratio) comes first, then the order of ``choices``.
+    """
+    held, close = _groups(word, choices, n)
+    return (held + close)[:n]
+
+
+def did_you_mean(word: str, choices: Iterable[str], n: int = 3, *, within: str = "") -> str:
+    """``"; did you mean 'x'?"`` or ``""`` when no name is close: the one did-you-mean every
+    message uses.
+
+    The names are :func:`suggestions`' first: up to ``n`` that hold ``word`` (a prefix may be
+    short for any of them, so all are shown: ``'x', 'y' or 'z'``), else the one closest by edit
+    distance (a typo has one best fix). ``within`` is written before each name shown
+    (``"model."``: the choices are the keys of the model profile, shown as ``'model.KEY'``).
+    """
+    held, close = _groups(word, choices, n)
+    guesses = [repr(within + g) for g in (held[:n] or close[:1])]
+    if not guesses:
+        return ""
+    text = guesses[0] if len(guesses) == 1 else f"{', '.join(guesses[:-1])} or {guesses[-1]}"
+    return f"; did you mean {text}?"
 
 
 def write_failed(path: object, exc: OSError, option: str = "output") -> OptionError:

@@ -9,6 +9,7 @@ Dimensionless values get no bracket.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 #: Unit suffixes of result keys and their units as written in headers (longest first).
 UNITS = (
@@ -144,3 +145,19 @@ BASELINE_WORDS = {
 
 def baseline_label(topology: str) -> str:
     return BASELINE_WORDS.get(topology, topology)
+
+
+def plain(items: Iterable[object]) -> str:
+    """A list as a message writes it: ``["h100-sxm", "h2O"]`` -> ``h100-sxm, h2O`` (a list
+    inside it in brackets: ``[h100-sxm, h20]``), never Python's ``['h100-sxm', 'h2O']``."""
+    return ", ".join(
+        f"[{plain(x)}]" if isinstance(x, list | tuple | set | frozenset) else str(x) for x in items
+    )
+
+
+def plain_value(value: object) -> str:
+    """A value a user gave, as a message echoes it: a list in brackets (``[h100-sxm, h2O]``, by
+    :func:`plain`), anything else as Python writes it (``'h2O'``, ``0.5``)."""
+    if isinstance(value, list | tuple | set | frozenset):
+        return f"[{plain(value)}]"
+    return repr(value)

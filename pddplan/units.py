@@ -9,6 +9,7 @@ datasheets; a bandwidth always says whether it counts bits or bytes.
 from __future__ import annotations
 
 import math
+import re
 
 KILO = 1e3
 MEGA = 1e6
@@ -102,3 +103,35 @@ def parse_whole_number(text: str, *, least: int = 0, most: int | None = None) ->
         top = f"{most:,}" if most is not None else "any"
         raise ValueError(f"{n:,} is outside the allowed range {least:,} to {top}")
     return n
+
+
+#: Multipliers of the suffixes a count typed as text may have: k, M, G, T are powers of 1000,
+#: Ki, Mi, Gi, Ti powers of 1024 (keys lower-case; the suffix is read case-insensitively).
+COUNT_SUFFIXES = {
+    "": 1,
+    "k": 10**3,
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
+    "ki": 2**10,
+    "mi": 2**20,
+    "gi": 2**30,
+    "ti": 2**40,
+}
+_SCALED = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*((?:[kmgt]i?)?)\s*$", re.I)
+
+
+def parse_scaled_count(text: str) -> float:
+    """A count written with an optional suffix: ``2000``, ``64k``, ``1.5M``, ``1e6``, ``64Ki``
+    (:data:`COUNT_SUFFIXES`); ``_`` between digits allowed. The one reader of such counts (token
+    counts of the command line, prefix-cache capacities).
+
+    Raises
+    ------
+    ValueError
+        For text that is not such a count (the caller words the message).
+    """
+    m = _SCALED.match(text)
+    if not m or len(text) > 64:
+        raise ValueError(f"{text.strip()!r} is not a count (e.g. 2000, 64k, 2M)")
+    return float(m.group(1).replace("_", "")) * COUNT_SUFFIXES[m.group(2).lower()]

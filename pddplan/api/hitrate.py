@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pddplan.api.options import HitrateOptions, validate_args
 from pddplan.api.scenario import PathLike, library_warning
-from pddplan.errors import OptionError, UsageError
+from pddplan.errors import OptionError, UnreadableFileError
 
 if TYPE_CHECKING:
     from pddplan.results import HitrateResult
@@ -71,10 +71,12 @@ def hitrate(
     say = warn or library_warning
     trace = Path(trace)
     if not trace.is_file():
-        why = (
-            "not a regular file (a trace is read more than once)" if trace.exists() else "not found"
+        what = (
+            "not a regular file (a trace is read more than once)"
+            if trace.exists()
+            else "trace file not found"
         )
-        raise UsageError(f"trace file {why}: {trace}")
+        raise UnreadableFileError(what, file=str(trace))
     edges = _bins(bins)
     caps = _capacities(trace, cache_tokens, o)
     column = 0

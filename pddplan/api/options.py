@@ -88,7 +88,7 @@ class RobustOptions(Options):
 
 
 class BreakevenOptions(Options):
-    param: str = "chips.gpu-b.price_usd_per_hour"
+    param: str | None = None  # None: the first MD chip's price (whatif.default_breakeven_param)
     against: Literal["same-dc", "no-relay"] = "same-dc"
     lo: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None
     hi: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None

@@ -70,6 +70,26 @@ def _summary(kind: str, obj: Any) -> dict[str, Any]:
     return {"anomalous_share": obj.anomalous.share if obj.anomalous else 0.0}
 
 
+def profile_names(kind: str, *, profiles: Profiles = None) -> list[str]:
+    """The names of the profiles of ``kind`` on the search path, sorted: ``chip``, ``model``,
+    ``link``, ``workload`` or ``scenario`` (the bundled scenarios and those of each profile
+    directory's ``scenarios/``). What shell completion offers.
+
+    Raises
+    ------
+    OptionError
+        For another kind.
+    """
+    from pddplan.spec import KIND_DIRS
+
+    reg = _registry(profiles)
+    if kind == "scenario":
+        return sorted(reg.scenarios())
+    if kind not in KIND_DIRS:
+        raise OptionError("kind", f"must be one of {', '.join([*KIND_DIRS, 'scenario'])}")
+    return sorted(reg.index(kind))
+
+
 def list_profiles(
     kind: str | None = None, *, profiles: Profiles = None
 ) -> ProfileListResult | ScenarioListResult:

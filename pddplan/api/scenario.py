@@ -177,7 +177,7 @@ def chip_counts(
 ) -> dict[str, int]:
     """``counts`` checked: whole numbers of at least ``least``, chip names of the catalog (an
     unknown name gets a did-you-mean: ``h100`` -> ``h100-sxm``)."""
-    import difflib
+    from pddplan.errors import did_you_mean
 
     out: dict[str, int] = {}
     catalog = list(ls.registry.index("chip"))
@@ -188,14 +188,7 @@ def chip_counts(
                 option, f"expects CHIP=N with N {kind} whole number, not {name}={n!r}"
             )
         if name not in catalog:
-            guess = difflib.get_close_matches(name, catalog, n=1, cutoff=0.5)
-            if not guess:
-                guess = [c for c in catalog if c.startswith(name)][:1]
-            hint = (
-                f"; did you mean {guess[0]!r}?"
-                if guess
-                else " (see `pddplan profiles list --kind chips`)"
-            )
+            hint = did_you_mean(name, catalog) or " (see `pddplan profiles list --kind chips`)"
             raise OptionError(option, f": no chip named {name!r}{hint}")
         out[name] = n
     return out

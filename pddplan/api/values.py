@@ -11,10 +11,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from pddplan.errors import OptionError, UsageError
-from pddplan.units import parse_whole_number
+from pddplan.units import parse_scaled_count, parse_whole_number
 
 #: Largest chip count a ``CHIP=N`` setting takes [-] (the schema's bound on `limits.max_chips`).
 MAX_COUNT = 10**7
+
+#: Largest token count :func:`parse_token_count` takes [tokens] (the largest cache capacity
+#: ``hitrate`` replays; any prompt or context is far below it).
+MAX_TOKENS = 10**15
 
 #: Scenario keys whose value is a list (``roles.MD.chips=[h100-sxm,h20]``).
 LIST_KEYS = ("chips", "chips_per_instance", "layouts")
@@ -150,6 +154,32 @@ def check_table(command: str, table: str | None) -> None:
     raise no_table(table, names)
 
 
+def parse_token_count(text: str | int, option: str = "tokens") -> int:
+    """A token count such as ``2000``, ``64k``, ``1.5M`` or ``64Ki`` as a whole number of tokens
+    (k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024; :func:`pddplan.units.
+    parse_scaled_count`). An ``int`` is returned as is; ranges are the caller's check.
+
+    Raises
+    ------
+    OptionError
+        Naming ``option``, for text that is not a whole token count.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    shown = str(text).strip()
+    try:
+        value = parse_scaled_count(str(text))
+    except ValueError:
+        raise OptionError(
+            option, f": {shown!r} is not a token count (e.g. 2000, 64k, 1.5M, 64Ki)"
+        ) from None
+    if not value.is_integer() or value > MAX_TOKENS:
+        raise OptionError(
+            option, f": {shown!r} is not a whole number of tokens up to {MAX_TOKENS:.0e}"
+        )
+    return int(value)
+
+
 def parse_size_bytes(text: str) -> float:
     """A payload size such as ``4649KB`` in bytes (:func:`pddplan.transfer.parse_size_bytes`)."""
     from pddplan.transfer import parse_size_bytes as parse
@@ -167,4 +197,5 @@ __all__ = [
     "parse_overrides",
     "parse_setting",
     "parse_size_bytes",
+    "parse_token_count",
 ]

@@ -94,7 +94,7 @@ def sweep(
 def breakeven(
     scenario: ScenarioLike = None,
     *,
-    param: str = _B.param,
+    param: str | None = _B.param,
     against: str = _B.against,
     lo: float | None = _B.lo,
     hi: float | None = _B.hi,
@@ -106,17 +106,20 @@ def breakeven(
 
     Parameters
     ----------
-    param : dotted PATH of the parameter (see :func:`sweep`).
+    param : dotted PATH of the parameter (see :func:`sweep`); default: the hourly price of the
+        scenario's first main-decode (MD) chip, ``chips.CHIP.price_usd_per_hour``.
     against : ``same-dc`` or ``no-relay``.
     lo, hi : the search interval (default: a quarter and four times the parameter's value in
         the scenario).
     tolerance : [-] bisection stops within this fraction of the interval.
     """
     from pddplan.results.whatif import BreakevenResult
-    from pddplan.whatif import breakeven_on
+    from pddplan.whatif import breakeven_on, default_breakeven_param
 
     validate(BreakevenOptions, param=param, against=against, tolerance=tolerance)
     ls = load(scenario, overrides, profiles)
+    if param is None:
+        param = default_breakeven_param(ls.resolved)
     if lo is None or hi is None:
         from pddplan.io.overrides import check_path, current_value
 
@@ -132,7 +135,7 @@ def breakeven(
             if param == "link.bandwidth_gbit_per_s":  # a line is priced up to its top tier
                 hi = min(hi, ls.resolved.link.priced_up_to_gbit_per_s)
     o = validate(BreakevenOptions, param=param, against=against, lo=lo, hi=hi, tolerance=tolerance)
-    assert o.lo is not None and o.hi is not None
+    assert o.lo is not None and o.hi is not None and o.param is not None
     if not o.hi > o.lo:
         raise OptionError("hi", "must be above lo")
     be = breakeven_on(ls.source, ls.overrides, o.param, o.against, o.lo, o.hi, o.tolerance)

@@ -9,13 +9,12 @@ and build on these pieces.
 from __future__ import annotations
 
 import csv
-import difflib
 import io
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pddplan.errors import ProfileError
+from pddplan.errors import ProfileError, did_you_mean
 from pddplan.io import files
 
 
@@ -63,8 +62,7 @@ def unknown_column(column: str, allowed: Sequence[str], at: Where, *, suggest: b
     ``suggest``); return when it is allowed."""
     if column in allowed:
         return
-    guess = difflib.get_close_matches(column, allowed, n=1) if suggest else []
-    hint = f"; did you mean {guess[0]!r}?" if guess else ""
+    hint = did_you_mean(column, allowed) if suggest else ""
     raise at.error(
         f"unknown column {column!r}{hint} (allowed: {', '.join(allowed)})", column or "(empty)"
     )

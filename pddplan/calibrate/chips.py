@@ -68,6 +68,7 @@ from pddplan.calibrate.fit import (
 from pddplan.calibrate.fit import Values as Derates
 from pddplan.calibrate.identify import Identification, forward_selection
 from pddplan.errors import ProfileError
+from pddplan.labels import plain
 
 if TYPE_CHECKING:
     from pddplan.deployment import ModelNumbers
@@ -588,7 +589,9 @@ def fit_derates(
     fixed = set(fixed)
     unknown = (fixed | set(nuisance)) - set(_BY_NAME)
     if unknown:
-        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; allowed: {', '.join(_BY_NAME)}")
+        raise ValueError(
+            f"unknown parameter(s) {plain(sorted(unknown))}; allowed: {plain(_BY_NAME)}"
+        )
     point = {n: float(defaults.get(n, 0.0)) for n in [*PARAMETER_NAMES, *nuisance]}
     reasons = dict(unidentifiable or {})
     candidates = [n for n in point if n not in fixed and n not in reasons]

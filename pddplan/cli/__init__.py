@@ -1,13 +1,13 @@
 """The ``pddplan`` command line: parse, call, render, map errors to exit codes. No math here.
 
-Exit codes: 0 success, 1 bad profile or data file, 2 usage error or unknown name,
-3 no plan fits.
+Exit codes: 0 success, 1 bad profile or data file, 2 usage error, unknown name or missing
+input file, 3 no plan fits.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 import typer.main
@@ -106,14 +106,20 @@ def command() -> Any:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; a PddplanError or a command-line error (click's) becomes one
-    line on stderr and its exit code."""
+    line on stderr and its exit code; a closed stdout pipe exits 0 (the one place it is
+    handled)."""
     from typer._click.exceptions import ClickException  # typer's own click (it vendors one)
     from typer.exceptions import Abort
 
     from pddplan.errors import PddplanError
 
     try:
-        rc = command().main(args=argv, prog_name="pddplan", standalone_mode=False)
+        cli = command()
+        cli.invoke = _pipe_safe(cli.invoke)  # type: ignore[method-assign]
+        rc = cli.main(args=argv, prog_name="pddplan", standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+    except BrokenPipeError:
+        _closed_pipe()
     except PddplanError as exc:
         _fail(str(exc), exc.exit_code)
     except ClickException as exc:
@@ -122,9 +128,33 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, Abort):
         typer.echo("pddplan: interrupted", err=True)
         sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _pipe_safe(invoke: Any) -> Any:
+    """``invoke`` with a closed pipe handled here: click's own handler would exit 1."""
+
+    def guarded(ctx: Any) -> Any:
+        try:
+            return invoke(ctx)
+        except BrokenPipeError:
+            _closed_pipe()
+
+    return guarded
+
+
+def _closed_pipe() -> NoReturn:
+    """The reader of stdout went away (``pddplan solve | head -1``): exit 0, quietly. As the
+    Python docs recommend (signal, "Note on SIGPIPE"), stdout is pointed at /dev/null first, so
+    the interpreter's last flush of what is left in its buffer does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (a test's capture)
+        pass
+    sys.exit(0)
 
 
 def _fail(message: str, code: int) -> None:

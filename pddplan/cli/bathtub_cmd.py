@@ -11,7 +11,7 @@ from pddplan.cli import common
 from pddplan.cli.solve_cmd import ScenarioArg
 
 
-@common.output_options
+@common.output_options(command="bathtub")
 @common.scenario_options("bathtub")
 def bathtub_cmd(
     scenario: ScenarioArg = None,

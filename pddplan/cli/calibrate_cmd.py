@@ -11,7 +11,7 @@ from pddplan import defaults
 from pddplan.cli import common
 
 
-@common.output_options
+@common.output_options(command="calibrate")
 def calibrate_cmd(
     measurements: Annotated[
         Path,
@@ -23,10 +23,20 @@ def calibrate_cmd(
         ),
     ],
     chip: Annotated[
-        str | None, typer.Option("--chip", help="Chip profile whose derates are fitted.")
+        str | None,
+        typer.Option(
+            "--chip",
+            help="Chip profile whose derates are fitted.",
+            autocompletion=common.complete_names("chip"),
+        ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Model profile the rows were measured with.")
+        str | None,
+        typer.Option(
+            "--model",
+            help="Model profile the rows were measured with.",
+            autocompletion=common.complete_names("model"),
+        ),
     ] = None,
     link: Annotated[
         str | None,
@@ -35,6 +45,7 @@ def calibrate_cmd(
             help="Link profile whose transfer parameters are fitted to a link measurements CSV "
             "(payload_bytes, latency_s, optional concurrent_transfers, statistic, samples, "
             "source; docs/links.md).",
+            autocompletion=common.complete_names("link"),
         ),
     ] = None,
     write: Annotated[

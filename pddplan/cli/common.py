@@ -31,17 +31,41 @@ OutputOpt = Annotated[
         "--output", "-o", help="Write the result to FILE instead of stdout.", dir_okay=False
     ),
 ]
-TableOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--table",
-        "-t",
-        help="Only this table of the result (CSV always writes one table: the first unless "
-        "named). Names: plan, summary, procurement, pipelines, baselines, classes for solve; "
-        "a wrong name lists the command's tables.",
-        metavar="NAME",
-    ),
-]
+
+
+#: Width of an option's help text in ``--help`` [characters] (click's 80 columns, less the
+#: column of flags), to which lines click does not wrap itself are wrapped.
+HELP_WIDTH = 44
+
+
+def table_help(command: str | None) -> str:
+    """The help of ``--table`` for ``command``: its table names, read from the one list
+    (:func:`pddplan.api.values.table_names`), or none for a command whose names depend on its
+    input."""
+    import textwrap
+
+    text = "Only this table of the result (CSV always writes one table: the first unless named)."
+    names = None
+    if command is not None:
+        from pddplan.api.values import table_names
+
+        names = table_names(command)
+    if not names:
+        return f"{text} A wrong name lists the result's tables."
+    # "\b": click keeps the lines as wrapped here, where no name is broken at a hyphen
+    text += f" Names: {', '.join(names)}."
+    lines = textwrap.wrap(text, HELP_WIDTH, break_on_hyphens=False, break_long_words=False)
+    return "\b\n" + "\n".join(lines)
+
+
+def table_opt(command: str | None) -> Any:
+    """The ``--table`` option of ``command`` (its help lists the command's table names)."""
+    return Annotated[
+        str | None,
+        typer.Option("--table", "-t", help=table_help(command), metavar="NAME"),
+    ]
+
+
 WideOpt = Annotated[
     bool,
     typer.Option(
@@ -87,6 +111,40 @@ ProfilesOpt = Annotated[
         file_okay=False,
     ),
 ]
+
+
+def token_count(text: str | int) -> int:
+    """A typer parser of a token-count option (``--input-tokens 64k``): the API's
+    :func:`pddplan.api.values.parse_token_count`, its error as a bad value of the flag."""
+    from pddplan.api.values import parse_token_count
+    from pddplan.errors import OptionError
+
+    try:
+        return parse_token_count(text)
+    except OptionError as exc:
+        raise typer.BadParameter(exc.detail.removeprefix(": ")) from None
+
+
+def complete_names(kind: str) -> Callable[[typer.Context, str], list[str]]:
+    """The shell completion (typer's ``autocompletion=``) of an argument or option taking a
+    profile name of ``kind`` (``chip``, ``model``, ``link``, ``workload``, ``scenario``): the
+    names on the search path
+    (:func:`pddplan.api.profiles.profile_names`, ``--profiles`` included) that start with what
+    was typed. None offered (a path being typed) leaves the shell to complete file names
+    (typer's scripts fall back to them), so a scenario file still completes."""
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        from pddplan.api.profiles import profile_names
+        from pddplan.errors import PddplanError
+
+        dirs = ctx.find_root().params.get("profiles") or State.profile_dirs
+        try:
+            names = profile_names(kind, profiles=dirs)
+        except (PddplanError, OSError):  # a bad --profiles: nothing to offer, no traceback
+            names = []
+        return [n for n in names if n.startswith(incomplete)]
+
+    return complete
 
 
 class State:
@@ -251,7 +309,8 @@ def output_options(
 
     ``output_help`` replaces the help of ``--output`` (``report`` writes HTML there);
     ``command`` names a command whose ``--table`` names are declared
-    (:func:`pddplan.api.values.table_names`), checked before the work."""
+    (:func:`pddplan.api.values.table_names`): ``--help`` lists them and a wrong name fails
+    before the work."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         out_opt: Any = OutputOpt
@@ -263,7 +322,7 @@ def output_options(
         extra: dict[str, tuple[Any, Any]] = {
             "format": (FormatOpt, "table"),
             "output": (out_opt, None),
-            "table": (TableOpt, None),
+            "table": (table_opt(command), None),
             "wide": (WideOpt, False),
         }
         build = _output if command is None else functools.partial(_output, command=command)
@@ -337,10 +396,10 @@ def flag_message(exc: Exception, names: dict[str, str]) -> str | None:
         for prefix, option in (("inventory.owned.", "own"), ("limits.max_chips.", "max_chips")):
             if exc.key.startswith(prefix) and option in names:
                 chip = exc.key[len(prefix) :]
-                return f"{names[option]} {chip}={exc.value!r}: {exc.detail}"
+                return f"{names[option]} {chip}={exc.value_text}: {exc.detail}"
         if exc.unknown_key:
             return f"{flag} {exc.key}: {exc.detail}"
-        return f"{flag} {exc.key}={exc.value!r}: {exc.detail}"
+        return f"{flag} {exc.key}={exc.value_text}: {exc.detail}"
     return None
 
 

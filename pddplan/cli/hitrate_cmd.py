@@ -86,6 +86,7 @@ def hitrate_cmd(
         typer.Option(
             "--anomalous-input-tokens",
             help="A request is anomalous (long input, short output) with input >= this ...",
+            parser=common.token_count,
         ),
     ] = defaults.ANOMALOUS_INPUT_TOKENS,
     anomalous_output_tokens: Annotated[

@@ -12,7 +12,7 @@ from pddplan.cli import common
 from pddplan.cli.solve_cmd import ScenarioArg
 
 
-@common.output_options
+@common.output_options(command="pareto")
 @common.scenario_options("pareto")
 def pareto_cmd(
     scenario: ScenarioArg = None,

@@ -11,8 +11,9 @@ from pddplan.cli.solve_cmd import ScenarioArg
 
 
 @common.output_options(
+    command="report",
     output_help="FILE.html: one self-contained page (images inline, no network); FILE.md: "
-    "markdown with its images beside it; anything else: the --format output."
+    "markdown with its images beside it; anything else: the --format output.",
 )
 @common.scenario_options("report")
 def report_cmd(

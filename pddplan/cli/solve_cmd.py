@@ -11,12 +11,13 @@ from pddplan.cli import common
 ScenarioArg = Annotated[
     str | None,
     typer.Argument(
-        help="Scenario file, or the name of a bundled scenario (default: the bundled default)."
+        help="Scenario file, or the name of a bundled scenario (default: the bundled default).",
+        autocompletion=common.complete_names("scenario"),
     ),
 ]
 
 
-@common.output_options
+@common.output_options(command="solve")
 @common.scenario_options("solve")
 def solve_cmd(
     scenario: ScenarioArg = None,

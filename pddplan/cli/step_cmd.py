@@ -13,19 +13,42 @@ def register(app: typer.Typer) -> None:
     app.command("step")(step_cmd)
 
 
-@common.output_options
+@common.output_options(command="step")
 def step_cmd(
-    model: Annotated[str, typer.Option("--model", "-m", help="Model profile name.")],
-    chip: Annotated[str, typer.Option("--chip", "-c", help="Chip profile name.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model profile name.",
+            autocompletion=common.complete_names("model"),
+        ),
+    ],
+    chip: Annotated[
+        str,
+        typer.Option(
+            "--chip", "-c", help="Chip profile name.", autocompletion=common.complete_names("chip")
+        ),
+    ],
     tp: Annotated[
         int, typer.Option("--tp", help="Tensor-parallel width of attention (per DP group).")
     ],
     batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences in the step.")],
     input_tokens: Annotated[
-        int, typer.Option("--input-tokens", help="Uncached tokens per sequence to prefill.")
+        int,
+        typer.Option(
+            "--input-tokens",
+            help="Uncached tokens per sequence to prefill (2000, 64k, 1.5M).",
+            parser=common.token_count,
+        ),
     ],
     context_tokens: Annotated[
-        int, typer.Option("--context-tokens", help="Context per sequence in the decode step.")
+        int,
+        typer.Option(
+            "--context-tokens",
+            help="Context per sequence in the decode step [tokens] (4989, 128k).",
+            parser=common.token_count,
+        ),
     ],
     ep: Annotated[
         int | None, typer.Option("--ep", help="Expert-parallel ranks (MoE models only).")

@@ -9,10 +9,14 @@ import typer
 from pddplan.cli import common
 
 
-@common.output_options
+@common.output_options(command="transfer")
 def transfer_cmd(
     link: Annotated[
-        str, typer.Argument(help="Link profile name (pddplan profiles list --kind links).")
+        str,
+        typer.Argument(
+            help="Link profile name (pddplan profiles list --kind links).",
+            autocompletion=common.complete_names("link"),
+        ),
     ],
     payload_bytes: Annotated[
         str | None,

@@ -105,13 +105,19 @@ def sweep_cmd(
         common.info(f"wrote {plot}")
 
 
-@common.output_options
+@common.output_options(command="breakeven")
 @common.scenario_options("breakeven")
 def breakeven_cmd(
     scenario: ScenarioArg = None,
     param: Annotated[
-        str, typer.Option("--param", help="Dotted PATH of the parameter (see sweep).")
-    ] = "chips.gpu-b.price_usd_per_hour",
+        str | None,
+        typer.Option(
+            "--param",
+            help="Dotted PATH of the parameter (see sweep). Default: the hourly price of the "
+            "scenario's first main-decode (MD) chip, chips.CHIP.price_usd_per_hour.",
+            metavar="PATH",
+        ),
+    ] = None,
     against: Annotated[str, typer.Option("--against", help="same-dc or no-relay.")] = "same-dc",
     lo: Annotated[
         float | None,
@@ -154,27 +160,42 @@ def breakeven_cmd(
         )
     except OverrideError as exc:
         # a bound the parameter's schema rejects: blame the flag that gave it
-        if exc.key == param and exc.value is not None:
+        if (param is None or exc.key == param) and exc.value is not None:
             for flag, v in (("--lo", lo), ("--hi", hi)):
                 if v is not None and exc.value == v:
-                    raise UsageError(f"{flag} {v:g}: {param}: {exc.detail}") from None
+                    raise UsageError(f"{flag} {v:g}: {exc.key}: {exc.detail}") from None
         if exc.key == param and param not in scenario_opts.overrides:
             raise UsageError(f"--param {param}: {exc.detail}") from None
         raise
     out.emit(res.report())
 
 
-@common.output_options
+@common.output_options(command="chips rank")
 def rank_cmd(
     scenario: ScenarioArg = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Model profile (default: the scenario's).")
+        str | None,
+        typer.Option(
+            "--model",
+            help="Model profile (default: the scenario's).",
+            autocompletion=common.complete_names("model"),
+        ),
     ] = None,
     workload: Annotated[
-        str | None, typer.Option("--workload", help="Workload profile (default: the scenario's).")
+        str | None,
+        typer.Option(
+            "--workload",
+            help="Workload profile (default: the scenario's).",
+            autocompletion=common.complete_names("workload"),
+        ),
     ] = None,
     reference: Annotated[
-        str, typer.Option("--reference", help="The balanced flagship chip to compare with.")
+        str,
+        typer.Option(
+            "--reference",
+            help="The balanced flagship chip to compare with.",
+            autocompletion=common.complete_names("chip"),
+        ),
     ] = "h100-sxm",
     *,
     out: common.Output,

@@ -35,6 +35,7 @@ def read_capacity_curve(path: Path) -> dict[str, Any]:
 
     from pddplan.errors import ProfileError
     from pddplan.io.files import read_text
+    from pddplan.labels import plain
 
     caps, means = [], []
     with io.StringIO(read_text(path, what="capacity curve"), newline="") as fh:
@@ -42,7 +43,9 @@ def read_capacity_curve(path: Path) -> dict[str, Any]:
         for col in ("capacity_tokens", "mean_hit_rate"):
             if reader.fieldnames is None or col not in reader.fieldnames:
                 raise ProfileError(
-                    f"missing column {col!r} (have: {reader.fieldnames})", file=str(path), line=1
+                    f"missing column {col!r} (have: {plain(reader.fieldnames or [])})",
+                    file=str(path),
+                    line=1,
                 )
         for i, row in enumerate(reader, start=2):
             try:

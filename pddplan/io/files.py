@@ -1,6 +1,7 @@
 """Input files read with bounds: at most a set number of bytes whatever the file is (a pipe or a
 device such as ``/dev/zero`` included), JSON with a nesting limit, every failure one
-:class:`~pddplan.errors.ProfileError` naming the file.
+:class:`~pddplan.errors.ProfileError` naming the file (an :class:`~pddplan.errors.
+UnreadableFileError` when it cannot be opened).
 
 The one home of "read a data file": the plan JSON of ``simulate --plan``, calibration CSVs,
 capacity curves and the YAML loader read through it.
@@ -13,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pddplan.errors import ProfileError
+from pddplan.errors import ProfileError, UnreadableFileError
 from pddplan.limits import INPUT_BYTES, Cap
 
 #: Deepest nesting of arrays and objects a JSON input may have [-] (the YAML reader's limit).
@@ -27,8 +28,10 @@ def read_bytes(path: Path, *, cap: Cap = INPUT_BYTES, what: str = "file") -> byt
 
     Raises
     ------
+    UnreadableFileError
+        When the file cannot be opened (missing, a directory, not readable): exit code 2.
     ProfileError
-        When the file cannot be read, or holds more bytes than the cap allows (the message names
+        When it holds more bytes than the cap allows (the message names
         the cap's environment variable).
     """
     limit = cap.value()
@@ -36,7 +39,9 @@ def read_bytes(path: Path, *, cap: Cap = INPUT_BYTES, what: str = "file") -> byt
         with path.open("rb") as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
-        raise ProfileError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
+        raise UnreadableFileError(
+            f"cannot read file: {exc.strerror or exc}", file=str(path)
+        ) from None
     if len(data) > limit:
         raise ProfileError(
             f"larger than {_size(limit)}: not a {what} (set the environment variable "

@@ -8,7 +8,6 @@ validation error names the file, the key path and the line.
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import os
 import re
@@ -21,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pddplan.errors import NotFoundError, ProfileError
+from pddplan.errors import NotFoundError, ProfileError, did_you_mean
 from pddplan.spec import KIND_DIRS, KINDS, Scenario, Strict, Workload
 from pddplan.spec.scenario import ResolvedScenario
 from pddplan.spec.scenario import role_chip_names as role_chip_names  # re-exported
@@ -421,8 +420,7 @@ class Registry:
             return self._workload_file(name, base_dir, origin)
         idx = self.index(kind)
         if name not in idx:
-            guess = difflib.get_close_matches(name, list(idx), n=1)
-            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            hint = did_you_mean(name, idx)
             if kind == "workload":
                 hint += " (a path to a workload file, FILE.yaml, is also accepted)"
             raise NotFoundError(f"no {kind} profile named {name!r}{hint}")
@@ -447,9 +445,7 @@ class Registry:
         hits = [(k, self.index(k)[name]) for k in KIND_DIRS if name in self.index(k)]
         if not hits:
             names = [n for k in KIND_DIRS for n in self.index(k)]
-            guess = difflib.get_close_matches(name, names, n=1)
-            hint = f"; did you mean {guess[0]!r}?" if guess else ""
-            raise NotFoundError(f"no profile named {name!r}{hint}")
+            raise NotFoundError(f"no profile named {name!r}{did_you_mean(name, names)}")
         return hits[0]
 
     def scenarios(self) -> dict[str, Path]:
@@ -477,8 +473,7 @@ class Registry:
         known = self.scenarios()
         if name_or_path in known:
             return known[name_or_path]
-        guess = difflib.get_close_matches(name_or_path, list(known), n=1)
-        hint = f"; did you mean {guess[0]!r}?" if guess else f" (bundled: {', '.join(known)})"
+        hint = did_you_mean(name_or_path, known) or f" (bundled: {', '.join(known)})"
         raise NotFoundError(f"no scenario file or bundled scenario named {name_or_path!r}{hint}")
 
 
@@ -541,10 +536,8 @@ def resolve(
     file = doc.file
 
     def unknown(what: str, known: Iterable[str], *path: str, tail: str = "") -> ProfileError:
-        guess = difflib.get_close_matches(path[-1], list(known), n=1)
-        hint = f"; did you mean {guess[0]!r}?" if guess else ""
         return ProfileError(
-            f"{what} {path[-1]!r}{hint}{tail}",
+            f"{what} {path[-1]!r}{did_you_mean(path[-1], known)}{tail}",
             file=file,
             key=dotted(("overrides", *path)),
             line=doc.lines.get(("overrides", *path)),

@@ -20,7 +20,6 @@ allowed range) without the file being read again. Unknown paths get a did-you-me
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pddplan.errors import OverrideError, ProfileError
+from pddplan.errors import OverrideError, ProfileError, did_you_mean
 from pddplan.io.loader import (
     Registry,
     ResolvedScenario,
@@ -110,8 +109,7 @@ def check_path(path: str, rs: ResolvedScenario) -> None:
     """Raise :class:`OverrideError` (with a did-you-mean) when ``path`` is not a key of ``rs``."""
     known = _known_paths(tuple(rs.chips))
     if not _valid(path, frozenset(known)):
-        guess = difflib.get_close_matches(path, known, n=1, cutoff=0.6)
-        hint = f"; did you mean {guess[0]!r}?" if guess else ""
+        hint = did_you_mean(path, known)
         raise OverrideError(f"not a key of this scenario{hint}", key=path, unknown_key=True)
 
 
@@ -203,8 +201,7 @@ def profiles_with_overrides(
         cls = KIND_SCHEMAS[root]
         known = sorted(p for p in _fields(cls, "") if not p.endswith(("kind", "name")))
         if rest not in known:
-            guess = difflib.get_close_matches(rest, known, n=1, cutoff=0.6)
-            hint = f"; did you mean '{root}.{guess[0]}'?" if guess else ""
+            hint = did_you_mean(rest, known, within=f"{root}.")
             raise OverrideError(
                 f"not a key of the {root} profile{hint}", key=path, unknown_key=True
             )

@@ -69,11 +69,10 @@ def pick(rep: Report, table: str | None) -> list[Section]:
 
 def no_table(table: str, names: Sequence[str]) -> OptionError:
     """The error for a ``--table`` name that is not among ``names`` (with a did-you-mean)."""
-    import difflib
+    from pddplan.errors import did_you_mean
 
-    guess = difflib.get_close_matches(table, names, n=1)
-    hint = f"did you mean {guess[0]!r}? " if guess else ""
-    return OptionError("table", f": no table {table!r}; {hint}tables: {', '.join(names)}")
+    hint = did_you_mean(table, names) or ";"
+    return OptionError("table", f": no table {table!r}{hint} tables: {', '.join(names)}")
 
 
 def render_csv(rep: Report, table: str | None = None) -> str:
@@ -302,8 +301,15 @@ def render_table(
     from rich.table import Table
     from rich.text import Text
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1 itself; a closed pipe is the caller's to handle (the CLI: exit 0)
+            raise BrokenPipeError
+
     width = table_width(is_terminal, wide)
-    console = Console(file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide)
+    console = _Console(
+        file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide
+    )
     console.print(Text(rep.title, style="bold"))
     if table is None and rep.answer:
         for a in rep.answer:  # the answer first, a sentence a paragraph, wrapped at words

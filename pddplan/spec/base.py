@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from typing_extensions import Self
 
+from pddplan.labels import plain
+
 # Every number is finite (``allow_inf_nan=False`` on every model) and inside a physically sane
 # range, so that nothing accepted can hang the search or overflow: the bounds are generous (a
 # chip from 1 GFLOPS to 1 EFLOPS, a line from 1 Mbit/s to 1 Pbit/s) and documented in
@@ -86,5 +88,7 @@ class Sourced(Strict):
         fields = set(type(self).model_fields) - {"source", "estimated"}
         for key in self.estimated:
             if key not in fields:
-                raise ValueError(f"estimated names unknown key {key!r}; allowed: {sorted(fields)}")
+                raise ValueError(
+                    f"estimated names unknown key {key!r}; allowed: {plain(sorted(fields))}"
+                )
         return self

@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from pddplan.labels import plain
 from pddplan.spec.base import Efficiency, Gbit, Source, Strict, Usd
 
 
@@ -185,7 +186,9 @@ class Link(Strict):
         }
         for key in self.estimated:
             if key not in keys:
-                raise ValueError(f"estimated names unknown key {key!r}; allowed: {sorted(keys)}")
+                raise ValueError(
+                    f"estimated names unknown key {key!r}; allowed: {plain(sorted(keys))}"
+                )
         return self
 
     @model_validator(mode="after")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, StrictBool, model_validator
 
+from pddplan.labels import plain
 from pddplan.spec.base import NonNegFloat, PositiveFloat, Source, Strict
 
 
@@ -93,11 +94,11 @@ class Distribution(Strict):
     def _exactly_one(self) -> Distribution:
         kinds = [k for k in DISTRIBUTION_KINDS if getattr(self, k) is not None]
         if self.fixed and kinds:
-            raise ValueError(f"fixed: true takes no distribution (got {kinds})")
+            raise ValueError(f"fixed: true takes no distribution (got {plain(kinds)})")
         if not self.fixed and len(kinds) != 1:
             raise ValueError(
                 f"give exactly one of {', '.join(DISTRIBUTION_KINDS)} or fixed: true"
-                + (f" (got {kinds})" if kinds else "")
+                + (f" (got {plain(kinds)})" if kinds else "")
             )
         return self
 

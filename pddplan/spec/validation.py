@@ -7,7 +7,6 @@ key path, the line and, for a number, the allowed range.
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Iterable
@@ -16,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pddplan.errors import ProfileError
+from pddplan.errors import ProfileError, did_you_mean
 
 Path_ = tuple[str | int, ...]
 
@@ -124,8 +123,7 @@ def validation_to_profile_error(
     if best["type"] == "extra_forbidden":
         key = str(path[-1]) if path else "?"
         allowed = sorted({f for c in classes_at(cls, path[:-1]) for f in c.model_fields})
-        guess = difflib.get_close_matches(key, allowed, n=1)
-        msg = f"unknown key {key!r}" + (f"; did you mean {guess[0]!r}?" if guess else "")
+        msg = f"unknown key {key!r}{did_you_mean(key, allowed)}"
         msg += f" (allowed: {', '.join(allowed)})"
     elif best["type"] == "missing":
         missing = best["loc"][-1] if best["loc"] else "?"

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from pddplan import defaults
+from pddplan.labels import plain
 from pddplan.spec.base import MAX_TOKENS, Fraction, PositiveFloat, Rate, Source, Strict, Tokens
 
 
@@ -120,7 +121,8 @@ class HitRateDist(Strict):
         given = [k for k in ("bins", "beta", "samples") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one of bins, beta, samples" + (f" (got {given})" if given else "")
+                "give exactly one of bins, beta, samples"
+                + (f" (got {plain(given)})" if given else "")
             )
         if self.samples is not None and not self.samples:
             raise ValueError("samples must not be empty")

@@ -33,7 +33,7 @@ from typing import IO, Any, cast
 import numpy as np
 
 from pddplan import limits
-from pddplan.errors import OptionError, ProfileError, UsageError
+from pddplan.errors import OptionError, ProfileError, UnreadableFileError, UsageError
 from pddplan.io.files import MAX_JSON_DEPTH, json_depth
 
 try:  # orjson is optional: used when installed, never required
@@ -436,7 +436,7 @@ def _open_binary(path: Path) -> IO[bytes]:
             return cast(IO[bytes], gzip.open(path, "rb"))
         return path.open("rb")
     except OSError as exc:
-        raise ProfileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
+        raise UnreadableFileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
 
 
 def _line_too_long(path: Path, line_bytes: int) -> ProfileError:
@@ -506,7 +506,7 @@ def _block_ranges(path: Path, block_bytes: int) -> Iterator[tuple[int, int]]:
         size = path.stat().st_size
         fh = path.open("rb")
     except OSError as exc:
-        raise ProfileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
+        raise UnreadableFileError(f"cannot read trace: {exc.strerror}", file=str(path)) from None
     if size > limits.TRACE_BYTES.value():
         fh.close()
         raise ProfileError(

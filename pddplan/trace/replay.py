@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,23 +44,12 @@ from pddplan.trace.records import (
     iter_csv_blocks,
     iter_jsonl_blocks,
 )
+from pddplan.units import parse_scaled_count
 
 UNBOUNDED = math.inf
 
-_SUFFIX = {
-    "": 1,
-    "k": 10**3,
-    "m": 10**6,
-    "g": 10**9,
-    "t": 10**12,
-    "ki": 2**10,
-    "mi": 2**20,
-    "gi": 2**30,
-    "ti": 2**40,
-}
 #: Largest finite cache capacity taken [tokens] (its home: :mod:`pddplan.defaults`).
 MAX_CACHE_TOKENS = defaults.MAX_CACHE_TOKENS
-_CAP_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*((?:[kmgt]i?)?)\s*$", re.I)
 
 
 def parse_capacity(text: str) -> float:
@@ -77,13 +65,13 @@ def parse_capacity(text: str) -> float:
     t = text.strip().lower()
     if t in ("unbounded", "inf", "infinite"):
         return UNBOUNDED
-    m = _CAP_RE.match(t)
-    if not m:
+    try:
+        value = parse_scaled_count(t)
+    except ValueError:
         raise OptionError(
             "cache_tokens",
             f": {text.strip()!r} is not a token count (e.g. 2000000, 2M, 64k) or 'unbounded'",
-        )
-    value = float(m.group(1).replace("_", "")) * _SUFFIX[m.group(2).lower()]
+        ) from None
     if value > MAX_CACHE_TOKENS:
         raise OptionError(
             "cache_tokens",

@@ -338,6 +338,15 @@ def bcr_ratio_at(
     raise UsageError(f"the scenario has no {against} baseline (same-dc needs a 'baseline:' chip)")
 
 
+def default_breakeven_param(rs: ResolvedScenario) -> str:
+    """The parameter ``breakeven`` searches when none is named: the hourly price of the
+    scenario's first main-decode (MD) chip, ``chips.CHIP.price_usd_per_hour`` (a key every
+    scenario has, whatever chips it names)."""
+    from pddplan.spec.scenario import role_chip_names
+
+    return f"chips.{role_chip_names(rs, 'MD')[0]}.price_usd_per_hour"
+
+
 def breakeven(
     scenario: str | None,
     reg: Registry,

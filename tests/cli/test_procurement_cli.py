@@ -102,19 +102,30 @@ def test_every_command_fits_100_columns(args: list[str]) -> None:
     assert "…" not in r.stdout  # nothing truncated
 
 
+def _listed(output: str) -> list[str]:
+    return re.search(r"tables: (.*)$", output.strip(), re.S).group(1).split(", ")  # type: ignore[union-attr]
+
+
 def _tables(args: list[str]) -> list[str]:
     r = invoke(*args, "-f", "csv", "--table", "no-such-table")
     assert r.exit_code == 2
-    return re.search(r"tables: (.*)$", r.output.strip(), re.S).group(1).split(", ")  # type: ignore[union-attr]
+    return _listed(r.output)
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=_id)
 def test_every_table_is_one_tidy_csv(args: list[str]) -> None:
-    names = _tables(args)
+    names = _tables(args)  # the command's declared names, or this run's tables
     assert names
+    built = 0
     for name in names:
         r = invoke(*args, "-f", "csv", "--table", name)
+        if r.exit_code == 2 and "no table" in r.output:
+            # declared for another mode of the command (calibrate --link has no derates): the
+            # message lists this run's tables, and they are among the declared ones
+            assert name not in _listed(r.output) and set(_listed(r.output)) <= set(names)
+            continue
         assert r.exit_code == 0, r.output
+        built += 1
         text = r.stdout
         assert not text.startswith("#") and "\n\n" not in text.strip("\n")
         rows = list(csv.DictReader(io.StringIO(text)))
@@ -127,6 +138,7 @@ def test_every_table_is_one_tidy_csv(args: list[str]) -> None:
         if text.strip():
             frame = pd.read_csv(io.StringIO(text))
             assert len(frame) == len(rows)
+    assert built
 
 
 def test_csv_default_is_the_first_table_and_booleans_are_lower_case() -> None:

@@ -158,7 +158,7 @@ def test_unknown_workload_name_hints_at_paths(tmp_path: Path) -> None:
     proc = run("solve", "--set", "workload=agent-64", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
-    assert "did you mean 'agent-64k'?" in line and "a path to a workload file" in line
+    assert "did you mean 'agent-64k'" in line and "a path to a workload file" in line
 
 
 def test_trace_rate_note_from_the_api(workload: Path) -> None:

@@ -81,7 +81,7 @@ def test_unknown_workload_name_keeps_did_you_mean_and_mentions_paths() -> None:
     with pytest.raises(NotFoundError) as err:
         Registry.default().path("workload", "agent-64")
     msg = str(err.value)
-    assert "did you mean 'agent-64k'?" in msg
+    assert "did you mean 'agent-64k'" in msg
     assert "a path to a workload file" in msg
 
 
