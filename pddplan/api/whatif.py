@@ -101,6 +101,7 @@ def breakeven(
     tolerance: float = _B.tolerance,
     overrides: Overrides = None,
     profiles: Profiles = None,
+    progress: Progress | None = None,
 ) -> BreakevenResult:
     """The value of ``param`` in ``[lo, hi]`` at which PDD's BCR equals a baseline's.
 
@@ -112,6 +113,8 @@ def breakeven(
     lo, hi : the search interval (default: a quarter and four times the parameter's value in
         the scenario).
     tolerance : [-] bisection stops within this fraction of the interval.
+    progress : called as ``progress(done, total)`` after each solve
+        (:data:`pddplan.executors.Progress`).
     """
     from pddplan.results.whatif import BreakevenResult
     from pddplan.whatif import breakeven_on, default_breakeven_param
@@ -138,7 +141,9 @@ def breakeven(
     assert o.lo is not None and o.hi is not None and o.param is not None
     if not o.hi > o.lo:
         raise OptionError("hi", "must be above lo")
-    be = breakeven_on(ls.source, ls.overrides, o.param, o.against, o.lo, o.hi, o.tolerance)
+    be = breakeven_on(
+        ls.source, ls.overrides, o.param, o.against, o.lo, o.hi, o.tolerance, progress
+    )
     return BreakevenResult(
         be.path, be.against, be.lo, be.hi, be.value, be.ratio_lo, be.ratio_hi, be.iterations
     )

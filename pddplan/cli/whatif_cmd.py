@@ -149,15 +149,17 @@ def breakeven_cmd(
     if lo is not None and hi is not None and hi <= lo:
         raise UsageError("--hi must be above --lo")
     try:
-        res = api.breakeven(
-            scenario,
-            overrides=scenario_opts.with_inventory(),
-            profiles=common.State.profile_dirs,
-            param=param,
-            against=against,
-            lo=lo,
-            hi=hi,
-        )
+        with common.progress_bar("bisecting", True) as progress:
+            res = api.breakeven(
+                scenario,
+                overrides=scenario_opts.with_inventory(),
+                profiles=common.State.profile_dirs,
+                param=param,
+                against=against,
+                lo=lo,
+                hi=hi,
+                progress=progress,
+            )
     except OverrideError as exc:
         # a bound the parameter's schema rejects: blame the flag that gave it
         if (param is None or exc.key == param) and exc.value is not None:

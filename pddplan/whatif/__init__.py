@@ -368,26 +368,43 @@ def breakeven_on(
     lo: float,
     hi: float,
     tol: float = 1e-3,
+    progress: Callable[[int, int], None] | None = None,
 ) -> BreakEven:
     """The value of ``path`` in ``[lo, hi]`` at which PDD's BCR equals the baseline's.
+
+    ``progress(done, total)`` is told of each solve: the two ends, then at most
+    ``ceil(log2(1 / tol))`` bisection steps (the total; the last call has done = total).
 
     Bisection on ``ratio(x) - 1``; needs a sign change between ``lo`` and ``hi``. The ratio is a
     step function of the parameter (instance counts are whole), so the crossing is located to
     within ``tol`` of the interval, at the step where the ratio crosses 1.
     """
     check_path(path, src.resolve(overrides))
+    steps = min(60, max(0, math.ceil(math.log2(1.0 / tol)))) if tol > 0 else 60
+    total = 2 + steps
+
+    def tell(done: int) -> None:
+        if progress:
+            progress(done, total)
+
+    tell(0)
     f_lo = bcr_ratio_at(src, overrides, path, lo, against) - 1.0
+    tell(1)
     f_hi = bcr_ratio_at(src, overrides, path, hi, against) - 1.0
+    tell(2)
     if f_lo == 0:
+        tell(total)
         return BreakEven(path, against, lo, hi, lo, f_lo + 1, f_hi + 1, 0)
     if f_lo * f_hi > 0:
+        tell(total)
         return BreakEven(path, against, lo, hi, None, f_lo + 1, f_hi + 1, 0)
     a, b, fa = lo, hi, f_lo
     it = 0
-    while b - a > tol * max(abs(hi - lo), 1e-12) and it < 60:
+    while b - a > tol * max(abs(hi - lo), 1e-12) and it < steps:
         it += 1
         m = (a + b) / 2
         fm = bcr_ratio_at(src, overrides, path, m, against) - 1.0
+        tell(2 + it)
         if fm == 0:
             a = b = m
             break
@@ -395,6 +412,7 @@ def breakeven_on(
             a, fa = m, fm
         else:
             b = m
+    tell(total)
     return BreakEven(path, against, lo, hi, (a + b) / 2, f_lo + 1, f_hi + 1, it)
 
 

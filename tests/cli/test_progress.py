@@ -50,3 +50,15 @@ def test_bathtub_tells_its_progress_and_the_answer_does_not_depend_on_it() -> No
     assert dones == sorted(dones), "progress went backwards"
     assert told[0][0] == 0 and told[-1][0] == told[-1][1] == len(loud.analysis.points)
     assert json.dumps(quiet.to_json(), sort_keys=True) == json.dumps(loud.to_json(), sort_keys=True)
+
+
+def test_breakeven_tells_its_progress_and_the_answer_does_not_depend_on_it() -> None:
+    told: list[tuple[int, int]] = []
+    quiet = pddplan.breakeven(lo=1.0, hi=8.0)
+    loud = pddplan.breakeven(lo=1.0, hi=8.0, progress=lambda d, t: told.append((d, t)))
+    dones = [d for d, _ in told]
+    assert told and dones == sorted(dones), told
+    assert told[0] == (0, told[0][1]) and told[-1][0] == told[-1][1]
+    # every solve told once: the two ends, then each bisection step
+    assert sorted(set(dones)) == list(range(2 + loud.iterations + 1))
+    assert json.dumps(quiet.to_json(), sort_keys=True) == json.dumps(loud.to_json(), sort_keys=True)
