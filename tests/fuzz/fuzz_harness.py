@@ -634,10 +634,16 @@ def plan_cases(draw: st.DrawFn) -> Case:
     # nonsense value elsewhere (a cost, a procurement row's figures) is not read, so exit 0 on it
     # is no silent success; judged by the value's path, not its key's name (procurement rows
     # have "chip" keys too)
-    read = {"rate_rps", "routing_threshold_hit_rate", "handover", "roles"}
+    read = {"rate_rps", "routing_threshold_hit_rate", "handover", "roles", "chips"}
+    role_read = {"chip", "chips_per_instance", "layout", "instances", "batch_per_instance"}
+
+    def is_read(path: tuple[Any, ...]) -> bool:
+        if len(path) < 2 or path[1] not in read:
+            return False
+        return path[1] != "roles" or len(path) < 4 or path[3] in role_read
+
     nonsense = nonsense and any(
-        len(path) >= 2 and path[1] in read and is_nonsense(_get(doc2, path))
-        for path in leaves(doc2)
+        is_read(path) and is_nonsense(_get(doc2, path)) for path in leaves(doc2)
     )
     doc["plan"] = doc2.get("plan", None)
     if draw(st.integers(0, 6)) == 0:
