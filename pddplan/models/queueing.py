@@ -22,8 +22,8 @@ from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special
 
+from pddplan.models import gammafn
 from pddplan.units import whole_count
 
 
@@ -48,8 +48,8 @@ def erlang_c(servers: int, offered_load: float) -> float:
     edge = _erlang_edge(c, a)
     if edge is not None:
         return edge
-    log_pmf = c * math.log(a) - a - float(special.gammaln(c + 1))
-    cdf = float(special.gammaincc(c + 1, a))
+    log_pmf = c * math.log(a) - a - float(gammafn.gammaln(c + 1))
+    cdf = float(gammafn.gammaincc(c + 1, a))
     b = math.exp(log_pmf) / cdf if cdf > 0 else 1.0
     return _erlang_b_to_c(min(b, 1.0), a, c)
 
@@ -94,8 +94,8 @@ def erlang_c_array(servers, offered_load) -> np.ndarray:
     out[(c >= 1) & (a <= 0)] = 0.0
     if np.any(ok):
         cc, aa = c[ok], a[ok]
-        cdf = special.gammaincc(cc + 1, aa)
-        log_pmf = cc * np.log(aa) - aa - special.gammaln(cc + 1)
+        cdf = gammafn.gammaincc(cc + 1, aa)
+        log_pmf = cc * np.log(aa) - aa - gammafn.gammaln(cc + 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             b = np.where(cdf > 0, np.exp(log_pmf) / np.where(cdf > 0, cdf, 1.0), 1.0)
         b = np.minimum(b, 1.0)
@@ -330,10 +330,10 @@ def gamma_conditional(tail_rate_per_s: float, shape: float) -> ConditionalWait:
     (5e-5 at 0.5).
     """
     key = ("gamma", float(tail_rate_per_s), float(shape))
-    x_max = float(special.gammainccinv(shape, 1e-13))
+    x_max = float(gammafn.gammainccinv(shape, 1e-13))
     xs = x_max * np.linspace(0.0, 1.0, _GAMMA_GRID) ** 2
     return ConditionalWait(
-        xs / tail_rate_per_s, special.gammaincc(shape, xs), shape / tail_rate_per_s, key
+        xs / tail_rate_per_s, gammafn.gammaincc(shape, xs), shape / tail_rate_per_s, key
     )
 
 
@@ -353,7 +353,7 @@ def wait_survival(
     if tail_rate_per_s <= 0:
         return np.ones_like(t)
     x = tail_rate_per_s * np.maximum(t, 0.0)
-    cond = np.exp(-x) if shape == 1.0 else special.gammaincc(shape, x)
+    cond = np.exp(-x) if shape == 1.0 else gammafn.gammaincc(shape, x)
     return np.where(t < 0, 1.0, wait_probability * cond)
 
 
