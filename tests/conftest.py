@@ -3,11 +3,16 @@ paths of the broken-profile fixtures."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# the suite keeps its parsed-YAML cache apart from the user's (subprocesses inherit it)
+os.environ.setdefault("PDDPLAN_CACHE_DIR", tempfile.mkdtemp(prefix="pddplan-test-cache-"))
 
 from pddplan.io.loader import ENV_VAR, Registry, bundled_profiles_dir
 

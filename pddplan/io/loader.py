@@ -21,6 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from pddplan.errors import NotFoundError, ProfileError, did_you_mean
+from pddplan.io import parse_cache
 from pddplan.spec import KIND_DIRS, KINDS, Scenario, Strict, Workload
 from pddplan.spec.scenario import ResolvedScenario
 from pddplan.spec.scenario import role_chip_names as role_chip_names  # re-exported
@@ -278,7 +279,13 @@ def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
             file=path,
             line=line,
         ) from None
-    return parse_yaml(text, path)
+    name = parse_cache.key(path, raw)
+    kept = parse_cache.get(name)
+    if isinstance(kept, YamlDoc) and kept.file == path:
+        return kept
+    doc = parse_yaml(text, path)
+    parse_cache.put(name, doc)
+    return doc
 
 
 def validate(cls: type[Strict], doc: YamlDoc) -> Any:
