@@ -271,6 +271,32 @@ def _groups(
     return groups
 
 
+def column_widths(
+    group: list[str], cells: dict[str, list[str]], heads: dict[str, str], width: int
+) -> dict[str, int]:
+    """Fixed widths for a group of columns wider than ``width``, or {} when it fits as it is.
+
+    Every column gets its :func:`min_width`; the space left goes to the columns that would
+    use it (their longest cell or header past their minimum), a character at a time to the one
+    furthest from its natural width. Left to itself, rich narrows the widest column first, even
+    where that column cannot fold (a dotted name), and the table then runs past the edge.
+    """
+    # a header folds at its words, so a column's natural width is its longest cell (or word)
+    natural = {c: max([len(v) for v in cells[c]] + [min_width(heads[c], cells[c])]) for c in group}
+    rules = 3 * len(group) - 1  # 3 between columns and 1 at each edge, no padding at the edges
+    if sum(natural.values()) + rules <= width:
+        return {}
+    out = {c: min_width(heads[c], cells[c]) for c in group}
+    spare = width - rules - sum(out.values())
+    while spare > 0:
+        c = max(group, key=lambda k: natural[k] - out[k])
+        if natural[c] - out[c] <= 0:
+            break
+        out[c] += 1
+        spare -= 1
+    return out
+
+
 def min_width(head_text: str, vals: list[str]) -> int:
     """The narrowest a column may be: its longest number (never folded), its longest header
     word (of ``head_text``), and up to :data:`_TEXT_MIN` characters of text."""
@@ -329,12 +355,14 @@ def render_table(
                 pad_edge=False,
                 expand=False,
             )
+            fixed = {} if wide else column_widths(group, cells, heads, width)
             for c in group:
                 numeric = all(_is_number(v) for v in cells[c])
                 mw = min_width(heads[c], cells[c])
                 t.add_column(
                     Text(c if wide else "\n".join(textwrap.wrap(heads[c], mw))),
                     overflow="fold",
+                    width=fixed.get(c),
                     min_width=None if wide else mw,
                     max_width=mw if numeric and not wide else None,
                     no_wrap=wide or numeric,

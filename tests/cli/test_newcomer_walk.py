@@ -240,3 +240,18 @@ def test_transfer_speaks_in_gigabytes() -> None:
     out, _ = _run("transfer", "wan-40g-cross-city", "--bytes", "12GB")
     head = " ".join(out.split("transfers\n")[1].split("─")[0].split())
     assert "[GB]" in head and "[GB/s]" in head and "[B]" not in head and "[B/s]" not in head
+
+
+def test_robust_inputs_fit_without_cutting_a_word() -> None:
+    """A table whose dotted names cannot fold narrows its other columns (they wrap at words);
+    nothing runs past the edge and is cut (the input kinds read 'efficien', 'anomalou')."""
+    import json
+
+    out, _ = _run("robust", "--samples", "12", "--seed", "1")
+    doc = json.loads(_run("robust", "--samples", "12", "--seed", "1", "-f", "json")[0])
+    assert max(len(line) for line in out.splitlines()) <= 100
+    block = out.split("\ninputs\n")[1].split("\ninput kinds\n")[0]
+    words = set(block.split())
+    for row in doc["inputs"]:
+        assert row["input"] in words
+        assert set(str(row["kind"]).split()) <= words, row["kind"]
