@@ -52,9 +52,18 @@ def _bound(parts: dict[str, float]) -> str:
     return max(PARTS, key=lambda k: parts[k])
 
 
+#: Most chips one layout's width, expert ranks or data-parallel groups may count [-].
+MAX_LAYOUT_CHIPS = 65_536
+
+
 def make_layout(chips_tp: int, ep: int | None, dp: int | None, overlap: bool) -> Layout:
     """The layout of tensor-parallel width ``T``, ``D`` data-parallel groups (``T D`` chips) and
     EP over ``E`` of them."""
+    for option, value in (("tp", chips_tp), ("ep", ep), ("dp", dp)):
+        if value is not None and not 1 <= value <= MAX_LAYOUT_CHIPS:
+            raise OptionError(
+                option, f"must be a whole number from 1 to {MAX_LAYOUT_CHIPS:,}, not {value}"
+            )
     d = dp or 1
     e = ep or 1
     return Layout(chips_tp, d, e, overlap=overlap)

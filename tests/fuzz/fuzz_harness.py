@@ -486,7 +486,8 @@ def cli_cases(draw: st.DrawFn) -> Case:
     if argv[0] == "simulate" and "--requests" not in chosen:
         argv += ["--requests", "300"]
     if argv[0] == "step":  # its required options, where the case gives none of its own
-        for flag, default in (("--tp", "2"), ("--batch", "8")):
+        required = (("--tp", "2"), ("--batch", "8"), ("--input-tokens", "2000"))
+        for flag, default in (*required, ("--context-tokens", "4000")):
             if flag not in chosen:
                 argv += [flag, default]
     if draw(st.integers(0, 5)) == 0:
