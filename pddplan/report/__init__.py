@@ -425,7 +425,11 @@ def emit(
     for w in rep.warnings:
         text = short_warning(w, rep.warning_action)
         lines = textwrap.wrap(
-            f"pddplan: warning: {text}", width=max(width, 40), subsequent_indent="  "
+            f"pddplan: warning: {text}",
+            width=max(width, 40),
+            subsequent_indent="  ",
+            break_on_hyphens=False,  # file names and profile names stay whole
+            break_long_words=False,
         )
         sys.stderr.write("\n".join(lines) + "\n")
     if fmt == "table":
