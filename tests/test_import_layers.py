@@ -207,3 +207,24 @@ def test_the_cli_goes_through_the_api() -> None:
         if _unit(t) not in CLI_MAY_IMPORT
     )
     assert not around, "the CLI goes around the API:\n" + "\n".join(around)
+
+
+def test_help_loads_neither_the_api_nor_numpy_nor_scipy() -> None:
+    """``pddplan --help`` and a command's ``--help`` stay light: the API (its option models, the
+    solver, numpy) loads on first use, not while the commands are declared."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pddplan.cli import main\n"
+        "for argv in (['--help'], ['bathtub', '--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = [m for m in ('pddplan.api', 'numpy', 'scipy') if m in sys.modules]\n"
+        "print('HEAVY:' + ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "HEAVY:", out.stdout[-300:]

@@ -47,9 +47,11 @@ def table_help(command: str | None) -> str:
     text = "Only this table of the result (CSV always writes one table: the first unless named)."
     names = None
     if command is not None:
-        from pddplan.api.values import table_names
+        # the declared names themselves (pddplan.results.tables, what api.values.table_names
+        # reads): importing the API here would load it at every start, --help included
+        from pddplan.results.tables import TABLES
 
-        names = table_names(command)
+        names = TABLES.get(command)
     if not names:
         return f"{text} A wrong name lists the result's tables."
     # "\b": click keeps the lines as wrapped here, where no name is broken at a hyphen
