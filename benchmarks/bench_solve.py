@@ -1,8 +1,9 @@
 """Speed figures for `pddplan solve` (issue: solve).
 
-Prints: `pddplan --help` wall time, `pddplan solve` on the default scenario end to end, and a
-search over every chip assignment of the full shipped catalog (all chips, three roles, 4/8/16
-chips per instance). Each is the median of several runs in fresh processes.
+Prints, each the median of several runs in fresh processes (wall and CPU time, peak RSS):
+`pddplan --help`, a validation error, `profiles list`, `pddplan solve` on the default scenario
+end to end (with and without its verdict check), and searches over every chip assignment of the
+full shipped catalog (all chips, three roles, 4/8/16 chips per instance), with every layout.
 
 Usage: python benchmarks/bench_solve.py [--runs N]
 """
@@ -10,6 +11,7 @@ Usage: python benchmarks/bench_solve.py [--runs N]
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,36 +61,77 @@ rate_rps: 2.35
 """
 
 
-def wall_s(args: list[str], runs: int) -> float:
-    times = []
+def run_s(args: list[str], runs: int, ok: bool = True) -> tuple[float, float, float]:
+    """Median wall time, CPU time (user + system, the child's) and the largest peak RSS [MB]
+    of ``pddplan ARGS`` in fresh processes (``ok``: it must exit 0)."""
+    walls, cpus, rss = [], [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "pddplan", *args], check=True, capture_output=True)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        subprocess.run([sys.executable, "-m", "pddplan", *args], check=ok, capture_output=True)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        rss.append(after.ru_maxrss / 1024)  # the largest child so far, in KB on Linux
+    return statistics.median(walls), statistics.median(cpus), max(rss)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()
+    rows = []
     with tempfile.TemporaryDirectory() as d:
         full = Path(d) / "full-catalog.yaml"
         full.write_text(FULL_CATALOG)
-        help_s = wall_s(["--help"], a.runs)
-        solve_s = wall_s(["solve", "--format", "json"], a.runs)
-        full_s = wall_s(["solve", str(full), "--format", "json"], max(1, a.runs // 2))
+        bad = Path(d) / "typo.yaml"
+        bad.write_text("kind: scenario\nrate_rps: [\n")
         lay = Path(d) / "layouts.yaml"
         lay.write_text(LAYOUTS)
-        lay_s = wall_s(["solve", str(lay), "--format", "json"], max(1, a.runs // 2))
         pl = Path(d) / "paper-layouts.yaml"
         pl.write_text(PAPER_LAYOUTS)
-        pl_s = wall_s(["solve", str(pl), "--format", "json"], a.runs)
-    print(f"pddplan --help                      {help_s:6.3f} s   (goal < 0.3 s)")
-    print(f"pddplan solve (default scenario)    {solve_s:6.3f} s   (goal < 1 s)")
-    print(f"pddplan solve (full catalog x3)     {full_s:6.3f} s   (goal < 5 s)")
-    print(f"solve, paper, 8/16 chips, layouts   {pl_s:6.3f} s   (goal < 1 s)")
-    print(f"solve, full catalog x3, layouts     {lay_s:6.3f} s   (goal < 5 s)")
+        few = max(1, a.runs // 2)
+        cases = [
+            ("pddplan --help", ["--help"], a.runs, True, "< 0.15 s"),
+            ("a validation error (solve typo.yaml)", ["solve", str(bad)], a.runs, False, "< 0.2 s"),
+            ("pddplan profiles list", ["profiles", "list"], a.runs, True, "< 0.3 s"),
+            ("pddplan solve (default scenario)", ["solve", "-f", "json"], a.runs, True, "< 0.25 s"),
+            (
+                "solve --no-verdict-check",
+                ["solve", "--no-verdict-check", "-f", "json"],
+                a.runs,
+                True,
+                "",
+            ),
+            (
+                "pddplan solve (full catalog x3)",
+                ["solve", str(full), "-f", "json"],
+                few,
+                True,
+                "< 1 s",
+            ),
+            (
+                "solve, paper, 8/16 chips, layouts",
+                ["solve", str(pl), "-f", "json"],
+                a.runs,
+                True,
+                "< 1 s",
+            ),
+            (
+                "solve, full catalog x3, layouts",
+                ["solve", str(lay), "-f", "json"],
+                few,
+                True,
+                "< 1 s",
+            ),
+        ]
+        for label, args, runs, ok, goal in cases:
+            wall, cpu, rss = run_s(args, runs, ok)
+            rows.append((label, wall, cpu, rss, goal))
+    print(f"{'what':40} {'wall [s]':>9} {'CPU [s]':>8} {'peak RSS [MB]':>14}   goal (CPU)")
+    for label, wall, cpu, rss, goal in rows:
+        print(f"{label:40} {wall:9.3f} {cpu:8.3f} {rss:14.0f}   {goal}")
+    print("peak RSS goal for solve: < 100 MB (the RSS column is the largest process so far)")
 
 
 if __name__ == "__main__":
