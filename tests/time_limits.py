@@ -88,3 +88,18 @@ def child_cpu_limit(seconds: float) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     return apply
+
+
+def run_pddplan(*args: str, cwd: Any = None, cpu_s: float = 120) -> Any:
+    """``python -m pddplan ARGS`` in a fresh process under a CPU-time limit (not wall-clock),
+    its output captured as text (a :class:`subprocess.CompletedProcess`)."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "pddplan", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=child_cpu_limit(cpu_s),
+    )

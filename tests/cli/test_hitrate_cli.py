@@ -12,11 +12,10 @@ import io
 import json
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from time_limits import child_cpu_limit
+from time_limits import run_pddplan
 from typer.testing import CliRunner
 
 from pddplan.cli import app
@@ -30,13 +29,7 @@ SMALL_CSV = REPO / "tests" / "data" / "requests_small.csv"
 
 
 def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pddplan", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
-    )
+    return run_pddplan(*args, cwd=cwd)  # under a CPU-time limit, not wall-clock
 
 
 def invoke(*args: str):

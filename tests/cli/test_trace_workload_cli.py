@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from time_limits import child_cpu_limit
+from time_limits import run_pddplan
 
 import pddplan
 from pddplan.api.scenario import load_scenario, trace_rate_note
@@ -25,13 +24,7 @@ DEFAULT_SCENARIO = bundled_profiles_dir() / "scenarios" / "default.yaml"
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pddplan", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        preexec_fn=child_cpu_limit(120),  # CPU seconds, not wall-clock
-    )
+    return run_pddplan(*args, cwd=cwd)  # under a CPU-time limit, not wall-clock
 
 
 def notes(stderr: str) -> list[str]:
