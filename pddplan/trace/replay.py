@@ -53,7 +53,9 @@ MAX_CACHE_TOKENS = defaults.MAX_CACHE_TOKENS
 
 
 def parse_capacity(text: str) -> float:
-    """One capacity [tokens]: ``unbounded`` (inf), an integer, ``1.5M``, ``64k``, ``1e6``, ``64Ki``.
+    """One capacity [tokens]: ``unbounded`` (no limit), an integer, ``1.5M``, ``64k``, ``1e6``,
+    ``64Ki``. A non-finite number (``inf``, ``nan``) is not a count: the one spelling of no
+    limit is ``unbounded``.
 
     Suffixes k, M, G, T are powers of 1000; Ki, Mi, Gi, Ti powers of 1024.
 
@@ -63,8 +65,13 @@ def parse_capacity(text: str) -> float:
         For anything else.
     """
     t = text.strip().lower()
-    if t in ("unbounded", "inf", "infinite"):
+    if t == "unbounded":
         return UNBOUNDED
+    if t.lstrip("+-") in ("inf", "infinity", "infinite", "nan"):
+        raise OptionError(
+            "cache_tokens",
+            f": {text.strip()!r} is not a token count; for no limit write 'unbounded'",
+        )
     try:
         value = parse_scaled_count(t)
     except ValueError:

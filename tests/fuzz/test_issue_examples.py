@@ -129,6 +129,11 @@ def test_scenario_examples(label: str, text: bytes, key: str, fragment: str) -> 
         (["sweep", "--set", "chips.gpu-b.price_usd_per_hour=1:100000:1"], {}, "PDDPLAN_MAX_GRID"),
         (["solve", "--set", "rate_rps=true"], {}, "rate_rps"),
         (["nosuchcmd"], {}, "No such command"),
+        (
+            ["hitrate", "tests/data/mooncake_excerpt.jsonl", "--cache-tokens", "inf"],
+            {},
+            "unbounded",
+        ),
     ],
 )
 def test_cli_examples(argv: list[str], files: dict[str, bytes], fragment: str) -> None:
