@@ -36,7 +36,7 @@ from pddplan.timing import Routing
 #: A sample that needs more than this many times a configuration's P count is not served.
 P_COUNT_FACTOR = 8
 
-Key = tuple[str, int]  # (chip, chips per instance)
+Key = tuple[str, int, str]  # (chip, chips per instance, layout label)
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def instance(solver: Solver, role: str, key: Key | None) -> Instance | None:
     if key is None:
         return None
     for inst in solver.pb.options[role]:
-        if inst.chip.name == key[0] and inst.tensor_parallel == key[1]:
+        if (inst.chip.name, inst.tensor_parallel, inst.lay.label) == key:
             return inst
     return None
 

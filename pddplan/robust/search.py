@@ -37,8 +37,10 @@ class PointConfig:
     ttft_s: tuple[float, float, float]
 
 
-def _key(inst: Instance) -> tuple[str, int]:
-    return (inst.chip.name, inst.tensor_parallel)
+def _key(inst: Instance) -> tuple[str, int, str]:
+    """An instance's identity in a configuration: its chip, size and layout (two layouts of
+    one chip and size are two instances: the verdict check and robust rebuild the very one)."""
+    return (inst.chip.name, inst.tensor_parallel, inst.lay.label)
 
 
 def point_config(plan: Plan) -> Config:
