@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from pddplan.errors import UsageError
+from pddplan.errors import OptionError, UsageError
 from pddplan.units import MAX_NUMBER_CHARS, parse_whole_number
 
 _FLOAT = re.compile(r"[0-9]+(\.[0-9]*)?[eE]\+?[0-9]{1,2}")
@@ -38,18 +38,28 @@ class Cap:
         except ValueError as exc:
             raise UsageError(f"environment variable {self.env}: {exc}") from None
 
-    def check(self, n: int | float, what: str | None = None) -> None:
-        """Raise :class:`CapError` when ``n`` is above the cap."""
+    def check(self, n: int | float, what: str | None = None, option: str | None = None) -> None:
+        """Raise :class:`CapError` when ``n`` is above the cap.
+
+        ``option``: the library's name of the option that asked for ``n`` (``requests``); the
+        error is then an :class:`OptionCapError`, which the command line words with its flag.
+        """
         cap = self.value()
         if n > cap:
-            raise CapError(
-                f"{what or self.what}: {n:,.0f} is above the cap of {cap:,} "
-                f"(set the environment variable {self.env} to raise it)"
-            )
+            how = f"(set the environment variable {self.env} to raise it)"
+            if option is not None:
+                raise OptionCapError(
+                    option, f": {n:,.0f} is above the cap of {cap:,} {what or self.what} {how}"
+                )
+            raise CapError(f"{what or self.what}: {n:,.0f} is above the cap of {cap:,} {how}")
 
 
 class CapError(UsageError):
     """A call asks for more work than a cap allows (exit 2)."""
+
+
+class OptionCapError(OptionError, CapError):
+    """A cap passed by the value of a named option (exit 2)."""
 
 
 #: Points of a sweep grid (the product of the axes' value counts): each is a solve, and with

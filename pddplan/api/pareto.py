@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from pddplan.api.options import ParetoOptions, validate
 from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load, with_inventory
-from pddplan.errors import OptionError
 from pddplan.executors import Progress
 
 if TYPE_CHECKING:
@@ -63,10 +62,7 @@ def pareto(
     )
     from pddplan import limits as caps
 
-    try:
-        caps.PARETO_POINTS.check(o.points, "target rates")
-    except caps.CapError as exc:
-        raise OptionError("points", f": {exc}") from None
+    caps.PARETO_POINTS.check(o.points, "target rates", option="points")
     ls = load(scenario, overrides, profiles)
     ls, limits = with_inventory(ls, max_chips, own)
     from pddplan.results.pareto import ParetoResult

@@ -62,7 +62,7 @@ def robust(
     o = validate_args(RobustOptions, locals())
     from pddplan import limits as caps
 
-    caps.ROBUST_SAMPLES.check(o.samples, "samples")
+    caps.ROBUST_SAMPLES.check(o.samples, "samples", option="samples")
     from pddplan.results.robust import RobustResult
     from pddplan.robust import run_robust
     from pddplan.solver import Outcome

@@ -84,7 +84,7 @@ def _config(o: SimulateOptions, trace: PathLike | None) -> SimConfig:
 
     check_policy(o.policy)
     resolve_handover(o.handover, "one-shot")  # reject a bad hand-over before solving
-    limits.SIM_REQUESTS.check(o.requests)
+    limits.SIM_REQUESTS.check(o.requests, option="requests")
     if trace is not None and o.sample != "classes":
         raise OptionError("sample", "does not apply to a trace, which replays its own requests")
     return SimConfig(**o.model_dump())

@@ -16,10 +16,12 @@ from typing import Any
 from pddplan.deployment import Instance
 from pddplan.errors import ProfileError
 from pddplan.io.files import loads_json, read_text
+from pddplan.labels import plain
 from pddplan.solver import Plan, Problem
 from pddplan.timing import Routing
 
-#: Threshold written to JSON for "relay every request" (the solver's internal value is 2.0).
+#: the roles a plan's ``roles`` mapping may name, in the order they are read
+PLAN_ROLES = ("P", "RLD", "MD")
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,15 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
     try:
         p = _mapping(doc["plan"], "plan", file)
         roles_doc = _mapping(p["roles"], "plan.roles", file)
+        unknown = [str(k) for k in roles_doc if k not in PLAN_ROLES]
+        if unknown:
+            raise ProfileError(
+                f"unknown role {plain(unknown)} (a plan's roles are {plain(PLAN_ROLES)})",
+                file=file,
+                key="plan.roles",
+            )
         roles: dict[str, Role] = {}
-        for name in ("P", "RLD", "MD"):
+        for name in PLAN_ROLES:
             r = roles_doc.get(name)
             if r is None:
                 continue
@@ -167,11 +176,16 @@ def _check_chip_summary(summary: Any, roles: dict[str, Role], file: str) -> None
     got = {str(k): v for k, v in summary.items()}
     if got != want:
         raise ProfileError(
-            f"the chips summary {got} does not match the roles' chips {want} (instances x "
+            f"the chips summary ({_counts(got)}) does not match the roles' chips "
+            f"({_counts(want)}; instances x "
             "chips_per_instance); edit the roles, or drop the summary",
             file=file,
             key="plan.chips",
         )
+
+
+def _counts(counts: dict[str, Any]) -> str:
+    return plain(f"{k}: {v}" for k, v in counts.items())
 
 
 def _mapping(v: Any, key: str, file: str) -> dict[str, Any]:

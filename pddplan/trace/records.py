@@ -735,6 +735,10 @@ def iter_csv_blocks(
                 lo = _csv_length(row, "output_length", 0)
                 if hit_col == "cached_tokens":
                     c = _csv_number(row, "cached_tokens")
+                    if not c.is_integer():
+                        raise ValueError(
+                            f"cached_tokens: expected an integer number of tokens, got {c:g}"
+                        )
                     if c < 0 or c > li:
                         raise ValueError(
                             f"cached_tokens: {c:g} is outside [0, input_length = {li}]"

@@ -88,6 +88,6 @@ def test_the_points_cap_names_the_flag_and_the_variable(
     rc, _out, err = _run(capsys, "pareto", "--points", "5")
     assert rc == 2
     assert err.strip() == (
-        "pddplan: error: --points: target rates: 5 is above the cap of 4 (set the environment "
+        "pddplan: error: --points: 5 is above the cap of 4 target rates (set the environment "
         "variable PDDPLAN_MAX_PARETO_POINTS to raise it)"
     )

@@ -137,3 +137,33 @@ def test_bad_plan_file_exit_1(tmp_path: Path) -> None:
     r = run("simulate", "--plan", str(bad), "--requests", "10")
     assert r.returncode == 1
     assert str(bad) in r.stderr and "Traceback" not in r.stderr
+
+
+def test_plan_file_with_an_unknown_role_or_summary_chip_is_refused(invoke, tmp_path: Path) -> None:
+    """A key under ``plan.roles`` that names no role, or a chip the roles do not have in the
+    ``chips`` summary, is a hand edit the simulator would otherwise ignore: refused, one line."""
+    plan = tmp_path / "plan.json"
+    assert invoke("solve", "-f", "json", "-o", str(plan)).exit_code == 0
+    doc = json.loads(plan.read_text())
+    for where, want in (
+        ("roles", "unknown role bins (a plan's roles are P, RLD, MD)"),
+        ("chips", "bins: 1e+300"),
+    ):
+        bad = json.loads(json.dumps(doc))
+        bad["plan"][where]["bins"] = 1e300
+        path = tmp_path / f"bad-{where}.json"
+        path.write_text(json.dumps(bad))
+        r = run("simulate", "--plan", str(path), "--requests", "300", "-f", "json")
+        assert r.returncode == 1, r.stdout
+        line = r.stderr.strip()
+        assert line.startswith("pddplan: error:") and f"plan.{where}" in line and want in line
+        assert "{" not in line  # counts written plainly, not as a Python dict
+
+
+def test_requests_above_the_cap_name_the_flag() -> None:
+    r = run("simulate", "-f", "json", "--requests", "9" * 20)
+    assert r.returncode == 2
+    assert (
+        r.stderr.startswith("pddplan: error: --requests: ")
+        and "PDDPLAN_MAX_SIM_REQUESTS" in r.stderr
+    )

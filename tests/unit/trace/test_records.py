@@ -282,6 +282,15 @@ def test_csv_cached_tokens_above_input(tmp_path: Path) -> None:
         replay_trace(p)
 
 
+@pytest.mark.parametrize("text", ["10.5", "0.083"])
+def test_csv_fractional_cached_tokens_refused(tmp_path: Path, text: str) -> None:
+    """A cached-token count is whole: a fraction (a hit rate under the wrong header) is refused."""
+    p = tmp_path / "t.csv"
+    p.write_text(f"input_length,output_length,cached_tokens\n100,5,{text}\n", encoding="utf-8")
+    with pytest.raises(ProfileError, match=r":2: cached_tokens: expected an integer number"):
+        replay_trace(p)
+
+
 def test_csv_missing_columns(tmp_path: Path) -> None:
     p = tmp_path / "c.csv"
     p.write_text("input_length,output_length\n100,5\n", encoding="utf-8")
@@ -289,7 +298,7 @@ def test_csv_missing_columns(tmp_path: Path) -> None:
         replay_trace(p)
     p.write_text("input_length,hit_rate\n100,0.5\n", encoding="utf-8")
     with pytest.raises(ProfileError, match="lacks column 'output_length'"):
-        list(iter_csv_blocks(p))
+        replay_trace(p)
     p.write_text("", encoding="utf-8")
     with pytest.raises(ProfileError, match="empty"):
         replay_trace(p)
