@@ -74,6 +74,10 @@ def _problems(rs: ResolvedScenario, max_chips: dict[str, int] | None) -> list[Pr
     return problems
 
 
+#: What bounds a budget plan's scale when no fleet fits at a higher rate, by the error's binding.
+_WALL = {"line utilization": "line capacity (utilization cap)", "inventory": "inventory"}
+
+
 def _answer(
     solver: PlanSearch,
     rate: float | None,
@@ -87,12 +91,14 @@ def _answer(
     if rate is not None:
         return solver.solve_rate(rate, progress), "rate", "target rate"
     if budget is not None:
-        plan = solve_budget(solver, budget, hi)
-        bound = "budget"
-        if plan.rate_rps >= hi * 0.999:
+        stopped: list[str] = []
+        plan = solve_budget(solver, budget, hi, stopped)
+        if not stopped:  # the walk reached the question's highest rate
             bound = bound_of_hi
-        elif limited:
-            bound = "budget or inventory"
+        elif stopped[0] == "budget":
+            bound = "budget"
+        else:  # no fleet fits above the plan's rate, whatever it costs
+            bound = _WALL.get(stopped[0], f"{stopped[0] or 'no plan'} at higher rates")
         return plan, "budget", bound
     plan = solve_max_bcr(solver, hi)
     return plan, "max-bcr", bound_of_hi + (" (inventory limits applied)" if limited else "")

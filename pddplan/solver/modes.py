@@ -89,7 +89,9 @@ EXACT_GOODPUT_RTOL = 1e-7
 WALK_START_SHARE = 1e-6
 
 
-def walk_fleets(solver: RateSolver, hi_rate: float) -> Iterator[Plan]:
+def walk_fleets(
+    solver: RateSolver, hi_rate: float, ended: list[InfeasibleError] | None = None
+) -> Iterator[Plan]:
     """Every fleet the rate search returns for a rate in ``(0, hi_rate]``, in rate order, each
     with its fleet goodput.
 
@@ -104,14 +106,19 @@ def walk_fleets(solver: RateSolver, hi_rate: float) -> Iterator[Plan]:
     is what makes the modes built on it exact within the model (up to the goodput's relative
     precision :data:`EXACT_GOODPUT_RTOL`). A fleet of equal cost and lower goodput that the
     search ranks first (by TTFT) at some rate inside a step is the only plan not visited.
+
+    ``ended``: when given, the error of the first rate past the last fleet that nothing fits is
+    appended to it (the walk then stopped below ``hi_rate``).
     """
     r = hi_rate * WALK_START_SHARE
     while r <= hi_rate:
         try:
             plan = solver.solve_rate(r)
-        except InfeasibleError:
+        except InfeasibleError as exc:
             if r <= hi_rate * WALK_START_SHARE:
                 raise
+            if ended is not None:
+                ended.append(exc)
             return  # every constraint tightens with the rate: nothing fits above either
         s = solver_for(plan)
         lo, hi = goodput_bracket(s, plan, EXACT_GOODPUT_RTOL)
@@ -121,13 +128,25 @@ def walk_fleets(solver: RateSolver, hi_rate: float) -> Iterator[Plan]:
         r = max(end, r * (1 + EXACT_GOODPUT_RTOL))
 
 
-def solve_budget(solver: RateSolver, budget_usd_per_hour: float, hi_rate: float) -> Plan:
+def solve_budget(
+    solver: RateSolver,
+    budget_usd_per_hour: float,
+    hi_rate: float,
+    stopped: list[str] | None = None,
+) -> Plan:
     """Most goodput within a budget (and inventory), exactly: the fleet of highest goodput
     among every fleet the search returns at a rate up to ``hi_rate`` that costs at most the
-    budget (see :func:`walk_fleets`). Ties: the lower cost, then :func:`better_plan`."""
+    budget (see :func:`walk_fleets`). Ties: the lower cost, then :func:`better_plan`.
+
+    ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (the next
+    fleet costs more), the binding of the error at the first rate nothing fits (a wall below
+    ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached ``hi_rate``."""
     best: Plan | None = None
-    for plan in walk_fleets(solver, hi_rate):
+    ended: list[InfeasibleError] = []
+    for plan in walk_fleets(solver, hi_rate, ended):
         if plan.cost_usd_per_hour > budget_usd_per_hour * (1 + 1e-12):
+            if stopped is not None:
+                stopped.append("budget")
             break  # the least cost never falls as the rate grows
         if best is None or _more_goodput(plan, best):
             best = plan
@@ -135,6 +154,8 @@ def solve_budget(solver: RateSolver, budget_usd_per_hour: float, hi_rate: float)
         raise InfeasibleError(
             f"no plan serves any traffic within {budget_usd_per_hour:.4g} $/h", binding="budget"
         )
+    if stopped is not None and ended:
+        stopped.append(ended[0].binding)
     return best
 
 

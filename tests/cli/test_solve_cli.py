@@ -159,3 +159,17 @@ def _leaves(o: object) -> list[object]:
     if isinstance(o, list):
         return [x for v in o for x in _leaves(v)]
     return [o]
+
+
+@pytest.mark.slow
+def test_budget_mode_names_what_ended_the_walk() -> None:
+    """A budget far above what the line can feed is not what bounds the plan: the line is (the
+    walk over fleets ended at its utilization cap, not at the budget); a tight budget is."""
+    r = run("solve", "pdd-paper", "--budget", "1e6", "--no-verdict-check", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["mode"] == "budget" and d["plan"]["cost_usd_per_hour"] < 1e6
+    assert d["scale_bound"] == "line capacity (utilization cap)"
+    r = run("solve", "pdd-paper", "--budget", "300", "--no-verdict-check", "--format", "json")
+    d = json.loads(r.stdout)
+    assert d["scale_bound"] == "budget" and d["plan"]["cost_usd_per_hour"] <= 300
