@@ -30,13 +30,13 @@ from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
 from pddplan.solver.fleet import check_fleet, goodput_rps, slots_ok
 from pddplan.solver.plan import build_plan, chips_cost_usd_per_hour
-from pddplan.solver.problem import Pricing
+from pddplan.solver.problem import InstanceKey, Pricing, instance_key
 from pddplan.timing import Routing
 
 #: A sample that needs more than this many times a configuration's P count is not served.
 P_COUNT_FACTOR = 8
 
-Key = tuple[str, int, str]  # (chip, chips per instance, layout label)
+Key = InstanceKey  # (chip, chips per instance, layout label)
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def instance(solver: Solver, role: str, key: Key | None) -> Instance | None:
     if key is None:
         return None
     for inst in solver.pb.options[role]:
-        if (inst.chip.name, inst.tensor_parallel, inst.lay.label) == key:
+        if instance_key(inst) == key:
             return inst
     return None
 

@@ -23,6 +23,7 @@ from pddplan.deployment import Instance
 from pddplan.robust.evaluate import Config
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver
 from pddplan.solver.plan import Route, build_plan
+from pddplan.solver.problem import instance_key
 
 
 @dataclass(frozen=True)
@@ -37,12 +38,6 @@ class PointConfig:
     ttft_s: tuple[float, float, float]
 
 
-def _key(inst: Instance) -> tuple[str, int, str]:
-    """An instance's identity in a configuration: its chip, size and layout (two layouts of
-    one chip and size are two instances: the verdict check and robust rebuild the very one)."""
-    return (inst.chip.name, inst.tensor_parallel, inst.lay.label)
-
-
 def point_config(plan: Plan) -> Config:
     """The configuration and counts of a solved plan."""
     pb = plan.problem
@@ -52,9 +47,9 @@ def point_config(plan: Plan) -> Config:
     m, n_m = plan.roles["MD"]  # type: ignore[misc]
     rld = plan.roles.get("RLD")
     return Config(
-        p=_key(p),
-        rld=_key(rld[0]) if rld else None,
-        md=_key(m),
+        p=instance_key(p),
+        rld=instance_key(rld[0]) if rld else None,
+        md=instance_key(m),
         routing=plan.routing,
         mode=mode,
         base=(n_p, rld[1] if rld else 0, n_m),
@@ -110,9 +105,9 @@ def _route_configs(
             )
             r, rs = rld if rld is not None else (None, None)
             cfg = Config(
-                p=_key(p),
-                rld=_key(r) if r is not None else None,
-                md=_key(m),
+                p=instance_key(p),
+                rld=instance_key(r) if r is not None else None,
+                md=instance_key(m),
                 routing=route.routing,
                 mode=mode,
                 base=(ps.instances, rs.instances if rs else 0, md.instances),

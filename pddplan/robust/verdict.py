@@ -124,8 +124,11 @@ class _Fleet:
 
     def on(self, rs: ResolvedScenario) -> tuple[Solver, Plan | None]:
         """A solver on ``rs`` for this fleet's topology, and the fleet there (None: a pool
-        can no longer meet TPOT at any batch, or an instance no longer fits)."""
-        pb = build_problem(rs, self.topology)
+        can no longer meet TPOT at any batch, or an instance no longer fits). The problem
+        holds only the fleet's own instance kinds: it is evaluated, not searched."""
+        roles = {"P": self.cfg.p, "MD": self.cfg.md, "RLD": self.cfg.rld}
+        only = {role: frozenset([key]) for role, key in roles.items() if key is not None}
+        pb = build_problem(rs, self.topology, only=only)
         pb.routing = self.routing
         solver = Solver(pb)
         return solver, fleet_plan(solver, self.cfg, self.cfg.base, self.rate_rps)

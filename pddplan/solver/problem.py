@@ -285,20 +285,46 @@ def bandwidth_overridden(rs: ResolvedScenario) -> bool:
 
 
 def layout_options(
-    chip, model: ModelNumbers, chips: int, memory_utilization: float, kinds
+    chip,
+    model: ModelNumbers,
+    chips: int,
+    memory_utilization: float,
+    kinds,
+    keep: frozenset[InstanceKey] | None = None,
 ) -> list[Instance]:
-    """Instances of ``chips`` chips in every layout of ``kinds`` that the model allows."""
+    """Instances of ``chips`` chips in every layout of ``kinds`` that the model allows (only
+    those in ``keep`` when given)."""
     out = []
+    if keep is not None and not any(k[0] == chip.name and k[1] == chips for k in keep):
+        return out
     for lay in layouts_for(chip, model, chips):
         kind = "tp" if lay.expert_parallel == 1 else ("ep-tbo" if lay.overlap else "ep")
-        if kind in kinds:
+        if kind in kinds and (keep is None or (chip.name, chips, lay.label) in keep):
             out.append(Instance(chip, model, chips, memory_utilization, layout=lay))
     return out
 
 
+#: An instance kind as a plan names it: (chip, chips per instance, layout label).
+InstanceKey = tuple[str, int, str]
+
+
+def instance_key(inst: Instance) -> InstanceKey:
+    """``inst``'s :data:`InstanceKey`."""
+    return (inst.chip.name, inst.tensor_parallel, inst.lay.label)
+
+
 def build_problem(
-    rs: ResolvedScenario, topology: Topology = PDD, wan_bandwidth_scale: float = 1.0
+    rs: ResolvedScenario,
+    topology: Topology = PDD,
+    wan_bandwidth_scale: float = 1.0,
+    only: dict[str, frozenset[InstanceKey]] | None = None,
 ) -> Problem:
+    """The sizing problem of ``rs`` on ``topology``.
+
+    ``only``: when given, each role's options are restricted to these instance kinds (a role
+    it does not name keeps none), for a caller that re-evaluates a known fleet on a changed
+    scenario and need not build and check every layout of the catalog. Nothing else changes.
+    """
     scen = rs.scenario
     sv = scen.serving
     model = model_numbers(rs.model)
@@ -313,20 +339,25 @@ def build_problem(
     if topology.name == "same-dc":
         assert scen.baseline is not None
         b = scen.baseline
+        keep = (only.get("P", frozenset()) | only.get("MD", frozenset())) if only else None
         insts = [
             o
-            for o in layout_options(rs.chips[b.chip], model, b.chips_per_instance, mem, b.layouts)
+            for o in layout_options(
+                rs.chips[b.chip], model, b.chips_per_instance, mem, b.layouts, keep
+            )
             if o.fits
         ]
         options = {"P": insts, "RLD": [], "MD": insts}
     else:
         for role in ROLES:
             choice = getattr(scen.roles, role)
+            keep = only.get(role, frozenset()) if only is not None else None
             opts = [
                 o
                 for name in role_chip_names(rs, role)
+                if keep is None or any(k[0] == name for k in keep)
                 for n in choice.chips_per_instance
-                for o in layout_options(rs.chips[name], model, n, mem, choice.layouts)
+                for o in layout_options(rs.chips[name], model, n, mem, choice.layouts, keep)
             ]
             options[role] = [o for o in opts if o.fits]
     modes = HANDOVER_MODES if sv.handover == "auto" else (sv.handover,)
