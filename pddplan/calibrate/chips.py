@@ -102,13 +102,15 @@ PARAMETERS: tuple[Parameter, ...] = (
 OPTIONAL_EFFICIENCIES = ("fp8_compute_efficiency", "attention_compute_efficiency")
 PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
 #: Derates calibration keeps at the chip profile's values: the routed experts' grouped-GEMM curve
-#: is a kernel microbenchmark fit (DeepGEMM) that step latencies of one layout cannot tell apart
-#: from the linear layers' curve; the ring step latency of a scale-up all-reduce is NCCL's cost
+#: and its depth effect are kernel microbenchmark fits (DeepGEMM) that step latencies of one
+#: layout cannot tell apart from the linear layers' curve; the ring step latency of a scale-up all-reduce is NCCL's cost
 #: model constant, which step latencies cannot tell apart from the collective's alpha
 #: (``scaleup_latency_us``) without collective measurements at several ring sizes.
 FIXED_DERATES = (
     "fp8_grouped_gemm_efficiency",
     "fp8_grouped_gemm_half_saturation_tokens",
+    "fp8_grouped_gemm_half_depth_elements",
+    "fp8_grouped_gemm_memory_half_depth_elements",
     "bf16_grouped_gemm_efficiency",
     "bf16_grouped_gemm_half_saturation_tokens",
     "scaleup_step_latency_us",

@@ -212,6 +212,11 @@ class Instance:
             expert_eff = grouped_eff
             if grouped_half is not None:
                 expert_half = grouped_half
+        # the depth effect of the experts' GEMMs: measured on FP8 block-scaled kernels only
+        half_depth = memory_half_depth = 0.0
+        if self.low_precision:
+            half_depth = d.fp8_grouped_gemm_half_depth_elements or 0.0
+            memory_half_depth = d.fp8_grouped_gemm_memory_half_depth_elements or 0.0
         # the experts' inputs, dispatched or fed to their GEMMs: FP8 with block scales where the
         # GEMMs run in FP8, BF16 otherwise
         expert_input_bytes = (
@@ -247,6 +252,8 @@ class Instance:
             overlap=lay.overlap,
             scaleup_step_latency_s=d.scaleup_step_latency_us * 1e-6,
             expert_input_bytes_per_element=expert_input_bytes,
+            expert_half_depth_elements=half_depth,
+            expert_memory_half_depth_elements=memory_half_depth,
         )
 
     @cached_property

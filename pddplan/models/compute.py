@@ -54,6 +54,16 @@ EPLB_RESIDUAL_SKEW = 1.18
 #: for both phases (the smaller: a lower bound for decode).
 NO_BALANCER_SKEW_FACTOR = 1.49
 
+#: Reduction depths ``K`` of the two grouped GEMMs at which the chip profiles' grouped-GEMM
+#: curves (``fp8_grouped_gemm_efficiency`` and ``_half_saturation_tokens``) were measured
+#: [elements]: DeepGEMM's README tables use DeepSeek-V3's expert shapes without tensor
+#: parallelism, gate-up ``N = 4096, K = 7168`` (the hidden size) and down ``N = 7168, K = 2048``
+#: (the expert's intermediate size) (deepseek-ai/DeepGEMM README, "Grouped GEMMs for MoE models",
+#: H800). :func:`expert_depth_factors` takes the depth effect relative to them, so a GEMM of those
+#: shapes runs on the curve as measured.
+GROUPED_CURVE_GATE_UP_DEPTH_ELEMENTS = 7168.0
+GROUPED_CURVE_DOWN_DEPTH_ELEMENTS = 2048.0
+
 
 def gemm_efficiency(tokens, compute_efficiency, half_saturation_tokens):
     """Fraction of peak compute reached by a step of ``tokens`` tokens [-].
@@ -65,6 +75,35 @@ def gemm_efficiency(tokens, compute_efficiency, half_saturation_tokens):
     """
     n = np.asarray(tokens, dtype=float)
     return compute_efficiency * n / (n + half_saturation_tokens)
+
+
+def gemm_depth_efficiency(depth_elements, half_depth_elements):
+    """Fraction of its deep-``K`` efficiency a GEMM of reduction depth ``K`` reaches [-].
+
+    Parameters
+    ----------
+    depth_elements : [elements] ``K``, the reduction (inner) dimension of the GEMM.
+    half_depth_elements : [elements] ``K_half``, the depth at which the GEMM reaches half its
+        deep-``K`` efficiency; 0: no depth effect (1 at every ``K``).
+
+    Notes
+    -----
+    A tiled GEMM streams ``K`` along each output tile's main loop and pays a fixed cost per tile
+    (filling the pipeline, the epilogue that scales and writes the tile), worth ``K_half``
+    elements of the main loop, so
+
+    ``d(K) = K / (K + K_half)``.
+
+    DeepGEMM's FP8 dense GEMMs on H800 show it at fixed ``M`` (deepseek-ai/DeepGEMM README,
+    2025-02-25, "Normal GEMMs for dense models"): at ``M = 4096`` (compute-bound) ``K`` = 512 /
+    1,536 / 2,048 / 7,168 / 16,384 reach 590 / 990 / 1,025 / 1,304 / 1,358 TFLOPS, at ``M = 64``
+    (weight-read-bound) 2,143 / 2,455 / 2,470 / 2,320 / 2,668 GB/s (see the chip profiles'
+    ``fp8_grouped_gemm_*half_depth_elements`` for the fits).
+    """
+    k = np.asarray(depth_elements, dtype=float)
+    if not half_depth_elements:
+        return 1.0 + 0.0 * k
+    return k / (k + half_depth_elements)
 
 
 def allreduce_time_s(message_bytes, tensor_parallel, scaleup_bytes_per_s_bidir, scaleup_efficiency):
@@ -353,6 +392,9 @@ class LayoutNumbers:
     expert_input_bytes_per_element : [bytes] one element of a routed expert GEMM's input (FP8
         with block scales where the GEMMs run in FP8, else BF16); their outputs are
         ``activation_bytes`` wide (BF16).
+    expert_half_depth_elements, expert_memory_half_depth_elements : [elements] ``K_half`` of the
+        routed experts' grouped GEMMs when compute-bound and when weight-read-bound
+        (:func:`gemm_depth_efficiency`, :func:`expert_depth_factors`); 0: no depth effect.
     scaleup_bytes_per_s, scaleout_bytes_per_s : [bytes/s] achieved one-direction bandwidths.
     scaleup_latency_s, scaleout_latency_s : [s] alpha of one collective on each fabric.
     scaleup_step_latency_s : [s] latency of one ring step of a bulk-protocol scale-up
@@ -392,6 +434,8 @@ class LayoutNumbers:
     overlap_gain: float = TWO_BATCH_OVERLAP_GAIN
     scaleup_step_latency_s: float = 0.0
     expert_input_bytes_per_element: float = 2.0
+    expert_half_depth_elements: float = 0.0
+    expert_memory_half_depth_elements: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -465,6 +509,51 @@ def expert_load_factor(tokens, shape: ModelShape, lay: LayoutNumbers):
     )
 
 
+def expert_depth_factors(shape: ModelShape, lay: LayoutNumbers):
+    """How much longer the routed experts' grouped GEMMs take for their reduction depths than
+    on the profile's curve: ``(compute, weight read)`` multipliers [-].
+
+    Parameters
+    ----------
+    shape, lay : the model's and the layout's numbers.
+
+    Notes
+    -----
+    An expert's gate-up GEMM reduces over the hidden size ``h`` and carries 2/3 of its FLOPs and
+    weights; its down GEMM reduces over its intermediate width on the rank, ``I_s = I e / N``
+    (tensor parallelism slices it ``N / e`` ways), and carries 1/3. With
+    ``d(K) = K / (K + K_half)`` (:func:`gemm_depth_efficiency`):
+
+    ``c = (2 / 3 d(h) + 1 / 3 d(I_s)) / (2 / 3 d(K_gu) + 1 / 3 d(K_dn))``,
+    ``m = 2 / 3 d_m(h) + 1 / 3 d_m(I_s)`` (reciprocals of ``d`` inside the sums),
+
+    where ``K_gu``, ``K_dn`` are the depths the grouped curve was measured at
+    (:data:`GROUPED_CURVE_GATE_UP_DEPTH_ELEMENTS`, :data:`GROUPED_CURVE_DOWN_DEPTH_ELEMENTS`):
+    the compute multiplier is relative to the curve (1 for DeepSeek-V3 without tensor
+    parallelism over its experts), the weight-read one to the chip's memory efficiency, measured
+    on deep weight-streaming kernels. At tensor parallelism 8 DeepSeek-V3's down GEMM has
+    ``K = 256``, which is what makes the sliced experts slow. ``(1, 1)`` for a dense model,
+    without ``I`` or without the chip's depth numbers.
+    """
+    if not shape.experts or not shape.expert_intermediate_size:
+        return 1.0, 1.0
+    h = float(shape.hidden_size)
+    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+
+    def inverse_mean(half, gate_up_depth, down_depth):
+        return float(
+            2.0 / 3.0 / gemm_depth_efficiency(gate_up_depth, half)
+            + 1.0 / 3.0 / gemm_depth_efficiency(down_depth, half)
+        )
+
+    k_c = lay.expert_half_depth_elements
+    compute = inverse_mean(k_c, h, i_s) / inverse_mean(
+        k_c, GROUPED_CURVE_GATE_UP_DEPTH_ELEMENTS, GROUPED_CURVE_DOWN_DEPTH_ELEMENTS
+    )
+    weight_read = inverse_mean(lay.expert_memory_half_depth_elements, h, i_s)
+    return compute, weight_read
+
+
 def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
     """The routed experts' grouped GEMMs of one step: (compute, memory) per chip [s].
 
@@ -485,11 +574,12 @@ def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
     touched with probability ``1 - (1 - q_i)^n``, ``q_i = k p_i`` for the shares ``p_i`` of
     :attr:`ModelShape.expert_shares`, uniform when None) gives exactly
 
-    ``t_c = f (n k + h T(n)) F_e / (N P eta_max)``, ``t_m = (T(n) W_e / N + A_g) / B``,
+    ``t_c = c f (n k + h T(n)) F_e / (N P eta_max)``, ``t_m = (m T(n) W_e / N + A_g) / B``,
 
     where ``T(n)`` is the expected number of experts touched
-    (:func:`~pddplan.models.architecture.expected_experts_touched`) and ``A_g`` the GEMMs' own
-    activation bytes on the rank (:func:`expert_activation_bytes`). At small steps only the
+    (:func:`~pddplan.models.architecture.expected_experts_touched`), ``A_g`` the GEMMs' own
+    activation bytes on the rank (:func:`expert_activation_bytes`) and ``c``, ``m`` the GEMMs'
+    reduction-depth multipliers (:func:`expert_depth_factors`; 1 at the curve's shapes). At small steps only the
     touched experts run, each with its few tokens (no extrapolation of the curve below one token
     per expert), and the step is bound by reading their weights; at large steps ``T -> E`` and
     uneven routing costs nothing more than uniform routing under this curve (the sum is linear in
@@ -507,14 +597,16 @@ def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
     token_equivalents = load_factor * (
         n * shape.top_k + lay.expert_half_saturation_tokens * touched
     )
+    depth_compute, depth_weight_read = expert_depth_factors(shape, lay)
     compute_s = (
-        token_equivalents
+        depth_compute
+        * token_equivalents
         * shape.expert_flops_per_token
         / (lay.chips * lay.linear_peak_flops_per_s * lay.expert_efficiency)
     )
     gemm_bytes, _ = expert_activation_bytes(n, load_factor, shape, lay)
     memory_s = (
-        touched * shape.expert_weight_bytes / lay.chips + gemm_bytes
+        depth_weight_read * touched * shape.expert_weight_bytes / lay.chips + gemm_bytes
     ) / lay.memory_bytes_per_s
     return compute_s, memory_s
 

@@ -80,6 +80,18 @@ class ChipDerates(Sourced):
             "large-shape value; null: compute_half_saturation_tokens",
         )
     )
+    fp8_grouped_gemm_half_depth_elements: Annotated[float, Field(ge=0.0, le=1e6)] | None = Field(
+        default=None,
+        description="reduction depth K (elements) at which a compute-bound FP8 grouped GEMM "
+        "reaches half its deep-K efficiency (a fixed cost per output tile); null: no depth effect",
+    )
+    fp8_grouped_gemm_memory_half_depth_elements: Annotated[float, Field(ge=0.0, le=1e6)] | None = (
+        Field(
+            default=None,
+            description="reduction depth K (elements) at which a weight-read-bound FP8 grouped GEMM "
+            "streams its weights at half its deep-K bandwidth; null: no depth effect",
+        )
+    )
     bf16_grouped_gemm_efficiency: Efficiency | None = Field(
         default=None,
         description="large-shape fraction of the BF16 peak reached by the routed experts' "

@@ -123,3 +123,21 @@ def test_allreduce_without_step_latency_is_the_single_alpha_model() -> None:
     m = np.array([1e3, 1e6, 1e9])
     t = col.allreduce_time_s(m, 8, 400e9, 10e-6)
     np.testing.assert_allclose(t, 10e-6 + 1.75 * m / 400e9)
+
+
+def test_ring_inside_one_node_runs_at_scaleup() -> None:
+    bw = col.ring_link_bytes_per_s(np.array([2.0, 8.0]), 8, 405e9, 42.5e9)
+    assert np.allclose(bw, 405e9)
+
+
+def test_ring_across_nodes_runs_over_every_nic_of_a_node() -> None:
+    # 16 ranks on two 8-GPU nodes, NVLink 405 GB/s, NIC 42.5 GB/s: a rank's NIC carries 1/8 of
+    # its bus bytes, NVLink 7/8: max(0.875 / 405e9, 0.125 / 42.5e9) -> 8 x 42.5 = 340 GB/s,
+    # not one NIC's 42.5 GB/s.
+    bw = float(col.ring_link_bytes_per_s(16, 8, 405e9, 42.5e9))
+    assert bw == pytest.approx(8 * 42.5e9)
+    # a fast NIC leaves NVLink the bottleneck: 405e9 / (7/8)
+    fast = float(col.ring_link_bytes_per_s(16, 8, 405e9, 400e9))
+    assert fast == pytest.approx(405e9 / 0.875)
+    # one rank per node: every hop crosses a NIC
+    assert float(col.ring_link_bytes_per_s(4, 1, 405e9, 42.5e9)) == pytest.approx(42.5e9)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -447,3 +449,72 @@ def test_expert_elementwise_is_memory_bound_and_zero_without_width() -> None:
     assert c == 0.0 and m > 0.0
     c0, m0 = compute.expert_elementwise_s(2048.0, 1.0, _moe_shape(), lay)
     assert c0 == 0.0 and m0 == 0.0
+
+
+# -------------------------------------------------- reduction depth of the experts' GEMMs
+
+
+def test_gemm_depth_efficiency_by_hand_scalar_and_array() -> None:
+    # d(K) = K / (K + K_half): half at K_half, 256 / (256 + 720) at TP8's down GEMM
+    assert float(compute.gemm_depth_efficiency(720.0, 720.0)) == pytest.approx(0.5)
+    d = compute.gemm_depth_efficiency(np.array([256.0, 7168.0]), 720.0)
+    assert d == pytest.approx([256 / 976, 7168 / 7888])
+    # no depth number: no effect at any depth
+    assert compute.gemm_depth_efficiency(np.array([1.0, 1e5]), 0.0) == pytest.approx([1.0, 1.0])
+
+
+def _deepseek_like(chips: int, ep: int = 1, half: float = 720.0, mem_half: float = 86.0):
+    shape = dataclasses.replace(
+        _moe_shape(), hidden_size=7168, expert_intermediate_size=2048, experts=256, top_k=8
+    )
+    lay = dataclasses.replace(
+        _moe_layout(),
+        chips=chips,
+        attention_tp=chips // ep if ep > 1 else chips,
+        expert_parallel=ep,
+        expert_half_depth_elements=half,
+        expert_memory_half_depth_elements=mem_half,
+    )
+    return shape, lay
+
+
+def test_expert_depth_factors_are_one_at_the_curves_shapes() -> None:
+    # whole experts (EP8 over 8 chips): gate-up K = 7168, down K = 2048, the curve's own shapes
+    shape, lay = _deepseek_like(8, ep=8)
+    c, m = compute.expert_depth_factors(shape, lay)
+    assert c == pytest.approx(1.0)
+    # the weight read is relative to the deep-K bandwidth: 2/3 / d(7168) + 1/3 / d(2048)
+    assert m == pytest.approx(2 / 3 * (7168 + 86) / 7168 + 1 / 3 * (2048 + 86) / 2048)
+
+
+def test_expert_depth_factors_by_hand_under_tensor_parallelism() -> None:
+    # TP8 slices I = 2048 to 256: down GEMM K = 256
+    shape, lay = _deepseek_like(8)
+    c, m = compute.expert_depth_factors(shape, lay)
+    ref = 2 / 3 * (7168 + 720) / 7168 + 1 / 3 * (2048 + 720) / 2048
+    assert c == pytest.approx((2 / 3 * (7168 + 720) / 7168 + 1 / 3 * (256 + 720) / 256) / ref)
+    assert m == pytest.approx(2 / 3 * (7168 + 86) / 7168 + 1 / 3 * (256 + 86) / 256)
+    # slicing deeper costs more
+    c16, m16 = compute.expert_depth_factors(*_deepseek_like(16))
+    assert c16 > c > 1.0
+    assert m16 > m > 1.0
+
+
+def test_expert_depth_factors_without_depth_numbers_or_width() -> None:
+    shape, lay = _deepseek_like(8, half=0.0, mem_half=0.0)
+    assert compute.expert_depth_factors(shape, lay) == (1.0, 1.0)
+    no_width = dataclasses.replace(shape, expert_intermediate_size=0)
+    assert compute.expert_depth_factors(no_width, _deepseek_like(8)[1]) == (1.0, 1.0)
+
+
+def test_routed_experts_carry_the_depth_factors() -> None:
+    shape, lay = _deepseek_like(8)
+    flat = dataclasses.replace(lay, expert_half_depth_elements=0.0)
+    flat = dataclasses.replace(flat, expert_memory_half_depth_elements=0.0)
+    c, m = compute.routed_expert_s(np.array([1.0, 4096.0]), 1.0, shape, lay)
+    c0, m0 = compute.routed_expert_s(np.array([1.0, 4096.0]), 1.0, shape, flat)
+    fc, fm = compute.expert_depth_factors(shape, lay)
+    assert c == pytest.approx(fc * c0)
+    gemm_bytes, _ = compute.expert_activation_bytes(np.array([1.0, 4096.0]), 1.0, shape, lay)
+    weights_s = m0 - gemm_bytes / lay.memory_bytes_per_s
+    assert m == pytest.approx(fm * weights_s + gemm_bytes / lay.memory_bytes_per_s)
