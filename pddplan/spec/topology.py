@@ -75,7 +75,7 @@ class Line(Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
         default=None, description="default: SITE_A-SITE_B"
     )
-    sites: tuple[str, str]
+    sites: list[str] = Field(min_length=2, max_length=2, description="the two sites it joins")
     link: str = Field(description="link profile of one line (profiles/links)")
     link_numbers: dict[str, Any] = Field(
         default_factory=dict,

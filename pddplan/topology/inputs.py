@@ -88,7 +88,7 @@ def two_site_topology(doc: YamlDoc, registry: Registry) -> TopologyInput:
             "model": scen.model,
             "serving": scen.serving,
             "sites": [a, b],
-            "lines": [{"sites": ("A", "B"), "link": scen.link, "max_count": 1}],
+            "lines": [{"sites": ["A", "B"], "link": scen.link, "max_count": 1}],
             "traffic": [
                 {
                     "name": "users",
