@@ -36,6 +36,7 @@ def topology(
     from pddplan.results.topology import TopologyResult
     from pddplan.topology import plan_topology, read_topology
 
-    ti = read_topology(str(Path(scenario)) if not isinstance(scenario, str) else scenario,
-                       registry(profiles))
+    ti = read_topology(
+        str(Path(scenario)) if not isinstance(scenario, str) else scenario, registry(profiles)
+    )
     return TopologyResult(plan_topology(ti, resilient=resilient))

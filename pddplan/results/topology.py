@@ -32,7 +32,9 @@ class TopologyResult(Result):
                     "line": o.line or "-",
                     "share": tp.carried_share[o.pipeline],
                     "sized_share": o.level / tp.share_levels,
-                    "rate_rps": tp.carried_share[o.pipeline] * o.rate_rps * tp.share_levels
+                    "rate_rps": tp.carried_share[o.pipeline]
+                    * o.rate_rps
+                    * tp.share_levels
                     / o.level,
                     "sized_rate_rps": o.rate_rps,
                     "fleet": " + ".join(

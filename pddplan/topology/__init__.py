@@ -177,8 +177,7 @@ def line_failures(
             per_source[s] = (lost, lost - unserved, unserved)
             if unserved > 1e-9:
                 breaks.append(
-                    f"{s}: {unserved * rates[s]:.4g} req/s unserved (its other pipelines are "
-                    "full)"
+                    f"{s}: {unserved * rates[s]:.4g} req/s unserved (its other pipelines are full)"
                 )
         for pipe, rate in moved.items():
             o = next(o for o in chosen if o.pipeline == pipe)

@@ -130,10 +130,10 @@ def check_topology(ti: TopologyInput) -> None:
     labels: set[str] = set()
     for i, ln in enumerate(spec.lines):
         where = f"lines[{i}] ({ln.label})"
-        for s in ln.sites:
-            if s not in names:
+        for sn in ln.sites:
+            if sn not in names:
                 raise TopologyError(
-                    f"names site {s!r}, which no site defines{did_you_mean(s, sorted(names))} "
+                    f"names site {sn!r}, which no site defines{did_you_mean(sn, sorted(names))} "
                     f"(sites: {', '.join(sorted(names))})",
                     file=file,
                     key=where,
@@ -155,10 +155,10 @@ def check_topology(ti: TopologyInput) -> None:
         if t.name in src_names:
             raise TopologyError(f"duplicate source name {t.name!r}", file=file, key=where)
         src_names.add(t.name)
-        for s in (t.entry, *t.access):
-            if s not in names:
+        for sn in (t.entry, *t.access):
+            if sn not in names:
                 raise TopologyError(
-                    f"names site {s!r}, which no site defines{did_you_mean(s, sorted(names))}",
+                    f"names site {sn!r}, which no site defines{did_you_mean(sn, sorted(names))}",
                     file=file,
                     key=where,
                 )
