@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pddplan.api.scenario import PathLike, Profiles, registry
@@ -36,7 +35,5 @@ def topology(
     from pddplan.results.topology import TopologyResult
     from pddplan.topology import plan_topology, read_topology
 
-    ti = read_topology(
-        str(Path(scenario)) if not isinstance(scenario, str) else scenario, registry(profiles)
-    )
+    ti = read_topology(str(scenario), registry(profiles))
     return TopologyResult(plan_topology(ti, resilient=resilient))

@@ -9,7 +9,7 @@ import typer
 from pddplan.cli import common
 
 
-@common.output_options
+@common.output_options(command="topology")
 def topology_cmd(
     scenario: Annotated[
         str,
@@ -37,7 +37,7 @@ def topology_cmd(
     a MILP (HiGHS) chooses shares and leased lines within the sites' chips and the lines'
     limits.
 
-    Example: pddplan topology examples/topology-national.yaml --format md
+    Example: pddplan topology pdd-paper --format md
     """
     from pddplan import api
 

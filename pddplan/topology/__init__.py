@@ -148,10 +148,13 @@ def _plan(
 def line_failures(
     ti: TopologyInput, chosen: list[Option], carried: dict[str, float], market: Market
 ) -> list[Failure]:
-    """Each single line failure of a plan: the sources' share on the failed line moves to their
-    other pipelines, each up to the rate it was sized for (its pools and lines as bought); what
-    is left is unserved. A pipeline is then checked at its new rate with the fleet check
-    (:func:`pddplan.solver.fleet.check_fleet`), which names the target that breaks."""
+    """Each single line failure of a plan (a line entry down: every leased line of it, as one
+    fibre cut takes a route). The share its sources had on it moves to their other pipelines of
+    the plan, first each up to the rate it was sized for (its pools and lines as bought: every
+    target still met); what is left is spread over them by their sized shares, and each
+    pipeline pushed past its sized rate is checked there with the fleet check
+    (:func:`pddplan.solver.fleet.check_fleet`), which names the target that breaks. A source
+    with no other pipeline leaves that share unserved."""
     from pddplan.solver.fleet import check_fleet
     from pddplan.solver.search import Solver
 
@@ -166,24 +169,34 @@ def line_failures(
             lost = sum(carried[o.pipeline] for o in mine if o.line == line)
             if lost <= 0:
                 continue
+            rest = sorted((o for o in mine if o.line != line), key=lambda o: o.pipeline)
+            share = {o.pipeline: carried[o.pipeline] for o in rest}
             left = lost
-            for o in sorted((o for o in mine if o.line != line), key=lambda o: o.pipeline):
-                spare = o.level / market.share_levels - carried[o.pipeline]
-                take = min(spare, left)
+            for o in rest:
+                take = min(o.level / market.share_levels - share[o.pipeline], left)
                 if take > 1e-12:
-                    moved[o.pipeline] = (carried[o.pipeline] + take) * rates[s]
+                    share[o.pipeline] += take
                     left -= take
+            if left > 1e-9 and rest:
+                sized = sum(o.level for o in rest)
+                for o in rest:
+                    share[o.pipeline] += left * o.level / sized
+                left = 0.0
             unserved = max(left, 0.0)
             per_source[s] = (lost, lost - unserved, unserved)
             if unserved > 1e-9:
-                breaks.append(
-                    f"{s}: {unserved * rates[s]:.4g} req/s unserved (its other pipelines are full)"
-                )
-        for pipe, rate in moved.items():
-            o = next(o for o in chosen if o.pipeline == pipe)
-            fc = check_fleet(Solver(o.plan.problem), o.plan, rate)
-            if not fc.meets_sla:
-                breaks.append(f"{pipe}: {_what_breaks(fc, o.plan.problem)} at {rate:.4g} req/s")
+                breaks.append(f"{s}: {unserved * rates[s]:.4g} req/s unserved (no other pipeline)")
+            for o in rest:
+                if share[o.pipeline] <= carried[o.pipeline] + 1e-12:
+                    continue
+                rate = share[o.pipeline] * rates[s]
+                moved[o.pipeline] = rate
+                if rate <= o.rate_rps * (1 + 1e-12):
+                    continue  # within the rate it was sized for
+                fc = check_fleet(Solver(o.plan.problem), o.plan, rate)
+                if not fc.meets_sla:
+                    what = _what_breaks(fc, o.plan.problem)
+                    breaks.append(f"{o.pipeline}: {what} at {rate:.4g} req/s")
         out.append(Failure(line, per_source, moved, breaks))
     return out
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "topology-national.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "topologies" / "national.yaml"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
