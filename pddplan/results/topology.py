@@ -30,6 +30,7 @@ class TopologyResult(Result):
                     "p_site": pipe.p_site,
                     "md_site": pipe.m_site,
                     "line": o.line or "-",
+                    "access_rtt_ms": tp.sources[o.source].access_rtt_s(pipe.p_site) * 1000.0,
                     "share": tp.carried_share[o.pipeline],
                     "sized_share": o.level / tp.share_levels,
                     "rate_rps": tp.carried_share[o.pipeline]
@@ -68,7 +69,7 @@ class TopologyResult(Result):
                     "chips": n,
                     "owned_used": round(own),
                     "rented": n - round(own),
-                    "rent_limit": st.rent_limit if st and st.rent_limit is not None else "-",
+                    "rent_limit": st.rent_limit if st is not None else None,
                 }
             )
         return rows

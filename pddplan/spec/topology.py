@@ -135,6 +135,11 @@ class TrafficSource(Strict):
     )
     access_source: Source | None = None
 
+    def access_rtt_s(self, site: str) -> float:
+        """RTT from the entry to ``site`` [s] (0 at the entry unless ``access`` gives one)."""
+        a = self.access.get(site)
+        return a.rtt_s if a is not None else 0.0
+
 
 class TopologyScenario(Strict):
     """A topology file: the shared keys of a scenario plus the topology (docs/topology.md)."""

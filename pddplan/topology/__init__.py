@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pddplan.errors import TopologyError
+from pddplan.spec.topology import TrafficSource
 from pddplan.topology.inputs import TopologyInput, check_topology, read_topology
 from pddplan.topology.milp import ChipStock, Choice, Market, choose
 from pddplan.topology.pipelines import Option, Options, Pipeline, size_options
@@ -57,6 +58,7 @@ class TopologyPlan:
     market: Market
     pipelines: dict[str, Pipeline]
     failures: list[Failure]
+    sources: dict[str, TrafficSource]
     #: the cheapest plan without resilience, when this one is resilient [USD/h]
     plain_cost_usd_per_hour: float | None = None
 
@@ -90,7 +92,7 @@ def _check_servable(ti: TopologyInput, opts: Options) -> None:
             if o.source == t.name:
                 best[o.pipeline] = max(best.get(o.pipeline, 0), o.level)
         if sum(best.values()) < levels:
-            why = "; ".join(dict.fromkeys(opts.reasons.get(t.name, []))) or (
+            why = _reasons(opts.reasons.get(t.name, [])) or (
                 "no site it reaches hosts P with an MD site beside it or across a line"
             )
             raise TopologyError(
@@ -98,6 +100,17 @@ def _check_servable(ti: TopologyInput, opts: Options) -> None:
                 file=ti.file,
                 key=f"traffic[{i}] ({t.name})",
             )
+
+
+#: Reasons a source's error names before it counts the rest.
+REASONS_SHOWN = 3
+
+
+def _reasons(reasons: list[str]) -> str:
+    """The distinct reasons, on one line: the first :data:`REASONS_SHOWN`, then a count."""
+    uniq = [" ".join(r.split()) for r in dict.fromkeys(reasons)]
+    more = len(uniq) - REASONS_SHOWN
+    return "; ".join(uniq[:REASONS_SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
 def plan_topology(
@@ -141,6 +154,7 @@ def _plan(
         market=market,
         pipelines=opts.pipelines,
         failures=fails,
+        sources=ti.sources,
         plain_cost_usd_per_hour=plain,
     )
 

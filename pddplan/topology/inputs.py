@@ -126,6 +126,14 @@ def check_topology(ti: TopologyInput) -> None:
                         file=file,
                         key=f"sites[{i}] ({s.name}).roles.{role}.chips",
                     )
+        for c in s.chips:
+            if c not in ti.registry.index("chip"):
+                hint = did_you_mean(c, list(ti.registry.index("chip")))
+                raise TopologyError(
+                    f"no chip profile named {c!r}{hint}",
+                    file=file,
+                    key=f"sites[{i}] ({s.name}).chips",
+                )
     seen: set[frozenset[str]] = set()
     labels: set[str] = set()
     for i, ln in enumerate(spec.lines):

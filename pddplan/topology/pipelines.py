@@ -98,12 +98,6 @@ def _reachable(t: TrafficSource, sites: dict[str, Site]) -> list[str]:
     return [s for s in sites if s == t.entry or s in t.access]
 
 
-def access_rtt_s(t: TrafficSource, site: str) -> float:
-    """RTT from the source's entry to ``site`` [s] (0 at the entry unless given)."""
-    a = t.access.get(site)
-    return a.rtt_s if a is not None else 0.0
-
-
 def _same_site_chips(site: Site) -> list[str]:
     p, md = site.roles.P, site.roles.MD
     if p is None or md is None:
@@ -131,7 +125,7 @@ def pipeline_doc(
     if ti.two_site:
         return doc  # the file itself, at the rate
     doc["workload"] = json.loads(json.dumps(ti.raw_workloads[t.name]))
-    rtt = access_rtt_s(t, pipe.p_site)
+    rtt = t.access_rtt_s(pipe.p_site)
     sla = t.sla.model_dump(mode="json")
     for k in ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s"):
         sla[k] -= rtt
@@ -145,7 +139,7 @@ def pipeline_doc(
     doc["roles"] = {"P": _role(ps.roles.P), "RLD": _role(_rld(ps)), "MD": _role(ms.roles.MD)}
     overrides: dict[str, Any] = json.loads(json.dumps(doc.get("overrides", {})))
     chips_ov = overrides.setdefault("chips", {})
-    for chip, price in _chip_prices(pipe, ps, ms).items():
+    for chip, price in _chip_prices(ti, pipe, ps, ms).items():
         chips_ov.setdefault(chip, {}).setdefault("price", {})["rental_usd_per_hour"] = price
     if not chips_ov:
         overrides.pop("chips")
@@ -171,29 +165,36 @@ def pipeline_doc(
     return doc
 
 
-def _chip_prices(pipe: Pipeline, ps: Site, ms: Site) -> dict[str, float]:
-    """Chip -> the local rental price its pipeline's scenario gives it; a chip priced at the
-    two sites of one pipeline differently has no one price (TopologyError)."""
+def _chip_prices(ti: TopologyInput, pipe: Pipeline, ps: Site, ms: Site) -> dict[str, float]:
+    """Chip -> the local rental price its pipeline's scenario gives it (only chips a site
+    prices itself; the others keep their profile's price). A chip whose price differs between
+    the two sites of one pipeline has no one price (TopologyError)."""
     out: dict[str, float] = {}
     where: dict[str, str] = {}
+    explicit: set[str] = set()
     roles = [(ps, ps.roles.P), (ps, _rld(ps)), (ms, ms.roles.MD)]
     for site, choice in roles:
         assert choice is not None
         for c in choice.chips:
+            if c == "*":
+                continue
             sc = site.chips.get(c)
             price = sc.rental_usd_per_hour if sc is not None else None
-            if price is None:
-                continue
+            if price is not None:
+                explicit.add(c)
+            else:
+                price = ti.registry.load("chip", c).price.rental_usd_per_hour
             if c in out and out[c] != price:
                 raise TopologyError(
-                    f"chip {c} is priced {out[c]:g} $/h at site {where[c]} and {price:g} $/h "
+                    f"chip {c} rents at {out[c]:g} $/h at site {where[c]} and {price:g} $/h "
                     f"at site {site.name}, both in pipeline {pipe.name}: one plan has one price "
                     "per chip; give the sites one price or different chip lists",
+                    file=ti.file,
                     key=f"sites ({site.name}).chips.{c}",
                 )
             out[c] = price
             where[c] = site.name
-    return out
+    return {c: v for c, v in out.items() if c in explicit}
 
 
 def resolve_doc(ti: TopologyInput, doc: dict[str, Any]) -> Any:
@@ -266,7 +267,7 @@ def size_options(ti: TopologyInput) -> Options:
 
 def _no_budget(t: TrafficSource, site: str) -> str:
     return (
-        f"the RTT to {site} ({access_rtt_s(t, site) * 1000:.4g} ms) leaves no TTFT budget "
+        f"the RTT to {site} ({t.access_rtt_s(site) * 1000:.4g} ms) leaves no TTFT budget "
         f"(p50 target {t.sla.ttft_p50_s:g} s)"
     )
 
