@@ -65,6 +65,8 @@ class Option:
     chips: tuple[tuple[str, str, int], ...]  # (site, chip, count)
     rate_rps: float = 0.0
     plan: Any = field(default=None, compare=False, repr=False)
+    #: the solver's outcome the plan came from (None for a one-site pipeline)
+    outcome: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -257,11 +259,11 @@ def size_options(ti: TopologyInput) -> Options:
                     }
                     rs = resolve_doc(ti, doc)
                 try:
-                    plan = solve_scenario(rs, rate_rps=rate, baselines=False).plan
+                    outcome = solve_scenario(rs, rate_rps=rate, baselines=False)
                 except InfeasibleError as exc:
                     reasons[t.name].append(f"{pipe.name} ({k} lines): {exc}")
                     continue
-                out.append(_option(pipe, level, k, plan, rate))
+                out.append(_option(pipe, level, k, outcome.plan, rate, outcome))
     return Options(out, {p.name: p for p in pipes}, reasons)
 
 
@@ -272,7 +274,9 @@ def _no_budget(t: TrafficSource, site: str) -> str:
     )
 
 
-def _option(pipe: Pipeline, level: int, k: int, plan: Any, rate: float) -> Option:
+def _option(
+    pipe: Pipeline, level: int, k: int, plan: Any, rate: float, outcome: Any = None
+) -> Option:
     chips: dict[tuple[str, str], int] = {}
     for role, v in plan.roles.items():
         if v is None or v[1] == 0:
@@ -291,4 +295,5 @@ def _option(pipe: Pipeline, level: int, k: int, plan: Any, rate: float) -> Optio
         chips=tuple((s, c, n) for (s, c), n in sorted(chips.items())),
         rate_rps=rate,
         plan=plan,
+        outcome=outcome,
     )
