@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pddplan.api.simulate import simulate
     from pddplan.api.solve import solve
     from pddplan.api.step import step  # type: ignore[no-redef]
+    from pddplan.api.topology import topology
     from pddplan.api.transfer import transfer
     from pddplan.api.whatif import breakeven, sweep
 
@@ -70,6 +71,7 @@ _API = (
     "solve",
     "step",
     "sweep",
+    "topology",
     "transfer",
     "validate_profiles",
 )
@@ -94,6 +96,7 @@ __all__ = [
     "solve",
     "step",
     "sweep",
+    "topology",
     "transfer",
     "validate_profiles",
     "InfeasibleError",

@@ -61,6 +61,21 @@ class UsageError(PddplanError):
     exit_code = 2
 
 
+class TopologyError(UsageError):
+    """A topology's sites, lines and sources do not fit together: a line naming an unknown site,
+    duplicate names, a disconnected topology, a source no site can serve within its SLA (exit 2).
+    The message names the file, the key (with the site, line or source) and why."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:
+        where = (f"{file}: " if file else "") + (f"{key}: " if key else "")
+        super().__init__(f"{where}{message}")
+        self.detail = message
+        self.file = file
+        self.key = key
+
+
 class NotFoundError(PddplanError):
     """A named profile does not exist (exit 2: the user asked for something unknown)."""
 

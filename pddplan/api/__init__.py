@@ -42,6 +42,7 @@ from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
 from pddplan.api.simulate import simulate
 from pddplan.api.solve import solve, solve_result
 from pddplan.api.step import step
+from pddplan.api.topology import topology
 from pddplan.api.transfer import transfer
 from pddplan.api.whatif import breakeven, sweep
 
@@ -66,6 +67,7 @@ __all__ = [
     "solve_result",
     "step",
     "sweep",
+    "topology",
     "transfer",
     "validate_profiles",
 ]

@@ -45,5 +45,6 @@ TABLES: dict[str, tuple[str, ...]] = {
     ),
     "step": ("step",),
     "transfer": ("transfers",),
+    "topology": ("flows", "sites", "lines", "failures"),
     "calibrate": ("derates", "errors", "rows", "parameters"),
 }

@@ -1,0 +1,49 @@
+"""``pddplan topology``: plan sites, lines and traffic sources; evaluate line failures."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pddplan.cli import common
+
+
+@common.output_options(command="topology")
+def topology_cmd(
+    scenario: Annotated[
+        str,
+        typer.Argument(
+            help="Topology file (sites:, lines:, traffic:), or a two-site scenario file or "
+            "bundled name (planned in its topology form).",
+            autocompletion=common.complete_names("scenario"),
+        ),
+    ],
+    resilient: Annotated[
+        bool,
+        typer.Option(
+            "--resilient",
+            help="The cheapest plan that still serves every source after any single line "
+            "failure; also reports the cost of resilience.",
+        ),
+    ] = False,
+    *,
+    out: common.Output,
+) -> None:
+    """Least-cost plan of a many-datacenter topology: per-flow, per-site, per-line and
+    single-line-failure tables (docs/topology.md).
+
+    Each pipeline (source, P site, MD site) is sized by the plan builder at each share level;
+    a MILP (HiGHS) chooses shares and leased lines within the sites' chips and the lines'
+    limits.
+
+    Example: pddplan topology pdd-paper --format md
+    """
+    from pddplan import api
+
+    res = api.topology(scenario, resilient=resilient, profiles=common.State.profile_dirs)
+    out.emit(res.report())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("topology")(topology_cmd)

@@ -1,0 +1,144 @@
+"""The result of ``topology``: per-site, per-line, per-flow and per-failure tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pddplan.results.base import Report, Result, Row, Section
+
+if TYPE_CHECKING:
+    from pddplan.topology import TopologyPlan
+
+
+@dataclass(frozen=True)
+class TopologyResult(Result):
+    """A topology plan (:class:`pddplan.topology.TopologyPlan`) arranged for the renderers."""
+
+    plan: TopologyPlan
+
+    def flow_rows(self) -> list[Row]:
+        tp = self.plan
+        rows: list[Row] = []
+        for o in tp.chosen:
+            pipe = tp.pipelines[o.pipeline]
+            p = o.plan
+            ttft = p.prefill.ttft_s
+            rows.append(
+                {
+                    "source": o.source,
+                    "p_site": pipe.p_site,
+                    "md_site": pipe.m_site,
+                    "line": o.line or "-",
+                    "access_rtt_ms": tp.sources[o.source].access_rtt_s(pipe.p_site) * 1000.0,
+                    "share": tp.carried_share[o.pipeline],
+                    "sized_share": o.level / tp.share_levels,
+                    "rate_rps": tp.carried_share[o.pipeline]
+                    * o.rate_rps
+                    * tp.share_levels
+                    / o.level,
+                    "sized_rate_rps": o.rate_rps,
+                    "fleet": " + ".join(
+                        f"{r} {n}x{inst.chip.name}/{inst.tensor_parallel}"
+                        for r, v in p.roles.items()
+                        if v is not None
+                        for inst, n in [v]
+                    ),
+                    "lines_leased": o.lines,
+                    "line_utilization": float(p.route.link_utilization) if o.line else 0.0,
+                    "ttft_p99_s": float(ttft[2]),
+                    "cost_usd_per_hour": o.cost_usd_per_hour,
+                }
+            )
+        return rows
+
+    def site_rows(self) -> list[Row]:
+        tp = self.plan
+        used: dict[tuple[str, str], int] = {}
+        for o in tp.chosen:
+            for s, c, n in o.chips:
+                used[(s, c)] = used.get((s, c), 0) + n
+        rows: list[Row] = []
+        for (s, c), n in sorted(used.items()):
+            st = tp.market.stock.get((s, c))
+            own = tp.owned_used.get((s, c), 0.0)
+            rows.append(
+                {
+                    "site": s,
+                    "chip": c,
+                    "chips": n,
+                    "owned_used": round(own),
+                    "rented": n - round(own),
+                    "rent_limit": st.rent_limit if st is not None else None,
+                }
+            )
+        return rows
+
+    def line_rows(self) -> list[Row]:
+        tp = self.plan
+        rows: list[Row] = []
+        for line, most in sorted(tp.market.line_max.items()):
+            mine = [o for o in tp.chosen if o.line == line]
+            rows.append(
+                {
+                    "line": line,
+                    "lines_leased": sum(o.lines for o in mine),
+                    "max_count": most,
+                    "pipelines": ", ".join(o.pipeline for o in mine) or "-",
+                    "line_utilization_max": max(
+                        (float(o.plan.route.link_utilization) for o in mine), default=0.0
+                    ),
+                    "cost_usd_per_hour": sum(float(o.plan.link_cost_usd_per_hour) for o in mine),
+                }
+            )
+        return rows
+
+    def failure_rows(self) -> list[Row]:
+        rows: list[Row] = []
+        for f in self.plan.failures:
+            lost = sum(v[0] for v in f.sources.values())
+            rows.append(
+                {
+                    "line_down": f.line,
+                    "share_lost": lost,
+                    "moved_to": ", ".join(f"{k} ({v:.4g} req/s)" for k, v in f.moved_to.items())
+                    or "-",
+                    "survives": f.survives,
+                    "breaks": "; ".join(f.breaks) or "-",
+                }
+            )
+        return rows
+
+    def report(self) -> Report:
+        tp = self.plan
+        what = "surviving any single line failure" if tp.resilient else "least cost"
+        title = f"topology plan for {tp.spec_name} ({what})"
+        answer = [f"Cost {tp.cost_usd_per_hour:.2f} $/h over {len(tp.chosen)} pipelines."]
+        payload: dict[str, Any] = {
+            "scenario": tp.spec_name,
+            "resilient": tp.resilient,
+            "share_levels": tp.share_levels,
+            "cost_usd_per_hour": tp.cost_usd_per_hour,
+        }
+        if tp.plain_cost_usd_per_hour is not None:
+            extra = tp.cost_usd_per_hour - tp.plain_cost_usd_per_hour
+            answer.append(
+                f"Resilience costs {extra:.2f} $/h over the cheapest plan "
+                f"({tp.plain_cost_usd_per_hour:.2f} $/h)."
+            )
+            payload["plain_cost_usd_per_hour"] = tp.plain_cost_usd_per_hour
+            payload["resilience_cost_delta_usd_per_hour"] = extra
+        broken = [f.line for f in tp.failures if not f.survives]
+        answer.append(
+            "Survives every single line failure."
+            if not broken
+            else f"A failure of {', '.join(broken)} leaves traffic unserved or a target broken."
+        )
+        sections = [
+            Section("flows", self.flow_rows()),
+            Section("sites", self.site_rows()),
+            Section("lines", self.line_rows()),
+            Section("line failures (N-1)", self.failure_rows(), key="failures"),
+        ]
+        payload.update({s.slug: s.rows for s in sections})
+        return Report(title, sections, payload, answer=answer)

@@ -1,0 +1,159 @@
+"""The topology of a many-datacenter scenario: sites, leased lines between them, traffic sources.
+
+A topology file is a scenario file whose two-site keys (``link``, ``rdma``, ``roles``, ``sla``,
+``workload``, ``rate_rps``) are replaced by ``sites:``, ``lines:`` and ``traffic:``
+(docs/topology.md). The cross references (a line's sites, a source's sites, connectivity) are
+checked by :func:`pddplan.topology.spec_checks`, which names the site, line or source at fault.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, model_validator
+
+from pddplan.spec.base import NonNegInt, PositiveInt, Rate, Source, Strict, Usd
+from pddplan.spec.scenario_spec import RoleChoice, Serving, Sla
+from pddplan.spec.workloads import Workload
+
+#: [-] Group index of standard single-mode fibre at 1550 nm (Corning SMF-28 datasheet: 1.4682;
+#: ITU-T G.652 fibre), the figure pddplan's link profiles derive their RTT from.
+FIBRE_GROUP_INDEX = 1.4682
+#: [m/s] Speed of light in vacuum (SI definition).
+SPEED_OF_LIGHT_M_PER_S = 299_792_458.0
+#: [s/km] One-way propagation delay of a kilometre of fibre route: n / c (~4.9 us/km).
+FIBRE_DELAY_S_PER_KM = FIBRE_GROUP_INDEX * 1000.0 / SPEED_OF_LIGHT_M_PER_S
+
+RouteKm = Annotated[float, Field(ge=0, le=40_000, description="fibre route length, one way")]
+RttMs = Annotated[float, Field(ge=0, le=10_000)]
+
+
+def route_rtt_ms(route_km: float) -> float:
+    """Round-trip propagation time of a fibre route [ms]: ``2 L n / c``
+    (:data:`FIBRE_GROUP_INDEX`)."""
+    return 2.0 * route_km * FIBRE_DELAY_S_PER_KM * 1000.0
+
+
+class SiteChip(Strict):
+    """A chip kind a site has or can get, and what it costs there."""
+
+    owned: NonNegInt = Field(default=0, description="chips the site owns; used first")
+    owned_usd_per_chip_hour: Usd = Field(
+        default=0.0, description="what an owned chip costs per hour (opex, or amortized capex)"
+    )
+    rent_limit: NonNegInt | None = Field(
+        default=None, description="chips that may be rented beyond the owned ones (none: no limit)"
+    )
+    rental_usd_per_hour: Usd | None = Field(
+        default=None, description="the local rental price per chip (none: the chip profile's)"
+    )
+
+
+class SiteRoles(Strict):
+    """Which roles a site can host, with the chips and instance sizes searched for each."""
+
+    P: RoleChoice | None = None
+    RLD: RoleChoice | None = None
+    MD: RoleChoice | None = None
+
+
+class Site(Strict):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    description: str = ""
+    roles: SiteRoles
+    chips: dict[str, SiteChip] = Field(
+        default_factory=dict,
+        description="chip profile name -> inventory and local price (absent: rented without "
+        "limit at the chip profile's price)",
+    )
+    rdma: str = Field(default="rdma-400g", description="the site's RDMA fabric link profile")
+
+
+class Line(Strict):
+    """Leased lines between two sites: one link profile, up to ``max_count`` of them."""
+
+    name: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        default=None, description="default: SITE_A-SITE_B"
+    )
+    sites: list[str] = Field(min_length=2, max_length=2, description="the two sites it joins")
+    link: str = Field(description="link profile of one line (profiles/links)")
+    link_numbers: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the link profile's numbers replaced for this line (rtt_ms, "
+        "bandwidth_gbit_per_s, price_usd_per_month, ...), validated as the profile's",
+    )
+    route_km: RouteKm | None = Field(
+        default=None, description="fibre route length: sets rtt_ms = 2 x route_km x n / c"
+    )
+    route_source: Source | None = None
+    max_count: PositiveInt = Field(default=1, description="how many such lines may be leased")
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Line:
+        if self.sites[0] == self.sites[1]:
+            raise ValueError(f"a line joins two different sites, not {self.sites[0]} to itself")
+        if self.route_km is not None and "rtt_ms" in self.link_numbers:
+            raise ValueError("give route_km or link_numbers.rtt_ms, not both")
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.sites[0]}-{self.sites[1]}"
+
+
+class Access(Strict):
+    """How far a source's users are from a site: a measured RTT or a fibre route length."""
+
+    rtt_ms: RttMs | None = None
+    route_km: RouteKm | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Access:
+        if (self.rtt_ms is None) == (self.route_km is None):
+            raise ValueError("give exactly one of rtt_ms and route_km")
+        return self
+
+    @property
+    def rtt_s(self) -> float:
+        ms = self.rtt_ms if self.rtt_ms is not None else route_rtt_ms(self.route_km or 0.0)
+        return ms / 1000.0
+
+
+class TrafficSource(Strict):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    entry: str = Field(description="the site its users' requests enter at")
+    rate_rps: Rate
+    workload: Annotated[
+        Annotated[str, Tag("Name")] | Annotated[Workload, Tag("Workload")],
+        Discriminator(lambda v: "Workload" if isinstance(v, dict | Workload) else "Name"),
+    ]
+    sla: Sla
+    access: dict[str, Access] = Field(
+        default_factory=dict,
+        description="site -> RTT from the entry (or route length); a source prefills only at "
+        "its entry (RTT 0 unless given) and the sites listed",
+    )
+    access_source: Source | None = None
+
+    def access_rtt_s(self, site: str) -> float:
+        """RTT from the entry to ``site`` [s] (0 at the entry unless ``access`` gives one)."""
+        a = self.access.get(site)
+        return a.rtt_s if a is not None else 0.0
+
+
+class TopologyScenario(Strict):
+    """A topology file: the shared keys of a scenario plus the topology (docs/topology.md)."""
+
+    kind: Literal["scenario"] = "scenario"
+    name: str
+    description: str = ""
+    model: str
+    serving: Serving = Field(default_factory=Serving)
+    sites: list[Site] = Field(min_length=1)
+    lines: list[Line] = Field(default_factory=list)
+    traffic: list[TrafficSource] = Field(min_length=1)
+    share_levels: Annotated[int, Field(ge=1, le=20)] = Field(
+        default=4,
+        description="a source's traffic is split over pipelines in steps of 1 / share_levels",
+    )
+    overrides: dict[str, dict[str, dict[str, object]]] = Field(default_factory=dict)

@@ -1,0 +1,199 @@
+"""A topology read and checked, and the two-site scenario's topology form.
+
+The cross references are checked here, each failure one :class:`~pddplan.errors.TopologyError`
+naming the site, line or source and why: a line naming an unknown site, duplicate site, line or
+source names, a topology whose lines leave some site unreachable.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from pddplan.errors import TopologyError, did_you_mean
+from pddplan.io.loader import Registry, read_yaml, validate
+from pddplan.spec.scenario_spec import Scenario
+from pddplan.spec.topology import Line, Site, TopologyScenario, TrafficSource
+from pddplan.spec.validation import YamlDoc
+
+#: Keys of a topology file that are not the scenario keys shared by its pipelines.
+TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels")
+
+
+@dataclass(frozen=True)
+class TopologyInput:
+    """A checked topology and what every pipeline scenario shares.
+
+    ``base`` is the scenario document every pipeline's scenario starts from (model, serving,
+    overrides, ...); a pipeline adds its workload, link, RDMA fabric, roles, SLA and rate
+    (:func:`pddplan.topology.pipelines.pipeline_doc`). ``two_site`` is True for the topology
+    form of a two-site scenario, whose one pipeline's scenario is the file itself.
+    """
+
+    spec: TopologyScenario
+    base: dict[str, Any]
+    file: str
+    registry: Registry
+    two_site: bool = False
+    #: source name -> its workload as the file gives it (a name, a path or a mapping)
+    raw_workloads: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sites(self) -> dict[str, Site]:
+        return {s.name: s for s in self.spec.sites}
+
+    @property
+    def sources(self) -> dict[str, TrafficSource]:
+        return {t.name: t for t in self.spec.traffic}
+
+    def line_between(self, a: str, b: str) -> Line | None:
+        """The line joining sites ``a`` and ``b`` (either order), or None."""
+        for ln in self.spec.lines:
+            if set(ln.sites) == {a, b}:
+                return ln
+        return None
+
+
+def read_topology(path: str, registry: Registry) -> TopologyInput:
+    """A topology file (``sites:``) or a two-site scenario file, read and checked."""
+    doc = read_yaml(registry.scenario_path(path))
+    if isinstance(doc.data, dict) and "sites" in doc.data:
+        spec = validate(TopologyScenario, doc)
+        base = {k: copy.deepcopy(v) for k, v in doc.data.items() if k not in TOPOLOGY_KEYS}
+        raw = {t["name"]: t.get("workload") for t in doc.data["traffic"]}
+        ti = TopologyInput(spec, base, doc.file, registry, raw_workloads=raw)
+    else:
+        ti = two_site_topology(doc, registry)
+    check_topology(ti)
+    return ti
+
+
+def two_site_topology(doc: YamlDoc, registry: Registry) -> TopologyInput:
+    """The topology form of a two-site scenario: site A (P and RLD as its roles say, its RDMA
+    fabric), site B (MD), one line of the scenario's link, one source entering at A with the
+    scenario's rate, workload and SLA. Its one pipeline's scenario is the file itself."""
+    scen: Scenario = validate(Scenario, doc)
+    if scen.rate_rps is None:
+        raise TopologyError(
+            "a two-site scenario needs rate_rps to be planned as a topology", file=doc.file
+        )
+    roles = scen.roles
+    a = {"name": "A", "roles": {"P": roles.P, "RLD": roles.RLD}, "rdma": scen.rdma}
+    b = {"name": "B", "roles": {"MD": roles.MD}, "rdma": scen.rdma}
+    spec = TopologyScenario.model_validate(
+        {
+            "name": scen.name,
+            "description": scen.description,
+            "model": scen.model,
+            "serving": scen.serving,
+            "sites": [a, b],
+            "lines": [{"sites": ["A", "B"], "link": scen.link, "max_count": 1}],
+            "traffic": [
+                {
+                    "name": "users",
+                    "entry": "A",
+                    "rate_rps": scen.rate_rps,
+                    "workload": scen.workload,
+                    "sla": scen.sla,
+                }
+            ],
+            "share_levels": 1,
+        }
+    )
+    base = copy.deepcopy(doc.data)  # its one pipeline's scenario is the file itself
+    raw = {"users": copy.deepcopy(doc.data["workload"])}
+    return TopologyInput(spec, base, doc.file, registry, two_site=True, raw_workloads=raw)
+
+
+def check_topology(ti: TopologyInput) -> None:
+    """Raise :class:`TopologyError` on the first broken cross reference."""
+    spec, file = ti.spec, ti.file
+    names: set[str] = set()
+    for i, s in enumerate(spec.sites):
+        if s.name in names:
+            raise TopologyError(f"duplicate site name {s.name!r}", file=file, key=f"sites[{i}]")
+        names.add(s.name)
+        for role in ("P", "RLD", "MD"):
+            choice = getattr(s.roles, role)
+            if choice is None:
+                continue
+            for c in choice.chips:
+                if c != "*" and c not in ti.registry.index("chip"):
+                    hint = did_you_mean(c, list(ti.registry.index("chip")))
+                    raise TopologyError(
+                        f"no chip profile named {c!r}{hint}",
+                        file=file,
+                        key=f"sites[{i}] ({s.name}).roles.{role}.chips",
+                    )
+        for c in s.chips:
+            if c not in ti.registry.index("chip"):
+                hint = did_you_mean(c, list(ti.registry.index("chip")))
+                raise TopologyError(
+                    f"no chip profile named {c!r}{hint}",
+                    file=file,
+                    key=f"sites[{i}] ({s.name}).chips",
+                )
+    seen: set[frozenset[str]] = set()
+    labels: set[str] = set()
+    for i, ln in enumerate(spec.lines):
+        where = f"lines[{i}] ({ln.label})"
+        for sn in ln.sites:
+            if sn not in names:
+                raise TopologyError(
+                    f"names site {sn!r}, which no site defines{did_you_mean(sn, sorted(names))} "
+                    f"(sites: {', '.join(sorted(names))})",
+                    file=file,
+                    key=where,
+                )
+        pair = frozenset(ln.sites)
+        if pair in seen or ln.label in labels:
+            raise TopologyError(
+                f"a second line between {ln.sites[0]} and {ln.sites[1]}: give one line per "
+                "pair of sites, with max_count the lines that may be leased",
+                file=file,
+                key=where,
+            )
+        seen.add(pair)
+        labels.add(ln.label)
+    _check_connected(spec, file)
+    src_names: set[str] = set()
+    for i, t in enumerate(spec.traffic):
+        where = f"traffic[{i}] ({t.name})"
+        if t.name in src_names:
+            raise TopologyError(f"duplicate source name {t.name!r}", file=file, key=where)
+        src_names.add(t.name)
+        for sn in (t.entry, *t.access):
+            if sn not in names:
+                raise TopologyError(
+                    f"names site {sn!r}, which no site defines{did_you_mean(sn, sorted(names))}",
+                    file=file,
+                    key=where,
+                )
+
+
+def _check_connected(spec: TopologyScenario, file: str) -> None:
+    """Every site reachable from the first over the lines."""
+    if len(spec.sites) < 2:
+        return
+    adj: dict[str, set[str]] = {s.name: set() for s in spec.sites}
+    for ln in spec.lines:
+        a, b = ln.sites
+        adj[a].add(b)
+        adj[b].add(a)
+    start = spec.sites[0].name
+    seen = {start}
+    todo = [start]
+    while todo:
+        for n in adj[todo.pop()]:
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    cut = [s.name for s in spec.sites if s.name not in seen]
+    if cut:
+        raise TopologyError(
+            f"the topology is disconnected: no line path from site {start} to "
+            f"{', '.join(cut)}; add a line to each",
+            file=file,
+            key="lines",
+        )

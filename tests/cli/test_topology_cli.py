@@ -1,0 +1,71 @@
+"""`pddplan topology`: the bundled example runs; bad topologies get one line and exit 2."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "topologies" / "national.yaml"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pddplan", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_example_json() -> None:
+    res = run("topology", str(EXAMPLE), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["cost_usd_per_hour"] > 0
+    assert {f["source"] for f in doc["flows"]} == {"north", "east", "south"}
+    assert len(doc["failures"]) == 6
+
+
+def _broken(edit: Any) -> dict[str, Any]:
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc = copy.deepcopy(doc)
+    edit(doc)
+    return doc
+
+
+CASES = {
+    "unknown site": (
+        lambda d: d["lines"][0].update(sites=["beijing", "tianjn"]),
+        "lines[0] (beijing-tianjn): names site 'tianjn'",
+    ),
+    "disconnected": (lambda d: d["lines"].pop(0), "disconnected: no line path from site beijing"),
+    "duplicate site": (
+        lambda d: d["sites"].append(copy.deepcopy(d["sites"][1])),
+        "duplicate site name 'tianjin'",
+    ),
+    "unservable source": (
+        lambda d: (
+            d["traffic"][2]["access"].update(guangzhou={"rtt_ms": 9000})
+            or d["traffic"][2].update(entry="guangzhou")
+        ),
+        "no site can serve source south within its SLA",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_topology(case: str, tmp_path: Path) -> None:
+    edit, words = CASES[case]
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(_broken(edit)))
+    out = tmp_path / "out.json"
+    res = run("topology", str(f), "--format", "json", "-o", str(out))
+    assert res.returncode == 2, res.stderr
+    assert words in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in res.stderr
+    assert not out.exists() and res.stdout == ""
