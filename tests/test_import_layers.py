@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("deployment",),
     ("timing",),
     ("solver",),
-    ("bathtub", "whatif", "calibrate", "robust", "trace", "sim", "step", "transfer"),
+    ("bathtub", "whatif", "calibrate", "robust", "trace", "sim", "step", "transfer", "horizon"),
     ("results",),
     ("report",),
     ("api",),

@@ -62,6 +62,7 @@ def _register() -> None:
         "robust_cmd",
         "report_cmd",
         "pareto_cmd",
+        "horizon_cmd",
     ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])
