@@ -99,6 +99,8 @@ def horizon_plot(res: HorizonResult, path: Path) -> None:
     ax_g.set_title("fleet over the growth path")
     lines = ax_g.get_legend_handles_labels()
     lines2 = rate_g.get_legend_handles_labels()
-    ax_g.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=7, loc="upper left")
+    ax_g.legend(
+        lines[0] + lines2[0], lines[1] + lines2[1], fontsize=7, loc="lower right", framealpha=0.9
+    )
     fig.suptitle(f"pddplan horizon: {res.scenario}")
     _save(plt, fig, path)
