@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pddplan import units
@@ -132,7 +132,7 @@ class Horizon:
     overrides: Mapping[str, Any]
     slots: list[Slot]
     slot_minutes: int
-    hit_rates: list[dict[str, Any]]  # per distinct hit-rate distribution, its override value
+    hit_rates: list[Any]  # the distinct per-slot hit-rate distributions (spec HitRateDist)
     months: int
     solves: int = 0
     _cache: dict[tuple[float, int | None, Owned], SlotFleet] = field(default_factory=dict)
@@ -145,9 +145,11 @@ class Horizon:
         if key not in self._resolved:
             ov = dict(self.overrides)
             ov["inventory.owned"] = dict(owned)
-            if hit is not None:
-                ov["workload.hit_rate"] = self.hit_rates[hit]
-            self._resolved[key] = self.resolve(ov)
+            rs = self.resolve(ov)
+            if hit is not None:  # the workload with the slot's hit rates, validated
+                wl = rs.workload.model_copy(update={"hit_rate": self.hit_rates[hit]})
+                rs = replace(rs, workload=wl)
+            self._resolved[key] = rs
         return self._resolved[key]
 
     def solve(self, rate_rps: float, hit: int | None, owned: Owned) -> SlotFleet:
@@ -392,21 +394,20 @@ def economics(
     return out
 
 
-def horizon_slots(scen: Any) -> tuple[list[Slot], list[dict[str, Any]]]:
+def horizon_slots(scen: Any) -> tuple[list[Slot], list[Any]]:
     """The horizon's slots (month, kind of day, slot) with the hours each stands for, and the
-    distinct per-slot hit-rate distributions as override values."""
+    distinct per-slot hit-rate distributions."""
     load = scen.load
     months = load.months(scen.horizon_months)
     days_per_month = units.HOURS_PER_MONTH / 24.0
     slot_h = load.slot_minutes / 60.0
-    hit_vals: list[dict[str, Any]] = []
+    hit_vals: list[Any] = []
     hit_of: list[int | None] = [None] * load.slots
     if load.hit_rate is not None:
         for i, d in enumerate(load.hit_rate):
-            v = d.model_dump(mode="json", exclude_defaults=True)
-            if v not in hit_vals:
-                hit_vals.append(v)
-            hit_of[i] = hit_vals.index(v)
+            if d not in hit_vals:
+                hit_vals.append(d)
+            hit_of[i] = hit_vals.index(d)
     out = []
     for m, g in enumerate(months):
         for day, rates in load.days():

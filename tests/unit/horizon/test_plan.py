@@ -91,3 +91,37 @@ def test_a_flat_load_gives_todays_single_rate_plan(tmp_path: Path) -> None:
         rows["chosen"]["horizon_cost_usd"]
     )
     assert all(v == pytest.approx(1.0) for v in res.choice.best.busy_share.values())
+
+
+def test_a_slot_with_its_own_hit_rates_is_solved_with_them(tmp_path: Path) -> None:
+    text = (ROOT / "examples" / "agent-diurnal.yaml").read_text()
+    s = tmp_path / "hit.yaml"
+    s.write_text(
+        text.split("\nload:")[0] + "\nload:\n  slot_minutes: 720\n  day_rate_rps: [0.6, 0.6]\n"
+        "  hit_rate:\n    - {beta: {a: 8, b: 2}}\n    - {beta: {a: 3, b: 2}}\n"
+    )
+    res = pddplan.horizon(str(s))
+    fleets = {sl.slot: f for sl, f in res.slot_fleets() if sl.month == 0}
+    # the same solve with a workload profile whose hit rates are the slot's
+    base = (ROOT / "profiles" / "workloads" / "agent-64k.yaml").read_text()
+    head, rest = base.split("\nhit_rate:\n", 1)
+    tail = rest[rest.index("\nanomalous:") :]
+    (tmp_path / "workloads").mkdir()
+    for slot, beta in ((0, "{a: 8, b: 2}"), (1, "{a: 3, b: 2}")):
+        name = f"agent-slot{slot}"
+        wl = (
+            head.replace("name: agent-64k", f"name: {name}") + f"\nhit_rate:\n  beta: {beta}" + tail
+        )
+        (tmp_path / "workloads" / f"{name}.yaml").write_text(wl)
+        r = pddplan.solve(
+            str(s),
+            rate_rps=0.6,
+            own=res.owned,
+            overrides={"workload": name},
+            profiles=[tmp_path],
+            verdict_check=False,
+            baselines=False,
+        )
+        assert H.fleet_key(r.outcome.plan) == fleets[slot].key
+    # low hit rates need more: the two slots' fleets differ
+    assert fleets[0].key != fleets[1].key
