@@ -332,3 +332,31 @@ def stream_ceilings(link: str) -> dict[str, float]:
         "rtt_ms": ln.rtt_s * 1e3,
         "streams": float(ln.streams_per_transfer),
     }
+
+
+def horizon_savings(command: str) -> None:
+    """The answer of ``pddplan horizon`` in a paragraph: the owned chips, their break-even
+    utilization and busy share, and the savings against owning for the peak and renting
+    everything."""
+    d = data(command)
+    rows = {r["strategy"]: r for r in d["strategies"]}
+    chosen, peak, rent = rows["chosen"], rows["own-for-peak"], rows["rent-everything"]
+    owned = [r for r in d["owned_table"] if r["owned_chips"] > 0]
+    parts = [
+        f"{r['owned_chips']} {_label(r['chip'])} (break-even utilization "
+        f"{pct(r['break_even_utilization'])}, busy {pct(r['busy_share'])} of the hours)"
+        for r in owned
+    ]
+    prose(
+        f"The answer: own {join(parts)}, and rent the rest slot by slot. Over the "
+        f"{d['horizon_months']} months that costs {g(chosen['horizon_cost_usd'] / 1e6)} M$ "
+        f"({g(chosen['first_month_day_usd'])} $ a day in the first month, "
+        f"{g(chosen['last_month_day_usd'])} $ in the last): {pct(peak['saving_of_chosen'], 1)} "
+        f"less than owning for the peak ({peak['owned']}, {g(peak['horizon_cost_usd'] / 1e6)} "
+        f"M$, most of it idle at night) and {pct(rent['saving_of_chosen'], 1)} less than renting "
+        f"everything ({g(rent['horizon_cost_usd'] / 1e6)} M$). A chip is worth owning where it "
+        "is busy more than its break-even utilization: its amortized capex plus the opex it "
+        "draws idle, over its rent less the opex it draws busy. The search took "
+        f"{d['solves']} solves; `tests/unit/horizon` checks the owned counts against an "
+        "exhaustive search and every slot's fleet against its own `solve --rate R --own ...`."
+    )

@@ -10,7 +10,7 @@ The public API (see docs/api.md)::
     r.to_json()["plan"]["cost_usd_per_hour"]
 
 ``load_scenario``, ``solve``, ``bathtub``, ``sweep``, ``breakeven``, ``rank_chips``,
-``simulate``, ``pareto``, ``hitrate``, ``calibrate``, ``calibrate_link``, ``transfer``, ``step`` and the
+``simulate``, ``pareto``, ``horizon``, ``hitrate``, ``calibrate``, ``calibrate_link``, ``transfer``, ``step`` and the
 ``profiles`` functions return typed results (:mod:`pddplan.results`) with
 ``rows()``, ``sections()`` and ``to_json()``; errors derive from :class:`PddplanError`.
 The API loads on first use, so ``import pddplan`` (and the CLI's ``--help``) stays light.
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pddplan.api.calibrate import calibrate, calibrate_link
     from pddplan.api.chips import rank_chips
     from pddplan.api.hitrate import hitrate
+    from pddplan.api.horizon import horizon
     from pddplan.api.pareto import pareto
     from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
     from pddplan.api.report import plan_report
@@ -59,6 +60,7 @@ _API = (
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "horizon",
     "list_profiles",
     "load_scenario",
     "pareto",
@@ -84,6 +86,7 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "horizon",
     "list_profiles",
     "load_scenario",
     "pareto",

@@ -12,7 +12,8 @@ are subclasses of :class:`~pddplan.errors.PddplanError`; nothing is printed.
 One module per command (or group): :mod:`~pddplan.api.solve`, :mod:`~pddplan.api.bathtub`,
 :mod:`~pddplan.api.whatif`, :mod:`~pddplan.api.robust`, :mod:`~pddplan.api.simulate`,
 :mod:`~pddplan.api.hitrate`, :mod:`~pddplan.api.calibrate`, :mod:`~pddplan.api.transfer`,
-:mod:`~pddplan.api.chips`, :mod:`~pddplan.api.report`, :mod:`~pddplan.api.pareto`; the scenario resolution they share is
+:mod:`~pddplan.api.chips`, :mod:`~pddplan.api.report`, :mod:`~pddplan.api.pareto`,
+:mod:`~pddplan.api.horizon`; the scenario resolution they share is
 :mod:`~pddplan.api.scenario`. The names below are exported from here (their ``__module__`` is
 ``pddplan.api``).
 
@@ -34,6 +35,7 @@ from pddplan.api.bathtub import bathtub
 from pddplan.api.calibrate import calibrate, calibrate_link
 from pddplan.api.chips import rank_chips
 from pddplan.api.hitrate import hitrate
+from pddplan.api.horizon import horizon
 from pddplan.api.pareto import pareto
 from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
 from pddplan.api.report import plan_report
@@ -54,6 +56,7 @@ __all__ = [
     "calibrate",
     "calibrate_link",
     "hitrate",
+    "horizon",
     "list_profiles",
     "pareto",
     "plan_report",

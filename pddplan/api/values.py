@@ -21,7 +21,7 @@ MAX_COUNT = 10**7
 MAX_TOKENS = 10**15
 
 #: Scenario keys whose value is a list (``roles.MD.chips=[h100-sxm,h20]``).
-LIST_KEYS = ("chips", "chips_per_instance", "layouts")
+LIST_KEYS = ("chips", "chips_per_instance", "layouts", "day_rate_rps", "monthly_multiplier")
 
 
 def _split_top(text: str) -> list[str]:
@@ -58,7 +58,8 @@ def parse_setting(expr: str, option: str = "overrides") -> tuple[str, str]:
 def parse_overrides(sets: Sequence[str] | None, command: str) -> dict[str, Any]:
     """The overrides of ``PATH=VALUE`` settings: one value per PATH. A list key
     (``roles.ROLE.chips``, ``roles.ROLE.chips_per_instance``, ``roles.ROLE.layouts``,
-    ``baseline.layouts``) takes a list: ``[a,b]``, ``a,b``
+    ``baseline.layouts``, ``load.day_rate_rps``, ``load.growth.monthly_multiplier``) takes a
+    list: ``[a,b]``, ``a,b``
     or ``a:b``."""
     out: dict[str, Any] = {}
     for expr in sets or []:

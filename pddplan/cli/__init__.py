@@ -63,6 +63,7 @@ def _register() -> None:
         "report_cmd",
         "pareto_cmd",
         "topology_cmd",
+        "horizon_cmd",
     ):
         try:
             module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])

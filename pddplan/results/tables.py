@@ -19,6 +19,7 @@ TABLES: dict[str, tuple[str, ...]] = {
         "curve",
     ),
     "pareto": ("frontier", "baselines", "points"),
+    "horizon": ("owned", "strategies", "fleet", "growth"),
     "robust": ("summary", "sensitivity", "robust-plan", "inputs", "kinds", "not-sampled"),
     "simulate": (
         "run",

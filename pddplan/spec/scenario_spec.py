@@ -21,6 +21,7 @@ from pddplan.spec.base import (
     Strict,
     Tokens,
 )
+from pddplan.spec.load import LoadProfile
 from pddplan.spec.uncertainty import Uncertainty
 from pddplan.spec.workloads import Workload
 
@@ -191,6 +192,28 @@ class Scenario(Strict):
     uncertainty: Uncertainty | None = Field(
         default=None, description="input distributions for `pddplan robust` (docs/robust.md)"
     )
+    load: LoadProfile | None = Field(
+        default=None,
+        description="the load over a day and its growth, for `pddplan horizon` (docs/horizon.md)",
+    )
+
+    @property
+    def horizon_months(self) -> int:
+        """Months of the amortization horizon (``inventory.amortization_years``, rounded)."""
+        return max(1, round(self.inventory.amortization_years * 12))
+
+    @model_validator(mode="after")
+    def _growth_within_horizon(self) -> Scenario:
+        g = self.load.growth if self.load is not None else None
+        n = g.path_months if g is not None else None
+        if g is not None and n is not None and n > self.horizon_months:
+            key = "monthly_multiplier" if g.monthly_multiplier is not None else "months"
+            raise ValueError(
+                f"load.growth.{key}: the growth path spans {n} months, longer than the "
+                f"amortization horizon of {self.horizon_months} months "
+                f"(inventory.amortization_years {self.inventory.amortization_years:g})"
+            )
+        return self
 
 
 Scenario.model_rebuild()

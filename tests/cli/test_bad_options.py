@@ -47,6 +47,12 @@ _add(
     ("--max-rate", "0", ("in [1e-06, 1e+06]",)),
     ("--plot", "chart.txt", (".png",)),
 )
+_add(
+    ("horizon", "examples/agent-diurnal.yaml"),
+    *OUTPUT,
+    *SCENARIO,
+    ("--plot", "chart.txt", (".png",)),
+)
 _add(("pareto", "--max-rate", "1"), ("--min-rate", "2", ("below the grid's top",)))
 _add(
     ("sweep", "--set", "rate_rps=1"),
