@@ -121,7 +121,7 @@ def walk_fleets(
                 ended.append(exc)
             return  # every constraint tightens with the rate: nothing fits above either
         s = solver_for(plan)
-        lo, hi = goodput_bracket(s, plan, EXACT_GOODPUT_RTOL)
+        lo, hi = goodput_bracket(s, plan, EXACT_GOODPUT_RTOL, guided=True)
         plan = replace(plan, fleet_goodput_rps=lo)
         yield plan
         end = min(hi, sizing_limit_rps(s, plan) * (1 + 1e-12))

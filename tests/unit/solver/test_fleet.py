@@ -1,0 +1,50 @@
+"""The fleet check's goodput bracket: halving and guided probes find the same goodput."""
+
+from __future__ import annotations
+
+import pytest
+
+from pddplan.io.loader import Registry, load_scenario
+from pddplan.solver import Solver, build_problem
+from pddplan.solver import fleet as fleet_mod
+
+
+def _solver_and_plan(name: str, rate: float):
+    rs = load_scenario(name, Registry.default(), {"rate_rps": rate})
+    solver = Solver(build_problem(rs))
+    return solver, solver.solve_rate(rate)
+
+
+@pytest.mark.parametrize(("name", "rate"), [("default", 2.0), ("pdd-paper", 6.0), ("default", 0.3)])
+def test_guided_bracket_holds_the_same_goodput_in_fewer_checks(
+    name: str, rate: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    solver, plan = _solver_and_plan(name, rate)
+    calls = {"n": 0}
+    check = fleet_mod.check_fleet
+
+    def counted(*args, **kwargs):
+        calls["n"] += 1
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(fleet_mod, "check_fleet", counted)
+    rtol = 1e-7
+    got = {}
+    for guided in (False, True):
+        calls["n"] = 0
+        lo, hi = fleet_mod.goodput_bracket(solver, plan, rtol, guided=guided)
+        got[guided] = (lo, hi, calls["n"])
+        # the ends are decided by the checks: lo meets every target, hi misses one
+        assert check(solver, plan, lo).meets_sla and not check(solver, plan, hi).meets_sla
+        assert hi - lo <= rtol * hi
+    (lo0, hi0, n0), (lo1, hi1, n1) = got[False], got[True]
+    assert max(lo0, lo1) < min(hi0, hi1)  # both brackets hold the one boundary
+    assert n1 < n0
+
+
+def test_margin_agrees_with_the_checks() -> None:
+    solver, plan = _solver_and_plan("default", 2.0)
+    lo, hi = fleet_mod.goodput_bracket(solver, plan, 1e-4)
+    for r in (0.5 * lo, lo, hi, 1.5 * hi):
+        c = fleet_mod.check_fleet(solver, plan, r)
+        assert (c.margin <= 1e-6) if c.meets_sla else (c.margin >= -1e-6), (r, c)
