@@ -193,7 +193,9 @@ def goodput_bracket(
             else:
                 hi = mid
         return lo, hi
-    f_lo, f_hi = lo_c.margin, hi_c.margin
+    # on log(1 + margin): the figures grow like 1 / (1 - load) towards overload, their log is
+    # far closer to a line in the rate, which false position needs
+    f_lo, f_hi = _log_margin(lo_c.margin), _log_margin(hi_c.margin)
     kept = 0  # +1: the last probe moved lo (hi kept), -1: it moved hi
     step = 0
     while hi - lo > rtol * hi:
@@ -204,16 +206,23 @@ def goodput_bracket(
         step += 1
         c = check_fleet(solver, plan, x)
         if c.meets_sla:
-            lo, f_lo = x, min(c.margin, 0.0) if math.isfinite(c.margin) else c.margin
+            lo, f_lo = x, min(_log_margin(c.margin), 0.0)
             if kept == 1:
                 f_hi *= 0.5
             kept = 1
         else:
-            hi, f_hi = x, max(c.margin, 0.0)
+            hi, f_hi = x, max(_log_margin(c.margin), 0.0)
             if kept == -1:
                 f_lo *= 0.5
             kept = -1
     return lo, hi
+
+
+def _log_margin(margin: float) -> float:
+    """``log(1 + margin)``, from -inf (every figure 0) to inf (an overloaded pool)."""
+    if math.isnan(margin):
+        return margin
+    return math.log(margin + 1.0) if margin > -1.0 else -math.inf
 
 
 def sizing_limit_rps(solver: Solver, plan: Plan) -> float:
