@@ -847,6 +847,42 @@ def report_cases(draw: st.DrawFn) -> Case:
     return Case("report", argv, where=tuple(chosen))
 
 
+def _horizon_base() -> dict[str, Any]:
+    """The bundled horizon example cut to four 6-hour slots and two months of growth (a case
+    of the full example takes about 12 s of CPU)."""
+    doc = _load(ROOT / "examples" / "agent-diurnal.yaml")
+    load = dict(doc["load"])
+    load.pop("weekday_rate_rps", None)
+    load.update(slot_minutes=360, day_rate_rps=[0.3, 0.6, 1.2, 0.9])
+    load["growth"] = {"monthly_rate": 0.04, "months": 2}
+    return {**doc, "load": load}
+
+
+TOPOLOGY_BASE = _load(ROOT / "examples" / "topologies" / "national.yaml")
+HORIZON_BASE = _horizon_base()
+
+
+@st.composite
+def topology_cases(draw: st.DrawFn) -> Case:
+    """``topology`` on a mutated national topology (sites, lines, traffic)."""
+    doc, nonsense, keys = draw(mutated(TOPOLOGY_BASE))
+    argv = ["topology", "topo.yaml", "-f", draw(st.sampled_from(["json", "csv"]))]
+    if draw(st.integers(0, 3)) == 0:
+        argv.append("--resilient")
+    return Case(
+        "topology", argv, {"topo.yaml": dump(doc)}, nonsense=nonsense, where=("topo.yaml", *keys)
+    )
+
+
+@st.composite
+def horizon_cases(draw: st.DrawFn) -> Case:
+    """``horizon`` on a mutated load profile (slots, growth, elastic pools, owned chips)."""
+    doc, nonsense, keys = draw(mutated({"load": HORIZON_BASE["load"]}))
+    full = {**HORIZON_BASE, **doc}
+    argv = ["horizon", "h.yaml", "-f", draw(st.sampled_from(["json", "csv"]))]
+    return Case("horizon", argv, {"h.yaml": dump(full)}, nonsense=nonsense, where=("h.yaml", *keys))
+
+
 SURFACES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {
     "scenario": scenario_cases,
     "profile": profile_cases,
@@ -863,6 +899,8 @@ SURFACES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {
     "inventory": inventory_cases,
     "step": step_set_cases,
     "report": report_cases,
+    "topology": topology_cases,
+    "horizon": horizon_cases,
 }
 
 
@@ -902,7 +940,13 @@ def _absurd_plan(obj: Any) -> str | None:
                 if isinstance(bcr, int | float) and bcr <= 0:
                     return "meets_sla with BCR 0"
             cost = o.get("cost_usd_per_hour")
-            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost <= 0:
+            unleased = o.get("lines_leased") == 0  # a topology's line nobody leases costs 0
+            if (
+                isinstance(cost, int | float)
+                and not isinstance(cost, bool)
+                and cost <= 0
+                and not unleased
+            ):
                 return f"cost_usd_per_hour {cost}"
             stack += list(o.values())
         elif isinstance(o, list):
