@@ -110,8 +110,24 @@ def test_transfer_json_is_finite(link: str) -> None:
         ),
         lambda: pddplan.list_profiles("chips"),
         lambda: pddplan.show_profile("h100-sxm"),
+        lambda: pddplan.topology(ROOT / "examples" / "topologies" / "national.yaml"),
+        lambda: pddplan.topology("default"),
+        pytest.param(
+            lambda: pddplan.horizon(ROOT / "examples" / "agent-diurnal.yaml"),
+            marks=pytest.mark.slow,
+        ),
     ],
-    ids=["step", "calibrate", "calibrate-link", "hitrate", "profiles-list", "profiles-show"],
+    ids=[
+        "step",
+        "calibrate",
+        "calibrate-link",
+        "hitrate",
+        "profiles-list",
+        "profiles-show",
+        "topology",
+        "topology-two-site",
+        "horizon",
+    ],
 )
 def test_other_command_json_is_finite(make: Callable[[], Any]) -> None:
     _check(make)
