@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 #: Unit suffixes of result keys and their units as written in headers (longest first).
 UNITS = (
+    ("_usd_per_chip_hour", "$/chip-h"),
     ("_usd_per_hour", "$/h"),
     ("_usd_per_month", "$/month"),
     ("_usd_per_mtok", "$/Mtok"),
