@@ -38,7 +38,8 @@ def horizon_cmd(
     owning for the peak and renting everything. --own prices a given inventory instead of
     choosing one. Exit code 3 when no plan fits at some slot.
 
-    Example: pddplan horizon examples/agent-diurnal.yaml --plot horizon.png
+    Example (in a checkout of the repository; the example is not bundled): pddplan horizon
+    examples/agent-diurnal.yaml --plot horizon.png
     """
     from pddplan import api
     from pddplan.report.plots import check_plot_path
