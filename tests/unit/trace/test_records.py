@@ -13,7 +13,6 @@ import pytest
 from pddplan.errors import ProfileError, UsageError
 from pddplan.trace.records import (
     detect_format,
-    iter_csv_blocks,
     iter_jsonl_blocks,
     parse_jsonl_block,
     string_block_id,
