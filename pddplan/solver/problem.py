@@ -294,7 +294,7 @@ def layout_options(
 ) -> list[Instance]:
     """Instances of ``chips`` chips in every layout of ``kinds`` that the model allows (only
     those in ``keep`` when given)."""
-    out = []
+    out: list[Instance] = []
     if keep is not None and not any(k[0] == chip.name and k[1] == chips for k in keep):
         return out
     for lay in layouts_for(chip, model, chips):
