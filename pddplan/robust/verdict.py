@@ -240,6 +240,8 @@ class _OnSample:
             return False
         if base is None or base.cost_usd_per_hour <= 0:
             return base is None and self.meets(self.plan.rate_rps * TINY_RATE_SHARE)
+        if not math.isfinite(guess):
+            return False  # a baseline no rate overloads: its BCR has no bound
         scale = base.cost_usd_per_hour / self.plan.cost_usd_per_hour * (1 - TIE_RTOL)
         lo, hi = 0.0, math.inf
         x = guess

@@ -174,10 +174,14 @@ def goodput_bracket(
         return 0.0, 0.0
     first = check_fleet(solver, plan, r0)
     if first.meets_sla:
+        # no fleet meets its targets past the rate that saturates its prefill pool or its line;
+        # only a fleet with neither bound is called unbounded, a million times its rate on
+        ceiling = overload_rps(solver, plan)
+        unbounded = 4.0 * ceiling if math.isfinite(ceiling) else r0 * 1e6
         lo_c, hi_c = first, check_fleet(solver, plan, r0 * 1.25)
         while hi_c.meets_sla:
             lo_c, hi_c = hi_c, check_fleet(solver, plan, hi_c.rate_rps * 2.0)
-            if hi_c.rate_rps > r0 * 1e6:
+            if hi_c.rate_rps > unbounded:
                 return math.inf, math.inf
     else:
         hi_c = first
@@ -223,6 +227,17 @@ def _log_margin(margin: float) -> float:
     if math.isnan(margin):
         return margin
     return math.log(margin + 1.0) if margin > -1.0 else -math.inf
+
+
+def overload_rps(solver: Solver, plan: Plan) -> float:
+    """A rate at or above which ``plan``'s prefill pool or its line runs at 100%
+    [requests/s]: :func:`sizing_limit_rps` over the lower of the planner's caps (inf where
+    neither does any work)."""
+    pb = solver.pb
+    caps = [pb.prefill_utilization_cap]
+    if pb.topology.cross_dc:
+        caps.append(pb.link_utilization_cap)
+    return sizing_limit_rps(solver, plan) / min(caps) if min(caps) > 0 else math.inf
 
 
 def sizing_limit_rps(solver: Solver, plan: Plan) -> float:

@@ -173,3 +173,20 @@ def test_budget_mode_names_what_ended_the_walk() -> None:
     r = run("solve", "pdd-paper", "--budget", "300", "--no-verdict-check", "--format", "json")
     d = json.loads(r.stdout)
     assert d["scale_bound"] == "budget" and d["plan"]["cost_usd_per_hour"] <= 300
+
+
+def test_max_bcr_on_a_thin_line_ends_with_finite_baselines() -> None:
+    """A 0.5 Gbit/s line limits PDD to a small rate, so the exact walk sizes fleets at a
+    millionth of it; the baselines' goodputs stay finite and the verdict check ends (it once
+    looped on a same-dc baseline whose goodput read inf; found by benchmarks/fuzz.py)."""
+    from time_limits import run_pddplan
+
+    r = run_pddplan(
+        "solve", "--max-bcr", "--set", "link.bandwidth_gbit_per_s=0.5", "-f", "json", cpu_s=60
+    )
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert 0 < d["plan"]["goodput_rps"] < 1
+    goodputs = [b["goodput_rps"] for b in d["baselines"]]
+    assert all(isinstance(g, float) and 0 <= g < 1e3 for g in goodputs), goodputs
+    assert max(goodputs) > 0

@@ -48,3 +48,20 @@ def test_margin_agrees_with_the_checks() -> None:
     for r in (0.5 * lo, lo, hi, 1.5 * hi):
         c = fleet_mod.check_fleet(solver, plan, r)
         assert (c.margin <= 1e-6) if c.meets_sla else (c.margin >= -1e-6), (r, c)
+
+
+@pytest.mark.parametrize("guided", [False, True])
+def test_goodput_does_not_depend_on_the_rate_the_fleet_was_sized_at(guided: bool) -> None:
+    """A fleet sized at a tiny rate (the exact modes' walk starts at a millionth of the line's
+    limit) has the goodput of the same fleet at its own rate: finite, not the 'no rate
+    overloads' (inf) of a bracket that gave up a million times the sizing rate on."""
+    from dataclasses import replace
+
+    solver, plan = _solver_and_plan("default", 2.0)
+    lo, hi = fleet_mod.goodput_bracket(solver, plan, 1e-6, guided=guided)
+    for share in (1e-3, 1e-7, 1e-12):
+        tiny = replace(plan, rate_rps=plan.rate_rps * share)
+        lo_t, hi_t = fleet_mod.goodput_bracket(solver, tiny, 1e-6, guided=guided)
+        assert lo_t < hi_t < 1e3  # finite
+        assert max(lo, lo_t) < min(hi, hi_t), (share, (lo, hi), (lo_t, hi_t))
+    assert fleet_mod.overload_rps(solver, plan) >= hi
