@@ -11,7 +11,12 @@ if TYPE_CHECKING:
 
 
 def topology(
-    scenario: PathLike, *, resilient: bool = False, profiles: Profiles = None
+    scenario: PathLike,
+    *,
+    resilient: bool = False,
+    simulate: int | None = None,
+    seed: int = 0,
+    profiles: Profiles = None,
 ) -> TopologyResult:
     """Plan a topology (sites, lines, traffic sources; docs/topology.md), or a two-site scenario
     in its topology form (sites A and B, one line, one source at A).
@@ -34,6 +39,13 @@ def topology(
     """
     from pddplan.results.topology import TopologyResult
     from pddplan.topology import plan_topology, read_topology
+    from pddplan.topology.simulate import check_requests, simulate_topology
 
+    if simulate is not None:
+        check_requests(simulate)  # before anything is planned
     ti = read_topology(str(scenario), registry(profiles))
-    return TopologyResult(plan_topology(ti, resilient=resilient))
+    tp = plan_topology(ti, resilient=resilient)
+    if simulate is None:
+        return TopologyResult(tp)
+
+    return TopologyResult(tp, simulate_topology(tp, simulate, seed))

@@ -27,6 +27,20 @@ def topology_cmd(
             "failure; also reports the cost of resilience.",
         ),
     ] = False,
+    simulate: Annotated[
+        int | None,
+        typer.Option(
+            "--simulate",
+            help="Simulate each pipeline of the plan with N requests and compare its TTFT "
+            "p50/p90/p99 with the closed forms (warned where more than 10% off); with "
+            "--resilient, each single line failure too.",
+            metavar="N",
+            min=1,
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Random seed of --simulate (same seed, same run).")
+    ] = 0,
     *,
     out: common.Output,
 ) -> None:
@@ -41,7 +55,13 @@ def topology_cmd(
     """
     from pddplan import api
 
-    res = api.topology(scenario, resilient=resilient, profiles=common.State.profile_dirs)
+    res = api.topology(
+        scenario,
+        resilient=resilient,
+        simulate=simulate,
+        seed=seed,
+        profiles=common.State.profile_dirs,
+    )
     out.emit(res.report())
 
 
