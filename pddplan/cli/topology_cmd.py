@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -41,6 +42,15 @@ def topology_cmd(
     seed: Annotated[
         int, typer.Option("--seed", help="Random seed of --simulate (same seed, same run).")
     ] = 0,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            help="Draw the sites, lines (leased counts, utilizations) and each source's flows "
+            "to FILE.png or FILE.svg (needs the plot extra).",
+            dir_okay=False,
+        ),
+    ] = None,
     *,
     out: common.Output,
 ) -> None:
@@ -51,10 +61,16 @@ def topology_cmd(
     a MILP (HiGHS) chooses shares and leased lines within the sites' chips and the lines'
     limits.
 
-    Example: pddplan topology pdd-paper --format md
+    Example: pddplan topology pdd-paper --format md; in a checkout of the repository (the
+    example is not bundled): pddplan topology examples/topologies/national.yaml --resilient
+    --simulate 20000 --plot topology.png
     """
     from pddplan import api
+    from pddplan.report.plots import check_plot_path
 
+    if plot is not None:
+        check_plot_path(plot)
+        common.check_writable(plot, "plot")
     res = api.topology(
         scenario,
         resilient=resilient,
@@ -63,6 +79,11 @@ def topology_cmd(
         profiles=common.State.profile_dirs,
     )
     out.emit(res.report())
+    if plot is not None:
+        from pddplan.report.topology_plot import topology_plot
+
+        topology_plot(res, plot)
+        common.info(f"wrote {plot}")
 
 
 def register(app: typer.Typer) -> None:

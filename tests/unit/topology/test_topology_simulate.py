@@ -11,51 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from pddplan import api
 from pddplan.errors import OptionError
 from pddplan.sim.compare import GAP_FLAG_PCT
 from pddplan.topology.simulate import SimulatedPipeline
 
-SLA = {"ttft_p50_s": 5.0, "ttft_p90_s": 10.0, "ttft_p99_s": 20.0, "tpot_ms": 50.0}
 #: Requests a pipeline is simulated with: enough for stable percentiles, few enough to be quick.
 REQUESTS = 2000
-
-
-def small_topology() -> dict[str, Any]:
-    """Prefill at a; decode at b or c, one line to each; one source entering at a."""
-    md = {"MD": {"chips": ["gpu-b"]}}
-    return {
-        "kind": "scenario",
-        "name": "small",
-        "model": "qwen3-235b-a22b",
-        "share_levels": 2,
-        "sites": [
-            {
-                "name": "a",
-                "roles": {"P": {"chips": ["gpu-a"]}, "RLD": {"chips": ["gpu-a"]}},
-                "lat_deg": 30.0,
-                "lon_deg": 110.0,
-            },
-            {"name": "b", "roles": md, "lat_deg": 31.0, "lon_deg": 112.0},
-            {"name": "c", "roles": md, "lat_deg": 29.0, "lon_deg": 112.0},
-        ],
-        "lines": [
-            {"sites": ["a", "b"], "link": "wan-100g-same-city", "route_km": 100.0},
-            {"sites": ["a", "c"], "link": "wan-100g-cross-city", "route_km": 800.0},
-        ],
-        "traffic": [
-            {"name": "s", "entry": "a", "rate_rps": 0.6, "workload": "agent-64k", "sla": SLA}
-        ],
-    }
-
-
-@pytest.fixture(scope="module")
-def small_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    f = tmp_path_factory.mktemp("topo") / "small.yaml"
-    f.write_text(yaml.safe_dump(small_topology()))
-    return f
 
 
 @pytest.fixture(scope="module")
