@@ -3,9 +3,9 @@
 Sites sit at their longitude and latitude when every site gives them (``lat_deg``,
 ``lon_deg``; an equirectangular projection, which is all a picture needs), else on a circle.
 A leased line is drawn solid, as thick as its count, labelled with the lines leased and the
-highest utilization of a pipeline's bundle on it; a line not leased is dashed. Each source's flows are
-arrows in its colour from the P site to the MD site (a ring where both are one site), a dotted
-line from the entry to a P site elsewhere.
+highest utilization of a pipeline's bundle on it; a line not leased is dashed. Each source's
+flows are arrows in its colour from the P site to the MD site (a ring where both are one
+site), a dotted line from the entry to a P site elsewhere.
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def _away(pos: dict[str, tuple[float, float]], name: str) -> tuple[float, float]
 #: Where a line's label may go: (share of the way along the line, offset beside it [points]),
 #: tried in order until the label overlaps no other label or site.
 LINE_LABEL_SPOTS = tuple(
-    (t, d) for d in (6.0, -6.0, 18.0, -18.0, 32.0, -32.0) for t in (0.5, 0.35, 0.65, 0.2, 0.8)
+    (t, d)
+    for d in (6.0, -6.0, 18.0, -18.0, 32.0, -32.0)
+    for t in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8)
 )
 
 
@@ -75,7 +77,12 @@ def _place_line_labels(
     for x, y in pos.values():
         px, py = ax.transData.transform((x, y))
         taken.append(Bbox.from_extents(px - 9, py - 9, px + 9, py + 9))
-    for (x0, y0), (x1, y1), text in labels:
+
+    def screen_length(item: tuple[tuple[float, float], tuple[float, float], str]) -> float:
+        (a0, b0), (a1, b1) = ax.transData.transform(item[0]), ax.transData.transform(item[1])
+        return float(math.hypot(a1 - a0, b1 - b0))
+
+    for (x0, y0), (x1, y1), text in sorted(labels, key=screen_length):  # short lines first
         (a0, b0), (a1, b1) = ax.transData.transform((x0, y0)), ax.transData.transform((x1, y1))
         d = math.hypot(a1 - a0, b1 - b0) or 1.0
         nx, ny = -(b1 - b0) / d, (a1 - a0) / d
@@ -127,7 +134,7 @@ def topology_plot(res: TopologyResult, path: Path) -> None:
                 (
                     (x0, y0),
                     (x1, y1),
-                    f"{ln.label}: {leased} leased, {row['line_utilization_max']:.0%}",
+                    f"{ln.label}: {leased}x, {row['line_utilization_max']:.0%}",
                 )
             )
         else:
@@ -195,7 +202,7 @@ def topology_plot(res: TopologyResult, path: Path) -> None:
     handles += [
         Line2D([], [], marker="o", color="black", ls="", label="site that may prefill (P)"),
         Line2D([], [], marker="s", mfc="white", color="black", ls="", label="decode-only site"),
-        Line2D([], [], color="0.35", lw=3.5, label="leased line (thicker: more leased)"),
+        Line2D([], [], color="0.35", lw=3.5, label="leased line: lines leased x, top utilization"),
         Line2D([], [], color="0.7", lw=1, ls="--", label="line not leased"),
     ]
     fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False,
