@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from pddplan.cli import common
+from pddplan.cli.robust_cmd import ExecutorOpt, SchedulerOpt
 
 
 @common.output_options(command="topology")
@@ -42,6 +43,17 @@ def topology_cmd(
     seed: Annotated[
         int, typer.Option("--seed", help="Random seed of --simulate (same seed, same run).")
     ] = 0,
+    executor: ExecutorOpt = "local",
+    scheduler: SchedulerOpt = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Local processes, or LocalCluster workers, sizing pipelines.",
+            min=1,
+        ),
+    ] = 1,
     plot: Annotated[
         Path | None,
         typer.Option(
@@ -76,6 +88,9 @@ def topology_cmd(
         resilient=resilient,
         simulate=simulate,
         seed=seed,
+        executor=executor,
+        jobs=jobs,
+        scheduler=scheduler,
         profiles=common.State.profile_dirs,
     )
     out.emit(res.report())

@@ -159,6 +159,9 @@ _add(
     *OUTPUT,
     ("--simulate", "0", ("1",)),
     ("--seed", "x", ("integer",)),
+    ("--executor", "nope", ("local", "dask")),
+    ("--jobs", "0", ("1",)),
+    ("--scheduler", "", ()),
     ("--plot", "chart.txt", (".png",)),
 )
 STEP = ("step", "--model", "llama-3.3-70b", "--chip", "h100-sxm", "--tp", "2", "--batch", "1")
