@@ -70,7 +70,7 @@ def simulate(
     res = run_simulation(
         problem, splan, cfg, requests=reqs, workload=rs.workload, progress=progress
     )
-    closed, figures, rows, notes = _closed_forms(problem, splan, res)
+    closed, figures, rows, notes = closed_forms_beside(problem, splan, res)
     name = str(scenario) if isinstance(scenario, str | os.PathLike) else ls.name
     return SimulateResult(res, figures, closed, rows, stability_verdict(res), name, source, notes)
 
@@ -90,9 +90,13 @@ def _config(o: SimulateOptions, trace: PathLike | None) -> SimConfig:
     return SimConfig(**o.model_dump())
 
 
-def _closed_forms(problem: Problem, splan: SimPlan, res: Any) -> tuple[Any, Any, Any, list[str]]:
+def closed_forms_beside(
+    problem: Problem, splan: SimPlan, res: Any
+) -> tuple[Any, Any, Any, list[str]]:
     """The closed forms at the simulated rate beside the simulation's figures: ``(closed,
-    figures, comparison rows, regime notes)``."""
+    figures, comparison rows, regime notes)``; the rows are
+    :func:`pddplan.sim.compare.comparison_rows` (``metric, closed_form, simulated, gap_pct,
+    flag, ...``). The one comparison of ``simulate`` and ``topology --simulate``."""
     from pddplan.sim.compare import (
         closed_form_figures,
         closed_form_plan,

@@ -11,7 +11,15 @@ if TYPE_CHECKING:
 
 
 def topology(
-    scenario: PathLike, *, resilient: bool = False, profiles: Profiles = None
+    scenario: PathLike,
+    *,
+    resilient: bool = False,
+    simulate: int | None = None,
+    seed: int = 0,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    profiles: Profiles = None,
 ) -> TopologyResult:
     """Plan a topology (sites, lines, traffic sources; docs/topology.md), or a two-site scenario
     in its topology form (sites A and B, one line, one source at A).
@@ -32,8 +40,20 @@ def topology(
         a source no site can serve within its SLA (exit 2).
     InfeasibleError : no choice serves every source within the chips and lines (exit 3).
     """
+    from pddplan.executors import make_executor
     from pddplan.results.topology import TopologyResult
     from pddplan.topology import plan_topology, read_topology
+    from pddplan.topology.pipelines import size_options
+    from pddplan.topology.simulate import check_requests, simulate_topology
 
+    if simulate is not None:
+        check_requests(simulate)  # before anything is planned
+    ex = make_executor(executor, jobs=jobs, scheduler=scheduler)  # checked before reading
     ti = read_topology(str(scenario), registry(profiles))
-    return TopologyResult(plan_topology(ti, resilient=resilient))
+    with ex:
+        opts = size_options(ti, ex)
+    tp = plan_topology(ti, resilient=resilient, options=opts)
+    if simulate is None:
+        return TopologyResult(tp)
+
+    return TopologyResult(tp, simulate_topology(tp, simulate, seed))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from pddplan.cli import common
+from pddplan.cli.robust_cmd import ExecutorOpt, SchedulerOpt
 
 
 @common.output_options(command="topology")
@@ -27,6 +29,40 @@ def topology_cmd(
             "failure; also reports the cost of resilience.",
         ),
     ] = False,
+    simulate: Annotated[
+        int | None,
+        typer.Option(
+            "--simulate",
+            help="Simulate each pipeline of the plan with N requests and compare its TTFT "
+            "p50/p90/p99 with the closed forms (warned where more than 10% off); with "
+            "--resilient, each single line failure too.",
+            metavar="N",
+            min=1,
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Random seed of --simulate (same seed, same run).")
+    ] = 0,
+    executor: ExecutorOpt = "local",
+    scheduler: SchedulerOpt = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Local processes, or LocalCluster workers, sizing pipelines.",
+            min=1,
+        ),
+    ] = 1,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            help="Draw the sites, lines (leased counts, utilizations) and each source's flows "
+            "to FILE.png or FILE.svg (needs the plot extra).",
+            dir_okay=False,
+        ),
+    ] = None,
     *,
     out: common.Output,
 ) -> None:
@@ -37,12 +73,32 @@ def topology_cmd(
     a MILP (HiGHS) chooses shares and leased lines within the sites' chips and the lines'
     limits.
 
-    Example: pddplan topology pdd-paper --format md
+    Example: pddplan topology pdd-paper --format md; in a checkout of the repository (the
+    example is not bundled): pddplan topology examples/topologies/national.yaml --resilient
+    --simulate 20000 --plot topology.png
     """
     from pddplan import api
+    from pddplan.report.plots import check_plot_path
 
-    res = api.topology(scenario, resilient=resilient, profiles=common.State.profile_dirs)
+    if plot is not None:
+        check_plot_path(plot)
+        common.check_writable(plot, "plot")
+    res = api.topology(
+        scenario,
+        resilient=resilient,
+        simulate=simulate,
+        seed=seed,
+        executor=executor,
+        jobs=jobs,
+        scheduler=scheduler,
+        profiles=common.State.profile_dirs,
+    )
     out.emit(res.report())
+    if plot is not None:
+        from pddplan.report.topology_plot import topology_plot
+
+        topology_plot(res, plot)
+        common.info(f"wrote {plot}")
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ from pddplan.results.base import Report, Result, Row, Section
 
 if TYPE_CHECKING:
     from pddplan.topology import TopologyPlan
+    from pddplan.topology.simulate import SimulatedPipeline, TopologySim
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,8 @@ class TopologyResult(Result):
     """A topology plan (:class:`pddplan.topology.TopologyPlan`) arranged for the renderers."""
 
     plan: TopologyPlan
+    #: the plan simulated (``topology --simulate N``), or None
+    sim: TopologySim | None = None
 
     def flow_rows(self) -> list[Row]:
         tp = self.plan
@@ -93,8 +96,14 @@ class TopologyResult(Result):
             )
         return rows
 
+    def sim_rows(self) -> list[Row]:
+        """One row per pipeline simulated: in the plan, then under each line failure."""
+        assert self.sim is not None
+        return [_sim_row(p) for p in self.sim.all_pipelines()]
+
     def failure_rows(self) -> list[Row]:
         rows: list[Row] = []
+        simulated = {f.line: f for f in self.sim.failures} if self.sim is not None else {}
         for f in self.plan.failures:
             lost = sum(v[0] for v in f.sources.values())
             rows.append(
@@ -107,6 +116,8 @@ class TopologyResult(Result):
                     "breaks": "; ".join(f.breaks) or "-",
                 }
             )
+            if f.line in simulated:
+                rows[-1]["simulated_meets_sla"] = simulated[f.line].meets_sla
         return rows
 
     def report(self) -> Report:
@@ -140,5 +151,49 @@ class TopologyResult(Result):
             Section("lines", self.line_rows()),
             Section("line failures (N-1)", self.failure_rows(), key="failures"),
         ]
+        warnings: list[str] = []
+        if self.sim is not None:
+            sim = self.sim
+            sections.append(Section("simulated TTFT", self.sim_rows(), key="simulated"))
+            sims = sim.all_pipelines()
+            off = [p for p in sims if p.off]
+            warnings = [w for p in off for w in p.warnings()]
+            answer.append(
+                f"Simulated ({sim.requests} requests a pipeline, seed {sim.seed}): "
+                + (
+                    "every TTFT p50/p90/p99 within 10% of the closed forms."
+                    if not off
+                    else f"{len(warnings)} TTFT figures of {len(off)} pipelines more than 10% "
+                    "off the closed forms (warned)."
+                )
+            )
+            if sim.failures:
+                bad = [f.line for f in sim.failures if not f.meets_sla]
+                answer.append(
+                    "Every single line failure, simulated, meets its SLA."
+                    if not bad
+                    else f"Simulated, a failure of {', '.join(bad)} misses an SLA."
+                )
+            payload["simulation"] = {
+                "requests_per_pipeline": sim.requests,
+                "seed": sim.seed,
+                "within_10pct": not off,
+                "failures_meet_sla": all(f.meets_sla for f in sim.failures),
+            }
         payload.update({s.slug: s.rows for s in sections})
-        return Report(title, sections, payload, answer=answer)
+        return Report(title, sections, payload, answer=answer, warnings=warnings)
+
+
+def _sim_row(p: SimulatedPipeline) -> Row:
+    row: Row = {
+        "case": "plan" if p.line_down is None else f"{p.line_down} down",
+        "pipeline": p.pipeline,
+        "rate_rps": p.rate_rps,
+    }
+    for i, q in enumerate((50, 90, 99)):
+        row[f"closed_ttft_p{q}_s"] = p.closed_ttft_s[i]
+        row[f"simulated_ttft_p{q}_s"] = p.simulated_ttft_s[i]
+        row[f"gap_p{q}_pct"] = p.gap_pct[i]
+    row["off_by_more_than_10pct"] = p.off
+    row["meets_sla"] = p.meets_sla
+    return row

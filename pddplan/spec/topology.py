@@ -67,6 +67,12 @@ class Site(Strict):
         "limit at the chip profile's price)",
     )
     rdma: str = Field(default="rdma-400g", description="the site's RDMA fabric link profile")
+    lat_deg: Annotated[float, Field(ge=-90, le=90)] | None = Field(
+        default=None, description="latitude, for the picture only (`topology --plot`)"
+    )
+    lon_deg: Annotated[float, Field(ge=-180, le=180)] | None = Field(
+        default=None, description="longitude, for the picture only (`topology --plot`)"
+    )
 
 
 class Line(Strict):

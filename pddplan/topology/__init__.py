@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pddplan.errors import TopologyError
-from pddplan.spec.topology import TrafficSource
+from pddplan.spec.topology import Line, Site, TrafficSource
 from pddplan.topology.inputs import TopologyInput, check_topology, read_topology
 from pddplan.topology.milp import ChipStock, Choice, Market, choose
 from pddplan.topology.pipelines import Option, Options, Pipeline, size_options
@@ -59,6 +59,8 @@ class TopologyPlan:
     pipelines: dict[str, Pipeline]
     failures: list[Failure]
     sources: dict[str, TrafficSource]
+    site_specs: list[Site]
+    line_specs: list[Line]
     #: the cheapest plan without resilience, when this one is resilient [USD/h]
     plain_cost_usd_per_hour: float | None = None
 
@@ -155,6 +157,8 @@ def _plan(
         pipelines=opts.pipelines,
         failures=fails,
         sources=ti.sources,
+        site_specs=list(ti.spec.sites),
+        line_specs=list(ti.spec.lines),
         plain_cost_usd_per_hour=plain,
     )
 

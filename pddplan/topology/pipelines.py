@@ -205,66 +205,82 @@ def resolve_doc(ti: TopologyInput, doc: dict[str, Any]) -> Any:
     return src.base
 
 
-def size_options(ti: TopologyInput) -> Options:
+def size_options(ti: TopologyInput, executor: Any = None) -> Options:
     """Every option of every pipeline, sized by the plan builder (an option that no plan serves
-    within the SLA is left out, and why is kept for the error a source with none gets)."""
+    within the SLA is left out, and why is kept for the error a source with none gets).
+
+    ``executor`` (:mod:`pddplan.executors`, entered) sizes the pipelines in parallel, one task
+    each (:func:`size_pipeline`); the options are the same, in the same order, on any executor.
+    """
+    pipes = pipelines_of(ti)
+    if executor is None:
+        sized = [size_pipeline(p, ti=ti) for p in pipes]
+    else:
+        sized = executor.map(size_pipeline, pipes, ti=ti)
+    out: list[Option] = []
+    reasons: dict[str, list[str]] = {t.name: [] for t in ti.spec.traffic}
+    for pipe, (opts, why) in zip(pipes, sized, strict=True):
+        out.extend(opts)
+        reasons[pipe.source].extend(why)
+    return Options(out, {p.name: p for p in pipes}, reasons)
+
+
+def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], list[str]]:
+    """One pipeline's options at every share level and bundle size, and why each one left out
+    is (a module-level function of picklable arguments: an executor's task)."""
     from pddplan.solver import SAME_DC, baseline_at_rate, solve_scenario
 
     levels = ti.spec.share_levels
-    pipes = pipelines_of(ti)
     out: list[Option] = []
-    reasons: dict[str, list[str]] = {t.name: [] for t in ti.spec.traffic}
-    sites = ti.sites
-    for pipe in pipes:
-        t = ti.sources[pipe.source]
-        for level in range(1, levels + 1):
-            rate = t.rate_rps * level / levels
-            if pipe.line is None:
-                ps = sites[pipe.p_site]
-                md = ps.roles.MD
-                assert md is not None
-                for chip in _same_site_chips(ps):
-                    for n in md.chips_per_instance:
-                        doc = pipeline_doc(ti, pipe, rate, baseline=(chip, n))
-                        if doc is None:
-                            reasons[t.name].append(_no_budget(t, pipe.p_site))
-                            break
-                        rs = resolve_doc(ti, doc)
-                        try:
-                            plan = baseline_at_rate(rs, SAME_DC, rate)
-                        except InfeasibleError as exc:
-                            reasons[t.name].append(f"{pipe.name} ({chip}): {exc}")
-                            continue
-                        if not plan.meets_sla:
-                            reasons[t.name].append(f"{pipe.name} ({chip}): misses the SLA")
-                            continue
-                        out.append(_option(pipe, level, 0, plan, rate))
-                continue
-            doc = pipeline_doc(ti, pipe, rate)
-            if doc is None:
-                reasons[t.name].append(_no_budget(t, pipe.p_site))
-                continue
-            rs = resolve_doc(ti, doc)
-            one_gbit = rs.link.bandwidth_gbit_per_s
-            one_usd = rs.link.price_usd_per_month
-            for k in range(1, pipe.line.max_count + 1):
-                if k > 1:
-                    assert pipe.line is not None
-                    name = pipe.line.link
-                    links = doc.setdefault("overrides", {}).setdefault("links", {})
-                    links[name] = {
-                        **links.get(name, {}),
-                        "bandwidth_gbit_per_s": k * one_gbit,
-                        "price_usd_per_month": k * one_usd,
-                    }
+    reasons: list[str] = []
+    t = ti.sources[pipe.source]
+    for level in range(1, levels + 1):
+        rate = t.rate_rps * level / levels
+        if pipe.line is None:
+            ps = ti.sites[pipe.p_site]
+            md = ps.roles.MD
+            assert md is not None
+            for chip in _same_site_chips(ps):
+                for n in md.chips_per_instance:
+                    doc = pipeline_doc(ti, pipe, rate, baseline=(chip, n))
+                    if doc is None:
+                        reasons.append(_no_budget(t, pipe.p_site))
+                        break
                     rs = resolve_doc(ti, doc)
-                try:
-                    outcome = solve_scenario(rs, rate_rps=rate, baselines=False)
-                except InfeasibleError as exc:
-                    reasons[t.name].append(f"{pipe.name} ({k} lines): {exc}")
-                    continue
-                out.append(_option(pipe, level, k, outcome.plan, rate, outcome))
-    return Options(out, {p.name: p for p in pipes}, reasons)
+                    try:
+                        plan = baseline_at_rate(rs, SAME_DC, rate)
+                    except InfeasibleError as exc:
+                        reasons.append(f"{pipe.name} ({chip}): {exc}")
+                        continue
+                    if not plan.meets_sla:
+                        reasons.append(f"{pipe.name} ({chip}): misses the SLA")
+                        continue
+                    out.append(_option(pipe, level, 0, plan, rate))
+            continue
+        doc = pipeline_doc(ti, pipe, rate)
+        if doc is None:
+            reasons.append(_no_budget(t, pipe.p_site))
+            continue
+        rs = resolve_doc(ti, doc)
+        one_gbit = rs.link.bandwidth_gbit_per_s
+        one_usd = rs.link.price_usd_per_month
+        for k in range(1, pipe.line.max_count + 1):
+            if k > 1:
+                name = pipe.line.link
+                links = doc.setdefault("overrides", {}).setdefault("links", {})
+                links[name] = {
+                    **links.get(name, {}),
+                    "bandwidth_gbit_per_s": k * one_gbit,
+                    "price_usd_per_month": k * one_usd,
+                }
+                rs = resolve_doc(ti, doc)
+            try:
+                outcome = solve_scenario(rs, rate_rps=rate, baselines=False)
+            except InfeasibleError as exc:
+                reasons.append(f"{pipe.name} ({k} lines): {exc}")
+                continue
+            out.append(_option(pipe, level, k, outcome.plan, rate, outcome))
+    return out, reasons
 
 
 def _no_budget(t: TrafficSource, site: str) -> str:

@@ -154,7 +154,16 @@ _add(
     ("--bytes", "12QB", ("KB", "MiB")),
     ("--concurrent", "0", ("1",)),
 )
-_add(("topology", "pdd-paper"), *OUTPUT)
+_add(
+    ("topology", "pdd-paper"),
+    *OUTPUT,
+    ("--simulate", "0", ("1",)),
+    ("--seed", "x", ("integer",)),
+    ("--executor", "nope", ("local", "dask")),
+    ("--jobs", "0", ("1",)),
+    ("--scheduler", "", ()),
+    ("--plot", "chart.txt", (".png",)),
+)
 STEP = ("step", "--model", "llama-3.3-70b", "--chip", "h100-sxm", "--tp", "2", "--batch", "1")
 _add(
     (*STEP, "--input-tokens", "8", "--context-tokens", "8"),

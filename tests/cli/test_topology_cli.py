@@ -26,8 +26,10 @@ def test_example_json() -> None:
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["cost_usd_per_hour"] > 0
-    assert {f["source"] for f in doc["flows"]} == {"north", "east", "south"}
-    assert len(doc["failures"]) == 6
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    assert 8 <= len(spec["sites"]) <= 12  # the national example: 8-12 sites
+    assert {f["source"] for f in doc["flows"]} == {t["name"] for t in spec["traffic"]}
+    assert len(doc["failures"]) == len(spec["lines"])  # one row per line down
 
 
 def _broken(edit: Any) -> dict[str, Any]:

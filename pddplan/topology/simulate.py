@@ -1,0 +1,158 @@
+"""A topology plan simulated: each pipeline run by the discrete-event simulator, beside the
+closed forms.
+
+Every pipeline of a plan is an ordinary two-site (or one-site) scenario with its own fleet, so
+it is simulated as ``pddplan simulate`` simulates a plan (:func:`pddplan.sim.simulate`) at the
+rate it carries, and compared with the closed forms at that rate by the one comparison of
+``simulate`` (:func:`pddplan.api.simulate.closed_forms_beside`). Under a single line failure
+the pipelines that take the lost share are simulated again at their rate after the failure
+(:func:`pddplan.topology.line_failures`); the others run as in the plan.
+
+A pipeline meets its SLA in the simulation when its simulated TTFT p50, p90 and p99 are within
+its source's targets less the access RTT (the targets it was sized against); decode slots
+(TPOT) and the line are the fleet check's, which the failure evaluation already applies.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pddplan.topology import TopologyPlan
+    from pddplan.topology.pipelines import Option
+
+#: The TTFT rows of the comparison, in order (:func:`pddplan.sim.compare.comparison_rows`).
+TTFT_METRICS = ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
+#: What each is called in a line of text.
+TTFT_LABELS = ("TTFT p50", "TTFT p90", "TTFT p99")
+
+
+@dataclass(frozen=True)
+class SimulatedPipeline:
+    """One pipeline simulated at one rate: in the plan (``line_down`` None) or after a line
+    failure."""
+
+    line_down: str | None
+    pipeline: str
+    rate_rps: float
+    requests: int
+    closed_ttft_s: tuple[float, float, float]
+    simulated_ttft_s: tuple[float, float, float]
+    gap_pct: tuple[float, float, float]
+    #: the comparison's flag per percentile: "", "> 10%" or "> 10% (noise)"
+    flags: tuple[str, str, str]
+    #: the TTFT targets the pipeline was sized against [s]
+    targets_s: tuple[float, float, float]
+
+    @property
+    def off(self) -> bool:
+        """Some TTFT percentile more than 10% off its closed form."""
+        return any(self.flags)
+
+    @property
+    def meets_sla(self) -> bool:
+        return all(s <= t for s, t in zip(self.simulated_ttft_s, self.targets_s, strict=True))
+
+    def warnings(self) -> list[str]:
+        case = "plan" if self.line_down is None else f"{self.line_down} down"
+        return [
+            f"{case}: {self.pipeline}: simulated {label} {s:.4g} s is {g:+.1f}% off the closed "
+            f"form {c:.4g} s ({flag})"
+            for label, c, s, g, flag in zip(
+                TTFT_LABELS,
+                self.closed_ttft_s,
+                self.simulated_ttft_s,
+                self.gap_pct,
+                self.flags,
+                strict=True,
+            )
+            if flag
+        ]
+
+
+@dataclass(frozen=True)
+class FailureSim:
+    """One line down, simulated: the pipelines that took more traffic, at their new rates."""
+
+    line: str
+    pipelines: list[SimulatedPipeline]
+    #: the failure evaluation's verdict (traffic unserved or a fleet check failing: False)
+    evaluated_survives: bool
+
+    @property
+    def meets_sla(self) -> bool:
+        return self.evaluated_survives and all(p.meets_sla for p in self.pipelines)
+
+
+@dataclass(frozen=True)
+class TopologySim:
+    requests: int
+    seed: int
+    plan: list[SimulatedPipeline]
+    #: each single line failure of a resilient plan (empty for a plan that need not survive)
+    failures: list[FailureSim]
+
+    def all_pipelines(self) -> list[SimulatedPipeline]:
+        return [*self.plan, *(p for f in self.failures for p in f.pipelines)]
+
+
+def simulate_pipeline(
+    o: Option, rate_rps: float, requests: int, seed: int, line_down: str | None = None
+) -> SimulatedPipeline:
+    """Option ``o``'s fleet simulated at ``rate_rps``, beside the closed forms there."""
+    from pddplan.api.simulate import closed_forms_beside
+    from pddplan.sim import SimConfig, SimPlan, simulate
+
+    problem = o.plan.problem
+    splan = SimPlan.of(o.plan)
+    res = simulate(problem, splan, SimConfig(requests=requests, seed=seed, rate_rps=rate_rps))
+    _, _, rows, _ = closed_forms_beside(problem, splan, res)
+    by = {r["metric"]: r for r in rows}
+    nan = {"closed_form": math.nan, "simulated": math.nan, "gap_pct": math.nan, "flag": ""}
+    got = [by.get(m, nan) for m in TTFT_METRICS]
+    t = problem.ttft_targets_s
+    return SimulatedPipeline(
+        line_down=line_down,
+        pipeline=o.pipeline,
+        rate_rps=rate_rps,
+        requests=requests,
+        closed_ttft_s=(got[0]["closed_form"], got[1]["closed_form"], got[2]["closed_form"]),
+        simulated_ttft_s=(got[0]["simulated"], got[1]["simulated"], got[2]["simulated"]),
+        gap_pct=(got[0]["gap_pct"], got[1]["gap_pct"], got[2]["gap_pct"]),
+        flags=(got[0]["flag"], got[1]["flag"], got[2]["flag"]),
+        targets_s=(float(t[0]), float(t[1]), float(t[2])),
+    )
+
+
+def check_requests(requests: int) -> None:
+    """The requests a pipeline is simulated with: at least 1, at most the cap (OptionError)."""
+    from pddplan import limits
+    from pddplan.errors import OptionError
+
+    if requests < 1:
+        raise OptionError("simulate", f"is the requests per pipeline: at least 1, not {requests}")
+    limits.SIM_REQUESTS.check(requests, option="simulate")
+
+
+def simulate_topology(tp: TopologyPlan, requests: int, seed: int = 0) -> TopologySim:
+    """Every pipeline of ``tp`` simulated at the rate it carries; for a resilient plan, each
+    single line failure too (the pipelines that take the lost share, at their new rates)."""
+    check_requests(requests)
+    by_pipe = {o.pipeline: o for o in tp.chosen}
+    plan = [
+        simulate_pipeline(
+            o, tp.carried_share[o.pipeline] * tp.sources[o.source].rate_rps, requests, seed
+        )
+        for o in tp.chosen
+    ]
+    failures: list[FailureSim] = []
+    if tp.resilient:
+        for f in tp.failures:
+            sims = [
+                simulate_pipeline(by_pipe[name], rate, requests, seed, line_down=f.line)
+                for name, rate in sorted(f.moved_to.items())
+            ]
+            failures.append(FailureSim(f.line, sims, f.survives))
+    return TopologySim(requests, seed, plan, failures)
