@@ -131,7 +131,9 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     p_inst, _ = plan.roles["P"]  # type: ignore[misc]
     cached = cached_prefix_tokens(input_tokens, h)
     uncached = input_tokens - cached
-    pre = np.asarray(p_inst.prefill_s(uncached, cached, pb.chunk_size_tokens), dtype=float)
+    pre = np.asarray(
+        timing.prefill_s(p_inst, uncached, cached, pb.chunk_size_tokens, pb.cache), dtype=float
+    )
     cost = pre * unit["P"] / units.SECONDS_PER_HOUR
     n = h.shape
     on = np.ones(n, dtype=bool)
