@@ -239,3 +239,14 @@ def option_rows(st: CacheStudy) -> list[dict[str, Any]]:
         }
         rows.append(row)
     return rows
+
+
+def capacity_curve(rs: ResolvedScenario, capacities_tokens: list[float]) -> dict[str, Any]:
+    """The scenario's capacity curve (``{"capacity_tokens", "mean_hit_rate"}`` arrays, as
+    ``pddplan hitrate --curve-out`` writes and ``bathtub --capacity-curve`` reads) from its
+    ``cache.hit_rate`` source."""
+    hits = hit_rates_by_capacity(rs, capacities_tokens)
+    return {
+        "capacity_tokens": np.asarray(capacities_tokens, dtype=float),
+        "mean_hit_rate": np.asarray([float(np.mean(h)) for h in hits]),
+    }
