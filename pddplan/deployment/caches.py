@@ -38,6 +38,9 @@ class CacheNumbers:
     tiers: tuple[CacheTierNumbers, ...]
     kv_bytes_per_token: float  # [bytes] one replica, all layers
     layers: int
+    #: [-] share of the hit bytes each tier serves, from the LRU replay (None: each tier's share
+    #: of the capacity)
+    hit_shares: tuple[float, ...] | None = None
 
     @property
     def capacity_bytes_per_node(self) -> float:
@@ -53,7 +56,10 @@ class CacheNumbers:
 
     @property
     def shares(self) -> tuple[float, ...]:
-        """Share of a hit each tier holds [-]: its part of the capacity (see docs/cache.md)."""
+        """Share of a hit each tier serves [-]: ``hit_shares`` from the replay, else each
+        tier's part of the capacity (see docs/cache.md)."""
+        if self.hit_shares is not None:
+            return self.hit_shares
         total = self.capacity_bytes_per_node
         if total <= 0:
             return tuple(0.0 for _ in self.tiers)
@@ -79,4 +85,5 @@ def cache_numbers(rs, model) -> CacheNumbers | None:
         CacheTierNumbers.of(rs.caches[t.profile], gb)
         for t, gb in zip(section.tiers, cap, strict=True)
     )
-    return CacheNumbers(tiers, model.kv_bytes_per_token, model.layers)
+    shares = getattr(rs, "cache_hit_shares", None)
+    return CacheNumbers(tiers, model.kv_bytes_per_token, model.layers, shares)

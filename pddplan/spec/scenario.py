@@ -28,6 +28,8 @@ class ResolvedScenario:
     #: [GB] per tier, the capacity per P node a plan is built at (None: no cache tiers, hits
     #: free in HBM as without ``cache:``; ``pddplan cache`` sets it per option)
     cache_capacity_gb: tuple[float, ...] | None = None
+    #: [-] per tier, the share of the hit bytes it serves (None: its share of the capacity)
+    cache_hit_shares: tuple[float, ...] | None = None
 
 
 def role_chip_names(rs: ResolvedScenario, role: str) -> list[str]:

@@ -139,11 +139,40 @@ def hit_rate_dist(hits: Any) -> HitRateDist:
     )
 
 
-def at_capacity(rs: ResolvedScenario, capacity_gb: tuple[float, ...], hits: Any) -> ResolvedScenario:
+def at_capacity(
+    rs: ResolvedScenario,
+    capacity_gb: tuple[float, ...],
+    hits: Any,
+    hit_shares: tuple[float, ...] | None = None,
+) -> ResolvedScenario:
     """The scenario with its P nodes' cache at ``capacity_gb`` per tier: the workload's hit
-    rate is the trace's at that capacity, and hits load from the tiers."""
+    rate is the trace's at that capacity (``hits``, per request), and hits load from the tiers,
+    each serving ``hit_shares`` of the hit bytes (None: its share of the capacity)."""
     wl = rs.workload.model_copy(update={"hit_rate": hit_rate_dist(hits)})
-    return replace(rs, workload=wl, cache_capacity_gb=tuple(float(c) for c in capacity_gb))
+    return replace(
+        rs,
+        workload=wl,
+        cache_capacity_gb=tuple(float(c) for c in capacity_gb),
+        cache_hit_shares=hit_shares,
+    )
+
+
+def cumulative_tokens(rs: ResolvedScenario, capacity_gb: tuple[float, ...]) -> list[float]:
+    """[tokens] the capacity of the first ``k`` tiers, for each ``k`` (the tiers in the order
+    listed, fastest first)."""
+    return [capacity_tokens(rs, capacity_gb[: k + 1]) for k in range(len(capacity_gb))]
+
+
+def hit_shares(means: list[float]) -> tuple[float, ...] | None:
+    """Share of the hits each tier serves [-] from the mean hit rate at each cumulative
+    capacity: an LRU hierarchy keeps the most recently used blocks in the first tier, the next
+    in the second, and so on, so tier ``k`` serves the hits that a cache of the first ``k``
+    tiers has and one of the first ``k-1`` has not (None when nothing hits)."""
+    top = means[-1]
+    if top <= 0:
+        return None
+    prev = [0.0, *means[:-1]]
+    return tuple(max(m - p, 0.0) / top for m, p in zip(means, prev, strict=True))
 
 
 def capacity_tokens(rs: ResolvedScenario, capacity_gb: tuple[float, ...]) -> float:
@@ -170,9 +199,11 @@ def study(
             key="cache",
         )
     opts = capacity_options(rs)
-    toks = [capacity_tokens(rs, o) for o in opts]
-    uniq = sorted(set(toks))
+    cums = [cumulative_tokens(rs, o) for o in opts]
+    toks = [c[-1] for c in cums]
+    uniq = sorted({t for c in cums for t in c})
     hits = hit_rates_by_capacity(rs, uniq)
+    means = {t: float(np.mean(h)) for t, h in zip(uniq, hits, strict=True)}
     rate = rate_rps if rate_rps is not None else rs.scenario.rate_rps
     mode = "max-bcr" if max_bcr or rate is None else "rate"
     out: list[CacheOption] = []
@@ -180,7 +211,7 @@ def study(
         if progress:
             progress(k, len(opts))
         h = hits[uniq.index(t)]
-        rs_o = at_capacity(rs, o, h)
+        rs_o = at_capacity(rs, o, h, hit_shares([means[c] for c in cums[k]]))
         try:
             outcome = solve_scenario(
                 rs_o, rate_rps=rate, baselines=False, max_bcr=(mode == "max-bcr")
