@@ -40,9 +40,7 @@ class CacheResult(Result):
         if c is None:
             answer.append("no capacity option gives a plan that meets the SLA")
         else:
-            caps = ", ".join(
-                f"{c[f'{t}_gb_per_node']:g} GB {t}" for t in st.tiers
-            )
+            caps = ", ".join(f"{c[f'{t}_gb_per_node']:g} GB {t}" for t in st.tiers)
             answer.append(
                 f"chosen: {caps} per P node (mean hit rate {c['mean_hit_rate']:.3f}); "
                 f"{c['cost_usd_per_hour']:.4g} $/h of which cache {c['cache_usd_per_hour']:.4g} "

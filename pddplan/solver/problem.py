@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from pddplan import timing, units
-from pddplan.deployment.caches import CacheNumbers, cache_numbers
 from pddplan.deployment import (
     Instance,
     LinkNumbers,
@@ -19,6 +18,7 @@ from pddplan.deployment import (
     model_numbers,
     request_classes,
 )
+from pddplan.deployment.caches import CacheNumbers, cache_numbers
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.solver.plan import within_limits
 from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP

@@ -18,6 +18,10 @@ KINDS: dict[str, type[Strict]] = {
     "scenario": Scenario,
     "cache": Cache,
 }
-KIND_DIRS = {"chip": "chips", "model": "models", "link": "links", "workload": "workloads",
+KIND_DIRS = {
+    "chip": "chips",
+    "model": "models",
+    "link": "links",
+    "workload": "workloads",
     "cache": "caches",
 }

@@ -123,9 +123,7 @@ def hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float]) 
     with tempfile.TemporaryDirectory(prefix="pddplan-cache-") as tmp:
         replay = replay_trace(trace_path(rs, Path(tmp)), caps, block_tokens=b)
     analysis = analyze(replay, warmup_s=src.warmup_s)
-    return [
-        analysis.hit_rate(i) * (0.0 if c < b else 1.0) for i, c in enumerate(capacities_tokens)
-    ]
+    return [analysis.hit_rate(i) * (0.0 if c < b else 1.0) for i, c in enumerate(capacities_tokens)]
 
 
 def hit_rate_dist(hits: Any) -> HitRateDist:
@@ -216,10 +214,9 @@ def study(
             outcome = solve_scenario(
                 rs_o, rate_rps=rate, baselines=False, max_bcr=(mode == "max-bcr")
             )
-            plan: Plan | None = outcome.plan
-            reason = "" if plan.meets_sla else "misses the SLA"
-            if not plan.meets_sla:
-                plan = None
+            solved = outcome.plan
+            plan: Plan | None = solved if solved.meets_sla else None
+            reason = "" if solved.meets_sla else "misses the SLA"
         except InfeasibleError as exc:
             plan, reason = None, str(exc)
         out.append(CacheOption(o, t, float(np.mean(h)), plan, reason))
@@ -242,8 +239,12 @@ def choose(options: list[CacheOption], mode: str) -> int | None:
     if not ok:
         return None
     if mode == "rate":
-        return min(ok, key=lambda i: (options[i].cost_usd_per_hour, options[i].capacity_tokens_per_node))
-    return max(ok, key=lambda i: (options[i].bcr_requests_per_usd, -options[i].capacity_tokens_per_node))
+        return min(
+            ok, key=lambda i: (options[i].cost_usd_per_hour, options[i].capacity_tokens_per_node)
+        )
+    return max(
+        ok, key=lambda i: (options[i].bcr_requests_per_usd, -options[i].capacity_tokens_per_node)
+    )
 
 
 def option_rows(st: CacheStudy) -> list[dict[str, Any]]:
@@ -253,7 +254,10 @@ def option_rows(st: CacheStudy) -> list[dict[str, Any]]:
         p = o.plan
         row: dict[str, Any] = {
             "chosen": i == st.chosen,
-            **{f"{name}_gb_per_node": c for name, c in zip(st.tiers, o.capacity_gb_per_node, strict=True)},
+            **{
+                f"{name}_gb_per_node": c
+                for name, c in zip(st.tiers, o.capacity_gb_per_node, strict=True)
+            },
             "capacity_tokens_per_node": o.capacity_tokens_per_node,
             "mean_hit_rate": o.mean_hit_rate,
             "ttft_p50_s": p.prefill.ttft_s[0] if p else None,

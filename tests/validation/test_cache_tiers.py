@@ -47,9 +47,7 @@ def _prefill_s(input_tokens: int, hit_rate: float, tier: str | None) -> float:
     if tier is not None:
         t = CacheTierNumbers.of(reg.load("cache", tier), 1000.0)
         cache = CacheNumbers((t,), pb.model.kv_bytes_per_token, pb.model.layers)
-    return float(
-        timing.prefill_s(inst, input_tokens - cached, cached, CHUNK_TOKENS, cache)
-    )
+    return float(timing.prefill_s(inst, input_tokens - cached, cached, CHUNK_TOKENS, cache))
 
 
 def test_hicache_3fs_novita_hit_rate_40_to_80() -> None:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from pddplan import timing, tiers
+from pddplan import tiers, timing
 from pddplan.bathtub import analyze
 from pddplan.deployment.caches import CacheNumbers, CacheTierNumbers
 from pddplan.errors import ProfileError
@@ -67,9 +67,7 @@ def test_prefill_without_cache_is_the_instance_prefill() -> None:
     slow = CacheNumbers(
         (CacheTierNumbers("t", 1e12, 1e9, 0.0),), pb.model.kv_bytes_per_token, pb.model.layers
     )
-    loaded = timing.prefill_s(
-        inst, c.uncached_tokens, c.cached_tokens, pb.chunk_size_tokens, slow
-    )
+    loaded = timing.prefill_s(inst, c.uncached_tokens, c.cached_tokens, pb.chunk_size_tokens, slow)
     assert np.all(loaded >= base - 1e-15)
     assert np.any(loaded > base)
 
@@ -132,7 +130,13 @@ def test_cli_json_matches_the_api() -> None:
     res = pddplan.cache(str(EXAMPLE))
     assert doc["chosen"]["cost_usd_per_hour"] == res.chosen["cost_usd_per_hour"]
     assert len(doc["options"]) == 10
-    assert {"mean_hit_rate", "ttft_p50_s", "chips", "bcr_requests_per_usd", "cache_usd_per_hour"} <= set(doc["options"][0])
+    assert {
+        "mean_hit_rate",
+        "ttft_p50_s",
+        "chips",
+        "bcr_requests_per_usd",
+        "cache_usd_per_hour",
+    } <= set(doc["options"][0])
 
 
 # ------------------------------------------------------------------------------ bathtub
