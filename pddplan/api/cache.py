@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pddplan.api.options import CacheOptions, validate
 from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load
-from pddplan.errors import OptionError
+from pddplan.errors import UsageError
 
 if TYPE_CHECKING:
     from pddplan.executors import Progress
@@ -34,11 +35,12 @@ def cache(
     --------
     >>> r = pddplan.cache("examples/cache-tiers.yaml")  # doctest: +SKIP
     """
-    if rate_rps is not None and not (rate_rps > 0):
-        raise OptionError("rate_rps", f"must be above 0, not {rate_rps!r}")
+    o = validate(CacheOptions, rate_rps=rate_rps, max_bcr=max_bcr)
+    if o.rate_rps is not None and o.max_bcr:
+        raise UsageError("give one of rate_rps and max_bcr")
     ls = load(scenario, overrides, profiles)
     from pddplan.results.cache import CacheResult
     from pddplan.tiers import option_rows, study
 
-    st = study(ls.resolved, rate_rps=rate_rps, max_bcr=max_bcr, progress=progress)
+    st = study(ls.resolved, rate_rps=o.rate_rps, max_bcr=o.max_bcr, progress=progress)
     return CacheResult(st, option_rows(st))

@@ -14,9 +14,13 @@ from pddplan.cli.solve_cmd import ScenarioArg
 @common.scenario_options("cache")
 def cache_cmd(
     scenario: ScenarioArg = None,
-    rate: Annotated[
+    rate_rps: Annotated[
         float | None,
-        typer.Option("--rate", help="Request rate to serve [req/s] (default: the scenario's)."),
+        typer.Option(
+            "--rate",
+            help="Request rate to serve [req/s], above 0 (default: the scenario's).",
+            metavar="REQ_PER_S",
+        ),
     ] = None,
     max_bcr: Annotated[
         bool,
@@ -38,7 +42,7 @@ def cache_cmd(
             scenario,
             overrides=scenario_opts.with_inventory(),
             profiles=common.State.profile_dirs,
-            rate_rps=rate,
+            rate_rps=rate_rps,
             max_bcr=max_bcr,
             progress=progress,
         )
