@@ -232,3 +232,17 @@ def test_trace_source_replays_the_shipped_excerpt(tmp_path: Path) -> None:
     (got,) = tiers.hit_rates_by_capacity(rs, [tok])
     ref = analyze_trace(replay_trace(REPO / "tests" / "data" / "mooncake_excerpt.jsonl", [tok]))
     np.testing.assert_array_equal(got, ref.hit_rate(0))
+
+
+def test_a_falling_capacity_curve_names_file_and_key(tmp_path: Path) -> None:
+    from pddplan.errors import OptionError
+    from pddplan.io.capacity_curve import capacity_curve
+
+    p = tmp_path / "curve.csv"
+    p.write_text("capacity_tokens,mean_hit_rate\n1000,0.5\n2000,0.4\n", encoding="utf-8")
+    with pytest.raises(ProfileError) as exc:
+        capacity_curve(p)
+    assert "curve.csv" in str(exc.value) and "mean_hit_rate" in str(exc.value)
+    assert "never falls" in str(exc.value)
+    with pytest.raises(OptionError, match="allowed 0 to 1"):
+        capacity_curve({"capacity_tokens": [1.0, 2.0], "mean_hit_rate": [0.5, 1.5]})
