@@ -128,6 +128,8 @@ def test_cli_json_matches_the_api() -> None:
     import pddplan
 
     res = pddplan.cache(str(EXAMPLE))
+    assert res.to_json() == doc
+    assert res.chosen is not None
     assert doc["chosen"]["cost_usd_per_hour"] == res.chosen["cost_usd_per_hour"]
     assert len(doc["options"]) == 10
     assert {
