@@ -34,6 +34,7 @@ from pddplan.errors import (
 
 if TYPE_CHECKING:
     from pddplan.api.bathtub import bathtub
+    from pddplan.api.cache import cache
     from pddplan.api.calibrate import calibrate, calibrate_link
     from pddplan.api.chips import rank_chips
     from pddplan.api.hitrate import hitrate
@@ -57,6 +58,7 @@ _API = (
     "PddplanWarning",
     "bathtub",
     "breakeven",
+    "cache",
     "calibrate",
     "calibrate_link",
     "hitrate",
@@ -83,6 +85,7 @@ __all__ = [
     "PddplanWarning",
     "bathtub",
     "breakeven",
+    "cache",
     "calibrate",
     "calibrate_link",
     "hitrate",

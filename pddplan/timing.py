@@ -7,7 +7,9 @@ change to the physics is made here once.
 
 Stages of a request (PDD brief, section 4):
 
-1. prefill on P (wait + chunked prefill of the uncached tokens; the solver's queueing model);
+1. prefill on P (wait + chunked prefill of the uncached tokens; the solver's queueing model),
+   with the hit's KV loaded from the cache tier that holds it, layer by layer under the compute
+   (:func:`prefill_s`; docs/cache.md);
 2. the KV leaves P two ways at once: the uncached KV over the WAN line to MD
    (:func:`transfer_s`) and, for relayed requests, the whole context over RDMA to RLD
    (:func:`rdma_copy_s`);
@@ -29,8 +31,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, LinkNumbers
-from pddplan.models import network, pipeline
+from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, Instance, LinkNumbers
+from pddplan.deployment.caches import CacheNumbers
+from pddplan.models import cachetier, network, pipeline
 
 #: Pipeline ids of a request: P-MD (P-D in one datacenter), P-RLD-MD, anomalous on RLD.
 P_MD, P_RLD_MD, P_RLD_ANOMALOUS = 0, 1, 2
@@ -85,6 +88,33 @@ class Routing:
         if self.threshold <= 0:
             return "relay none"
         return f"relay hit rate < {self.threshold:.3g}"
+
+
+# ------------------------------------------------------------------------------- prefill
+
+
+def prefill_s(
+    inst: Instance,
+    uncached_tokens,
+    cached_tokens,
+    chunk_size_tokens: int,
+    cache: CacheNumbers | None = None,
+):
+    """Prefill time of requests on a P instance [s], their hits loaded from the cache tiers.
+
+    Without cache tiers (``cache`` None) the hit is taken to be in HBM already, at no cost:
+    :meth:`Instance.prefill_s`. With tiers, each request's cached prefix is read from the tiers
+    that hold it (:meth:`CacheNumbers.load_s`) layer by layer while the previous layer computes,
+    so the prefill takes ``min(c, l)/L + max(c, l)`` for compute ``c``, load ``l`` and ``L``
+    layers (:func:`pddplan.models.cachetier.overlapped_prefill_s`): the layer-wise overlap of
+    LMCache, Mooncake (FAST'25) and SGLang HiCache. The solver, the bathtub and the simulator
+    all take the prefill from here.
+    """
+    compute = inst.prefill_s(uncached_tokens, cached_tokens, chunk_size_tokens)
+    if cache is None:
+        return compute
+    load = cache.load_s(cached_tokens)
+    return cachetier.overlapped_prefill_s(compute, load, cache.layers)
 
 
 # ------------------------------------------------------------------------------- transfers

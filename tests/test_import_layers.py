@@ -10,7 +10,7 @@ Every ``import`` and ``from ... import`` in pddplan counts: at module level, ins
 Layers, lowest first (a package may import its own layer and those below)::
 
     errors units labels limits defaults  <  models  <  spec  <  io executors  <  deployment  <  timing
-      <  solver  <  bathtub whatif calibrate robust trace sim step transfer
+      <  solver  <  bathtub whatif calibrate robust trace sim step transfer tiers
       <  results  <  report  <  api  <  pddplan (the lazy public API)  <  cli  <  __main__
 """
 
@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
         "transfer",
         "topology",
         "horizon",
+        "tiers",
     ),
     ("results",),
     ("report",),

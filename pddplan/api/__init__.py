@@ -32,6 +32,7 @@ import types
 from typing import Any
 
 from pddplan.api.bathtub import bathtub
+from pddplan.api.cache import cache
 from pddplan.api.calibrate import calibrate, calibrate_link
 from pddplan.api.chips import rank_chips
 from pddplan.api.hitrate import hitrate
@@ -53,6 +54,7 @@ __all__ = [
     "PddplanWarning",
     "bathtub",
     "breakeven",
+    "cache",
     "calibrate",
     "calibrate_link",
     "hitrate",

@@ -57,6 +57,11 @@ class SolveOptions(Options):
     verdict_check: bool = True
 
 
+class CacheOptions(Options):
+    rate_rps: RateRps | None = None
+    max_bcr: bool = False
+
+
 class ParetoOptions(Options):
     points: Annotated[int, Field(ge=2)] = 10
     min_rate_rps: RateRps | None = None

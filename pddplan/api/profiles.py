@@ -27,7 +27,13 @@ if TYPE_CHECKING:
 Profiles = Sequence[str | os.PathLike[str]] | None
 
 #: The kinds ``profiles list`` takes, and the kind of profile each lists.
-KINDS = {"chips": "chip", "models": "model", "links": "link", "workloads": "workload"}
+KINDS = {
+    "chips": "chip",
+    "models": "model",
+    "links": "link",
+    "workloads": "workload",
+    "caches": "cache",
+}
 
 
 def _registry(profiles: Profiles) -> Registry:
@@ -66,6 +72,14 @@ def _summary(kind: str, obj: Any) -> dict[str, Any]:
             "rtt_ms": obj.rtt_ms,
             "efficiency": obj.efficiency,
             "price_usd_per_month": obj.price_usd_per_month,
+        }
+    if kind == "cache":
+        return {
+            "tier": obj.tier,
+            "max_capacity_gb_per_node": obj.max_capacity_gb_per_node,
+            "read_gb_per_s": obj.read_gb_per_s,
+            "write_gb_per_s": obj.write_gb_per_s,
+            "usd_per_gb_hour": obj.price.usd_per_gb_hour_amortized,
         }
     return {"anomalous_share": obj.anomalous.share if obj.anomalous else 0.0}
 

@@ -73,6 +73,8 @@ class BathtubResult:
     reprovisioned_no_valley_reason: str = ""
     reprovisioned_valley_traffic_share: float = 0.0
     reprovisioned_steps: int = 0  # re-provisioned valleys with a rim where the best plan changes
+    #: [tokens] the least capacity of the capacity curve whose mean hit rate leaves the valley
+    capacity_needed_tokens: float | None = None
 
 
 def hit_rate_grid(step: float, extra: list[float]) -> np.ndarray:
@@ -131,7 +133,9 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     p_inst, _ = plan.roles["P"]  # type: ignore[misc]
     cached = cached_prefix_tokens(input_tokens, h)
     uncached = input_tokens - cached
-    pre = np.asarray(p_inst.prefill_s(uncached, cached, pb.chunk_size_tokens), dtype=float)
+    pre = np.asarray(
+        timing.prefill_s(p_inst, uncached, cached, pb.chunk_size_tokens, pb.cache), dtype=float
+    )
     cost = pre * unit["P"] / units.SECONDS_PER_HOUR
     n = h.shape
     on = np.ones(n, dtype=bool)
@@ -509,8 +513,9 @@ def _advise(
         if len(ok):
             adv.append(
                 f"cache capacity: {cap[ok[0]]:.4g} tokens brings the trace's mean hit rate to "
-                f"{mean[ok[0]]:.2f}, out of the valley"
+                f"{mean[ok[0]]:.2f}, out of the valley{_capacity_price(rs, plan, cap[ok[0]])}"
             )
+            res.capacity_needed_tokens = float(cap[ok[0]])
         else:
             adv.append(
                 f"cache capacity: no capacity in the curve reaches a mean hit rate of {need:.2f} "
@@ -520,6 +525,33 @@ def _advise(
             {"capacity_tokens": float(c), "mean_hit_rate": float(m)}
             for c, m in zip(cap, mean, strict=False)
         ]
+
+
+def capacity_price(rs: ResolvedScenario, capacity_tokens: float) -> tuple[str, float, float] | None:
+    """``(tier, GB, USD/h)`` per P node of holding ``capacity_tokens`` of the scenario's KV in
+    the first tier of its ``cache:`` section (None without one)."""
+    section = rs.scenario.cache
+    if section is None or not section.tiers or not rs.caches:
+        return None
+    from pddplan.deployment import model_numbers
+
+    spec = rs.caches[section.tiers[0].profile]
+    gb = capacity_tokens * model_numbers(rs.model).kv_bytes_per_token / units.gb_to_bytes(1.0)
+    return spec.name, gb, gb * spec.price.usd_per_gb_hour_amortized
+
+
+def _capacity_price(rs: ResolvedScenario, plan: Plan, capacity_tokens: float) -> str:
+    """The advice's price of a capacity: per P node in the first cache tier, and for the
+    plan's P nodes ('' without a ``cache:`` section)."""
+    got = capacity_price(rs, capacity_tokens)
+    if got is None or not math.isfinite(capacity_tokens):
+        return ""
+    tier, gb, usd = got
+    n = plan.prefill.instances
+    return (
+        f"; in {tier}: {gb:.4g} GB per P node at {usd:.4g} $/h, {usd * n:.4g} $/h for the "
+        f"plan's {n} P nodes"
+    )
 
 
 def _price_without_valley(res: BathtubResult, revenue: Revenue, tolerance: float) -> float | None:

@@ -54,6 +54,7 @@ def _register() -> None:
     for mod in (
         "hitrate_cmd",
         "bathtub_cmd",
+        "cache_cmd",
         "whatif_cmd",
         "simulate_cmd",
         "calibrate_cmd",

@@ -20,8 +20,8 @@ def list_cmd(
         typer.Option(
             "--kind",
             "-k",
-            help="chips, models, links, workloads or scenarios.",
-            metavar="chips|models|links|workloads|scenarios",
+            help="chips, models, links, workloads, caches or scenarios.",
+            metavar="chips|models|links|workloads|caches|scenarios",
         ),
     ] = None,
     *,

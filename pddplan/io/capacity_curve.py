@@ -22,8 +22,28 @@ def capacity_curve(
         caps = np.asarray(curve["capacity_tokens"], dtype=float)
         means = np.asarray(curve["mean_hit_rate"], dtype=float)
         order = np.argsort(caps)
+        bad = _not_monotone(caps[order], means[order])
+        if bad is not None:
+            from pddplan.errors import OptionError
+
+            raise OptionError("capacity_curve", f": mean_hit_rate {bad}")
         return {"capacity_tokens": caps[order], "mean_hit_rate": means[order]}
     return read_capacity_curve(Path(curve))
+
+
+def _not_monotone(caps: Any, means: Any) -> str | None:
+    """Why a sorted capacity curve is not one (None when it is): an LRU cache's hit rate never
+    falls as it grows (its stack property), and a hit rate lies in [0, 1]."""
+    for c, m in zip(caps, means, strict=True):
+        if not 0.0 <= m <= 1.0:
+            return f"{m:g} at capacity {c:g} tokens: allowed 0 to 1"
+    for i in range(1, len(caps)):
+        if means[i] < means[i - 1] - 1e-12:
+            return (
+                f"falls from {means[i - 1]:g} to {means[i]:g} as capacity_tokens "
+                f"grows from {caps[i - 1]:g} to {caps[i]:g}: a capacity curve never falls"
+            )
+    return None
 
 
 def read_capacity_curve(path: Path) -> dict[str, Any]:
@@ -59,4 +79,8 @@ def read_capacity_curve(path: Path) -> dict[str, Any]:
     if not caps:
         raise ProfileError("the capacity curve is empty", file=str(path))
     order = np.argsort(caps)
-    return {"capacity_tokens": np.asarray(caps)[order], "mean_hit_rate": np.asarray(means)[order]}
+    out = {"capacity_tokens": np.asarray(caps)[order], "mean_hit_rate": np.asarray(means)[order]}
+    bad = _not_monotone(out["capacity_tokens"], out["mean_hit_rate"])
+    if bad is not None:
+        raise ProfileError(bad, file=str(path), key="mean_hit_rate")
+    return out

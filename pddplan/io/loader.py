@@ -502,7 +502,13 @@ def _deep_merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
-_OVERRIDE_KINDS = {"chips": "chip", "models": "model", "links": "link", "workloads": "workload"}
+_OVERRIDE_KINDS = {
+    "chips": "chip",
+    "models": "model",
+    "links": "link",
+    "workloads": "workload",
+    "caches": "cache",
+}
 
 
 def _in_override(ov: Mapping[str, Any], path: Path_) -> bool:
@@ -628,6 +634,28 @@ def resolve(
     for c in scen.inventory.owned:
         names.setdefault(c, ("inventory", "owned", c))
     chips = {n: get("chip", n, key) for n, key in names.items()}
+    caches = {}
+    if scen.cache is not None:
+        for i, t in enumerate(scen.cache.tiers):
+            spec = get("cache", t.profile, ("cache", "tiers", i, "profile"))
+            caches[t.profile] = spec
+            for j, gb in enumerate(t.capacity_gb_per_node):
+                if gb > spec.max_capacity_gb_per_node:
+                    key: Path_ = ("cache", "tiers", i, "capacity_gb_per_node", j)
+                    raise ProfileError(
+                        f"{gb:g} GB is more than the {spec.name} profile's node holds: allowed "
+                        f"0 to {spec.max_capacity_gb_per_node:g} (max_capacity_gb_per_node)",
+                        file=file,
+                        key=dotted(key),
+                        line=line_for(doc, key),
+                    )
     return ResolvedScenario(
-        scenario=scen, file=file, model=model, workload=workload, link=link, rdma=rdma, chips=chips
+        scenario=scen,
+        file=file,
+        model=model,
+        workload=workload,
+        link=link,
+        rdma=rdma,
+        chips=chips,
+        caches=caches,
     )

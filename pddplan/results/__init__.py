@@ -11,6 +11,7 @@ from pddplan.results.base import SCHEMA_VERSION, Report, Result, Row, Section, j
 
 if TYPE_CHECKING:
     from pddplan.results.bathtub import BathtubResult
+    from pddplan.results.cache import CacheResult
     from pddplan.results.calibrate import CalibrateResult, LinkCalibrateResult
     from pddplan.results.hitrate import HitrateResult
     from pddplan.results.pareto import ParetoResult
@@ -24,6 +25,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BathtubResult",
     "BreakevenResult",
+    "CacheResult",
     "CalibrateResult",
     "LinkCalibrateResult",
     "ChipsRankResult",
@@ -44,6 +46,7 @@ __all__ = [
 _LAZY = {
     "SolveResult": "pddplan.results.solve",
     "BathtubResult": "pddplan.results.bathtub",
+    "CacheResult": "pddplan.results.cache",
     "SweepResult": "pddplan.results.whatif",
     "BreakevenResult": "pddplan.results.whatif",
     "ChipsRankResult": "pddplan.results.whatif",

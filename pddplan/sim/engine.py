@@ -65,7 +65,10 @@ def _unique_prefill_s(problem: Problem, plan: SimPlan, req: Requests) -> np.ndar
     inst = plan.roles["P"].instance
     key = np.stack([req.uncached_tokens, req.cached_tokens], axis=1)
     uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    t = np.asarray(inst.prefill_s(uniq[:, 0], uniq[:, 1], problem.chunk_size_tokens), dtype=float)
+    t = np.asarray(
+        timing.prefill_s(inst, uniq[:, 0], uniq[:, 1], problem.chunk_size_tokens, problem.cache),
+        dtype=float,
+    )
     return np.atleast_1d(t)[np.asarray(inv).ravel()]
 
 

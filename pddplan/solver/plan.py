@@ -61,6 +61,8 @@ class Plan:
     fleet_goodput_rps: float | None = None
     #: the problem the plan was sized on (anomalous filter on or off, topology)
     problem: Any = field(default=None, repr=False, compare=False)
+    #: the P nodes' prefix cache [USD/h], part of ``cost_usd_per_hour`` (0 without ``cache:``)
+    cache_cost_usd_per_hour: float = 0.0
 
     @property
     def goodput_rps(self) -> float:
@@ -152,7 +154,8 @@ def build_plan(
     """The one plan builder: a fleet (its sizings per role) on problem ``pb`` at one rate,
     routing and hand-over mode, priced by :func:`role_costs` (the inventory's owned, rented and
     bought chips), its binding constraints named and its TTFT checked against the targets
-    (:func:`pddplan.solver.sla.meets_targets`). The search, the baselines, the robust study and
+    (:func:`pddplan.solver.sla.meets_targets`). The cost is chips + line + the P nodes'
+    prefix cache (:meth:`Problem.cache_cost_usd_per_hour`, 0 without ``cache:``). The search, the baselines, the robust study and
     every other question build their plans here.
 
     ``md_stall_s``, ``rld_tokens`` and ``rld_extra_s`` are MD's hand-over stall, RLD's tokens and
@@ -168,6 +171,7 @@ def build_plan(
     }
     role_cost = role_costs(roles, pb.pricing)
     line = pb.line_cost_usd_per_hour
+    cache_cost = pb.cache_cost_usd_per_hour(ps.instances) if hasattr(pb, "cache") else 0.0
     binding = [f"P: {ps.bound_by}", f"MD: {ms.batch_bound_by}"]
     if rs is not None:
         binding.append(f"RLD: {rs.batch_bound_by}")
@@ -182,7 +186,8 @@ def build_plan(
         routing=route.routing,
         handover=mode if rs is not None else "-",
         roles=roles,
-        cost_usd_per_hour=sum(role_cost.values()) + line,
+        cost_usd_per_hour=sum(role_cost.values()) + line + cache_cost,
+        cache_cost_usd_per_hour=cache_cost,
         role_cost_usd_per_hour=role_cost,
         link_cost_usd_per_hour=line,
         prefill=ps,

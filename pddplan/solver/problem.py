@@ -18,6 +18,7 @@ from pddplan.deployment import (
     model_numbers,
     request_classes,
 )
+from pddplan.deployment.caches import CacheNumbers, cache_numbers
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.solver.plan import within_limits
 from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
@@ -145,8 +146,14 @@ class Problem:
     #: [-] a decode pool is sized so that a request finds every slot taken (Erlang C over its
     #: slots) with at most this probability (``serving.decode_slot_wait_probability_cap``)
     decode_slot_wait_probability_cap: float = DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
+    #: the P nodes' prefix-cache tiers at one capacity (``cache:``; None: hits are free in HBM)
+    cache: CacheNumbers | None = None
 
     # --- costing (prices only; the sizing never sees them)
+    def cache_cost_usd_per_hour(self, p_instances: int) -> float:
+        """The prefix cache of ``p_instances`` P nodes [USD/h] (0 without cache tiers)."""
+        return 0.0 if self.cache is None else p_instances * self.cache.usd_per_hour_per_node
+
     @property
     def line_cost_usd_per_hour(self) -> float:
         """The WAN line's price when the topology uses it [USD/h] (0 in one datacenter)."""
@@ -262,6 +269,7 @@ class Problem:
             self.catch_up_threshold_tokens,
             self.enforce_ttft,
             self.model,
+            self.cache,
         )
 
     def relay_mask(self, routing: Routing) -> np.ndarray:
@@ -382,6 +390,7 @@ def build_problem(
         routing=sv.routing,
         max_chips=dict(scen.limits.max_chips),
         pricing=build_pricing(rs),
+        cache=cache_numbers(rs, model),
     )
 
 

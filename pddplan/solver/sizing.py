@@ -34,10 +34,16 @@ class Sizing:
         """Prefill time of every class on an instance [s] (memoized by physics and classes)."""
         c = self.pb.classes
         table = inst.cache("prefill")
-        key = (c.key, self.pb.chunk_size_tokens)
+        key = (c.key, self.pb.chunk_size_tokens, self.pb.cache)
         if key not in table:
             table[key] = np.asarray(
-                inst.prefill_s(c.uncached_tokens, c.cached_tokens, self.pb.chunk_size_tokens),
+                timing.prefill_s(
+                    inst,
+                    c.uncached_tokens,
+                    c.cached_tokens,
+                    self.pb.chunk_size_tokens,
+                    self.pb.cache,
+                ),
                 dtype=float,
             )
         return table[key]

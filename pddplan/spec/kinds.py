@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pddplan.spec.base import Strict
+from pddplan.spec.caches import Cache
 from pddplan.spec.chips import Chip
 from pddplan.spec.links import Link
 from pddplan.spec.models import Model
@@ -15,5 +16,12 @@ KINDS: dict[str, type[Strict]] = {
     "link": Link,
     "workload": Workload,
     "scenario": Scenario,
+    "cache": Cache,
 }
-KIND_DIRS = {"chip": "chips", "model": "models", "link": "links", "workload": "workloads"}
+KIND_DIRS = {
+    "chip": "chips",
+    "model": "models",
+    "link": "links",
+    "workload": "workloads",
+    "cache": "caches",
+}

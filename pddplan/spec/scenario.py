@@ -6,9 +6,10 @@ The loader builds it (reading YAML, validating, applying overrides); nothing her
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pddplan.spec import Chip, Link, Model, Scenario, Workload
+from pddplan.spec.caches import Cache
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,13 @@ class ResolvedScenario:
     link: Link
     rdma: Link
     chips: Mapping[str, Chip]
+    #: the cache profiles the scenario's ``cache.tiers`` name (empty without ``cache:``)
+    caches: Mapping[str, Cache] = field(default_factory=dict)
+    #: [GB] per tier, the capacity per P node a plan is built at (None: no cache tiers, hits
+    #: free in HBM as without ``cache:``; ``pddplan cache`` sets it per option)
+    cache_capacity_gb: tuple[float, ...] | None = None
+    #: [-] per tier, the share of the hit bytes it serves (None: its share of the capacity)
+    cache_hit_shares: tuple[float, ...] | None = None
 
 
 def role_chip_names(rs: ResolvedScenario, role: str) -> list[str]:

@@ -164,6 +164,67 @@ class Inventory(Strict):
     )
 
 
+class CacheTierChoice(Strict):
+    """One tier of the P nodes' prefix cache and the capacities per node to evaluate."""
+
+    profile: str = Field(description="a cache profile's name (profiles/caches/)")
+    capacity_gb_per_node: list[Annotated[float, Field(ge=0, le=1e6)]] = Field(
+        min_length=1, max_length=64, description="capacity options per P node [GB]"
+    )
+
+
+class CacheSessions(Strict):
+    """The parametric session model: multi-turn conversations (each turn extends its
+    conversation's context; conversations arrive, pause and end at random) drawn as a synthetic
+    trace (:mod:`pddplan.trace.synth`) and replayed through LRU like a trace. The defaults are
+    an agent-like workload (long first turns, short follow-ups, few new conversations); they
+    are a shape, not a measurement (docs/cache.md)."""
+
+    requests: Annotated[int, Field(ge=100, le=10**6)] = 10_000
+    seed: Annotated[int, Field(ge=0, le=2**31)] = 0
+    rate_rps: Annotated[float, Field(gt=0, le=1e6)] = 20.0
+    active_conversations: Annotated[int, Field(ge=1, le=10**7)] = 2000
+    new_conversation_probability: Fraction = 0.05
+    first_turn_blocks_mean: Annotated[float, Field(ge=1, le=1e5)] = 60.0
+    turn_blocks_mean: Annotated[float, Field(ge=1, le=1e5)] = 3.0
+    max_blocks: Annotated[int, Field(ge=1, le=10**6)] = 160
+    end_probability: Fraction = 0.03
+
+
+class CacheHitRateTrace(Strict):
+    """Hit rate against capacity: a request trace (or the session model's synthetic one)
+    replayed through an LRU cache at each capacity (the replay of ``pddplan hitrate
+    --cache-tokens``). Exactly one of ``trace`` and ``sessions``."""
+
+    trace: str | None = Field(
+        default=None, description="a JSONL trace with hash_ids, relative to the scenario file"
+    )
+    sessions: CacheSessions | None = Field(default=None, description="the session model")
+    block_tokens: Annotated[int, Field(ge=1, le=10**6)] = 512
+    warmup_s: Annotated[float, Field(ge=0, le=1e7)] = 0.0
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CacheHitRateTrace:
+        if (self.trace is None) == (self.sessions is None):
+            raise ValueError("give either trace or sessions (exactly one)")
+        return self
+
+
+class CacheSection(Strict):
+    """The P nodes' prefix cache: tiers, capacity options and where the hit rate comes from
+    (docs/cache.md). Absent: hits are free in HBM and the workload's hit rate is taken as is."""
+
+    tiers: list[CacheTierChoice] = Field(min_length=1, max_length=4)
+    hit_rate: CacheHitRateTrace
+
+    @model_validator(mode="after")
+    def _distinct(self) -> CacheSection:
+        names = [t.profile for t in self.tiers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tiers: each cache profile at most once (got {', '.join(names)})")
+        return self
+
+
 class Scenario(Strict):
     kind: Literal["scenario"] = "scenario"
     name: str
@@ -195,6 +256,10 @@ class Scenario(Strict):
     load: LoadProfile | None = Field(
         default=None,
         description="the load over a day and its growth, for `pddplan horizon` (docs/horizon.md)",
+    )
+    cache: CacheSection | None = Field(
+        default=None,
+        description="prefix-cache tiers of the P nodes, for `pddplan cache` (docs/cache.md)",
     )
 
     @property

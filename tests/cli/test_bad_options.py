@@ -84,6 +84,12 @@ _add(
     ("--plot", "chart.txt", (".png",)),
 )
 _add(
+    ("cache", "examples/cache-tiers.yaml"),
+    *OUTPUT,
+    *SCENARIO,
+    ("--rate", "-1", ("in [1e-06, 1e+06]",)),
+)
+_add(
     ("robust",),
     *OUTPUT,
     *SCENARIO,
@@ -271,5 +277,5 @@ def test_shared_options_everywhere() -> None:
         if name == "schema":
             continue
         assert {"--format", "--output", "--table"} <= have, name
-    for name in ("solve", "sweep", "breakeven", "bathtub", "robust", "simulate", "report"):
+    for name in ("solve", "sweep", "breakeven", "bathtub", "cache", "robust", "simulate", "report"):
         assert {"--set", "--own", "--max-chips"} <= opts[name], name

@@ -1,0 +1,46 @@
+"""``cache``: how much prefix cache, in which tier, pays (docs/cache.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pddplan.api.options import CacheOptions, validate
+from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load
+from pddplan.errors import UsageError
+
+if TYPE_CHECKING:
+    from pddplan.executors import Progress
+    from pddplan.results.cache import CacheResult
+
+
+def cache(
+    scenario: ScenarioLike = None,
+    *,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+    rate_rps: float | None = None,
+    max_bcr: bool = False,
+    progress: Progress | None = None,
+) -> CacheResult:
+    """Each capacity option of the scenario's ``cache:`` tiers solved with the one plan builder
+    (cost = chips + line + cache), and the cheapest at the rate (or the highest BCR) chosen.
+
+    Parameters
+    ----------
+    scenario : a scenario with a ``cache:`` section (tiers, capacity options, hit-rate source).
+    rate_rps : [req/s] the rate to serve (default: the scenario's ``rate_rps``).
+    max_bcr : choose the option whose best plan has the highest BCR, at any rate.
+
+    Examples
+    --------
+    >>> r = pddplan.cache("examples/cache-tiers.yaml")  # doctest: +SKIP
+    """
+    o = validate(CacheOptions, rate_rps=rate_rps, max_bcr=max_bcr)
+    if o.rate_rps is not None and o.max_bcr:
+        raise UsageError("give one of rate_rps and max_bcr")
+    ls = load(scenario, overrides, profiles)
+    from pddplan.results.cache import CacheResult
+    from pddplan.tiers import option_rows, study
+
+    st = study(ls.resolved, rate_rps=o.rate_rps, max_bcr=o.max_bcr, progress=progress)
+    return CacheResult(st, option_rows(st))

@@ -1,0 +1,287 @@
+"""How much prefix cache, in which tier, pays: each capacity option of a scenario's ``cache:``
+section evaluated with the one plan builder (cost = chips + line + cache).
+
+A capacity sets the hit-rate distribution the plan sees (the trace replayed through an LRU
+cache of that many tokens, the replay of ``pddplan hitrate --cache-tokens``) and the time a
+hit takes to load from its tiers (:func:`pddplan.timing.prefill_s`); each option is then
+solved like ``pddplan solve`` (at the rate, or for the highest BCR) and the cheapest (or the
+highest BCR) is chosen. docs/cache.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pddplan import units
+from pddplan.errors import InfeasibleError, ProfileError
+from pddplan.io.loader import ResolvedScenario
+from pddplan.solver import Plan, solve_scenario
+from pddplan.spec.workloads import HitRateBins, HitRateDist
+
+if TYPE_CHECKING:
+    from pddplan.executors import Progress
+
+#: Hit-rate bin edges of the distribution a capacity gives (those of ``pddplan hitrate``).
+HIT_RATE_EDGES = (0.0, 0.5, 0.8, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
+
+
+@dataclass(frozen=True)
+class CacheOption:
+    """One capacity option (a capacity per tier) and the plan built at it."""
+
+    capacity_gb_per_node: tuple[float, ...]  # [GB] per tier
+    capacity_tokens_per_node: float  # [tokens] all tiers
+    mean_hit_rate: float  # [-] the trace's mean hit rate at this capacity
+    plan: Plan | None  # None: no plan meets the SLA
+    reason: str = ""  # why there is no plan
+
+    @property
+    def cost_usd_per_hour(self) -> float:
+        return self.plan.cost_usd_per_hour if self.plan is not None else float("inf")
+
+    @property
+    def bcr_requests_per_usd(self) -> float:
+        return self.plan.bcr_requests_per_usd if self.plan is not None else 0.0
+
+
+@dataclass
+class CacheStudy:
+    scenario_name: str
+    tiers: tuple[str, ...]  # cache profile names
+    mode: str  # "rate" or "max-bcr"
+    rate_rps: float | None
+    options: list[CacheOption]
+    chosen: int | None  # index into options
+
+    @property
+    def best(self) -> CacheOption | None:
+        return None if self.chosen is None else self.options[self.chosen]
+
+
+def capacity_options(rs: ResolvedScenario) -> list[tuple[float, ...]]:
+    """Every combination of the tiers' capacity options [GB per node], in the listed order."""
+    section = rs.scenario.cache
+    if section is None:
+        return []
+    return [tuple(c) for c in itertools.product(*(t.capacity_gb_per_node for t in section.tiers))]
+
+
+def trace_path(rs: ResolvedScenario, tmp: Path) -> Path:
+    """The hit-rate trace, relative to the scenario file, or the session model's synthetic
+    trace written under ``tmp``."""
+    assert rs.scenario.cache is not None
+    src = rs.scenario.cache.hit_rate
+    if src.sessions is not None:
+        from pddplan.trace.synth import SynthParams, write_synthetic_trace
+
+        s = src.sessions
+        params = SynthParams(
+            rate_rps=s.rate_rps,
+            block_tokens=src.block_tokens,
+            active_conversations=s.active_conversations,
+            new_conversation_probability=s.new_conversation_probability,
+            first_turn_blocks_mean=s.first_turn_blocks_mean,
+            turn_blocks_mean=s.turn_blocks_mean,
+            max_blocks=s.max_blocks,
+            end_probability=s.end_probability,
+            system_prompts=20,
+            output_tokens_median=500.0,
+            output_tokens_sigma=0.5,
+        )
+        return write_synthetic_trace(tmp / "sessions.jsonl", s.requests, s.seed, params)
+    assert src.trace is not None
+    p = Path(src.trace)
+    if not p.is_absolute():
+        p = Path(rs.file).parent / p
+    if not p.is_file():
+        raise ProfileError(
+            f"trace file {str(p)!r} not found (relative to the scenario file)",
+            file=rs.file,
+            key="cache.hit_rate.trace",
+        )
+    return p
+
+
+def hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float]) -> list[Any]:
+    """Per-request hit rates of the scenario's trace at each capacity [-] (one replay for all
+    capacities: :func:`pddplan.trace.replay.replay_trace` and
+    :func:`pddplan.trace.analysis.analyze`, as ``pddplan hitrate`` runs them)."""
+    from pddplan.trace.analysis import analyze
+    from pddplan.trace.replay import replay_trace
+
+    assert rs.scenario.cache is not None
+    src = rs.scenario.cache.hit_rate
+    b = src.block_tokens
+    # a capacity below one block holds nothing: no hits (the replay needs a whole block)
+    caps = [max(float(c), float(b)) for c in capacities_tokens]
+    with tempfile.TemporaryDirectory(prefix="pddplan-cache-") as tmp:
+        replay = replay_trace(trace_path(rs, Path(tmp)), caps, block_tokens=b)
+    analysis = analyze(replay, warmup_s=src.warmup_s)
+    return [analysis.hit_rate(i) * (0.0 if c < b else 1.0) for i, c in enumerate(capacities_tokens)]
+
+
+def hit_rate_dist(hits: Any) -> HitRateDist:
+    """The hit-rate distribution of a set of per-request hit rates, in :data:`HIT_RATE_EDGES`."""
+    h = np.clip(np.asarray(hits, dtype=float), 0.0, 1.0)
+    counts, _ = np.histogram(h, bins=np.asarray(HIT_RATE_EDGES))
+    probs = counts / max(int(counts.sum()), 1)
+    probs = probs / probs.sum()
+    return HitRateDist(
+        bins=HitRateBins(edges=list(HIT_RATE_EDGES), probabilities=[float(p) for p in probs])
+    )
+
+
+def at_capacity(
+    rs: ResolvedScenario,
+    capacity_gb: tuple[float, ...],
+    hits: Any,
+    hit_shares: tuple[float, ...] | None = None,
+) -> ResolvedScenario:
+    """The scenario with its P nodes' cache at ``capacity_gb`` per tier: the workload's hit
+    rate is the trace's at that capacity (``hits``, per request), and hits load from the tiers,
+    each serving ``hit_shares`` of the hit bytes (None: its share of the capacity)."""
+    wl = rs.workload.model_copy(update={"hit_rate": hit_rate_dist(hits)})
+    return replace(
+        rs,
+        workload=wl,
+        cache_capacity_gb=tuple(float(c) for c in capacity_gb),
+        cache_hit_shares=hit_shares,
+    )
+
+
+def cumulative_tokens(rs: ResolvedScenario, capacity_gb: tuple[float, ...]) -> list[float]:
+    """[tokens] the capacity of the first ``k`` tiers, for each ``k`` (the tiers in the order
+    listed, fastest first)."""
+    return [capacity_tokens(rs, capacity_gb[: k + 1]) for k in range(len(capacity_gb))]
+
+
+def hit_shares(means: list[float]) -> tuple[float, ...] | None:
+    """Share of the hits each tier serves [-] from the mean hit rate at each cumulative
+    capacity: an LRU hierarchy keeps the most recently used blocks in the first tier, the next
+    in the second, and so on, so tier ``k`` serves the hits that a cache of the first ``k``
+    tiers has and one of the first ``k-1`` has not (None when nothing hits)."""
+    top = means[-1]
+    if top <= 0:
+        return None
+    prev = [0.0, *means[:-1]]
+    return tuple(max(m - p, 0.0) / top for m, p in zip(means, prev, strict=True))
+
+
+def capacity_tokens(rs: ResolvedScenario, capacity_gb: tuple[float, ...]) -> float:
+    """[tokens] the KV tokens ``capacity_gb`` (all tiers) holds for the scenario's model."""
+    from pddplan.deployment import model_numbers
+
+    kv = model_numbers(rs.model).kv_bytes_per_token
+    return sum(units.gb_to_bytes(c) for c in capacity_gb) / kv
+
+
+def study(
+    rs: ResolvedScenario,
+    *,
+    rate_rps: float | None = None,
+    max_bcr: bool = False,
+    progress: Progress | None = None,
+) -> CacheStudy:
+    """Each capacity option solved; the cheapest at the rate (or the highest BCR) chosen."""
+    section = rs.scenario.cache
+    if section is None:
+        raise ProfileError(
+            "the scenario has no cache: section (tiers and a hit-rate trace; docs/cache.md)",
+            file=rs.file,
+            key="cache",
+        )
+    opts = capacity_options(rs)
+    cums = [cumulative_tokens(rs, o) for o in opts]
+    toks = [c[-1] for c in cums]
+    uniq = sorted({t for c in cums for t in c})
+    hits = hit_rates_by_capacity(rs, uniq)
+    means = {t: float(np.mean(h)) for t, h in zip(uniq, hits, strict=True)}
+    rate = rate_rps if rate_rps is not None else rs.scenario.rate_rps
+    mode = "max-bcr" if max_bcr or rate is None else "rate"
+    out: list[CacheOption] = []
+    for k, (o, t) in enumerate(zip(opts, toks, strict=True)):
+        if progress:
+            progress(k, len(opts))
+        h = hits[uniq.index(t)]
+        rs_o = at_capacity(rs, o, h, hit_shares([means[c] for c in cums[k]]))
+        try:
+            outcome = solve_scenario(
+                rs_o, rate_rps=rate, baselines=False, max_bcr=(mode == "max-bcr")
+            )
+            solved = outcome.plan
+            plan: Plan | None = solved if solved.meets_sla else None
+            reason = "" if solved.meets_sla else "misses the SLA"
+        except InfeasibleError as exc:
+            plan, reason = None, str(exc)
+        out.append(CacheOption(o, t, float(np.mean(h)), plan, reason))
+    if progress:
+        progress(len(opts), len(opts))
+    return CacheStudy(
+        rs.scenario.name,
+        tuple(t.profile for t in section.tiers),
+        mode,
+        rate if mode == "rate" else None,
+        out,
+        choose(out, mode),
+    )
+
+
+def choose(options: list[CacheOption], mode: str) -> int | None:
+    """The option chosen: the least cost (``rate``) or the highest BCR (``max-bcr``); ties go
+    to the smaller capacity (the first listed)."""
+    ok = [i for i, o in enumerate(options) if o.plan is not None]
+    if not ok:
+        return None
+    if mode == "rate":
+        return min(
+            ok, key=lambda i: (options[i].cost_usd_per_hour, options[i].capacity_tokens_per_node)
+        )
+    return max(
+        ok, key=lambda i: (options[i].bcr_requests_per_usd, -options[i].capacity_tokens_per_node)
+    )
+
+
+def option_rows(st: CacheStudy) -> list[dict[str, Any]]:
+    """Flat, unit-suffixed rows, one per option."""
+    rows = []
+    for i, o in enumerate(st.options):
+        p = o.plan
+        row: dict[str, Any] = {
+            "chosen": i == st.chosen,
+            **{
+                f"{name}_gb_per_node": c
+                for name, c in zip(st.tiers, o.capacity_gb_per_node, strict=True)
+            },
+            "capacity_tokens_per_node": o.capacity_tokens_per_node,
+            "mean_hit_rate": o.mean_hit_rate,
+            "ttft_p50_s": p.prefill.ttft_s[0] if p else None,
+            "ttft_p99_s": p.prefill.ttft_s[2] if p else None,
+            "chips": sum(p.chips_of().values()) if p else None,
+            "p_instances": p.prefill.instances if p else None,
+            "rate_rps": p.rate_rps if p else None,
+            "chips_usd_per_hour": sum(p.role_cost_usd_per_hour.values()) if p else None,
+            "line_usd_per_hour": p.link_cost_usd_per_hour if p else None,
+            "cache_usd_per_hour": p.cache_cost_usd_per_hour if p else None,
+            "cost_usd_per_hour": p.cost_usd_per_hour if p else None,
+            "bcr_requests_per_usd": p.bcr_requests_per_usd if p else None,
+            "note": o.reason,
+        }
+        rows.append(row)
+    return rows
+
+
+def capacity_curve(rs: ResolvedScenario, capacities_tokens: list[float]) -> dict[str, Any]:
+    """The scenario's capacity curve (``{"capacity_tokens", "mean_hit_rate"}`` arrays, as
+    ``pddplan hitrate --curve-out`` writes and ``bathtub --capacity-curve`` reads) from its
+    ``cache.hit_rate`` source."""
+    hits = hit_rates_by_capacity(rs, capacities_tokens)
+    return {
+        "capacity_tokens": np.asarray(capacities_tokens, dtype=float),
+        "mean_hit_rate": np.asarray([float(np.mean(h)) for h in hits]),
+    }
