@@ -33,7 +33,7 @@ def cache_cmd(
     """Size the P nodes' prefix cache: each capacity option of the scenario's cache tiers,
     solved with its hit rate and load time; cost = chips + line + cache.
 
-    Example: pddplan cache examples/cache-tiers.yaml
+    Example: pddplan cache cache-tiers
     """
     from pddplan import api
 

@@ -236,6 +236,7 @@ PROFILE_FILES = {
     "models/qwen3-235b-a22b.yaml": _load(PROFILES / "models" / "qwen3-235b-a22b.yaml"),
     "workloads/agent-64k.yaml": BASE_WORKLOAD,
     "workloads/chat.yaml": _load(PROFILES / "workloads" / "chat.yaml"),
+    "caches/host-dram.yaml": _load(PROFILES / "caches" / "host-dram.yaml"),
 }
 SCENARIO_BASES: list[dict[str, Any]] = [
     BASE_SCENARIO,
@@ -314,8 +315,9 @@ def profile_cases(draw: st.DrawFn) -> Case:
             ]
         )
     )
-    # chat.yaml is not used by the default scenario: only validation must see its nonsense
-    used = rel != "workloads/chat.yaml" or cmd[0] == "profiles"
+    # chat.yaml and the cache profiles are not used by the default scenario: only validation
+    # must see their nonsense
+    used = rel not in ("workloads/chat.yaml", "caches/host-dram.yaml") or cmd[0] == "profiles"
     return Case(
         "profile",
         ["--profiles", "{tmp}/prof", *cmd],
@@ -858,7 +860,21 @@ def _horizon_base() -> dict[str, Any]:
     return {**doc, "load": load}
 
 
+def _cache_base() -> dict[str, Any]:
+    """The bundled cache-tier example cut to three capacities and 2,000 session requests (the
+    full example takes about 3 s of CPU)."""
+    doc = _load(ROOT / "examples" / "cache-tiers.yaml")
+    cache = dict(doc["cache"])
+    cache["tiers"] = [
+        {"profile": "host-dram", "capacity_gb_per_node": [0, 256]},
+        {"profile": "local-nvme", "capacity_gb_per_node": [4096]},
+    ]
+    cache["hit_rate"] = {**cache["hit_rate"], "sessions": {"requests": 2000, "seed": 0}}
+    return {**doc, "cache": cache}
+
+
 TOPOLOGY_BASE = _load(ROOT / "examples" / "topologies" / "national.yaml")
+CACHE_BASE = _cache_base()
 HORIZON_BASE = _horizon_base()
 
 
@@ -883,6 +899,25 @@ def horizon_cases(draw: st.DrawFn) -> Case:
     return Case("horizon", argv, {"h.yaml": dump(full)}, nonsense=nonsense, where=("h.yaml", *keys))
 
 
+@st.composite
+def cache_cases(draw: st.DrawFn) -> Case:
+    """``cache`` (and ``solve`` and ``bathtub``) on a mutated ``cache:`` section (tiers, their
+    capacities, the hit-rate source)."""
+    doc, nonsense, keys = draw(mutated({"cache": CACHE_BASE["cache"]}))
+    full = {**CACHE_BASE, **doc}
+    cmd = draw(
+        st.sampled_from(
+            [
+                ["cache", "c.yaml", "-f", "json"],
+                ["cache", "c.yaml", "-f", "csv", "--max-bcr"],
+                ["solve", "c.yaml", "-f", "json"],
+                ["profiles", "validate", "c.yaml"],
+            ]
+        )
+    )
+    return Case("cache", cmd, {"c.yaml": dump(full)}, nonsense=nonsense, where=("c.yaml", *keys))
+
+
 SURFACES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {
     "scenario": scenario_cases,
     "profile": profile_cases,
@@ -901,6 +936,7 @@ SURFACES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {
     "report": report_cases,
     "topology": topology_cases,
     "horizon": horizon_cases,
+    "cache": cache_cases,
 }
 
 
