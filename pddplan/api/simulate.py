@@ -57,6 +57,7 @@ def simulate(
     cfg = _config(validate_args(SimulateOptions, locals()), trace)
     from pddplan.results.simulate import SimulateResult, stability_verdict
     from pddplan.sim import simulate as run_simulation
+    from pddplan.sim.compare import closed_forms_beside
     from pddplan.sim.policies import resolve_handover
 
     ls = load(scenario, overrides, profiles)
@@ -88,34 +89,6 @@ def _config(o: SimulateOptions, trace: PathLike | None) -> SimConfig:
     if trace is not None and o.sample != "classes":
         raise OptionError("sample", "does not apply to a trace, which replays its own requests")
     return SimConfig(**o.model_dump())
-
-
-def closed_forms_beside(
-    problem: Problem, splan: SimPlan, res: Any
-) -> tuple[Any, Any, Any, list[str]]:
-    """The closed forms at the simulated rate beside the simulation's figures: ``(closed,
-    figures, comparison rows, regime notes)``; the rows are
-    :func:`pddplan.sim.compare.comparison_rows` (``metric, closed_form, simulated, gap_pct,
-    flag, ...``). The one comparison of ``simulate`` and ``topology --simulate``."""
-    from pddplan.sim.compare import (
-        closed_form_figures,
-        closed_form_plan,
-        comparison_rows,
-        regime_warning_for_plan,
-        with_rate,
-    )
-    from pddplan.sim.figures import SimFigures
-
-    at_rate = with_rate(splan, res.rate_rps)
-    cf_plan = closed_form_plan(problem, at_rate, res.rate_rps)
-    closed = closed_form_figures(problem, cf_plan)
-    figures = SimFigures.from_engine(res.figures)
-    rows = comparison_rows(closed, figures)
-    notes = [
-        "closed forms: " + w.replace("; check with `pddplan simulate`", "")
-        for w in regime_warning_for_plan(problem, cf_plan)
-    ]
-    return closed, figures, rows, notes
 
 
 def _plan(

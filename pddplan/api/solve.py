@@ -98,9 +98,19 @@ def solve(
             lambda ov: ls.source.resolve({**ls.overrides, **ov}), ls.resolved, out
         )
     res = solve_result(out, explain=o.explain, verdict=verdict)
+    if ls.resolved.caches and ls.resolved.cache_capacity_gb is None:
+        res = replace(res, warnings=[*res.warnings, CACHE_NOT_SIZED])
     chosen = rate_rps is not None or budget_usd_per_hour is not None or max_bcr
     note = None if chosen else trace_rate_note(ls)
     return replace(res, trace_rate_note=note) if note else res
+
+
+#: The warning of a solve of a scenario with ``cache:`` tiers, which only ``pddplan cache`` sizes.
+CACHE_NOT_SIZED = (
+    "the scenario's cache: tiers are not sized by solve: this plan takes the workload's hit "
+    "rates with every hit already in HBM and no cache cost; `pddplan cache SCENARIO` solves "
+    "each capacity option of the tiers (hit rate, load time and price) and picks the best"
+)
 
 
 def solve_result(

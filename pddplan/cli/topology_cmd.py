@@ -73,9 +73,10 @@ def topology_cmd(
     a MILP (HiGHS) chooses shares and leased lines within the sites' chips and the lines'
     limits.
 
-    Example: pddplan topology pdd-paper --format md; in a checkout of the repository (the
-    example is not bundled): pddplan topology examples/topologies/national.yaml --resilient
-    --simulate 20000 --plot topology.png
+    Example: pddplan topology pdd-paper --format md
+
+    In a checkout of the repository (the national example is not bundled): pddplan topology
+    examples/topologies/national.yaml --resilient --simulate 20000 --plot topology.png
     """
     from pddplan import api
     from pddplan.report.plots import check_plot_path

@@ -499,3 +499,22 @@ def with_rate(splan: SimPlan, rate_rps: float) -> SimPlan:
     if math.isclose(rate_rps, splan.rate_rps, rel_tol=1e-12):
         return splan
     return replace(splan, rate_rps=rate_rps, plan=None)
+
+
+def closed_forms_beside(
+    problem: Problem, splan: SimPlan, res: Any
+) -> tuple[Any, Any, Any, list[str]]:
+    """The closed forms at the simulated rate beside the simulation's figures: ``(closed,
+    figures, comparison rows, regime notes)``; the rows are
+    :func:`pddplan.sim.compare.comparison_rows` (``metric, closed_form, simulated, gap_pct,
+    flag, ...``). The one comparison of ``simulate`` and ``topology --simulate``."""
+    at_rate = with_rate(splan, res.rate_rps)
+    cf_plan = closed_form_plan(problem, at_rate, res.rate_rps)
+    closed = closed_form_figures(problem, cf_plan)
+    figures = SimFigures.from_engine(res.figures)
+    rows = comparison_rows(closed, figures)
+    notes = [
+        "closed forms: " + w.replace("; check with `pddplan simulate`", "")
+        for w in regime_warning_for_plan(problem, cf_plan)
+    ]
+    return closed, figures, rows, notes

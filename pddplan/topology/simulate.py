@@ -4,7 +4,7 @@ closed forms.
 Every pipeline of a plan is an ordinary two-site (or one-site) scenario with its own fleet, so
 it is simulated as ``pddplan simulate`` simulates a plan (:func:`pddplan.sim.simulate`) at the
 rate it carries, and compared with the closed forms at that rate by the one comparison of
-``simulate`` (:func:`pddplan.api.simulate.closed_forms_beside`). Under a single line failure
+``simulate`` (:func:`pddplan.sim.compare.closed_forms_beside`). Under a single line failure
 the pipelines that take the lost share are simulated again at their rate after the failure
 (:func:`pddplan.topology.line_failures`); the others run as in the plan.
 
@@ -102,7 +102,7 @@ def simulate_pipeline(
     o: Option, rate_rps: float, requests: int, seed: int, line_down: str | None = None
 ) -> SimulatedPipeline:
     """Option ``o``'s fleet simulated at ``rate_rps``, beside the closed forms there."""
-    from pddplan.api.simulate import closed_forms_beside
+    from pddplan.sim.compare import closed_forms_beside
     from pddplan.sim import SimConfig, SimPlan, simulate
 
     problem = o.plan.problem
