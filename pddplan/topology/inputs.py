@@ -18,7 +18,7 @@ from pddplan.spec.topology import Line, Site, TopologyScenario, TrafficSource
 from pddplan.spec.validation import YamlDoc
 
 #: Keys of a topology file that are not the scenario keys shared by its pipelines.
-TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels")
+TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels", "resilience")
 
 
 @dataclass(frozen=True)

@@ -71,3 +71,42 @@ def test_bad_topology(case: str, tmp_path: Path) -> None:
     assert len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.stderr
     assert not out.exists() and res.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("block", "words"),
+    [
+        ({"line_bandwidth_loss_share": 1.0}, "resilience.line_bandwidth_loss_share"),
+        ({"site_chip_loss_share": 0}, "resilience.site_chip_loss_share"),
+        ({"site_chips": 0.5}, "resilience.site_chips"),
+    ],
+)
+def test_bad_resilience_block(block: dict[str, Any], words: str, tmp_path: Path) -> None:
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(_broken(lambda d: d.update(resilience=block))))
+    res = run("topology", str(f), "--format", "json")
+    assert res.returncode != 0
+    assert words in res.stderr and str(f) in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_partial_failures_in_the_table(tmp_path: Path) -> None:
+    doc = _broken(
+        lambda d: d.update(
+            resilience={"line_bandwidth_loss_share": 0.5, "site_chip_loss_share": 0.25}
+        )
+    )
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    res = run("topology", str(f), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)["failures"]
+    kinds = [r["kind"] for r in rows]
+    assert kinds.count("line") == kinds.count("line bandwidth") == len(doc["lines"])
+    assert kinds.count("site chips") == len(doc["sites"])
+    assert all({"failed", "moved_to", "survives", "breaks"} <= set(r) for r in rows)
+    # the national sites' rent limits leave no plan that survives a quarter of a site's chips
+    res = run("topology", str(f), "--resilient")
+    assert res.returncode == 3
+    assert "no plan survives a failure of" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
