@@ -110,6 +110,12 @@ def _sweep_source(
     tsrc = topology_source(scenario, profiles)
     if tsrc is not None:
         ov = copy_overrides(overrides)
+        if any(k.startswith("inventory.") for k in ov):
+            raise OptionError(
+                "own",
+                "and max_chips apply to a two-site scenario; a topology file gives each "
+                "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit",
+            )
         tsrc.resolve(ov)
         return tsrc, ov
     ls = load(scenario, overrides, profiles)
