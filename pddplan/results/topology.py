@@ -96,25 +96,6 @@ class TopologyResult(Result):
             )
         return rows
 
-    def summary_row(self) -> Row:
-        """The plan in one row (a ``sweep`` point of a topology): cost, pipelines and flows
-        (``source:P->MD share``), lines leased, the highest line utilization and TTFT p99, and
-        how many single failures it survives."""
-        tp = self.plan
-        flows = self.flow_rows()
-        return {
-            "cost_usd_per_hour": tp.cost_usd_per_hour,
-            "pipelines": len(tp.chosen),
-            "flows": "; ".join(
-                f"{r['source']}:{r['p_site']}->{r['md_site']} {r['share']:.3g}" for r in flows
-            ),
-            "lines_leased": sum(o.lines for o in tp.chosen),
-            "line_utilization_max": max((r["line_utilization"] for r in flows), default=0.0),
-            "max_ttft_p99_s": max((r["ttft_p99_s"] for r in flows), default=0.0),
-            "failures_survived": sum(1 for f in tp.failures if f.survives),
-            "failures": len(tp.failures),
-        }
-
     def sim_rows(self) -> list[Row]:
         """One row per pipeline simulated: in the plan, then under each line failure."""
         assert self.sim is not None

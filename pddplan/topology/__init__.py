@@ -8,6 +8,7 @@ docs/topology.md states the model and its assumptions.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.spec.topology import Line, Site, TrafficSource
@@ -47,6 +48,32 @@ class TopologyPlan:
     line_specs: list[Line]
     #: the cheapest plan without resilience, when this one is resilient [USD/h]
     plain_cost_usd_per_hour: float | None = None
+
+    def summary_row(self) -> dict[str, Any]:
+        """The plan in one row (a ``sweep`` point of a topology): cost, pipelines and flows
+        (``source:P->MD share``), lines leased, the highest line utilization and TTFT p99 of
+        its pipelines, and how many single failures it survives."""
+        flows = []
+        for o in self.chosen:
+            pipe = self.pipelines[o.pipeline]
+            flows.append(
+                f"{o.source}:{pipe.p_site}->{pipe.m_site} {self.carried_share[o.pipeline]:.3g}"
+            )
+        return {
+            "cost_usd_per_hour": self.cost_usd_per_hour,
+            "pipelines": len(self.chosen),
+            "flows": "; ".join(flows),
+            "lines_leased": sum(o.lines for o in self.chosen),
+            "line_utilization_max": max(
+                (float(o.plan.route.link_utilization) for o in self.chosen if o.line),
+                default=0.0,
+            ),
+            "max_ttft_p99_s": max(
+                (float(o.plan.prefill.ttft_s[2]) for o in self.chosen), default=0.0
+            ),
+            "failures_survived": sum(1 for f in self.failures if f.survives),
+            "failures": len(self.failures),
+        }
 
 
 def market_of(ti: TopologyInput) -> Market:

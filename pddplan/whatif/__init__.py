@@ -10,7 +10,7 @@ A topology file (``sites:``) is swept the same way over its own keys (an entry o
 ``lines`` or ``traffic`` by name or index: ``traffic.north.rate_rps``,
 :func:`pddplan.io.overrides.topology_patch`): each point is planned by the topology planner
 (:func:`pddplan.topology.plan_topology`), its row the plan's summary
-(:meth:`pddplan.results.topology.TopologyResult.summary_row`).
+(:meth:`pddplan.topology.TopologyPlan.summary_row`).
 """
 
 from __future__ import annotations
@@ -182,7 +182,6 @@ def _topology_row(
     src: TopologySource, overrides: Mapping[str, Any], row: dict[str, Any]
 ) -> dict[str, Any]:
     """A topology sweep row: the topology planner's least-cost plan at the point."""
-    from pddplan.results.topology import TopologyResult
     from pddplan.topology import plan_topology
 
     try:
@@ -193,7 +192,7 @@ def _topology_row(
     except PddplanError as exc:
         row.update(feasible=False, binding=f"error: {exc}")
         return row
-    row.update(TopologyResult(tp).summary_row())
+    row.update(tp.summary_row())
     row["feasible"] = True
     row["binding"] = ""
     return row
