@@ -126,10 +126,8 @@ class TopologyResult(Result):
 
     def report(self) -> Report:
         tp = self.plan
-        partial = any(f.kind != "line" for f in tp.failures)
-        kind = "failure" if partial else "line failure"
-        what = f"surviving any single {kind}" if tp.resilient else "least cost"
-        title = f"topology plan for {tp.spec_name} ({what})"
+        kind = tp.failure_kind
+        title = f"topology plan for {tp.spec_name} ({tp.objective})"
         answer = [f"Cost {tp.cost_usd_per_hour:.2f} $/h over {len(tp.chosen)} pipelines."]
         payload: dict[str, Any] = {
             "scenario": tp.spec_name,

@@ -49,6 +49,17 @@ class TopologyPlan:
     #: the cheapest plan without resilience, when this one is resilient [USD/h]
     plain_cost_usd_per_hour: float | None = None
 
+    @property
+    def failure_kind(self) -> str:
+        """What its N-1 set is made of, in words: ``line failure``, or ``failure`` when it
+        holds partial failures too."""
+        return "failure" if any(f.kind != "line" for f in self.failures) else "line failure"
+
+    @property
+    def objective(self) -> str:
+        """What the plan is, in words: ``least cost``, ``surviving any single line failure``."""
+        return f"surviving any single {self.failure_kind}" if self.resilient else "least cost"
+
     def summary_row(self) -> dict[str, Any]:
         """The plan in one row (a ``sweep`` point of a topology): cost, pipelines and flows
         (``source:P->MD share``), lines leased, the highest line utilization and TTFT p99 of

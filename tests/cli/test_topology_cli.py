@@ -110,3 +110,36 @@ def test_partial_failures_in_the_table(tmp_path: Path) -> None:
     assert res.returncode == 3
     assert "no plan survives a failure of" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+SMALL = EXAMPLE.parent / "three-sites-n1.yaml"
+
+
+def test_sweep_and_report_take_a_topology(tmp_path: Path) -> None:
+    res = run("sweep", str(SMALL), "--set", "traffic.s.rate_rps=0.3,0.6", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    points = json.loads(res.stdout)["points"]
+    assert [p["traffic.s.rate_rps"] for p in points] == [0.3, 0.6]
+    assert all(p["feasible"] and p["cost_usd_per_hour"] > 0 for p in points)
+    page = tmp_path / "plan.md"
+    res = run("report", str(SMALL), "-o", str(page))
+    assert res.returncode == 0, res.stderr
+    assert "## line failures (N-1)" in page.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("sweep", str(SMALL), "--set", "traffic.t.rate_rps=1"), "traffic has no entry 't'"),
+        (("sweep", str(SMALL), "--set", "share_levels=0,2"), "overrides: share_levels"),
+        (("report", str(SMALL), "--rate", "2"), "--rate applies to a two-site scenario"),
+        (("solve", str(SMALL)), "is a topology file (sites:)"),
+        (("breakeven", str(SMALL)), "is a topology file (sites:)"),
+        (("robust", str(SMALL)), "is a topology file (sites:)"),
+    ],
+)
+def test_topology_given_where_it_does_not_fit(args: tuple[str, ...], words: str) -> None:
+    res = run(*args)
+    assert res.returncode == 2, res.stderr
+    assert words in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
