@@ -131,7 +131,10 @@ def test_sweep_and_report_take_a_topology(tmp_path: Path) -> None:
     ("args", "words"),
     [
         (("sweep", str(SMALL), "--set", "traffic.t.rate_rps=1"), "traffic has no entry 't'"),
-        (("sweep", str(SMALL), "--set", "share_levels=0,2"), "overrides: share_levels"),
+        (
+            ("sweep", str(SMALL), "--set", "share_levels=0,2"),
+            "--set share_levels=0: Input should be greater than or equal to 1",
+        ),
         (("report", str(SMALL), "--rate", "2"), "--rate applies to a two-site scenario"),
         (("solve", str(SMALL)), "is a topology file (sites:)"),
         (("breakeven", str(SMALL)), "is a topology file (sites:)"),
