@@ -14,6 +14,7 @@ from pddplan.api.whatif import sweep
 if TYPE_CHECKING:
     from pddplan.io.loader import ResolvedScenario
     from pddplan.results import PlanReportResult
+    from pddplan.results.topology import TopologyResult
 
 _D = ReportOptions()
 
@@ -28,13 +29,38 @@ def plan_report(
     own: Mapping[str, int] | None = None,
     bandwidths_gbit_per_s: Sequence[float] | None = _D.bandwidths_gbit_per_s,
     hit_rate_shifts: Sequence[float] = _D.hit_rate_shifts,
-) -> PlanReportResult:
+) -> PlanReportResult | TopologyResult:
     """Everything a procurement report shows (:class:`~pddplan.results.planreport.
     PlanReportResult`): the plan with its classes and baselines, the bathtub on it, a line
     bandwidth x hit-rate shift sweep (default bandwidths: a quarter, half, the scenario's and
-    twice it, those the line's price model prices), the assumptions with their sources (estimates flagged) and the warnings."""
+    twice it, those the line's price model prices), the assumptions with their sources (estimates flagged) and the warnings.
+
+    Given a topology file (``sites:``), the topology planner's plan
+    (:func:`pddplan.api.topology.topology`, ``overrides`` on the file's keys): its flows, sites,
+    lines and failures tables, and its picture on the page; the options of a two-site plan
+    (``rate_rps``, ``max_chips``, ``own``, bandwidths, hit-rate shifts) do not apply to it.
+    """
+    from pddplan.api.whatif import topology_source
     from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH
     from pddplan.results.planreport import PlanReportResult as Result
+
+    if topology_source(scenario, profiles) is not None:
+        from pddplan.api.topology import topology
+        from pddplan.errors import OptionError
+
+        given = {
+            "rate_rps": rate_rps is not None,
+            "max_chips": bool(max_chips),
+            "own": bool(own),
+            "bandwidths_gbit_per_s": bandwidths_gbit_per_s is not None,
+            "hit_rate_shifts": tuple(hit_rate_shifts) != tuple(_D.hit_rate_shifts),
+        }
+        for name, on in given.items():
+            if on:
+                raise OptionError(
+                    name, "applies to a two-site scenario, not a topology file (sites:)"
+                )
+        return topology(str(scenario), overrides=overrides, profiles=profiles)
 
     sol = solve(
         scenario,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pddplan.api.scenario import PathLike, Profiles, registry
+from pddplan.api.scenario import Overrides, PathLike, Profiles, registry
 
 if TYPE_CHECKING:
     from pddplan.results.topology import TopologyResult
@@ -19,6 +19,7 @@ def topology(
     executor: str = "local",
     jobs: int = 1,
     scheduler: str | None = None,
+    overrides: Overrides = None,
     profiles: Profiles = None,
 ) -> TopologyResult:
     """Plan a topology (sites, lines, traffic sources; docs/topology.md), or a two-site scenario
@@ -31,8 +32,12 @@ def topology(
     Parameters
     ----------
     scenario : a topology or scenario file, or a bundled scenario's name.
-    resilient : the cheapest plan that serves every source after any single line failure; the
-        result also gives the cost of the plan that need not (the cost of resilience).
+    resilient : the cheapest plan that serves every source after any single failure (a line
+        down and the partial failures of the file's ``resilience:``); the result also gives
+        the cost of the plan that need not (the cost of resilience).
+    overrides : ``{"dotted.path": value}`` on a topology file's keys (an entry of ``sites``,
+        ``lines`` or ``traffic`` by name or index: ``traffic.north.rate_rps``), validated as
+        the file with them would be (:func:`pddplan.io.overrides.topology_patch`).
 
     Raises
     ------
@@ -49,7 +54,20 @@ def topology(
     if simulate is not None:
         check_requests(simulate)  # before anything is planned
     ex = make_executor(executor, jobs=jobs, scheduler=scheduler)  # checked before reading
-    ti = read_topology(str(scenario), registry(profiles))
+    reg = registry(profiles)
+    if overrides:
+        from pddplan.errors import OptionError
+        from pddplan.io.overrides import copy_overrides
+        from pddplan.topology.inputs import TopologySource
+
+        src = TopologySource.open(str(scenario), reg)
+        if src is None:
+            raise OptionError(
+                "overrides", "apply to a topology file (sites:); a two-site scenario is solved"
+            )
+        ti = src.resolve(copy_overrides(overrides))
+    else:
+        ti = read_topology(str(scenario), reg)
     with ex:
         opts = size_options(ti, ex)
     tp = plan_topology(ti, resilient=resilient, options=opts)

@@ -14,6 +14,7 @@ from pddplan.executors import Progress
 
 if TYPE_CHECKING:
     from pddplan.results import BreakevenResult, SweepResult
+    from pddplan.topology.inputs import TopologySource
 
 Axes = Mapping[str, Sequence[Any]] | Sequence[tuple[str, Sequence[Any]]]
 
@@ -76,19 +77,49 @@ def sweep(
         SweepOptions, baselines=baselines, jobs=jobs, executor=executor, scheduler=scheduler
     )
     ax = _axes(axes)
-    ls = load(scenario, overrides, profiles)
-    check_axes(ls.source, ls.overrides, ax)
+    src, ov = _sweep_source(scenario, overrides, profiles)
+    check_axes(src, ov, ax)
     if o.executor != "local" or o.scheduler is not None:
         from pddplan.executors import make_executor
         from pddplan.whatif import sweep_on
 
         with make_executor(o.executor, jobs=o.jobs, scheduler=o.scheduler) as ex:
-            rows = sweep_on(ex, ls.source, ls.overrides, ax, baselines=o.baselines)
+            rows = sweep_on(ex, src, ov, ax, baselines=o.baselines)
     else:
-        rows = sweep_rows(
-            ls.source, ls.overrides, ax, jobs=o.jobs, progress=progress, baselines=o.baselines
-        )
+        rows = sweep_rows(src, ov, ax, jobs=o.jobs, progress=progress, baselines=o.baselines)
     return SweepResult({a.path: list(a.values) for a in ax}, rows)
+
+
+def topology_source(scenario: ScenarioLike, profiles: Profiles) -> TopologySource | None:
+    """The source of ``scenario`` when it is a topology file (``sites:``), else None."""
+    from pddplan.api.scenario import LoadedScenario, registry
+    from pddplan.topology.inputs import TopologySource
+
+    if scenario is None or isinstance(scenario, LoadedScenario):
+        return None
+    return TopologySource.open(str(scenario), registry(profiles))
+
+
+def _sweep_source(
+    scenario: ScenarioLike, overrides: Overrides, profiles: Profiles
+) -> tuple[Any, Mapping[str, Any]]:
+    """What a sweep evaluates and its fixed overrides: a topology file's source (its points
+    planned by the topology planner), or the loaded scenario's."""
+    from pddplan.io.overrides import copy_overrides
+
+    tsrc = topology_source(scenario, profiles)
+    if tsrc is not None:
+        ov = copy_overrides(overrides)
+        if any(k.startswith("inventory.") for k in ov):
+            raise OptionError(
+                "own",
+                "and max_chips apply to a two-site scenario; a topology file gives each "
+                "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit",
+            )
+        tsrc.resolve(ov)
+        return tsrc, ov
+    ls = load(scenario, overrides, profiles)
+    return ls.source, ls.overrides
 
 
 def breakeven(

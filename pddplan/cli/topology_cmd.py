@@ -25,8 +25,9 @@ def topology_cmd(
         bool,
         typer.Option(
             "--resilient",
-            help="The cheapest plan that still serves every source after any single line "
-            "failure; also reports the cost of resilience.",
+            help="The cheapest plan that still serves every source after any single failure "
+            "(a line down, and the file's resilience: partial failures); also reports the cost "
+            "of resilience.",
         ),
     ] = False,
     simulate: Annotated[
@@ -67,7 +68,7 @@ def topology_cmd(
     out: common.Output,
 ) -> None:
     """Least-cost plan of a many-datacenter topology: per-flow, per-site, per-line and
-    single-line-failure tables (docs/topology.md).
+    single-failure tables (docs/topology.md).
 
     Each pipeline (source, P site, MD site) is sized by the plan builder at each share level;
     a MILP (HiGHS) chooses shares and leased lines within the sites' chips and the lines'

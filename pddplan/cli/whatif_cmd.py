@@ -68,7 +68,9 @@ def sweep_cmd(
     PATH is a dotted key: a scenario key (rate_rps, sla.ttft_p99_s, serving.chunk_size_tokens),
     or a key of a named profile (link.bandwidth_gbit_per_s, chips.gpu-b.price_usd_per_hour,
     workload.hit_rate.shift, model.dtypes.kv_cache). Infeasible points are rows with the binding
-    constraint.
+    constraint. A topology file (sites:) is planned by the topology planner at each point, PATH
+    a key of the file (traffic.NAME.rate_rps, lines.NAME.max_count,
+    sites.NAME.chips.CHIP.rental_usd_per_hour; docs/topology.md).
 
     Example: pddplan sweep --set link.bandwidth_gbit_per_s=25,50,100 --set chips.gpu-b.price_usd_per_hour=2.4,2.6 -f csv
     """
@@ -84,6 +86,13 @@ def sweep_cmd(
         check_plot_path(Path(plot))
         if len(grid) > 2:
             raise UsageError("--plot draws one or two swept parameters")
+        from pddplan.api.whatif import topology_source
+
+        if topology_source(scenario, common.State.profile_dirs) is not None:
+            raise UsageError(
+                "--plot draws a two-site plan's BCR; a topology's sweep rows give its cost: "
+                "write them with -f csv"
+            )
     inventory = inventory_overrides(
         parse_counts(own, "own", least=0), parse_counts(max_chips, "max_chips")
     )

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pddplan.errors import OverrideError, ProfileError, did_you_mean
+from pddplan.errors import OverrideError, ProfileError, TopologyError, did_you_mean
 from pddplan.io.loader import (
     Registry,
     ResolvedScenario,
@@ -256,7 +256,15 @@ class ScenarioSource:
 
     @classmethod
     def open(cls, name_or_path: str | None, registry: Registry) -> ScenarioSource:
+        """A two-site scenario file's source; a topology file (``sites:``) is a TopologyError
+        saying which commands take it."""
         doc = read_yaml(registry.scenario_path(name_or_path))
+        if isinstance(doc.data, dict) and "sites" in doc.data:
+            raise TopologyError(
+                "is a topology file (sites:), and this command plans one two-site scenario: "
+                "plan it with `pddplan topology`, or give it to `sweep` or `report`",
+                file=doc.file,
+            )
         return cls(doc=doc, registry=registry)
 
     @property
@@ -352,3 +360,85 @@ def current_value(rs: ResolvedScenario, path: str) -> Any:
         if obj is None:
             return None
     return obj
+
+
+# ------------------------------------------------------------------ topology documents
+
+#: Lists of a topology file whose entries a PATH names by ``name`` (a line also by its
+#: ``SITE-SITE`` label) or by index: ``traffic.north.rate_rps``, ``lines.0.max_count``.
+TOPOLOGY_LISTS = ("sites", "lines", "traffic")
+
+
+def _entry_name(kind: str, entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return None
+    if entry.get("name"):
+        return str(entry["name"])
+    sites = entry.get("sites")
+    if kind == "lines" and isinstance(sites, list) and len(sites) == 2:
+        return f"{sites[0]}-{sites[1]}"
+    return None
+
+
+def topology_patch(data: Mapping[str, Any], path: str, value: Any) -> tuple[dict[str, Any], str]:
+    """A topology document with ``path`` set to ``value`` (``data`` is not modified), and the
+    key the path names in the document (entries by index: ``traffic.0.rate_rps``), as the
+    loader names keys in its errors.
+
+    A PATH is a dotted key of the file: ``share_levels``, ``serving.link_utilization_cap``,
+    ``resilience.site_chip_loss_share``; an entry of ``sites``, ``lines`` or ``traffic`` by its
+    name (a line by ``SITE-SITE`` too) or index, then a key of it
+    (``traffic.north.rate_rps``, ``lines.beijing-tianjin.link_numbers.bandwidth_gbit_per_s``,
+    ``sites.tianjin.chips.gpu-b.rental_usd_per_hour``). A key the file lacks is added; the
+    schema then rejects one it does not know (the file's message).
+
+    Raises
+    ------
+    OverrideError : an entry no list has (with a did-you-mean), or a path into a value that is
+        not a mapping.
+    """
+    if not isinstance(path, str) or not path:
+        raise OverrideError("an override key must be a dotted path", key=str(path))
+    parts = path.split(".")
+    out = copy.deepcopy(dict(data))
+    cur: Any = out
+    doc_key: list[str] = []
+    i = 0
+    while i < len(parts) - 1:
+        part = parts[i]
+        if not isinstance(cur, dict):
+            raise OverrideError(f"{'.'.join(doc_key)} is not a mapping", key=path, unknown_key=True)
+        nxt = cur.setdefault(part, {})
+        doc_key.append(part)
+        if i == 0 and part in TOPOLOGY_LISTS and isinstance(nxt, list):
+            i += 1
+            want = parts[i]
+            if i == len(parts) - 1:
+                raise OverrideError(
+                    f"names an entry of {part}; give a key of it ({path}.KEY)", key=path
+                )
+            names = [_entry_name(part, e) for e in nxt]
+            if want in names:
+                k = names.index(want)
+            elif want.isdigit() and int(want) < len(nxt):
+                k = int(want)
+            else:
+                known = [n for n in names if n]
+                hint = did_you_mean(want, known)
+                raise OverrideError(
+                    f"{part} has no entry {want!r}{hint} (give a name or an index below "
+                    f"{len(nxt)})",
+                    key=path,
+                    unknown_key=True,
+                )
+            cur = nxt[k]
+            doc_key.append(str(k))
+            i += 1
+            continue
+        cur = nxt
+        i += 1
+    if not isinstance(cur, dict):
+        raise OverrideError(f"{'.'.join(doc_key)} is not a mapping", key=path, unknown_key=True)
+    cur[parts[-1]] = copy.deepcopy(value)
+    doc_key.append(parts[-1])
+    return out, ".".join(doc_key)

@@ -112,9 +112,16 @@ def png_of(draw: Callable[[Path], None]) -> bytes | None:
 
 
 def images(res: Any) -> dict[str, bytes | None]:
-    """The report's figures as PNG bytes: the bathtub and the sweep's heatmap."""
+    """The report's figures as PNG bytes: the bathtub and the sweep's heatmap; a topology
+    plan's picture (``pddplan topology --plot``)."""
     from pddplan.report.plots import bathtub_plot, sweep_plot
     from pddplan.results.planreport import BANDWIDTH_PATH, SHIFT_PATH
+    from pddplan.results.topology import TopologyResult
+
+    if isinstance(res, TopologyResult):
+        from pddplan.report.topology_plot import topology_plot
+
+        return {"topology": png_of(lambda p: topology_plot(res, p))}
 
     b = res.bathtub
     return {
@@ -140,6 +147,10 @@ def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
     rep = reader_report(res.report())
     by = {s.slug: s for s in rep.sections}
     esc = html.escape
+    from pddplan.results.topology import TopologyResult
+
+    if isinstance(res, TopologyResult):
+        return _plain_html(rep, pngs)
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{esc(rep.title)}</title><style>{CSS}</style></head><body>",
@@ -187,6 +198,40 @@ def render_html(res: Any, pngs: dict[str, bytes | None]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _plain_html(rep: Any, pngs: dict[str, bytes | None]) -> str:
+    """A page of a report's answer, its images, then each section as a table (a topology
+    plan's flows, sites, lines and failures)."""
+    esc = html.escape
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{esc(rep.title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(rep.title)}</h1>",
+        "<div class='key'>" + "".join(f"<p>{esc(s)}</p>" for s in rep.answer) + "</div>",
+    ]
+    for key, data in pngs.items():
+        if data:
+            b64 = base64.b64encode(data).decode("ascii")
+            parts.append(f"<img alt='{esc(key)}' src='data:image/png;base64,{b64}'>")
+        else:
+            parts.append(
+                "<p class='muted'>(plot not drawn: install the plot extra, matplotlib)</p>"
+            )
+    for sec in rep.sections:
+        parts.append(f"<section id='{esc(sec.slug)}'><h2>{esc(sec.title)}</h2>")
+        parts.append(_table(sec) + "</section>")
+    if rep.warnings:
+        parts.append(
+            "<section id='warnings'><h2>Warnings</h2><ul>"
+            + "".join(f"<li>{esc(w)}</li>" for w in rep.warnings)
+            + "</ul></section>"
+        )
+    parts.append(
+        "<p class='muted'>Made by pddplan, an analytical model: the figures are predictions "
+        "under the assumptions of its profiles, not measurements.</p></body></html>"
+    )
+    return "\n".join(parts) + "\n"
+
+
 def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
     """Markdown, written for a reader like the page; the images are written beside ``out``
     (``NAME-bathtub.png``, ...)."""
@@ -196,7 +241,7 @@ def render_markdown(res: Any, pngs: dict[str, bytes | None], out: Path) -> str:
     rep = reader_report(res.report())
     lines = [f"# {md_escape(rep.title)}", ""]
     lines += [f"- {md_escape(s)}" for s in rep.answer] + [""]
-    for key in ("bathtub", "sweep"):
+    for key in pngs:
         data = pngs.get(key)
         if data:
             name = f"{out.stem}-{key}.png"

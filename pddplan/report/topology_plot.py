@@ -207,8 +207,7 @@ def topology_plot(res: TopologyResult, path: Path) -> None:
     ]
     fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False,
                title="flows: P site -> MD site, share of the source's rate")  # fmt: skip
-    what = "surviving any single line failure" if tp.resilient else "least cost"
-    ax.set_title(f"{tp.spec_name}: {tp.cost_usd_per_hour:.2f} $/h ({what})")
+    ax.set_title(f"{tp.spec_name}: {tp.cost_usd_per_hour:.2f} $/h ({tp.objective})")
     ax.set_aspect("equal", adjustable="datalim")
     ax.margins(0.15)
     ax.set_xticks([])

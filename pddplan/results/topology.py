@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pddplan.results.base import Report, Result, Row, Section
 
 if TYPE_CHECKING:
-    from pddplan.topology import TopologyPlan
+    from pddplan.topology import Failure, TopologyPlan
     from pddplan.topology.simulate import SimulatedPipeline, TopologySim
 
 
@@ -102,28 +102,32 @@ class TopologyResult(Result):
         return [_sim_row(p) for p in self.sim.all_pipelines()]
 
     def failure_rows(self) -> list[Row]:
+        """One row per single failure. With partial failures in the set (``resilience:``) the
+        row names its kind and what failed; without, the line down (as before there were)."""
         rows: list[Row] = []
         simulated = {f.line: f for f in self.sim.failures} if self.sim is not None else {}
+        # FailureSim.line is the failure's label (a line's name for a whole line down)
+        partial = any(f.kind != "line" for f in self.plan.failures)
         for f in self.plan.failures:
             lost = sum(v[0] for v in f.sources.values())
+            what: Row = {"kind": f.kind, "failed": f.label} if partial else {"line_down": f.line}
             rows.append(
                 {
-                    "line_down": f.line,
+                    **what,
                     "share_lost": lost,
-                    "moved_to": ", ".join(f"{k} ({v:.4g} req/s)" for k, v in f.moved_to.items())
-                    or "-",
+                    "moved_to": _moved_to(f),
                     "survives": f.survives,
                     "breaks": "; ".join(f.breaks) or "-",
                 }
             )
-            if f.line in simulated:
-                rows[-1]["simulated_meets_sla"] = simulated[f.line].meets_sla
+            if f.label in simulated:
+                rows[-1]["simulated_meets_sla"] = simulated[f.label].meets_sla
         return rows
 
     def report(self) -> Report:
         tp = self.plan
-        what = "surviving any single line failure" if tp.resilient else "least cost"
-        title = f"topology plan for {tp.spec_name} ({what})"
+        kind = tp.failure_kind
+        title = f"topology plan for {tp.spec_name} ({tp.objective})"
         answer = [f"Cost {tp.cost_usd_per_hour:.2f} $/h over {len(tp.chosen)} pipelines."]
         payload: dict[str, Any] = {
             "scenario": tp.spec_name,
@@ -139,9 +143,9 @@ class TopologyResult(Result):
             )
             payload["plain_cost_usd_per_hour"] = tp.plain_cost_usd_per_hour
             payload["resilience_cost_delta_usd_per_hour"] = extra
-        broken = [f.line for f in tp.failures if not f.survives]
+        broken = [f.label for f in tp.failures if not f.survives]
         answer.append(
-            "Survives every single line failure."
+            f"Survives every single {kind}."
             if not broken
             else f"A failure of {', '.join(broken)} leaves traffic unserved or a target broken."
         )
@@ -170,7 +174,7 @@ class TopologyResult(Result):
             if sim.failures:
                 bad = [f.line for f in sim.failures if not f.meets_sla]
                 answer.append(
-                    "Every single line failure, simulated, meets its SLA."
+                    f"Every single {kind}, simulated, meets its SLA."
                     if not bad
                     else f"Simulated, a failure of {', '.join(bad)} misses an SLA."
                 )
@@ -184,9 +188,23 @@ class TopologyResult(Result):
         return Report(title, sections, payload, answer=answer, warnings=warnings)
 
 
+def _moved_to(f: Failure) -> str:
+    """Where a failure's traffic goes: each pipeline that takes more, at its rate after it; a
+    pipeline the failure degrades is marked so, with the rate it carries on its degraded
+    fleet."""
+    hit = f.degraded or {}
+    parts = [
+        f"{k} ({v:.4g} req/s{', degraded' if k in hit else ''})" for k, v in f.moved_to.items()
+    ]
+    parts += [
+        f"{k} ({r:.4g} req/s, degraded)" for k, (r, _p, _pb) in hit.items() if k not in f.moved_to
+    ]
+    return ", ".join(parts) or "-"
+
+
 def _sim_row(p: SimulatedPipeline) -> Row:
     row: Row = {
-        "case": "plan" if p.line_down is None else f"{p.line_down} down",
+        "case": p.case,
         "pipeline": p.pipeline,
         "rate_rps": p.rate_rps,
     }

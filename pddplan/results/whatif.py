@@ -83,11 +83,18 @@ class SweepResult(Result):
         out.append(f"{len(feasible)} of {len(self.points)} points feasible.")
         if feasible:
             best = min(feasible, key=lambda r: r.get("cost_usd_per_hour") or math.inf)
-            out.append(
-                f"Cheapest at {self._where(best)}: {best.get('cost_usd_per_hour', 0):,.1f} $/h, "
-                f"BCR {best.get('bcr_requests_per_usd', 0):.4g} requests per dollar, bound by "
-                f"{best.get('binding') or 'nothing'}."
-            )
+            cost = f"{best.get('cost_usd_per_hour', 0):,.1f} $/h"
+            if "bcr_requests_per_usd" not in best:  # a topology's point: its plan in one row
+                out.append(
+                    f"Cheapest at {self._where(best)}: {cost} over {best.get('pipelines')} "
+                    f"pipelines ({best.get('flows')})."
+                )
+            else:
+                out.append(
+                    f"Cheapest at {self._where(best)}: {cost}, "
+                    f"BCR {best.get('bcr_requests_per_usd', 0):.4g} requests per dollar, bound "
+                    f"by {best.get('binding') or 'nothing'}."
+                )
         if wins:
             out.append("PDD's BCR over the baselines: " + "; ".join(wins) + ".")
         return out

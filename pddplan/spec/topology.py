@@ -147,6 +147,22 @@ class TrafficSource(Strict):
         return a.rtt_s if a is not None else 0.0
 
 
+class Resilience(Strict):
+    """Partial failures the N-1 set covers beyond whole lines down (docs/topology.md)."""
+
+    line_bandwidth_loss_share: Annotated[float, Field(gt=0, lt=1)] | None = Field(
+        default=None,
+        description="a line may lose this share of its bandwidth (every leased line of it); "
+        "below 1: a whole line down is always in the set",
+    )
+    site_chip_loss_share: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        default=None,
+        description="a site may lose this share of its chips (each pool there loses that share "
+        "of its instances, rounded up)",
+    )
+    source: Source | None = None
+
+
 class TopologyScenario(Strict):
     """A topology file: the shared keys of a scenario plus the topology (docs/topology.md)."""
 
@@ -161,5 +177,9 @@ class TopologyScenario(Strict):
     share_levels: Annotated[int, Field(ge=1, le=20)] = Field(
         default=4,
         description="a source's traffic is split over pipelines in steps of 1 / share_levels",
+    )
+    resilience: Resilience | None = Field(
+        default=None,
+        description="partial failures the N-1 set covers (absent: whole lines down only)",
     )
     overrides: dict[str, dict[str, dict[str, object]]] = Field(default_factory=dict)

@@ -1,19 +1,20 @@
 """Many-datacenter planning: pipelines sized by the plan builder, chosen by one MILP.
 
 :func:`plan_topology` sizes every option of every pipeline (:mod:`.pipelines`), chooses the
-least-cost set (:mod:`.milp`) and evaluates each single line failure (:func:`line_failures`).
+least-cost set (:mod:`.milp`) and evaluates each single failure (:mod:`.failures`).
 docs/topology.md states the model and its assumptions.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pddplan.errors import TopologyError
+from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.spec.topology import Line, Site, TrafficSource
+from pddplan.topology.failures import Failure, line_failures, partial_cases, plan_failures
 from pddplan.topology.inputs import TopologyInput, check_topology, read_topology
-from pddplan.topology.milp import ChipStock, Choice, Market, choose
+from pddplan.topology.milp import ChipStock, Choice, Market, choose, failure_cases
 from pddplan.topology.pipelines import Option, Options, Pipeline, size_options
 
 __all__ = [
@@ -22,27 +23,11 @@ __all__ = [
     "TopologyPlan",
     "check_topology",
     "line_failures",
+    "market_for",
     "market_of",
     "plan_topology",
     "read_topology",
 ]
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One line down: per source the share it loses, where it goes, what breaks."""
-
-    line: str
-    #: source -> (share lost, share moved to other pipelines, share left unserved)
-    sources: dict[str, tuple[float, float, float]]
-    #: pipeline -> its rate after the failure [req/s] (pipelines that take more traffic)
-    moved_to: dict[str, float]
-    #: what breaks: one line per pipeline pushed past its fleet, or per source left unserved
-    breaks: list[str]
-
-    @property
-    def survives(self) -> bool:
-        return not self.breaks
 
 
 @dataclass(frozen=True)
@@ -63,6 +48,43 @@ class TopologyPlan:
     line_specs: list[Line]
     #: the cheapest plan without resilience, when this one is resilient [USD/h]
     plain_cost_usd_per_hour: float | None = None
+
+    @property
+    def failure_kind(self) -> str:
+        """What its N-1 set is made of, in words: ``line failure``, or ``failure`` when it
+        holds partial failures too."""
+        return "failure" if any(f.kind != "line" for f in self.failures) else "line failure"
+
+    @property
+    def objective(self) -> str:
+        """What the plan is, in words: ``least cost``, ``surviving any single line failure``."""
+        return f"surviving any single {self.failure_kind}" if self.resilient else "least cost"
+
+    def summary_row(self) -> dict[str, Any]:
+        """The plan in one row (a ``sweep`` point of a topology): cost, pipelines and flows
+        (``source:P->MD share``), lines leased, the highest line utilization and TTFT p99 of
+        its pipelines, and how many single failures it survives."""
+        flows = []
+        for o in self.chosen:
+            pipe = self.pipelines[o.pipeline]
+            flows.append(
+                f"{o.source}:{pipe.p_site}->{pipe.m_site} {self.carried_share[o.pipeline]:.3g}"
+            )
+        return {
+            "cost_usd_per_hour": self.cost_usd_per_hour,
+            "pipelines": len(self.chosen),
+            "flows": "; ".join(flows),
+            "lines_leased": sum(o.lines for o in self.chosen),
+            "line_utilization_max": max(
+                (float(o.plan.route.link_utilization) for o in self.chosen if o.line),
+                default=0.0,
+            ),
+            "max_ttft_p99_s": max(
+                (float(o.plan.prefill.ttft_s[2]) for o in self.chosen), default=0.0
+            ),
+            "failures_survived": sum(1 for f in self.failures if f.survives),
+            "failures": len(self.failures),
+        }
 
 
 def market_of(ti: TopologyInput) -> Market:
@@ -119,13 +141,45 @@ def plan_topology(
     ti: TopologyInput, *, resilient: bool = False, options: Options | None = None
 ) -> TopologyPlan:
     """The least-cost plan of a topology; with ``resilient``, the cheapest that still serves
-    every source after any single line failure (and the cost of the plan that need not)."""
+    every source after any single failure of the N-1 set (a whole line down and, when the
+    topology states them, a line losing a share of its bandwidth or a site a share of its
+    chips), and the cost of the plan that need not."""
     opts = options if options is not None else size_options(ti)
     _check_servable(ti, opts)
-    market = market_of(ti)
-    choice = choose(opts.options, market, resilient=resilient)
-    plain = choose(opts.options, market).cost_usd_per_hour if resilient else None
-    return _plan(ti, opts, market, choice, resilient, plain)
+    market = market_for(ti, opts.options)
+    plain_choice = choose(opts.options, market)
+    if not resilient:
+        return _plan(ti, opts, market, plain_choice, resilient, None)
+    try:
+        choice = choose(opts.options, market, resilient=True)
+    except InfeasibleError as exc:
+        raise InfeasibleError(f"{exc}; {_what_cannot_survive(opts.options, market)}") from None
+    return _plan(ti, opts, market, choice, resilient, plain_choice.cost_usd_per_hour)
+
+
+def market_for(ti: TopologyInput, options: list[Option]) -> Market:
+    """:func:`market_of` with the topology's partial failures (``resilience:``), each with the
+    share levels the options it touches still serve (:func:`partial_cases`)."""
+    return replace(market_of(ti), partial_failures=partial_cases(ti, options))
+
+
+def _what_cannot_survive(options: list[Option], market: Market) -> str:
+    """Which single failures no choice survives even alone (for the infeasible message)."""
+    alone: list[str] = []
+    for case in failure_cases(market):
+        line = case.kind == "line"
+        one = replace(
+            market,
+            whole_lines=(case.where,) if line else (),
+            partial_failures=() if line else (case,),
+        )
+        try:
+            choose(options, one, resilient=True)
+        except InfeasibleError:
+            alone.append(case.label)
+    if not alone:
+        return "each single failure alone can be survived, but not all of them by one plan"
+    return "no plan survives a failure of " + ", ".join(alone)
 
 
 def _plan(
@@ -143,7 +197,7 @@ def _plan(
         total = sum(o.level for o in mine)
         for o in mine:
             carried[o.pipeline] = o.level / total
-    fails = line_failures(ti, chosen, carried, market)
+    fails = plan_failures(ti, chosen, carried, market)
     return TopologyPlan(
         spec_name=ti.spec.name,
         share_levels=market.share_levels,
@@ -161,69 +215,3 @@ def _plan(
         line_specs=list(ti.spec.lines),
         plain_cost_usd_per_hour=plain,
     )
-
-
-def line_failures(
-    ti: TopologyInput, chosen: list[Option], carried: dict[str, float], market: Market
-) -> list[Failure]:
-    """Each single line failure of a plan (a line entry down: every leased line of it, as one
-    fibre cut takes a route). The share its sources had on it moves to their other pipelines of
-    the plan, first each up to the rate it was sized for (its pools and lines as bought: every
-    target still met); what is left is spread over them by their sized shares, and each
-    pipeline pushed past its sized rate is checked there with the fleet check
-    (:func:`pddplan.solver.fleet.check_fleet`), which names the target that breaks. A source
-    with no other pipeline leaves that share unserved."""
-    from pddplan.solver.fleet import check_fleet
-    from pddplan.solver.search import Solver
-
-    rates = {t.name: t.rate_rps for t in ti.spec.traffic}
-    out: list[Failure] = []
-    for line in sorted(market.line_max):
-        per_source: dict[str, tuple[float, float, float]] = {}
-        moved: dict[str, float] = {}
-        breaks: list[str] = []
-        for s in market.sources:
-            mine = [o for o in chosen if o.source == s]
-            lost = sum(carried[o.pipeline] for o in mine if o.line == line)
-            if lost <= 0:
-                continue
-            rest = sorted((o for o in mine if o.line != line), key=lambda o: o.pipeline)
-            share = {o.pipeline: carried[o.pipeline] for o in rest}
-            left = lost
-            for o in rest:
-                take = min(o.level / market.share_levels - share[o.pipeline], left)
-                if take > 1e-12:
-                    share[o.pipeline] += take
-                    left -= take
-            if left > 1e-9 and rest:
-                sized = sum(o.level for o in rest)
-                for o in rest:
-                    share[o.pipeline] += left * o.level / sized
-                left = 0.0
-            unserved = max(left, 0.0)
-            per_source[s] = (lost, lost - unserved, unserved)
-            if unserved > 1e-9:
-                breaks.append(f"{s}: {unserved * rates[s]:.4g} req/s unserved (no other pipeline)")
-            for o in rest:
-                if share[o.pipeline] <= carried[o.pipeline] + 1e-12:
-                    continue
-                rate = share[o.pipeline] * rates[s]
-                moved[o.pipeline] = rate
-                if rate <= o.rate_rps * (1 + 1e-12):
-                    continue  # within the rate it was sized for
-                fc = check_fleet(Solver(o.plan.problem), o.plan, rate)
-                if not fc.meets_sla:
-                    what = _what_breaks(fc, o.plan.problem)
-                    breaks.append(f"{o.pipeline}: {what} at {rate:.4g} req/s")
-        out.append(Failure(line, per_source, moved, breaks))
-    return out
-
-
-def _what_breaks(fc: Any, pb: Any) -> str:
-    if fc.link_utilization >= 1.0:
-        return "the line saturates"
-    if not fc.meets_ttft:
-        names = ("TTFT p50", "TTFT p90", "TTFT p99")
-        bad = [n for n, q, t in zip(names, fc.ttft_s, pb.ttft_targets_s, strict=True) if q > t]
-        return ", ".join(bad) or "TTFT"
-    return "decode slots (TPOT)"

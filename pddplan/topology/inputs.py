@@ -8,6 +8,8 @@ source names, a topology whose lines leave some site unreachable.
 from __future__ import annotations
 
 import copy
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +20,7 @@ from pddplan.spec.topology import Line, Site, TopologyScenario, TrafficSource
 from pddplan.spec.validation import YamlDoc
 
 #: Keys of a topology file that are not the scenario keys shared by its pipelines.
-TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels")
+TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels", "resilience")
 
 
 @dataclass(frozen=True)
@@ -55,18 +57,71 @@ class TopologyInput:
         return None
 
 
+def is_topology_doc(doc: YamlDoc) -> bool:
+    """Whether a parsed file is a topology file (it has ``sites:``)."""
+    return isinstance(doc.data, dict) and "sites" in doc.data
+
+
 def read_topology(path: str, registry: Registry) -> TopologyInput:
     """A topology file (``sites:``) or a two-site scenario file, read and checked."""
     doc = read_yaml(registry.scenario_path(path))
-    if isinstance(doc.data, dict) and "sites" in doc.data:
-        spec = validate(TopologyScenario, doc)
-        base = {k: copy.deepcopy(v) for k, v in doc.data.items() if k not in TOPOLOGY_KEYS}
-        raw = {t["name"]: t.get("workload") for t in doc.data["traffic"]}
-        ti = TopologyInput(spec, base, doc.file, registry, raw_workloads=raw)
-    else:
-        ti = two_site_topology(doc, registry)
+    if is_topology_doc(doc):
+        return TopologySource(doc, registry).resolve()
+    ti = two_site_topology(doc, registry)
     check_topology(ti)
     return ti
+
+
+def _topology_input(doc: YamlDoc, registry: Registry) -> TopologyInput:
+    spec = validate(TopologyScenario, doc)
+    base = {k: copy.deepcopy(v) for k, v in doc.data.items() if k not in TOPOLOGY_KEYS}
+    raw = {t["name"]: t.get("workload") for t in doc.data["traffic"]}
+    ti = TopologyInput(spec, base, doc.file, registry, raw_workloads=raw)
+    check_topology(ti)
+    return ti
+
+
+@dataclass
+class TopologySource:
+    """A topology file's parsed document: :meth:`resolve` applies overrides (dotted keys of the
+    file, :func:`pddplan.io.overrides.topology_patch`) from the document in memory, validated
+    and checked as the file with them would be: what ``sweep`` and ``report`` evaluate the
+    topology planner on at each point."""
+
+    doc: YamlDoc
+    registry: Registry
+
+    @classmethod
+    def open(cls, path: str, registry: Registry) -> TopologySource | None:
+        """The source of a topology file, or None for any other scenario."""
+        doc = read_yaml(registry.scenario_path(path))
+        return cls(doc, registry) if is_topology_doc(doc) else None
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+    def resolve(self, overrides: Mapping[str, Any] | None = None) -> TopologyInput:
+        """The topology with ``overrides`` applied (OverrideError names a bad PATH or value)."""
+        from pddplan.errors import OverrideError, ProfileError
+        from pddplan.io.overrides import topology_patch
+
+        if not overrides:
+            return _topology_input(self.doc, self.registry)
+        data: dict[str, Any] = dict(self.doc.data)
+        keys: dict[str, str] = {}
+        for path, value in overrides.items():
+            data, keys[path] = topology_patch(data, path, value)
+        doc = YamlDoc(data=data, lines={}, file=self.doc.file)
+        try:
+            return _topology_input(doc, self.registry)
+        except (ProfileError, TopologyError) as exc:
+            key = re.sub(r"\[(\d+)\]", r".\1", getattr(exc, "key", None) or "")
+            for path, k in keys.items():
+                if key and (key == k or key.startswith(k + ".") or k.startswith(key + ".")):
+                    detail = getattr(exc, "detail", None) or str(exc)
+                    raise OverrideError(detail, key=path, value=overrides[path]) from None
+            raise
 
 
 def two_site_topology(doc: YamlDoc, registry: Registry) -> TopologyInput:
@@ -156,6 +211,7 @@ def check_topology(ti: TopologyInput) -> None:
             )
         seen.add(pair)
         labels.add(ln.label)
+        _check_link_numbers(ti, i, ln)
     _check_connected(spec, file)
     src_names: set[str] = set()
     for i, t in enumerate(spec.traffic):
@@ -170,6 +226,29 @@ def check_topology(ti: TopologyInput) -> None:
                     file=file,
                     key=where,
                 )
+
+
+def _check_link_numbers(ti: TopologyInput, i: int, ln: Line) -> None:
+    """A line's ``link_numbers`` validated as its link profile's (before anything is sized)."""
+    if not ln.link_numbers:
+        return
+    from pydantic import ValidationError
+
+    from pddplan.spec import Link
+
+    where = f"lines[{i}] ({ln.label}).link_numbers"
+    if ln.link not in ti.registry.index("link"):
+        hint = did_you_mean(ln.link, list(ti.registry.index("link")))
+        raise TopologyError(f"no link profile named {ln.link!r}{hint}", file=ti.file, key=where)
+    prof = read_yaml(ti.registry.path("link", ln.link)).data
+    try:
+        Link.model_validate({**prof, **ln.link_numbers})
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        key = ".".join(str(x) for x in err["loc"])
+        raise TopologyError(
+            f"{key}: {err['msg']} (got {err.get('input')!r})", file=ti.file, key=where
+        ) from None
 
 
 def _check_connected(spec: TopologyScenario, file: str) -> None:

@@ -7,8 +7,10 @@ an owned chip used instead of a rented one saves the difference. Subject to
 
 - at most one option per pipeline;
 - each source served: ``sum level_o y_o >= share_levels`` over its options;
-- with ``resilient``, the same for every single line failure, over the options that do not use
-  the failed line (their pools already bought, as sized);
+- with ``resilient``, the same for every single failure (:func:`failure_cases`): a whole line
+  down takes its options to 0; a line losing a share of its bandwidth, or a site a share of its
+  chips, takes each option it touches to the share levels its fleet, as bought and degraded,
+  still serves within the SLA (``FailureCase.kept_levels``); the other options keep theirs;
 - lines: ``sum lines_o y_o <= max_count`` per line;
 - chips: ``u <= sum chips_o y_o`` and ``sum chips_o y_o - u <= rent_limit`` per site and kind.
 
@@ -18,7 +20,8 @@ Exact over the options given (``scipy.optimize.milp``, HiGHS branch and bound to
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -39,6 +42,40 @@ class ChipStock:
     rent_limit: int | None  # None: no limit
 
 
+#: A failure's kind: a whole line down, a line losing a share of its bandwidth, a site losing a
+#: share of its chips.
+FailureKind = Literal["line", "line bandwidth", "site chips"]
+
+
+@dataclass(frozen=True)
+class FailureCase:
+    """One single failure of the N-1 set."""
+
+    kind: FailureKind
+    where: str  # the line's or the site's name
+    loss_share: float = 1.0  # the share of its bandwidth or chips lost (1: the whole line)
+    #: option index (``Option.index``) -> share levels it still serves within the SLA, for the
+    #: options the failure touches (a partial failure); an option not listed keeps its level
+    kept_levels: Mapping[int, int] = field(default_factory=dict, compare=False)
+
+    @property
+    def label(self) -> str:
+        """The failure in words: ``a-b``, ``a-b at 50% bandwidth``, ``a with 75% of chips``."""
+        if self.kind == "line":
+            return self.where
+        kept = f"{(1.0 - self.loss_share) * 100:.4g}%"
+        if self.kind == "line bandwidth":
+            return f"{self.where} at {kept} bandwidth"
+        return f"{self.where} with {kept} of chips"
+
+
+def kept_level(case: FailureCase, o: Option) -> int:
+    """The share levels option ``o`` still serves within the SLA under ``case``."""
+    if case.kind == "line":
+        return 0 if o.line == case.where else o.level
+    return case.kept_levels.get(o.index, o.level)
+
+
 @dataclass(frozen=True)
 class Market:
     """What the options compete for."""
@@ -47,6 +84,16 @@ class Market:
     sources: tuple[str, ...]
     line_max: Mapping[str, int]  # line -> lines that may be leased
     stock: Mapping[tuple[str, str], ChipStock]  # (site, chip) -> stock
+    #: the partial failures of the N-1 set beyond whole lines (a topology's ``resilience:``)
+    partial_failures: tuple[FailureCase, ...] = ()
+    #: the lines whose failure is in the N-1 set (None: every line)
+    whole_lines: tuple[str, ...] | None = None
+
+
+def failure_cases(market: Market) -> list[FailureCase]:
+    """The N-1 set: every whole line down, then the partial failures the topology states."""
+    lines = sorted(market.line_max) if market.whole_lines is None else market.whole_lines
+    return [FailureCase("line", ln) for ln in lines] + list(market.partial_failures)
 
 
 @dataclass(frozen=True)
@@ -91,15 +138,15 @@ def choose(options: Sequence[Option], market: Market, *, resilient: bool = False
             if o.pipeline == pipe:
                 row[i] = 1
         add(row, 0, 1)
-    failures: list[str | None] = [None]
+    failures: list[FailureCase | None] = [None]
     if resilient:
-        failures += sorted(market.line_max)
+        failures += failure_cases(market)
     for s in market.sources:
         for failed in failures:
             row = np.zeros(nv)
             for i, o in enumerate(options):
-                if o.source == s and (failed is None or o.line != failed):
-                    row[i] = o.level
+                if o.source == s:
+                    row[i] = o.level if failed is None else kept_level(failed, o)
             add(row, market.share_levels, np.inf)
     for line, most in market.line_max.items():
         row = np.zeros(nv)
@@ -128,7 +175,7 @@ def choose(options: Sequence[Option], market: Market, *, resilient: bool = False
         options={"mip_rel_gap": MIP_REL_GAP},
     )
     if res.status != 0 or res.x is None:
-        what = "every source under any single line failure" if resilient else "every source"
+        what = "every source under any single failure" if resilient else "every source"
         raise InfeasibleError(
             f"no choice of pipelines serves {what} within the sites' chips and the lines that "
             f"may be leased (HiGHS: {res.message})"
@@ -164,13 +211,13 @@ def fits(options: Sequence[Option], chosen: Sequence[int], market: Market, resil
     pipes = [options[i].pipeline for i in chosen]
     if len(pipes) != len(set(pipes)):
         return False
-    failures: list[str | None] = [None, *(sorted(market.line_max) if resilient else [])]
+    failures: list[FailureCase | None] = [None, *(failure_cases(market) if resilient else [])]
     for s in market.sources:
         for f in failures:
             lv = sum(
-                options[i].level
+                options[i].level if f is None else kept_level(f, options[i])
                 for i in chosen
-                if options[i].source == s and (f is None or options[i].line != f)
+                if options[i].source == s
             )
             if lv < market.share_levels:
                 return False

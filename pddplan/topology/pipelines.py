@@ -20,7 +20,8 @@ token comes back over that path, so the pipeline is sized against TTFT targets l
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pddplan.errors import InfeasibleError, TopologyError
@@ -34,6 +35,9 @@ MIN_TTFT_TARGET_S = 1e-3
 #: The WAN link a same-site pipeline's scenario names: the scenario format needs one, and the
 #: same-datacenter sizing never uses it (no line cost, no WAN path: ``Topology.cross_dc``).
 SAME_SITE_LINK = "wan-100g-same-city"
+#: The most an option's fleet is sized for, in multiples of its source's rate (the headroom
+#: options of :func:`top_level`): each level is one more sizing of every pipeline.
+MAX_HEADROOM = 4
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class Option:
     plan: Any = field(default=None, compare=False, repr=False)
     #: the solver's outcome the plan came from (None for a one-site pipeline)
     outcome: Any = field(default=None, compare=False, repr=False)
+    #: its position in the topology's options (:func:`size_options`), -1 when built by hand
+    index: int = -1
 
 
 @dataclass
@@ -220,7 +226,8 @@ def size_options(ti: TopologyInput, executor: Any = None) -> Options:
     out: list[Option] = []
     reasons: dict[str, list[str]] = {t.name: [] for t in ti.spec.traffic}
     for pipe, (opts, why) in zip(pipes, sized, strict=True):
-        out.extend(opts)
+        start = len(out)
+        out.extend([replace(o, index=start + i) for i, o in enumerate(opts)])
         reasons[pipe.source].extend(why)
     return Options(out, {p.name: p for p in pipes}, reasons)
 
@@ -234,7 +241,7 @@ def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], l
     out: list[Option] = []
     reasons: list[str] = []
     t = ti.sources[pipe.source]
-    for level in range(1, levels + 1):
+    for level in range(1, top_level(ti) + 1):
         rate = t.rate_rps * level / levels
         if pipe.line is None:
             ps = ti.sites[pipe.p_site]
@@ -281,6 +288,20 @@ def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], l
                 continue
             out.append(_option(pipe, level, k, outcome.plan, rate, outcome))
     return out, reasons
+
+
+def top_level(ti: TopologyInput) -> int:
+    """The highest share level an option is sized at: ``share_levels`` (the source's whole
+    rate), or, when a site may lose a share ``g < 1`` of its chips (``resilience:``),
+    ``ceil(share_levels / (1 - g))``: fleets with the headroom to keep serving a source's whole
+    rate at one site after the loss, for the MILP to choose where that is cheapest; at most
+    :data:`MAX_HEADROOM` times ``share_levels`` (a larger loss needs other sites)."""
+    levels = ti.spec.share_levels
+    res = ti.spec.resilience
+    g = res.site_chip_loss_share if res is not None else None
+    if g is None or g >= 1.0:
+        return levels
+    return min(math.ceil(levels / (1.0 - g) - 1e-9), MAX_HEADROOM * levels)
 
 
 def _no_budget(t: TrafficSource, site: str) -> str:

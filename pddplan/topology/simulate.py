@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pddplan.topology import TopologyPlan
@@ -45,6 +45,15 @@ class SimulatedPipeline:
     flags: tuple[str, str, str]
     #: the TTFT targets the pipeline was sized against [s]
     targets_s: tuple[float, float, float]
+    #: ``line_down`` names a partial failure (``a-b at 50% bandwidth``), not a line down
+    partial: bool = False
+
+    @property
+    def case(self) -> str:
+        """``plan``, ``LINE down`` or the partial failure's label."""
+        if self.line_down is None:
+            return "plan"
+        return self.line_down if self.partial else f"{self.line_down} down"
 
     @property
     def off(self) -> bool:
@@ -56,9 +65,8 @@ class SimulatedPipeline:
         return all(s <= t for s, t in zip(self.simulated_ttft_s, self.targets_s, strict=True))
 
     def warnings(self) -> list[str]:
-        case = "plan" if self.line_down is None else f"{self.line_down} down"
         return [
-            f"{case}: {self.pipeline}: simulated {label} {s:.4g} s is {g:+.1f}% off the closed "
+            f"{self.case}: {self.pipeline}: simulated {label} {s:.4g} s is {g:+.1f}% off the closed "
             f"form {c:.4g} s ({flag})"
             for label, c, s, g, flag in zip(
                 TTFT_LABELS,
@@ -99,14 +107,21 @@ class TopologySim:
 
 
 def simulate_pipeline(
-    o: Option, rate_rps: float, requests: int, seed: int, line_down: str | None = None
+    o: Option,
+    rate_rps: float,
+    requests: int,
+    seed: int,
+    line_down: str | None = None,
+    fleet: tuple[Any, Any] | None = None,
+    partial: bool = False,
 ) -> SimulatedPipeline:
-    """Option ``o``'s fleet simulated at ``rate_rps``, beside the closed forms there."""
-    from pddplan.sim.compare import closed_forms_beside
+    """Option ``o``'s fleet simulated at ``rate_rps``, beside the closed forms there; ``fleet``:
+    its (plan, problem) degraded by a partial failure instead of its own."""
     from pddplan.sim import SimConfig, SimPlan, simulate
+    from pddplan.sim.compare import closed_forms_beside
 
-    problem = o.plan.problem
-    splan = SimPlan.of(o.plan)
+    plan, problem = fleet if fleet is not None else (o.plan, o.plan.problem)
+    splan = SimPlan.of(plan)
     res = simulate(problem, splan, SimConfig(requests=requests, seed=seed, rate_rps=rate_rps))
     _, _, rows, _ = closed_forms_beside(problem, splan, res)
     by = {r["metric"]: r for r in rows}
@@ -123,6 +138,7 @@ def simulate_pipeline(
         gap_pct=(got[0]["gap_pct"], got[1]["gap_pct"], got[2]["gap_pct"]),
         flags=(got[0]["flag"], got[1]["flag"], got[2]["flag"]),
         targets_s=(float(t[0]), float(t[1]), float(t[2])),
+        partial=partial,
     )
 
 
@@ -150,9 +166,16 @@ def simulate_topology(tp: TopologyPlan, requests: int, seed: int = 0) -> Topolog
     failures: list[FailureSim] = []
     if tp.resilient:
         for f in tp.failures:
+            hit = f.degraded or {}
+            runs: dict[str, tuple[float, tuple[Any, Any] | None]] = {
+                name: (rate, None) for name, rate in f.moved_to.items()
+            }
+            runs.update({name: (r, (p, pb)) for name, (r, p, pb) in hit.items() if r > 0})
             sims = [
-                simulate_pipeline(by_pipe[name], rate, requests, seed, line_down=f.line)
-                for name, rate in sorted(f.moved_to.items())
+                simulate_pipeline(
+                    by_pipe[name], rate, requests, seed, f.label, fleet, f.kind != "line"
+                )
+                for name, (rate, fleet) in sorted(runs.items())
             ]
-            failures.append(FailureSim(f.line, sims, f.survives))
+            failures.append(FailureSim(f.label, sims, f.survives))
     return TopologySim(requests, seed, plan, failures)

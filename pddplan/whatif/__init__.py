@@ -5,6 +5,12 @@ a scenario key (``rate_rps``, ``sla.ttft_p99_s``), a key of a profile the scenar
 (``link.bandwidth_gbit_per_s``, ``chips.gpu-b.price.rental_usd_per_hour``) or a short form
 (``chips.NAME.price_usd_per_hour``). Every point is validated from the scenario's parsed
 document in memory, exactly as the file with those overrides would be.
+
+A topology file (``sites:``) is swept the same way over its own keys (an entry of ``sites``,
+``lines`` or ``traffic`` by name or index: ``traffic.north.rate_rps``,
+:func:`pddplan.io.overrides.topology_patch`): each point is planned by the topology planner
+(:func:`pddplan.topology.plan_topology`), its row the plan's summary
+(:meth:`pddplan.topology.TopologyPlan.summary_row`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from pddplan.io.overrides import (
     patch_for,
 )
 from pddplan.solver import ratio, solve_scenario
+from pddplan.topology.inputs import TopologySource, is_topology_doc
 
 __all__ = [
     "ALIASES",
@@ -119,8 +126,24 @@ def validate_axes(scenario: str | None, reg: Registry, axes: Sequence[Axis]) -> 
     return src.base
 
 
-def check_axes(src: ScenarioSource, overrides: Mapping[str, Any], axes: Sequence[Axis]) -> None:
+#: What a sweep evaluates: a two-site scenario's document, or a topology file's.
+Source = ScenarioSource | TopologySource
+
+
+def source_of(doc: Any, registry: Registry) -> Source:
+    """The source of a parsed document: a topology file's, or a scenario's."""
+    if is_topology_doc(doc):
+        return TopologySource(doc=doc, registry=registry)
+    return ScenarioSource(doc=doc, registry=registry)
+
+
+def check_axes(src: Source, overrides: Mapping[str, Any], axes: Sequence[Axis]) -> None:
     """Check each swept PATH, then each of its values, on top of ``overrides``."""
+    if isinstance(src, TopologySource):
+        for ax in axes:
+            for v in ax.values:
+                src.resolve({**overrides, ax.path: v})
+        return
     for ax in axes:
         check_path(ax.path, src.resolve(overrides))
         for v in ax.values:
@@ -128,7 +151,7 @@ def check_axes(src: ScenarioSource, overrides: Mapping[str, Any], axes: Sequence
 
 
 def point_row(
-    src: ScenarioSource,
+    src: Source,
     overrides: Mapping[str, Any],
     axes: Sequence[Axis],
     values: Sequence[Any],
@@ -137,6 +160,8 @@ def point_row(
     """One sweep row: the swept values, then the plan's figures or the binding constraint."""
     point = {ax.path: v for ax, v in zip(axes, values, strict=True)}
     row: dict[str, Any] = dict(point)
+    if isinstance(src, TopologySource):
+        return _topology_row(src, {**overrides, **point}, row)
     try:
         rs = src.resolve({**overrides, **point})
         out = solve_scenario(rs, baselines=baselines)
@@ -150,6 +175,26 @@ def point_row(
     row.update(plan_row(out))
     row["feasible"] = True
     row["binding"] = "; ".join(p.binding)
+    return row
+
+
+def _topology_row(
+    src: TopologySource, overrides: Mapping[str, Any], row: dict[str, Any]
+) -> dict[str, Any]:
+    """A topology sweep row: the topology planner's least-cost plan at the point."""
+    from pddplan.topology import plan_topology
+
+    try:
+        tp = plan_topology(src.resolve(overrides))
+    except InfeasibleError as exc:
+        row.update(feasible=False, binding=exc.binding or str(exc))
+        return row
+    except PddplanError as exc:
+        row.update(feasible=False, binding=f"error: {exc}")
+        return row
+    row.update(tp.summary_row())
+    row["feasible"] = True
+    row["binding"] = ""
     return row
 
 
@@ -202,7 +247,7 @@ def plan_row(out: Any) -> dict[str, Any]:
 
 
 def sweep_rows(
-    src: ScenarioSource,
+    src: Source,
     overrides: Mapping[str, Any],
     axes: Sequence[Axis],
     jobs: int = 1,
@@ -244,7 +289,7 @@ def _init_worker(
     doc: Any, reg: Registry, overrides: dict[str, Any], axes: list[Axis], baselines: bool
 ) -> None:
     _WORKER.update(
-        src=ScenarioSource(doc=doc, registry=reg),
+        src=source_of(doc, reg),
         overrides=overrides,
         axes=axes,
         baselines=baselines,
@@ -258,7 +303,7 @@ def _worker_point(values: tuple[Any, ...]) -> dict[str, Any]:
 
 def sweep_on(
     executor: Any,
-    src: ScenarioSource,
+    src: Source,
     overrides: Mapping[str, Any],
     axes: Sequence[Axis],
     baselines: bool = True,
@@ -292,7 +337,7 @@ def _chunk_rows(
     axes: list[Axis],
     baselines: bool,
 ) -> list[dict[str, Any]]:
-    src = ScenarioSource(doc=doc, registry=registry)
+    src = source_of(doc, registry)
     return [point_row(src, overrides, axes, pt, baselines) for pt in points]
 
 

@@ -71,3 +71,78 @@ def test_bad_topology(case: str, tmp_path: Path) -> None:
     assert len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.stderr
     assert not out.exists() and res.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("block", "words"),
+    [
+        ({"line_bandwidth_loss_share": 1.0}, "resilience.line_bandwidth_loss_share"),
+        ({"site_chip_loss_share": 0}, "resilience.site_chip_loss_share"),
+        ({"site_chips": 0.5}, "resilience.site_chips"),
+    ],
+)
+def test_bad_resilience_block(block: dict[str, Any], words: str, tmp_path: Path) -> None:
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(_broken(lambda d: d.update(resilience=block))))
+    res = run("topology", str(f), "--format", "json")
+    assert res.returncode != 0
+    assert words in res.stderr and str(f) in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_partial_failures_in_the_table(tmp_path: Path) -> None:
+    doc = _broken(
+        lambda d: d.update(
+            resilience={"line_bandwidth_loss_share": 0.5, "site_chip_loss_share": 0.25}
+        )
+    )
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    res = run("topology", str(f), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)["failures"]
+    kinds = [r["kind"] for r in rows]
+    assert kinds.count("line") == kinds.count("line bandwidth") == len(doc["lines"])
+    assert kinds.count("site chips") == len(doc["sites"])
+    assert all({"failed", "moved_to", "survives", "breaks"} <= set(r) for r in rows)
+    # the national sites' rent limits leave no plan that survives a quarter of a site's chips
+    res = run("topology", str(f), "--resilient")
+    assert res.returncode == 3
+    assert "no plan survives a failure of" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+SMALL = EXAMPLE.parent / "three-sites-n1.yaml"
+
+
+def test_sweep_and_report_take_a_topology(tmp_path: Path) -> None:
+    res = run("sweep", str(SMALL), "--set", "traffic.s.rate_rps=0.3,0.6", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    points = json.loads(res.stdout)["points"]
+    assert [p["traffic.s.rate_rps"] for p in points] == [0.3, 0.6]
+    assert all(p["feasible"] and p["cost_usd_per_hour"] > 0 for p in points)
+    page = tmp_path / "plan.md"
+    res = run("report", str(SMALL), "-o", str(page))
+    assert res.returncode == 0, res.stderr
+    assert "## line failures (N-1)" in page.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("sweep", str(SMALL), "--set", "traffic.t.rate_rps=1"), "traffic has no entry 't'"),
+        (
+            ("sweep", str(SMALL), "--set", "share_levels=0,2"),
+            "--set share_levels=0: Input should be greater than or equal to 1",
+        ),
+        (("report", str(SMALL), "--rate", "2"), "--rate applies to a two-site scenario"),
+        (("solve", str(SMALL)), "is a topology file (sites:)"),
+        (("breakeven", str(SMALL)), "is a topology file (sites:)"),
+        (("robust", str(SMALL)), "is a topology file (sites:)"),
+    ],
+)
+def test_topology_given_where_it_does_not_fit(args: tuple[str, ...], words: str) -> None:
+    res = run(*args)
+    assert res.returncode == 2, res.stderr
+    assert words in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr

@@ -1,22 +1,27 @@
 """The MILP's plan is the cheapest over the same options, found by exhaustive enumeration, on
-small generated topologies (3 sites, 2-3 lines, 2 sources), sized by the plan builder."""
+small generated topologies (3 sites, 2-3 lines, 2 sources), sized by the plan builder; with and
+without resilience, and with partial failures (a line losing a share of its bandwidth, a site
+a share of its chips) in the N-1 set or not."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pddplan.api.scenario import registry
 from pddplan.errors import InfeasibleError
-from pddplan.topology import market_of, plan_topology, read_topology
-from pddplan.topology.milp import choose, fits, total_cost
-from pddplan.topology.pipelines import size_options
+from pddplan.topology import market_for, plan_topology, read_topology
+from pddplan.topology.failures import partial_cases, touches
+from pddplan.topology.milp import choose, failure_cases, fits, kept_level, total_cost
+from pddplan.topology.pipelines import size_options, top_level
 
 SLA = {"ttft_p50_s": 5.0, "ttft_p90_s": 10.0, "ttft_p99_s": 20.0, "tpot_ms": 50.0}
 ALL_ROLES = {"P": {"chips": ["gpu-a"]}, "RLD": {"chips": ["gpu-a"]}, "MD": {"chips": ["gpu-a"]}}
@@ -58,7 +63,7 @@ def topologies(draw: Any) -> dict[str, Any]:
         }
         for i, entry in enumerate(["a", "b"])
     ]
-    return {
+    doc: dict[str, Any] = {
         "kind": "scenario",
         "name": "generated",
         "model": "qwen3-235b-a22b",
@@ -67,6 +72,16 @@ def topologies(draw: Any) -> dict[str, Any]:
         "lines": lines,
         "traffic": traffic,
     }
+    resilience: dict[str, float] = {}
+    bw = draw(st.sampled_from([None, 0.5, 0.9]))
+    chips = draw(st.sampled_from([None, 0.25, 0.5, 1.0]))
+    if bw is not None:
+        resilience["line_bandwidth_loss_share"] = bw
+    if chips is not None:
+        resilience["site_chip_loss_share"] = chips
+    if resilience:
+        doc["resilience"] = resilience
+    return doc
 
 
 def brute_force(options: list[Any], market: Any, resilient: bool) -> float:
@@ -82,7 +97,7 @@ def brute_force(options: list[Any], market: Any, resilient: bool) -> float:
 
 
 @settings(
-    max_examples=4,
+    max_examples=6,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
@@ -95,7 +110,7 @@ def test_milp_equals_enumeration(
     path.write_text(yaml.safe_dump(doc))
     ti = read_topology(str(path), registry(None))
     opts = size_options(ti)
-    market = market_of(ti)
+    market = market_for(ti, opts.options)
     want = brute_force(opts.options, market, resilient)
     try:
         got = choose(opts.options, market, resilient=resilient)
@@ -109,3 +124,80 @@ def test_milp_equals_enumeration(
         assert all(f.survives for f in plan.failures)
         assert plan.plain_cost_usd_per_hour is not None
         assert plan.plain_cost_usd_per_hour <= plan.cost_usd_per_hour + 1e-9
+
+
+PARTIAL = [
+    {"line_bandwidth_loss_share": 0.6},
+    {"site_chip_loss_share": 0.5},
+    {"line_bandwidth_loss_share": 0.95, "site_chip_loss_share": 0.25},
+]
+
+
+@pytest.mark.parametrize("resilience", PARTIAL, ids=lambda r: "+".join(sorted(r)))
+def test_partial_failures_equal_enumeration(
+    small_doc: dict[str, Any], tmp_path: Path, resilience: dict[str, float]
+) -> None:
+    # the small topology (conftest): prefill at a, decode at b or c; its resilient plan over
+    # the partial failures too is the cheapest that enumeration finds, and survives each
+    small_doc["resilience"] = resilience
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(small_doc))
+    ti = read_topology(str(path), registry(None))
+    opts = size_options(ti)
+    market = market_for(ti, opts.options)
+    n_sites, n_lines = len(small_doc["sites"]), len(small_doc["lines"])
+    kinds = [c.kind for c in failure_cases(market)]
+    assert kinds.count("line") == n_lines
+    assert kinds.count("line bandwidth") == (
+        n_lines if "line_bandwidth_loss_share" in resilience else 0
+    )
+    assert kinds.count("site chips") == (n_sites if "site_chip_loss_share" in resilience else 0)
+    for resilient in (False, True):
+        want = brute_force(opts.options, market, resilient)
+        plan = plan_topology(ti, resilient=resilient, options=opts)
+        assert math.isclose(plan.cost_usd_per_hour, want, rel_tol=1e-9)
+        assert len(plan.failures) == len(kinds)
+        if resilient:
+            assert all(f.survives for f in plan.failures), [f.breaks for f in plan.failures]
+
+
+def test_kept_levels_by_loss(small_doc: dict[str, Any], tmp_path: Path) -> None:
+    # a larger loss never leaves an option more share levels; a site losing all its chips
+    # leaves every option there none; options untouched by a failure keep their level
+    kept: dict[float, dict[tuple[Any, ...], int]] = {}
+    for share in (0.3, 0.6, 1.0):
+        doc = copy.deepcopy(small_doc)
+        doc["resilience"] = {"site_chip_loss_share": share}
+        if share < 1.0:
+            doc["resilience"]["line_bandwidth_loss_share"] = share
+        path = tmp_path / f"t{share}.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        ti = read_topology(str(path), registry(None))
+        opts = size_options(ti)
+        assert max(o.level for o in opts.options) == top_level(ti)
+        kept[share] = {}
+        for c in partial_cases(ti, opts.options):
+            for o in opts.options:
+                lv = kept_level(c, o)
+                assert 0 <= lv <= o.level
+                if not touches(c, o):
+                    assert lv == o.level
+                if c.kind == "site chips" and share == 1.0 and touches(c, o):
+                    assert lv == 0
+                kept[share][(c.kind, c.where, o.pipeline, o.level, o.lines, o.chips)] = lv
+    # the same option under the same kind of failure at a larger loss keeps no more
+    for key, lv in kept[0.6].items():
+        if key in kept[0.3]:
+            assert lv <= kept[0.3][key]
+
+
+def test_no_resilience_block_keeps_the_option_set(
+    small_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(small_doc))
+    ti = read_topology(str(path), registry(None))
+    opts = size_options(ti)
+    assert top_level(ti) == small_doc["share_levels"]
+    assert market_for(ti, opts.options).partial_failures == ()
+    assert {c.kind for c in failure_cases(market_for(ti, opts.options))} == {"line"}
