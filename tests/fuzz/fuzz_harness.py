@@ -874,17 +874,27 @@ def _cache_base() -> dict[str, Any]:
 
 
 TOPOLOGY_BASE = _load(ROOT / "examples" / "topologies" / "national.yaml")
+#: a three-site topology with a resilience: block (partial line and site failures)
+TOPOLOGY_N1_BASE = _load(ROOT / "examples" / "topologies" / "three-sites-n1.yaml")
 CACHE_BASE = _cache_base()
 HORIZON_BASE = _horizon_base()
 
 
 @st.composite
 def topology_cases(draw: st.DrawFn) -> Case:
-    """``topology`` on a mutated national topology (sites, lines, traffic)."""
-    doc, nonsense, keys = draw(mutated(TOPOLOGY_BASE))
-    argv = ["topology", "topo.yaml", "-f", draw(st.sampled_from(["json", "csv"]))]
-    if draw(st.integers(0, 3)) == 0:
-        argv.append("--resilient")
+    """``topology`` (or ``sweep`` over a traffic rate) on a mutated topology: the national
+    one (sites, lines, traffic) or the three-site one with its resilience: block."""
+    doc, nonsense, keys = draw(mutated(draw(st.sampled_from([TOPOLOGY_BASE, TOPOLOGY_N1_BASE]))))
+    fmt = draw(st.sampled_from(["json", "csv"]))
+    if draw(st.integers(0, 4)) == 0:
+        name = doc.get("traffic", [{}])[0] if isinstance(doc.get("traffic"), list) else {}
+        entry = name.get("name", "0") if isinstance(name, dict) else "0"
+        axis = f"traffic.{entry}.rate_rps=0.3,0.6"
+        argv = ["sweep", "topo.yaml", "--set", axis, "-f", fmt]
+    else:
+        argv = ["topology", "topo.yaml", "-f", fmt]
+        if draw(st.integers(0, 3)) == 0:
+            argv.append("--resilient")
     return Case(
         "topology", argv, {"topo.yaml": dump(doc)}, nonsense=nonsense, where=("topo.yaml", *keys)
     )
