@@ -8,6 +8,7 @@ from pddplan.api.scenario import Overrides, PathLike, Profiles, registry
 
 if TYPE_CHECKING:
     from pddplan.results.topology import TopologyResult
+    from pddplan.topology.milp import Mode
 
 
 def topology(
@@ -21,6 +22,8 @@ def topology(
     scheduler: str | None = None,
     overrides: Overrides = None,
     profiles: Profiles = None,
+    budget_usd_per_hour: float | None = None,
+    max_bcr: bool = False,
 ) -> TopologyResult:
     """Plan a topology (sites, lines, traffic sources; docs/topology.md), or a two-site scenario
     in its topology form (sites A and B, one line, one source at A).
@@ -35,6 +38,10 @@ def topology(
     resilient : the cheapest plan that serves every source after any single failure (a line
         down and the partial failures of the file's ``resilience:``); the result also gives
         the cost of the plan that need not (the cost of resilience).
+    budget_usd_per_hour : the most traffic served within this budget [USD/h] instead of the
+        least cost serving every source (a source may be served in part, in steps of its
+        share levels; with ``resilient``, the traffic still served under every failure).
+    max_bcr : the most traffic served per dollar instead (the same counting).
     overrides : ``{"dotted.path": value}`` on a topology file's keys (an entry of ``sites``,
         ``lines`` or ``traffic`` by name or index: ``traffic.north.rate_rps``), validated as
         the file with them would be (:func:`pddplan.io.overrides.topology_patch`).
@@ -53,6 +60,7 @@ def topology(
 
     if simulate is not None:
         check_requests(simulate)  # before anything is planned
+    mode = topology_mode(budget_usd_per_hour, max_bcr)
     ex = make_executor(executor, jobs=jobs, scheduler=scheduler)  # checked before reading
     reg = registry(profiles)
     if overrides:
@@ -70,8 +78,28 @@ def topology(
         ti = read_topology(str(scenario), reg)
     with ex:
         opts = size_options(ti, ex)
-    tp = plan_topology(ti, resilient=resilient, options=opts)
+    tp = plan_topology(
+        ti, resilient=resilient, options=opts, mode=mode, budget_usd_per_hour=budget_usd_per_hour
+    )
     if simulate is None:
         return TopologyResult(tp)
 
     return TopologyResult(tp, simulate_topology(tp, simulate, seed))
+
+
+def topology_mode(budget_usd_per_hour: float | None, max_bcr: bool) -> Mode:
+    """The planner's mode from the options: ``cost``, ``budget`` or ``max-bcr``; OptionError
+    for both, or a budget that is not a positive finite number."""
+    import math
+
+    from pddplan.errors import OptionError, UsageError
+
+    if budget_usd_per_hour is not None and max_bcr:
+        raise UsageError("give one of budget_usd_per_hour and max_bcr")
+    if budget_usd_per_hour is None:
+        return "max-bcr" if max_bcr else "cost"
+    if not (math.isfinite(budget_usd_per_hour) and budget_usd_per_hour > 0):
+        raise OptionError(
+            "budget_usd_per_hour", f"must be a positive number of $/h, not {budget_usd_per_hour!r}"
+        )
+    return "budget"

@@ -55,6 +55,19 @@ def topology_cmd(
             min=1,
         ),
     ] = 1,
+    budget_usd_per_hour: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            help="Budget [USD/hour]: the plan serving the most traffic within it (a source "
+            "may be served in part).",
+            metavar="USD_PER_HOUR",
+        ),
+    ] = None,
+    max_bcr: Annotated[
+        bool,
+        typer.Option("--max-bcr", help="The plan serving the most traffic per dollar."),
+    ] = False,
     plot: Annotated[
         Path | None,
         typer.Option(
@@ -67,8 +80,9 @@ def topology_cmd(
     *,
     out: common.Output,
 ) -> None:
-    """Least-cost plan of a many-datacenter topology: per-flow, per-site, per-line and
-    single-failure tables (docs/topology.md).
+    """Least-cost plan of a many-datacenter topology (or, with --budget or --max-bcr, the
+    plan serving the most traffic within a budget or per dollar): per-flow, per-site,
+    per-line and single-failure tables (docs/topology.md).
 
     Each pipeline (source, P site, MD site) is sized by the plan builder at each share level;
     a MILP (HiGHS) chooses shares and leased lines within the sites' chips and the lines'
@@ -80,14 +94,19 @@ def topology_cmd(
     examples/topologies/national.yaml --resilient --simulate 20000 --plot topology.png
     """
     from pddplan import api
+    from pddplan.errors import UsageError
     from pddplan.report.plots import check_plot_path
 
+    if budget_usd_per_hour is not None and max_bcr:
+        raise UsageError("give one of --budget and --max-bcr")
     if plot is not None:
         check_plot_path(plot)
         common.check_writable(plot, "plot")
     res = api.topology(
         scenario,
         resilient=resilient,
+        budget_usd_per_hour=budget_usd_per_hour,
+        max_bcr=max_bcr,
         simulate=simulate,
         seed=seed,
         executor=executor,

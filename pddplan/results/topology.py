@@ -131,10 +131,23 @@ class TopologyResult(Result):
         answer = [f"Cost {tp.cost_usd_per_hour:.2f} $/h over {len(tp.chosen)} pipelines."]
         payload: dict[str, Any] = {
             "scenario": tp.spec_name,
+            "mode": tp.mode,
             "resilient": tp.resilient,
             "share_levels": tp.share_levels,
             "cost_usd_per_hour": tp.cost_usd_per_hour,
+            "served_rps": dict(tp.served_rps),
+            "served_total_rps": tp.served_total_rps,
+            "bcr_requests_per_usd": tp.bcr_requests_per_usd,
         }
+        if tp.mode != "cost":
+            demand = sum(t.rate_rps for t in tp.sources.values())
+            unserved = [s for s, r in tp.served_rps.items() if r < tp.sources[s].rate_rps]
+            answer.append(
+                f"Serves {tp.served_total_rps:.4g} of {demand:.4g} req/s "
+                f"({tp.bcr_requests_per_usd:.4g} requests per $)"
+                + (f"; {', '.join(unserved)} not served in full." if unserved else ".")
+            )
+            payload["budget_usd_per_hour"] = tp.budget_usd_per_hour
         if tp.plain_cost_usd_per_hour is not None:
             extra = tp.cost_usd_per_hour - tp.plain_cost_usd_per_hour
             answer.append(

@@ -7,14 +7,14 @@ docs/topology.md states the model and its assumptions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.spec.topology import Line, Site, TrafficSource
 from pddplan.topology.failures import Failure, line_failures, partial_cases, plan_failures
 from pddplan.topology.inputs import TopologyInput, check_topology, read_topology
-from pddplan.topology.milp import ChipStock, Choice, Market, choose, failure_cases
+from pddplan.topology.milp import ChipStock, Choice, Market, Mode, choose, failure_cases
 from pddplan.topology.pipelines import Option, Options, Pipeline, size_options
 
 __all__ = [
@@ -48,6 +48,23 @@ class TopologyPlan:
     line_specs: list[Line]
     #: the cheapest plan without resilience, when this one is resilient [USD/h]
     plain_cost_usd_per_hour: float | None = None
+    #: what the plan optimizes (:data:`pddplan.topology.milp.MODES`)
+    mode: Mode = "cost"
+    budget_usd_per_hour: float | None = None
+    #: source -> traffic served [requests/s] (its whole rate in the ``cost`` mode; with
+    #: ``resilient``, what is still served under every single failure)
+    served_rps: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def served_total_rps(self) -> float:
+        """The traffic served, all sources [requests/s]."""
+        return float(sum(self.served_rps.values()))
+
+    @property
+    def bcr_requests_per_usd(self) -> float:
+        """Traffic served per dollar [requests/USD]: ``served x 3600 / cost``."""
+        c = self.cost_usd_per_hour
+        return self.served_total_rps * 3600.0 / c if c > 0 else 0.0
 
     @property
     def failure_kind(self) -> str:
@@ -57,8 +74,17 @@ class TopologyPlan:
 
     @property
     def objective(self) -> str:
-        """What the plan is, in words: ``least cost``, ``surviving any single line failure``."""
-        return f"surviving any single {self.failure_kind}" if self.resilient else "least cost"
+        """What the plan is, in words: ``least cost``, ``surviving any single line failure``,
+        ``most goodput within 300 $/h``, ``highest BCR``."""
+        what = {
+            "cost": "least cost",
+            "budget": f"most goodput within {self.budget_usd_per_hour or 0:.6g} $/h",
+            "max-bcr": "highest BCR",
+        }[self.mode]
+        if not self.resilient:
+            return what
+        alive = f"surviving any single {self.failure_kind}"
+        return alive if self.mode == "cost" else f"{what}, {alive}"
 
     def summary_row(self) -> dict[str, Any]:
         """The plan in one row (a ``sweep`` point of a topology): cost, pipelines and flows
@@ -138,15 +164,37 @@ def _reasons(reasons: list[str]) -> str:
 
 
 def plan_topology(
-    ti: TopologyInput, *, resilient: bool = False, options: Options | None = None
+    ti: TopologyInput,
+    *,
+    resilient: bool = False,
+    options: Options | None = None,
+    mode: Mode = "cost",
+    budget_usd_per_hour: float | None = None,
 ) -> TopologyPlan:
     """The least-cost plan of a topology; with ``resilient``, the cheapest that still serves
     every source after any single failure of the N-1 set (a whole line down and, when the
     topology states them, a line losing a share of its bandwidth or a site a share of its
-    chips), and the cost of the plan that need not."""
+    chips), and the cost of the plan that need not.
+
+    ``mode`` ``budget``: the most traffic served within ``budget_usd_per_hour`` (a source may
+    be served in part, in steps of its options' share levels); ``max-bcr``: the most traffic
+    served per dollar (:func:`pddplan.topology.milp.choose`). With ``resilient`` the traffic
+    counted is what the plan still serves under every single failure."""
     opts = options if options is not None else size_options(ti)
-    _check_servable(ti, opts)
+    if mode == "cost":
+        _check_servable(ti, opts)
     market = market_for(ti, opts.options)
+    rates = {t.name: t.rate_rps for t in ti.spec.traffic}
+    if mode != "cost":
+        choice = choose(
+            opts.options,
+            market,
+            resilient=resilient,
+            mode=mode,
+            budget_usd_per_hour=budget_usd_per_hour,
+            rates=rates,
+        )
+        return _plan(ti, opts, market, choice, resilient, None, mode, budget_usd_per_hour)
     plain_choice = choose(opts.options, market)
     if not resilient:
         return _plan(ti, opts, market, plain_choice, resilient, None)
@@ -189,14 +237,21 @@ def _plan(
     choice: Choice,
     resilient: bool,
     plain: float | None,
+    mode: Mode = "cost",
+    budget: float | None = None,
 ) -> TopologyPlan:
     chosen = [opts.options[i] for i in choice.chosen]
     carried: dict[str, float] = {}
+    served: dict[str, float] = {}
+    rates = {t.name: t.rate_rps for t in ti.spec.traffic}
     for s in market.sources:
         mine = [o for o in chosen if o.source == s]
         total = sum(o.level for o in mine)
+        # the share of the source served (1 in the cost mode), split by the sized levels
+        part = choice.served_levels.get(s, market.share_levels) / market.share_levels
+        served[s] = rates[s] * part if mine else 0.0
         for o in mine:
-            carried[o.pipeline] = o.level / total
+            carried[o.pipeline] = o.level / total * part
     fails = plan_failures(ti, chosen, carried, market)
     return TopologyPlan(
         spec_name=ti.spec.name,
@@ -214,4 +269,7 @@ def _plan(
         site_specs=list(ti.spec.sites),
         line_specs=list(ti.spec.lines),
         plain_cost_usd_per_hour=plain,
+        mode=mode,
+        budget_usd_per_hour=budget,
+        served_rps=served,
     )

@@ -15,6 +15,11 @@ an owned chip used instead of a rented one saves the difference. Subject to
 - chips: ``u <= sum chips_o y_o`` and ``sum chips_o y_o - u <= rent_limit`` per site and kind.
 
 Exact over the options given (``scipy.optimize.milp``, HiGHS branch and bound to a zero gap).
+
+The goodput modes (:func:`choose`'s ``budget`` and ``max-bcr``) replace "each source served"
+by a served share ``z_s`` in ``[0, share_levels]`` per source, at most what its options carry
+(under every failure with ``resilient``): the most traffic served within a budget, then the
+least cost for it; or the most served per dollar (Dinkelbach's iteration).
 """
 
 from __future__ import annotations
@@ -96,22 +101,110 @@ def failure_cases(market: Market) -> list[FailureCase]:
     return [FailureCase("line", ln) for ln in lines] + list(market.partial_failures)
 
 
+#: What a topology plan optimizes: least cost serving every source, most goodput (the
+#: sources' traffic served) within a budget, or the highest BCR (goodput per dollar).
+Mode = Literal["cost", "budget", "max-bcr"]
+MODES: tuple[str, ...] = ("cost", "budget", "max-bcr")
+
+#: Relative tolerance of the goodput and BCR optima [-]: the lexicographic second pass keeps
+#: the first pass's goodput to it, and the Dinkelbach iteration stops within it.
+OBJECTIVE_RTOL = 1e-9
+#: Dinkelbach iterations at most (each one MILP; it converges superlinearly, in a few).
+MAX_BCR_ITERATIONS = 50
+
+
 @dataclass(frozen=True)
 class Choice:
     chosen: tuple[int, ...]  # indices into the options
     cost_usd_per_hour: float
     owned_used: Mapping[tuple[str, str], float]
+    #: source -> share levels served (``share_levels`` each in the ``cost`` mode) [-]
+    served_levels: Mapping[str, float] = field(default_factory=dict)
 
 
-def choose(options: Sequence[Option], market: Market, *, resilient: bool = False) -> Choice:
-    """The least-cost choice of options (module docstring); InfeasibleError when none serves
-    every source within the limits (with ``resilient``, under every single line failure)."""
+def served_rps(
+    served_levels: Mapping[str, float], rates: Mapping[str, float], levels: int
+) -> float:
+    """The traffic a choice serves [requests/s]: each source's served levels times its rate
+    over ``levels``."""
+    return float(sum(served_levels.get(s, 0.0) * r / levels for s, r in rates.items()))
+
+
+def choose(
+    options: Sequence[Option],
+    market: Market,
+    *,
+    resilient: bool = False,
+    mode: Mode = "cost",
+    budget_usd_per_hour: float | None = None,
+    rates: Mapping[str, float] | None = None,
+) -> Choice:
+    """The choice of options that the ``mode`` asks for (module docstring); InfeasibleError
+    when none serves every source within the limits (``cost``; with ``resilient``, under every
+    single failure) or none serves any traffic (``budget``, ``max-bcr``).
+
+    ``cost``: the least cost serving every source. ``budget``: the most traffic served within
+    ``budget_usd_per_hour`` (each source served up to its rate, in any share of it up to what
+    its chosen pipelines carry, and with ``resilient`` what they carry under every single
+    failure), then the least cost for it. ``max-bcr``: the highest served traffic per dollar,
+    by Dinkelbach's iteration (each step the MILP of ``served - lambda cost``; ``lambda`` the
+    last step's ratio), exact over the options to :data:`OBJECTIVE_RTOL`. ``rates``: source ->
+    rate [requests/s], for the two goodput modes."""
+    if mode == "cost":
+        return _solve(options, market, resilient, None, None, None)
+    if rates is None:
+        raise ValueError("the goodput modes need the sources' rates")
+    weights = {s: rates[s] / market.share_levels for s in market.sources}
+    if mode == "budget":
+        if budget_usd_per_hour is None:
+            raise ValueError("the budget mode needs budget_usd_per_hour")
+        first = _solve(options, market, resilient, weights, 0.0, budget_usd_per_hour)
+        best = served_rps(first.served_levels, rates, market.share_levels)
+        if best <= 0:
+            raise InfeasibleError(
+                f"no choice of pipelines serves any traffic within {budget_usd_per_hour:.4g} $/h",
+                binding="budget",
+            )
+        floor = best * (1 - OBJECTIVE_RTOL)
+        return _solve(options, market, resilient, weights, None, budget_usd_per_hour, floor)
+    lam = 0.0
+    best_choice: Choice | None = None
+    best_ratio = 0.0
+    for _ in range(MAX_BCR_ITERATIONS):
+        c = _solve(options, market, resilient, weights, lam, None)
+        g = served_rps(c.served_levels, rates, market.share_levels)
+        if c.cost_usd_per_hour > 0 and g > 0:
+            ratio = g / c.cost_usd_per_hour
+            if best_choice is None or ratio > best_ratio * (1 + OBJECTIVE_RTOL):
+                best_choice, best_ratio = c, ratio
+        if g - lam * c.cost_usd_per_hour <= OBJECTIVE_RTOL * max(g, 1e-12):
+            break
+        lam = best_ratio
+    if best_choice is None:
+        raise InfeasibleError("no choice of pipelines serves any traffic", binding="max-bcr")
+    return best_choice
+
+
+def _solve(
+    options: Sequence[Option],
+    market: Market,
+    resilient: bool,
+    weights: Mapping[str, float] | None,
+    lam: float | None,
+    budget: float | None,
+    served_floor: float | None = None,
+) -> Choice:
+    """One MILP. ``weights`` None: every source served whole, least cost. Otherwise each
+    source's served levels ``z`` are free in ``[0, share_levels]`` (``weights``: requests/s a
+    level) and the objective is: ``lam`` None, the least cost (with ``served_floor``, serving at
+    least that many requests/s); else ``lam x cost - served`` (``lam`` 0: the most served)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     n = len(options)
     keys = sorted({k for o in options for (s, c, _n) in o.chips for k in [(s, c)]})
     col = {k: n + i for i, k in enumerate(keys)}
-    nv = n + len(keys)
+    zcol = {s: n + len(keys) + i for i, s in enumerate(market.sources)}
+    nv = n + len(keys) + len(zcol)
     cost = np.zeros(nv)
     lo, hi = np.zeros(nv), np.ones(nv)
     for i, o in enumerate(options):
@@ -123,6 +216,14 @@ def choose(options: Sequence[Option], market: Market, *, resilient: bool = False
             hi[col[k]] = st.owned
         else:
             hi[col[k]] = 0.0
+    for _s, j in zcol.items():
+        hi[j] = market.share_levels
+        lo[j] = market.share_levels if weights is None else 0.0
+    cost_row = cost.copy()  # the plan's cost [USD/h], before the objective is changed
+    if weights is not None and lam is not None:
+        cost = lam * cost_row
+        for s, j in zcol.items():
+            cost[j] = -weights[s]
     rows: list[np.ndarray] = []
     rlo: list[float] = []
     rhi: list[float] = []
@@ -147,7 +248,15 @@ def choose(options: Sequence[Option], market: Market, *, resilient: bool = False
             for i, o in enumerate(options):
                 if o.source == s:
                     row[i] = o.level if failed is None else kept_level(failed, o)
-            add(row, market.share_levels, np.inf)
+            row[zcol[s]] = -1.0  # the levels carried cover the levels served
+            add(row, 0.0, np.inf)
+    if budget is not None:
+        add(cost_row, -np.inf, budget)
+    if served_floor is not None and weights is not None:
+        row = np.zeros(nv)
+        for s, j in zcol.items():
+            row[j] = weights[s]
+        add(row, served_floor, np.inf)
     for line, most in market.line_max.items():
         row = np.zeros(nv)
         for i, o in enumerate(options):
@@ -183,7 +292,28 @@ def choose(options: Sequence[Option], market: Market, *, resilient: bool = False
     x = res.x
     chosen = tuple(i for i in range(n) if x[i] > 0.5)
     used_owned = {k: float(x[col[k]]) for k in keys if x[col[k]] > 1e-9}
-    return Choice(chosen, total_cost(options, chosen, market), used_owned)
+    served = served_levels(options, chosen, market, resilient)
+    return Choice(chosen, total_cost(options, chosen, market), used_owned, served)
+
+
+def served_levels(
+    options: Sequence[Option], chosen: Sequence[int], market: Market, resilient: bool
+) -> dict[str, float]:
+    """Per source, the share levels a choice serves: what its chosen options carry (with
+    ``resilient``, the least of that over the N-1 set), at most ``share_levels``."""
+    failures: list[FailureCase | None] = [None, *(failure_cases(market) if resilient else [])]
+    out = {}
+    for s in market.sources:
+        carried = min(
+            sum(
+                options[i].level if f is None else kept_level(f, options[i])
+                for i in chosen
+                if options[i].source == s
+            )
+            for f in failures
+        )
+        out[s] = float(min(carried, market.share_levels))
+    return out
 
 
 def total_cost(options: Sequence[Option], chosen: Sequence[int], market: Market) -> float:
@@ -206,21 +336,22 @@ def total_cost(options: Sequence[Option], chosen: Sequence[int], market: Market)
     return float(total)
 
 
-def fits(options: Sequence[Option], chosen: Sequence[int], market: Market, resilient: bool) -> bool:
-    """Whether a choice meets every constraint of :func:`choose` (for brute-force checks)."""
+def fits(
+    options: Sequence[Option],
+    chosen: Sequence[int],
+    market: Market,
+    resilient: bool,
+    serve_all: bool = True,
+) -> bool:
+    """Whether a choice meets every constraint of :func:`choose` (for brute-force checks);
+    ``serve_all`` False: the goodput modes' constraints (a source may be served in part)."""
     pipes = [options[i].pipeline for i in chosen]
     if len(pipes) != len(set(pipes)):
         return False
-    failures: list[FailureCase | None] = [None, *(failure_cases(market) if resilient else [])]
-    for s in market.sources:
-        for f in failures:
-            lv = sum(
-                options[i].level if f is None else kept_level(f, options[i])
-                for i in chosen
-                if options[i].source == s
-            )
-            if lv < market.share_levels:
-                return False
+    if serve_all:
+        served = served_levels(options, chosen, market, resilient)
+        if any(v < market.share_levels for v in served.values()):
+            return False
     for line, most in market.line_max.items():
         if sum(options[i].lines for i in chosen if options[i].line == line) > most:
             return False

@@ -146,3 +146,46 @@ def test_topology_given_where_it_does_not_fit(args: tuple[str, ...], words: str)
     assert res.returncode == 2, res.stderr
     assert words in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+N1 = EXAMPLE.parent / "three-sites-n1.yaml"
+
+
+def test_budget_and_max_bcr_modes() -> None:
+    """--budget serves the most traffic within it (less than every source when the budget is
+    below the least-cost plan's cost), --max-bcr the most per dollar (never below the
+    least-cost plan's); the JSON carries the mode and what is served."""
+    full = json.loads(run("topology", str(N1), "-f", "json").stdout)
+    demand = full["served_total_rps"]
+    assert full["mode"] == "cost" and demand > 0
+    low = 0.75 * full["cost_usd_per_hour"]
+    r = run("topology", str(N1), "-f", "json", "--budget", f"{low}")
+    assert r.returncode == 0, r.stderr
+    part = json.loads(r.stdout)
+    assert part["mode"] == "budget" and part["cost_usd_per_hour"] <= low * (1 + 1e-9)
+    assert 0 < part["served_total_rps"] < demand
+    roomy = json.loads(
+        run(
+            "topology", str(N1), "-f", "json", "--budget", f"{2 * full['cost_usd_per_hour']}"
+        ).stdout
+    )
+    assert roomy["served_total_rps"] == pytest.approx(demand, rel=1e-12)
+    assert roomy["cost_usd_per_hour"] == pytest.approx(full["cost_usd_per_hour"], rel=1e-9)
+    best = json.loads(run("topology", str(N1), "-f", "json", "--max-bcr").stdout)
+    assert best["mode"] == "max-bcr"
+    assert best["bcr_requests_per_usd"] >= full["bcr_requests_per_usd"] * (1 - 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--budget", "-5"), "--budget must be a positive number"),
+        (("--budget", "5", "--max-bcr"), "give one of --budget and --max-bcr"),
+        (("--budget", "1"), "no choice of pipelines serves any traffic within 1 $/h"),
+    ],
+)
+def test_bad_goodput_mode(args: tuple[str, ...], words: str) -> None:
+    r = run("topology", str(N1), *args)
+    assert r.returncode in (2, 3), r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and words in lines[0], r.stderr

@@ -20,7 +20,15 @@ from pddplan.api.scenario import registry
 from pddplan.errors import InfeasibleError
 from pddplan.topology import market_for, plan_topology, read_topology
 from pddplan.topology.failures import partial_cases, touches
-from pddplan.topology.milp import choose, failure_cases, fits, kept_level, total_cost
+from pddplan.topology.milp import (
+    choose,
+    failure_cases,
+    fits,
+    kept_level,
+    served_levels,
+    served_rps,
+    total_cost,
+)
 from pddplan.topology.pipelines import size_options, top_level
 
 SLA = {"ttft_p50_s": 5.0, "ttft_p90_s": 10.0, "ttft_p99_s": 20.0, "tpot_ms": 50.0}
@@ -201,3 +209,76 @@ def test_no_resilience_block_keeps_the_option_set(
     assert top_level(ti) == small_doc["share_levels"]
     assert market_for(ti, opts.options).partial_failures == ()
     assert {c.kind for c in failure_cases(market_for(ti, opts.options))} == {"line"}
+
+
+def brute_force_goodput(
+    options: list[Any], market: Any, resilient: bool, rates: dict[str, float]
+) -> list[tuple[float, float]]:
+    """(served requests/s, cost) of every choice that meets the goodput modes' constraints
+    (at most one option a pipeline, lines, chips; a source may be served in part)."""
+    by_pipe: dict[str, list[int]] = {}
+    for i, o in enumerate(options):
+        by_pipe.setdefault(o.pipeline, []).append(i)
+    out = []
+    for pick in itertools.product(*([None, *v] for v in by_pipe.values())):
+        chosen = [i for i in pick if i is not None]
+        if fits(options, chosen, market, resilient, serve_all=False):
+            served = served_levels(options, chosen, market, resilient)
+            g = served_rps(served, rates, market.share_levels)
+            out.append((g, total_cost(options, chosen, market)))
+    return out
+
+
+@settings(
+    max_examples=5,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    doc=topologies(),
+    resilient=st.booleans(),
+    budget=st.sampled_from([40.0, 90.0, 200.0]),
+)
+def test_goodput_modes_equal_enumeration(
+    tmp_path_factory: Any, doc: dict[str, Any], resilient: bool, budget: float
+) -> None:
+    """Most goodput within a budget (then the least cost for it) and the highest goodput per
+    dollar: the MILP (Dinkelbach's iteration for the ratio) against every choice."""
+    path = Path(tmp_path_factory.mktemp("topo")) / "t.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    ti = read_topology(str(path), registry(None))
+    opts = size_options(ti)
+    market = market_for(ti, opts.options)
+    rates = {t.name: t.rate_rps for t in ti.spec.traffic}
+    every = brute_force_goodput(opts.options, market, resilient, rates)
+    within = [(g, c) for g, c in every if c <= budget * (1 + 1e-12) and g > 0]
+    try:
+        got = choose(
+            opts.options,
+            market,
+            resilient=resilient,
+            mode="budget",
+            budget_usd_per_hour=budget,
+            rates=rates,
+        )
+    except InfeasibleError:
+        assert not within
+    else:
+        g_best = max(g for g, _ in within)
+        c_best = min(c for g, c in within if g >= g_best * (1 - 1e-9))
+        g_got = served_rps(got.served_levels, rates, market.share_levels)
+        assert math.isclose(g_got, g_best, rel_tol=1e-9)
+        assert math.isclose(got.cost_usd_per_hour, c_best, rel_tol=1e-9, abs_tol=1e-9)
+        assert got.cost_usd_per_hour <= budget * (1 + 1e-9)
+    ratios = [g / c for g, c in every if g > 0 and c > 0]
+    if not ratios:  # nothing is served (under every failure, with resilient)
+        with pytest.raises(InfeasibleError):
+            choose(opts.options, market, resilient=resilient, mode="max-bcr", rates=rates)
+        return
+    got_bcr = choose(opts.options, market, resilient=resilient, mode="max-bcr", rates=rates)
+    g = served_rps(got_bcr.served_levels, rates, market.share_levels)
+    assert math.isclose(g / got_bcr.cost_usd_per_hour, max(ratios), rel_tol=1e-9)
+    plan = plan_topology(ti, resilient=resilient, options=opts, mode="max-bcr")
+    assert math.isclose(plan.bcr_requests_per_usd, max(ratios) * 3600.0, rel_tol=1e-9)
+    assert math.isclose(plan.served_total_rps, g, rel_tol=1e-12)
