@@ -40,7 +40,7 @@ from pddplan.api.horizon import horizon
 from pddplan.api.pareto import pareto
 from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
 from pddplan.api.report import plan_report
-from pddplan.api.robust import robust
+from pddplan.api.robust import robust, robust_topology
 from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
 from pddplan.api.simulate import simulate
 from pddplan.api.solve import solve, solve_result
@@ -66,6 +66,7 @@ __all__ = [
     "profile_schema",
     "rank_chips",
     "robust",
+    "robust_topology",
     "show_profile",
     "simulate",
     "solve",

@@ -262,7 +262,7 @@ class ScenarioSource:
         if isinstance(doc.data, dict) and "sites" in doc.data:
             raise TopologyError(
                 "is a topology file (sites:), and this command plans one two-site scenario: "
-                "plan it with `pddplan topology`, or give it to `sweep` or `report`",
+                "plan it with `pddplan topology`, or give it to `sweep`, `report` or `robust`",
                 file=doc.file,
             )
         return cls(doc=doc, registry=registry)

@@ -138,7 +138,9 @@ def test_sweep_and_report_take_a_topology(tmp_path: Path) -> None:
         (("report", str(SMALL), "--rate", "2"), "--rate applies to a two-site scenario"),
         (("solve", str(SMALL)), "is a topology file (sites:)"),
         (("breakeven", str(SMALL)), "is a topology file (sites:)"),
-        (("robust", str(SMALL)), "is a topology file (sites:)"),
+        (("robust", str(SMALL), "-n", "2", "--rate", "2"), "--rate applies to a two-site"),
+        (("robust", str(SMALL), "-n", "2", "-p", "0.5"), "--confidence sizes a two-site"),
+        (("robust", "pdd-paper", "--resilient"), "--resilient applies to a topology file"),
     ],
 )
 def test_topology_given_where_it_does_not_fit(args: tuple[str, ...], words: str) -> None:
@@ -146,3 +148,14 @@ def test_topology_given_where_it_does_not_fit(args: tuple[str, ...], words: str)
     assert res.returncode == 2, res.stderr
     assert words in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_robust_on_a_topology_file() -> None:
+    res = run("robust", str(SMALL), "-n", "2", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["samples"] == 2 and len(doc["sample_figures"]) == 2
+    figures = {r["figure"] for r in doc["distribution"]}
+    assert figures == {"cost_usd_per_hour", "failures_survived"} | {
+        f"{t}_ttft_p99_s" for t in doc["point_plan_meets_share"] if t != "every source"
+    }
