@@ -47,13 +47,14 @@ from pddplan.api.solve import solve, solve_result
 from pddplan.api.step import step
 from pddplan.api.topology import topology
 from pddplan.api.transfer import transfer
-from pddplan.api.whatif import breakeven, sweep
+from pddplan.api.whatif import breakeven, breakeven_topology, sweep
 
 __all__ = [
     "LoadedScenario",
     "PddplanWarning",
     "bathtub",
     "breakeven",
+    "breakeven_topology",
     "cache",
     "calibrate",
     "calibrate_link",
