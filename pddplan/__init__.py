@@ -42,14 +42,14 @@ if TYPE_CHECKING:
     from pddplan.api.pareto import pareto
     from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
     from pddplan.api.report import plan_report
-    from pddplan.api.robust import robust
+    from pddplan.api.robust import robust, robust_topology
     from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
     from pddplan.api.simulate import simulate
     from pddplan.api.solve import solve
     from pddplan.api.step import step  # type: ignore[no-redef]
     from pddplan.api.topology import topology
     from pddplan.api.transfer import transfer
-    from pddplan.api.whatif import breakeven, sweep
+    from pddplan.api.whatif import breakeven, breakeven_topology, sweep
 
 __version__ = "0.1.0"
 
@@ -58,6 +58,7 @@ _API = (
     "PddplanWarning",
     "bathtub",
     "breakeven",
+    "breakeven_topology",
     "cache",
     "calibrate",
     "calibrate_link",
@@ -70,6 +71,7 @@ _API = (
     "profile_schema",
     "rank_chips",
     "robust",
+    "robust_topology",
     "show_profile",
     "simulate",
     "solve",
@@ -85,6 +87,7 @@ __all__ = [
     "PddplanWarning",
     "bathtub",
     "breakeven",
+    "breakeven_topology",
     "cache",
     "calibrate",
     "calibrate_link",
@@ -97,6 +100,7 @@ __all__ = [
     "profile_schema",
     "rank_chips",
     "robust",
+    "robust_topology",
     "show_profile",
     "simulate",
     "solve",

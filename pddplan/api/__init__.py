@@ -40,20 +40,21 @@ from pddplan.api.horizon import horizon
 from pddplan.api.pareto import pareto
 from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
 from pddplan.api.report import plan_report
-from pddplan.api.robust import robust
+from pddplan.api.robust import robust, robust_topology
 from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
 from pddplan.api.simulate import simulate
 from pddplan.api.solve import solve, solve_result
 from pddplan.api.step import step
 from pddplan.api.topology import topology
 from pddplan.api.transfer import transfer
-from pddplan.api.whatif import breakeven, sweep
+from pddplan.api.whatif import breakeven, breakeven_topology, sweep
 
 __all__ = [
     "LoadedScenario",
     "PddplanWarning",
     "bathtub",
     "breakeven",
+    "breakeven_topology",
     "cache",
     "calibrate",
     "calibrate_link",
@@ -66,6 +67,7 @@ __all__ = [
     "profile_schema",
     "rank_chips",
     "robust",
+    "robust_topology",
     "show_profile",
     "simulate",
     "solve",

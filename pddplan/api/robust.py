@@ -6,13 +6,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pddplan.api.options import RobustOptions, validate_args
-from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, chip_limits, load
+from pddplan.api.options import RobustOptions, validate, validate_args
+from pddplan.api.scenario import (
+    Overrides,
+    PathLike,
+    Profiles,
+    ScenarioLike,
+    chip_limits,
+    load,
+    registry,
+)
 from pddplan.api.solve import solve_result
 
 if TYPE_CHECKING:
     from pddplan.executors import Progress
     from pddplan.results import RobustResult
+    from pddplan.results.topology_robust import TopologyRobustResult
 
 _D = RobustOptions()
 
@@ -83,3 +92,73 @@ def robust(
     rp = solve_result(run.robust.outcome) if run.robust is not None else None
     assert isinstance(run.point, Outcome)
     return RobustResult(run, point, rp)
+
+
+def robust_topology(
+    scenario: PathLike,
+    *,
+    samples: int = _D.samples,
+    seed: int | None = _D.seed,
+    resilient: bool = False,
+    executor: str = _D.executor,
+    scheduler: str | None = _D.scheduler,
+    jobs: int = _D.jobs,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+    progress: Progress | None = None,
+) -> TopologyRobustResult:
+    """A topology file (``sites:``) under sampled inputs: the topology re-planned at each sample
+    (:func:`pddplan.topology.plan_topology`) and the point plan held fixed (docs/topology.md,
+    "Under uncertainty").
+
+    The inputs are every ``estimated:`` key of the chips, line links, RDMA fabrics and model the
+    pipelines use, as PATHs on the topology's keys, with the default distribution of its kind
+    (docs/robust.md), and the file's ``uncertainty:`` block (a source's rate:
+    ``traffic.NAME.rate_rps``).
+
+    Parameters
+    ----------
+    samples : how many input sets to draw (Latin hypercube); each is one re-plan.
+    seed : the draws' seed (None: fresh entropy, not reproducible).
+    resilient : re-plan (and hold) the plan that survives any single failure.
+    executor, scheduler, jobs : where the samples run (:mod:`pddplan.executors`); the result
+        is the same on any.
+    overrides : ``{"dotted.path": value}`` on the topology's keys, as ``sweep`` takes them.
+    progress : told ``(done, total)`` as samples finish; the result does not depend on it.
+
+    Raises
+    ------
+    OptionError : fewer than 2 samples, an unknown executor, a file that is not a topology.
+    ProfileError : a distribution the ``uncertainty:`` block gets wrong (names it).
+    TopologyError, InfeasibleError : no plan at the point estimate.
+    """
+    from pddplan import limits as caps
+    from pddplan.errors import OptionError
+    from pddplan.io.overrides import copy_overrides
+    from pddplan.results.topology_robust import TopologyRobustResult
+    from pddplan.robust.topology import run_topology_robust
+    from pddplan.topology.inputs import TopologySource
+
+    o = validate(
+        RobustOptions, samples=samples, seed=seed, executor=executor, scheduler=scheduler, jobs=jobs
+    )
+    caps.ROBUST_SAMPLES.check(o.samples, "samples", option="samples")
+    src = TopologySource.open(str(scenario), registry(profiles))
+    if src is None:
+        raise OptionError(
+            "scenario", "must be a topology file (sites:); `robust` samples a two-site scenario"
+        )
+    ov = copy_overrides(overrides)
+    src.resolve(ov)  # a bad PATH or value: one line before anything is planned
+    run = run_topology_robust(
+        src,
+        ov,
+        samples=o.samples,
+        seed=o.seed,
+        executor=o.executor,
+        jobs=o.jobs,
+        scheduler=o.scheduler,
+        resilient=resilient,
+        progress=progress,
+    )
+    return TopologyRobustResult(run)

@@ -8,12 +8,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pddplan.api.options import BreakevenOptions, SweepOptions, validate
-from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load
+from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
 from pddplan.errors import OptionError
 from pddplan.executors import Progress
 
 if TYPE_CHECKING:
     from pddplan.results import BreakevenResult, SweepResult
+    from pddplan.results.whatif import TopologyBreakevenResult
     from pddplan.topology.inputs import TopologySource
 
 Axes = Mapping[str, Sequence[Any]] | Sequence[tuple[str, Sequence[Any]]]
@@ -178,3 +179,75 @@ def breakeven(
     return BreakevenResult(
         be.path, be.against, be.lo, be.hi, be.value, be.ratio_lo, be.ratio_hi, be.iterations
     )
+
+
+def breakeven_topology(
+    scenario: PathLike,
+    *,
+    param: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    against_cost_usd_per_hour: float | None = None,
+    tolerance: float = _B.tolerance,
+    overrides: Overrides = None,
+    profiles: Profiles = None,
+    progress: Progress | None = None,
+) -> TopologyBreakevenResult:
+    """The value of ``param`` (a PATH on a topology file's keys, as :func:`sweep` takes it) in
+    ``[lo, hi]`` at which the topology's least-cost plan changes its structure (a pipeline's
+    P or MD site, its share, the lines it leases) or, with ``against_cost_usd_per_hour``, at
+    which its cost crosses that target; bisected with the topology planner
+    (docs/topology.md, "Break-even").
+
+    Parameters
+    ----------
+    param : the PATH searched (``lines.a-b.link_numbers.price_usd_per_month``,
+        ``traffic.s.rate_rps``).
+    lo, hi : the search interval (default: a quarter and four times the value the file gives
+        ``param``; needed where it gives none).
+    against_cost_usd_per_hour : [USD/h] the target cost (None: the structure question).
+    tolerance : [-] bisection stops within this fraction of the interval.
+
+    Raises
+    ------
+    OptionError : a file that is not a topology, no interval, ``hi`` not above ``lo``.
+    OverrideError : a PATH or bound the topology does not allow (names it).
+    """
+    from pddplan.api.scenario import registry
+    from pddplan.io.overrides import copy_overrides, topology_value
+    from pddplan.results.whatif import TopologyBreakevenResult
+    from pddplan.topology.inputs import TopologySource
+    from pddplan.whatif.topology import topology_breakeven
+
+    validate(BreakevenOptions, param=param, tolerance=tolerance)
+    src = TopologySource.open(str(scenario), registry(profiles))
+    if src is None:
+        raise OptionError(
+            "scenario", "must be a topology file (sites:); `breakeven` compares a two-site plan"
+        )
+    ov = copy_overrides(overrides)
+    if lo is None or hi is None:
+        cur = ov.get(param, topology_value(src.doc.data, param))
+        if not isinstance(cur, int | float) or isinstance(cur, bool) or cur <= 0:
+            raise OptionError(
+                "lo", f"and hi are needed: the topology gives {param} no positive number"
+            )
+        lo = cur / 4 if lo is None else lo
+        hi = cur * 4 if hi is None else hi
+    o = validate(BreakevenOptions, param=param, lo=lo, hi=hi, tolerance=tolerance)
+    assert o.lo is not None and o.hi is not None
+    if not o.hi > o.lo:
+        raise OptionError("hi", "must be above lo")
+    for v in (o.lo, o.hi):  # a bad PATH or bound: one line before anything is planned
+        src.resolve({**ov, param: v})
+    be = topology_breakeven(
+        src,
+        ov,
+        param,
+        o.lo,
+        o.hi,
+        against_cost_usd_per_hour=against_cost_usd_per_hour,
+        tol=o.tolerance,
+        progress=progress,
+    )
+    return TopologyBreakevenResult(be)

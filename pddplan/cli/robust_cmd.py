@@ -55,6 +55,13 @@ def robust_cmd(
         str | None,
         typer.Option("--plot", help="Draw the tornado plot (sensitivity) to FILE.png/.svg."),
     ] = None,
+    resilient: Annotated[
+        bool,
+        typer.Option(
+            "--resilient",
+            help="A topology file: re-plan and hold the plan that survives any single failure.",
+        ),
+    ] = False,
     *,
     scenario_opts: common.ScenarioOptions,
     out: common.Output,
@@ -63,12 +70,37 @@ def robust_cmd(
     estimated inputs are sampled, the cheapest plan that meets them with probability
     --confidence, and which estimate moves BCR and SLA attainment most (docs/robust.md).
 
+    A topology file (sites:) is re-planned at each sample by the topology planner, and its
+    point plan held fixed on the same samples (docs/topology.md, "Under uncertainty").
+
     Example: pddplan robust pdd-paper --samples 200 --confidence 0.9 -f json
     """
     from pathlib import Path
 
     from pddplan import api
+    from pddplan.api.whatif import topology_source
     from pddplan.report.plots import check_plot_path
+
+    if topology_source(scenario, common.State.profile_dirs) is not None:
+        _topology_robust(
+            scenario,
+            samples,
+            seed,
+            resilient,
+            executor,
+            scheduler,
+            jobs,
+            out,
+            scenario_opts,
+            confidence=confidence,
+            rate_rps=rate_rps,
+            plot=plot,
+        )
+        return
+    if resilient:
+        from pddplan.errors import UsageError
+
+        raise UsageError("--resilient applies to a topology file (sites:)")
 
     if plot is not None:
         check_plot_path(Path(plot))
@@ -93,6 +125,56 @@ def robust_cmd(
 
         robust_tornado_plot(res, Path(plot))
         common.info(f"wrote {plot}")
+
+
+def _topology_robust(
+    scenario: str | None,
+    samples: int,
+    seed: int,
+    resilient: bool,
+    executor: str,
+    scheduler: str | None,
+    jobs: int,
+    out: common.Output,
+    scenario_opts: common.ScenarioOptions,
+    *,
+    confidence: float,
+    rate_rps: float | None,
+    plot: str | None,
+) -> None:
+    """``robust`` on a topology file (api.robust_topology); the two-site options refused."""
+    from pddplan import api
+    from pddplan.errors import UsageError
+
+    if confidence != defaults.ROBUST_CONFIDENCE:
+        raise UsageError(
+            "--confidence sizes a two-site scenario's robust plan; a topology is re-planned at "
+            "each sample"
+        )
+    if rate_rps is not None:
+        raise UsageError("--rate applies to a two-site scenario; --set traffic.NAME.rate_rps=R")
+    if plot is not None:
+        raise UsageError("--plot draws a two-site scenario's sensitivity")
+    if scenario_opts.max_chips or scenario_opts.own:
+        raise UsageError(
+            "--own and --max-chips apply to a two-site scenario; a topology file gives each "
+            "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit"
+        )
+    assert scenario is not None
+    with common.progress_bar("sampling", samples >= 20) as progress:
+        res = api.robust_topology(
+            scenario,
+            samples=samples,
+            seed=seed,
+            resilient=resilient,
+            executor=executor,
+            scheduler=scheduler,
+            jobs=jobs,
+            overrides=scenario_opts.overrides,
+            profiles=common.State.profile_dirs,
+            progress=progress,
+        )
+    out.emit(res.report())
 
 
 def register(app: typer.Typer) -> None:

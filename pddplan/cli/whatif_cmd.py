@@ -144,21 +144,61 @@ def breakeven_cmd(
             metavar="VALUE",
         ),
     ] = None,
+    against_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--against-cost",
+            help="A topology file: the PATH value at which its cost crosses USD_PER_H "
+            "(default: at which the least-cost plan changes its structure).",
+            metavar="USD_PER_H",
+        ),
+    ] = None,
     *,
     scenario_opts: common.ScenarioOptions,
     out: common.Output,
 ) -> None:
     """The parameter value at which PDD's BCR equals a baseline's (bisection over the model).
 
+    A topology file (sites:): the --param PATH value at which the least-cost plan changes its
+    structure, or its cost crosses --against-cost (docs/topology.md, "Break-even").
+
     Example: pddplan breakeven pdd-paper --param chips.gpu-b.price_usd_per_hour --lo 2 --hi 6
     """
     from pddplan import api
+    from pddplan.api.whatif import topology_source
     from pddplan.errors import OverrideError, UsageError
 
     if lo is not None and hi is not None and hi <= lo:
         raise UsageError("--hi must be above --lo")
+    topology = topology_source(scenario, common.State.profile_dirs) is not None
+    if topology:
+        if param is None:
+            raise UsageError("--param PATH is needed for a topology file (a key of the file)")
+        if against != "same-dc":
+            raise UsageError("--against compares a two-site plan; a topology takes --against-cost")
+        if scenario_opts.own or scenario_opts.max_chips:
+            raise UsageError(
+                "--own and --max-chips apply to a two-site scenario; a topology file gives each "
+                "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit"
+            )
+    elif against_cost is not None:
+        raise UsageError("--against-cost applies to a topology file (sites:)")
     try:
         with common.progress_bar("bisecting", True) as progress:
+            if topology:
+                assert scenario is not None and param is not None
+                tres = api.breakeven_topology(
+                    scenario,
+                    param=param,
+                    lo=lo,
+                    hi=hi,
+                    against_cost_usd_per_hour=against_cost,
+                    overrides=scenario_opts.overrides,
+                    profiles=common.State.profile_dirs,
+                    progress=progress,
+                )
+                out.emit(tres.report())
+                return
             res = api.breakeven(
                 scenario,
                 overrides=scenario_opts.with_inventory(),

@@ -262,7 +262,7 @@ class ScenarioSource:
         if isinstance(doc.data, dict) and "sites" in doc.data:
             raise TopologyError(
                 "is a topology file (sites:), and this command plans one two-site scenario: "
-                "plan it with `pddplan topology`, or give it to `sweep` or `report`",
+                "plan it with `pddplan topology`, or give it to `sweep`, `report` or `robust`",
                 file=doc.file,
             )
         return cls(doc=doc, registry=registry)
@@ -380,6 +380,43 @@ def _entry_name(kind: str, entry: Any) -> str | None:
     return None
 
 
+def _topology_entry(kind: str, entries: list[Any], want: str, path: str) -> int:
+    """The index of the entry of list ``kind`` that ``want`` names (its name or index)."""
+    names = [_entry_name(kind, e) for e in entries]
+    if want in names:
+        return names.index(want)
+    if want.isdigit() and int(want) < len(entries):
+        return int(want)
+    hint = did_you_mean(want, [n for n in names if n])
+    raise OverrideError(
+        f"{kind} has no entry {want!r}{hint} (give a name or an index below {len(entries)})",
+        key=path,
+        unknown_key=True,
+    )
+
+
+def topology_value(data: Mapping[str, Any], path: str) -> Any:
+    """The value a topology document gives ``path`` (as :func:`topology_patch` names it), or
+    None where the document has none (a key its profiles give, a default of the schema).
+
+    Raises
+    ------
+    OverrideError : an entry no list has (with a did-you-mean).
+    """
+    parts = path.split(".")
+    cur: Any = data
+    i = 0
+    while i < len(parts):
+        if not isinstance(cur, Mapping):
+            return None
+        cur = cur.get(parts[i])
+        if i == 0 and parts[0] in TOPOLOGY_LISTS and isinstance(cur, list) and i + 1 < len(parts):
+            i += 1
+            cur = cur[_topology_entry(parts[0], cur, parts[i], path)]
+        i += 1
+    return cur
+
+
 def topology_patch(data: Mapping[str, Any], path: str, value: Any) -> tuple[dict[str, Any], str]:
     """A topology document with ``path`` set to ``value`` (``data`` is not modified), and the
     key the path names in the document (entries by index: ``traffic.0.rate_rps``), as the
@@ -417,20 +454,7 @@ def topology_patch(data: Mapping[str, Any], path: str, value: Any) -> tuple[dict
                 raise OverrideError(
                     f"names an entry of {part}; give a key of it ({path}.KEY)", key=path
                 )
-            names = [_entry_name(part, e) for e in nxt]
-            if want in names:
-                k = names.index(want)
-            elif want.isdigit() and int(want) < len(nxt):
-                k = int(want)
-            else:
-                known = [n for n in names if n]
-                hint = did_you_mean(want, known)
-                raise OverrideError(
-                    f"{part} has no entry {want!r}{hint} (give a name or an index below "
-                    f"{len(nxt)})",
-                    key=path,
-                    unknown_key=True,
-                )
+            k = _topology_entry(part, nxt, want, path)
             cur = nxt[k]
             doc_key.append(str(k))
             i += 1

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pddplan.results.base import Report, Result, Row, Section
 from pddplan.results.tables import TABLES as _TABLES
+
+if TYPE_CHECKING:
+    from pddplan.whatif.topology import TopologyBreakEven
 
 #: The sweep report's tables, by ``--table`` name.
 SWEEP_TABLES = _TABLES["sweep"]
@@ -184,4 +187,72 @@ class ChipsRankResult(Result):
         ]
         return Report(
             "pddplan chips rank", [Section("chips", self.chips)], {"chips": self.chips}, notes
+        )
+
+
+@dataclass(frozen=True)
+class TopologyBreakevenResult(Result):
+    """``breakeven`` on a topology (:class:`pddplan.whatif.topology.TopologyBreakEven`)."""
+
+    be: TopologyBreakEven
+
+    def plan_rows(self) -> list[Row]:
+        be = self.be
+        rows: list[Row] = []
+        for where, p in (("lo", be.lo), ("below", be.below), ("above", be.above), ("hi", be.hi)):
+            if p is None:
+                continue
+            rows.append(
+                {
+                    "at": where,
+                    "value": p.value,
+                    "cost_usd_per_hour": p.cost_usd_per_hour,
+                    "lines_leased": p.lines_leased,
+                    "flows": p.flows,
+                }
+            )
+        return rows
+
+    def row(self) -> Row:
+        be = self.be
+        return {
+            "param": be.path,
+            "question": be.question,
+            "against_cost_usd_per_hour": be.target_usd_per_hour,
+            "lo": be.lo.value,
+            "hi": be.hi.value,
+            "breakeven_value": be.value,
+            "iterations": be.iterations,
+        }
+
+    def answer(self) -> list[str]:
+        be = self.be
+        span = f"[{be.lo.value:g}, {be.hi.value:g}]"
+        if be.value is None:
+            if be.question == "structure":
+                return [f"The least-cost plan keeps one structure over {be.path} in {span}."]
+            side = "above" if be.lo.cost_usd_per_hour > (be.target_usd_per_hour or 0) else "below"
+            return [
+                f"The topology's cost stays {side} {be.target_usd_per_hour:g} $/h over "
+                f"{be.path} in {span}."
+            ]
+        assert be.below is not None and be.above is not None
+        if be.question == "structure":
+            return [
+                f"The least-cost plan changes its structure at {be.path} = {be.value:.6g}: "
+                f"{be.below.flows} below, {be.above.flows} above."
+            ]
+        return [
+            f"The topology's cost crosses {be.target_usd_per_hour:g} $/h at "
+            f"{be.path} = {be.value:.6g} ({be.below.cost_usd_per_hour:.4g} $/h below, "
+            f"{be.above.cost_usd_per_hour:.4g} above: chips come whole, so the cost steps)."
+        ]
+
+    def report(self) -> Report:
+        row = self.row()
+        return Report(
+            "pddplan breakeven (topology)",
+            [Section("break-even", [row]), Section("plans", self.plan_rows())],
+            {"breakeven": row, "plans": self.plan_rows()},
+            answer=self.answer(),
         )

@@ -14,9 +14,9 @@ each distribution's inverse CDF, so one seed gives the same samples on any execu
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from pddplan.spec import (
     Relative,
     Sourced,
     Triangular,
+    Uncertainty,
     Uniform,
 )
 from pddplan.spec.scenario import role_chip_names
@@ -210,21 +211,10 @@ def _numeric(v: Any) -> bool:
 def collect_inputs(rs: ResolvedScenario) -> tuple[list[Input], list[NotSampled]]:
     """The inputs to sample: defaults (unless turned off), then the uncertainty block's."""
     unc = rs.scenario.uncertainty
-    use_defaults = unc is None or unc.defaults
     found: dict[str, Input] = {}
     skipped: list[NotSampled] = []
-    if use_defaults:
-        for path, v in estimated_values(rs):
-            key = path.rsplit(".", 1)[1]
-            if key in CONFIGURATION_KEYS:
-                skipped.append(NotSampled(path, "a setting the operator chooses"))
-            elif not isinstance(v, float) or isinstance(v, bool):
-                skipped.append(NotSampled(path, "a whole number or a switch, not sampled"))
-            elif key == "loss_rate" and v <= 0:
-                skipped.append(NotSampled(path, "zero: no loss ceiling to vary"))
-            else:
-                rule = DEFAULT_RULES[kind_of(key)]
-                found[path] = capped(Input(path, float(v), rule.dist, rule.kind, rule.reason))
+    if unc is None or unc.defaults:
+        found, skipped = default_inputs(estimated_values(rs))
         if rs.scenario.rate_rps is not None:
             rule = DEFAULT_RULES["rate"]
             found[RATE] = Input(RATE, rs.scenario.rate_rps, rule.dist, rule.kind, rule.reason)
@@ -238,34 +228,82 @@ def collect_inputs(rs: ResolvedScenario) -> tuple[list[Input], list[NotSampled]]
                 ANOMALOUS_SHARE, rs.workload.anomalous.share, rule.dist, rule.kind, rule.reason
             )
     if unc is not None:
-        for path, dist in unc.inputs.items():
-            key = f"uncertainty.inputs.{path}"
-            try:
-                check_path(path, rs)
-            except OverrideError as exc:
-                raise ProfileError(exc.detail, file=rs.file, key=key) from None
-            point = _point_value(rs, path)
-            if dist.fixed:
-                found.pop(path, None)
-                skipped.append(NotSampled(path, "fixed by the scenario's uncertainty block"))
-                continue
-            if not _numeric(point) and not _absolute(dist):
-                raise ProfileError(
-                    "the scenario has no number here for a relative distribution; give "
-                    "uniform, triangular or log_uniform bounds",
-                    file=rs.file,
-                    key=key,
-                )
-            if isinstance(point, bool):
-                raise ProfileError("a switch cannot be sampled", file=rs.file, key=key)
-            if dist.lognormal is not None and not (point is not None and point > 0):
-                raise ProfileError(
-                    "lognormal needs a positive value in the scenario", file=rs.file, key=key
-                )
-            found[path] = Input(
-                path, float(point) if _numeric(point) else math.nan, dist, "scenario", unc.source
-            )
+
+        def check(path: str) -> None:
+            check_path(path, rs)
+
+        stated_inputs(
+            unc,
+            found,
+            skipped,
+            check=check,
+            point_value=lambda p: _point_value(rs, p),
+            file=rs.file,
+        )
     return list(found.values()), skipped
+
+
+def default_inputs(
+    estimated: Sequence[tuple[str, Any]],
+) -> tuple[dict[str, Input], list[NotSampled]]:
+    """The default input of each estimated (PATH, value): the rule of its key's kind
+    (:data:`DEFAULT_RULES`); settings, whole numbers, switches and a zero loss rate are not
+    sampled (and say why)."""
+    found: dict[str, Input] = {}
+    skipped: list[NotSampled] = []
+    for path, v in estimated:
+        key = path.rsplit(".", 1)[1]
+        if key in CONFIGURATION_KEYS:
+            skipped.append(NotSampled(path, "a setting the operator chooses"))
+        elif not isinstance(v, float) or isinstance(v, bool):
+            skipped.append(NotSampled(path, "a whole number or a switch, not sampled"))
+        elif key == "loss_rate" and v <= 0:
+            skipped.append(NotSampled(path, "zero: no loss ceiling to vary"))
+        else:
+            rule = DEFAULT_RULES[kind_of(key)]
+            found[path] = capped(Input(path, float(v), rule.dist, rule.kind, rule.reason))
+    return found, skipped
+
+
+def stated_inputs(
+    unc: Uncertainty,
+    found: dict[str, Input],
+    skipped: list[NotSampled],
+    *,
+    check: Callable[[str], None],
+    point_value: Callable[[str], Any],
+    file: str | None,
+) -> None:
+    """Apply an ``uncertainty:`` block's inputs to ``found`` (``fixed: true`` removes one):
+    ``check`` raises OverrideError on a PATH that is not a key, ``point_value`` gives a PATH's
+    value where it is sampled (None where it has none)."""
+    for path, dist in unc.inputs.items():
+        key = f"uncertainty.inputs.{path}"
+        try:
+            check(path)
+        except OverrideError as exc:
+            raise ProfileError(exc.detail, file=file, key=key) from None
+        point = point_value(path)
+        if dist.fixed:
+            found.pop(path, None)
+            skipped.append(NotSampled(path, "fixed by the scenario's uncertainty block"))
+            continue
+        if not _numeric(point) and not _absolute(dist):
+            raise ProfileError(
+                "the scenario has no number here for a relative distribution; give "
+                "uniform, triangular or log_uniform bounds",
+                file=file,
+                key=key,
+            )
+        if isinstance(point, bool):
+            raise ProfileError("a switch cannot be sampled", file=file, key=key)
+        if dist.lognormal is not None and not (point is not None and point > 0):
+            raise ProfileError(
+                "lognormal needs a positive value in the scenario", file=file, key=key
+            )
+        found[path] = Input(
+            path, float(point) if _numeric(point) else math.nan, dist, "scenario", unc.source
+        )
 
 
 def _absolute(d: Distribution) -> bool:
@@ -379,7 +417,13 @@ def capped(inp: Input) -> Input:
     return inp
 
 
-def check_inputs(src: ScenarioSource, inputs: Sequence[Input], file: str) -> None:
+class Resolves(Protocol):
+    """A source that resolves overrides (a scenario's or a topology's), OverrideError if bad."""
+
+    def resolve(self, overrides: Mapping[str, Any] | None = None) -> Any: ...
+
+
+def check_inputs(src: ScenarioSource | Resolves, inputs: Sequence[Input], file: str) -> None:
     """Each input's extreme values must be valid values of its key (a one-line error if not)."""
     for inp in inputs:
         lo, hi = support(inp)

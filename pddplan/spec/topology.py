@@ -14,6 +14,7 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from pddplan.spec.base import NonNegInt, PositiveInt, Rate, Source, Strict, Usd
 from pddplan.spec.scenario_spec import RoleChoice, Serving, Sla
+from pddplan.spec.uncertainty import Uncertainty
 from pddplan.spec.workloads import Workload
 
 #: [-] Group index of standard single-mode fibre at 1550 nm (Corning SMF-28 datasheet: 1.4682;
@@ -183,3 +184,8 @@ class TopologyScenario(Strict):
         description="partial failures the N-1 set covers (absent: whole lines down only)",
     )
     overrides: dict[str, dict[str, dict[str, object]]] = Field(default_factory=dict)
+    uncertainty: Uncertainty | None = Field(
+        default=None,
+        description="input distributions for `pddplan robust`, by PATH on the topology's keys "
+        "(traffic.NAME.rate_rps, lines.NAME.link_numbers.KEY; docs/topology.md)",
+    )

@@ -13,7 +13,12 @@ from typing import Any
 from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.spec.topology import Line, Site, TrafficSource
 from pddplan.topology.failures import Failure, line_failures, partial_cases, plan_failures
-from pddplan.topology.inputs import TopologyInput, check_topology, read_topology
+from pddplan.topology.inputs import (
+    TopologyInput,
+    check_topology,
+    profile_rental_usd_per_hour,
+    read_topology,
+)
 from pddplan.topology.milp import ChipStock, Choice, Market, Mode, choose, failure_cases
 from pddplan.topology.pipelines import Option, Options, Pipeline, size_options
 
@@ -116,12 +121,11 @@ class TopologyPlan:
 def market_of(ti: TopologyInput) -> Market:
     """The sites' chip stocks and the lines' limits, from the topology."""
     stock: dict[tuple[str, str], ChipStock] = {}
-    reg = ti.registry
     for s in ti.spec.sites:
         for chip, sc in s.chips.items():
             rental = sc.rental_usd_per_hour
             if rental is None:
-                rental = reg.load("chip", chip).price.rental_usd_per_hour
+                rental = profile_rental_usd_per_hour(ti, chip)
             stock[(s.name, chip)] = ChipStock(
                 sc.owned, sc.owned_usd_per_chip_hour, rental, sc.rent_limit
             )

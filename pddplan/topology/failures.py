@@ -95,7 +95,9 @@ def touches(case: FailureCase, o: Option) -> bool:
     return any(s == case.where for s, _c, _n in o.chips)
 
 
-def _meets(fleet: tuple[Any, Any], rate_rps: float) -> Any:
+def fleet_meets(fleet: tuple[Any, Any], rate_rps: float) -> Any:
+    """The fleet check (:func:`pddplan.solver.fleet.check_fleet`) of a (plan, problem) at
+    ``rate_rps``: the one test of a fixed fleet a topology applies (failures, ``robust``)."""
     from pddplan.solver.fleet import check_fleet
     from pddplan.solver.search import Solver
 
@@ -130,7 +132,7 @@ def partial_cases(ti: TopologyInput, options: list[Option]) -> tuple[FailureCase
             if fleet is None:
                 continue
             for j in range(o.level, 0, -1):
-                if _meets(fleet, rates[o.source] * j / levels).meets_sla:
+                if fleet_meets(fleet, rates[o.source] * j / levels).meets_sla:
                     kept[o.index] = j
                     break
         out.append(replace(case, kept_levels=kept))
@@ -214,7 +216,7 @@ def evaluate_failure(
                 moved[o.pipeline] = rate
             if share[o.pipeline] <= cap[o.pipeline] + 1e-12:
                 continue  # within what its fleet still serves
-            fc = _meets(fleet, rate)
+            fc = fleet_meets(fleet, rate)
             if not fc.meets_sla:
                 breaks.append(f"{o.pipeline}: {_what_breaks(fc, fleet[1])} at {rate:.4g} req/s")
     return Failure(

@@ -20,7 +20,7 @@ from pddplan.spec.topology import Line, Site, TopologyScenario, TrafficSource
 from pddplan.spec.validation import YamlDoc
 
 #: Keys of a topology file that are not the scenario keys shared by its pipelines.
-TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels", "resilience")
+TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels", "resilience", "uncertainty")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,16 @@ class TopologyInput:
             if set(ln.sites) == {a, b}:
                 return ln
         return None
+
+
+def profile_rental_usd_per_hour(ti: TopologyInput, chip: str) -> float:
+    """[USD/(chip h)] A chip's rental where no site prices it: the topology's ``overrides:`` of
+    its profile's price when it gives one, else the chip profile's (what each pipeline's
+    scenario resolves it to)."""
+    ov = ti.spec.overrides.get("chips", {}).get(chip, {}).get("price")
+    if isinstance(ov, Mapping) and "rental_usd_per_hour" in ov:
+        return float(ov["rental_usd_per_hour"])
+    return float(ti.registry.load("chip", chip).price.rental_usd_per_hour)
 
 
 def is_topology_doc(doc: YamlDoc) -> bool:

@@ -28,7 +28,7 @@ from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.io.overrides import ScenarioSource
 from pddplan.spec.topology import Line, RoleChoice, Site, TrafficSource, route_rtt_ms
 from pddplan.spec.validation import YamlDoc
-from pddplan.topology.inputs import TopologyInput
+from pddplan.topology.inputs import TopologyInput, profile_rental_usd_per_hour
 
 #: [s] The least TTFT target a pipeline may be sized against (the scenario's lower bound).
 MIN_TTFT_TARGET_S = 1e-3
@@ -191,7 +191,7 @@ def _chip_prices(ti: TopologyInput, pipe: Pipeline, ps: Site, ms: Site) -> dict[
             if price is not None:
                 explicit.add(c)
             else:
-                price = ti.registry.load("chip", c).price.rental_usd_per_hour
+                price = profile_rental_usd_per_hour(ti, c)
             if c in out and out[c] != price:
                 raise TopologyError(
                     f"chip {c} rents at {out[c]:g} $/h at site {where[c]} and {price:g} $/h "
@@ -209,6 +209,21 @@ def resolve_doc(ti: TopologyInput, doc: dict[str, Any]) -> Any:
     """The resolved scenario of a pipeline's document (validated as a scenario file)."""
     src = ScenarioSource(doc=YamlDoc(data=doc, lines={}, file=ti.file), registry=ti.registry)
     return src.base
+
+
+def bundle_doc(doc: dict[str, Any], pipe: Pipeline, k: int, one: Any) -> dict[str, Any]:
+    """A pipeline's document with a bundle of ``k`` lines: ``k`` times the bandwidth and the
+    price of one line as ``one`` (the document's resolved scenario) has them."""
+    assert pipe.line is not None
+    out: dict[str, Any] = json.loads(json.dumps(doc))
+    name = pipe.line.link
+    links = out.setdefault("overrides", {}).setdefault("links", {})
+    links[name] = {
+        **links.get(name, {}),
+        "bandwidth_gbit_per_s": k * one.link.bandwidth_gbit_per_s,
+        "price_usd_per_month": k * one.link.price_usd_per_month,
+    }
+    return out
 
 
 def size_options(ti: TopologyInput, executor: Any = None) -> Options:
@@ -268,19 +283,9 @@ def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], l
         if doc is None:
             reasons.append(_no_budget(t, pipe.p_site))
             continue
-        rs = resolve_doc(ti, doc)
-        one_gbit = rs.link.bandwidth_gbit_per_s
-        one_usd = rs.link.price_usd_per_month
+        one = resolve_doc(ti, doc)
         for k in range(1, pipe.line.max_count + 1):
-            if k > 1:
-                name = pipe.line.link
-                links = doc.setdefault("overrides", {}).setdefault("links", {})
-                links[name] = {
-                    **links.get(name, {}),
-                    "bandwidth_gbit_per_s": k * one_gbit,
-                    "price_usd_per_month": k * one_usd,
-                }
-                rs = resolve_doc(ti, doc)
+            rs = one if k == 1 else resolve_doc(ti, bundle_doc(doc, pipe, k, one))
             try:
                 outcome = solve_scenario(rs, rate_rps=rate, baselines=False)
             except InfeasibleError as exc:

@@ -425,7 +425,7 @@ def breakeven_on(
     within ``tol`` of the interval, at the step where the ratio crosses 1.
     """
     check_path(path, src.resolve(overrides))
-    steps = min(60, max(0, math.ceil(math.log2(1.0 / tol)))) if tol > 0 else 60
+    steps = bisection_steps(tol)
     total = 2 + steps
 
     def tell(done: int) -> None:
@@ -443,22 +443,49 @@ def breakeven_on(
     if f_lo * f_hi > 0:
         tell(total)
         return BreakEven(path, against, lo, hi, None, f_lo + 1, f_hi + 1, 0)
-    a, b, fa = lo, hi, f_lo
+
+    def side(x: float) -> int:
+        fm = bcr_ratio_at(src, overrides, path, x, against) - 1.0
+        return 0 if fm == 0 else (1 if (fm > 0) == (f_lo > 0) else -1)
+
+    a, b, it = bisect_side(side, lo, hi, tol, steps, lambda i: tell(2 + i))
+    tell(total)
+    return BreakEven(path, against, lo, hi, (a + b) / 2, f_lo + 1, f_hi + 1, it)
+
+
+def bisection_steps(tol: float) -> int:
+    """The most bisection steps to locate a change within ``tol`` of the interval (at most 60)."""
+    return min(60, max(0, math.ceil(math.log2(1.0 / tol)))) if tol > 0 else 60
+
+
+def bisect_side(
+    side: Callable[[float], int],
+    lo: float,
+    hi: float,
+    tol: float,
+    steps: int,
+    tell: Callable[[int], None] | None = None,
+) -> tuple[float, float, int]:
+    """The bracket ``(a, b)`` within ``tol`` of ``[lo, hi]`` where ``side`` changes, and the
+    steps taken: ``side(x)`` is 1 on ``lo``'s side, -1 on ``hi``'s, 0 exactly at the change
+    (``a = b = x``). ``lo`` and ``hi`` must be on different sides. The one bisection of
+    ``breakeven``; ``tell(i)`` after step ``i``."""
+    a, b = lo, hi
     it = 0
     while b - a > tol * max(abs(hi - lo), 1e-12) and it < steps:
         it += 1
         m = (a + b) / 2
-        fm = bcr_ratio_at(src, overrides, path, m, against) - 1.0
-        tell(2 + it)
-        if fm == 0:
+        sm = side(m)
+        if tell is not None:
+            tell(it)
+        if sm == 0:
             a = b = m
             break
-        if (fm > 0) == (fa > 0):
-            a, fa = m, fm
+        if sm > 0:
+            a = m
         else:
             b = m
-    tell(total)
-    return BreakEven(path, against, lo, hi, (a + b) / 2, f_lo + 1, f_hi + 1, it)
+    return a, b, it
 
 
 # ------------------------------------------------------------------------------ chip ranking

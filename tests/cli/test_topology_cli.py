@@ -137,8 +137,11 @@ def test_sweep_and_report_take_a_topology(tmp_path: Path) -> None:
         ),
         (("report", str(SMALL), "--rate", "2"), "--rate applies to a two-site scenario"),
         (("solve", str(SMALL)), "is a topology file (sites:)"),
-        (("breakeven", str(SMALL)), "is a topology file (sites:)"),
-        (("robust", str(SMALL)), "is a topology file (sites:)"),
+        (("breakeven", str(SMALL)), "--param PATH is needed for a topology file"),
+        (("breakeven", "pdd-paper", "--against-cost", "5"), "--against-cost applies to a topology"),
+        (("robust", str(SMALL), "-n", "2", "--rate", "2"), "--rate applies to a two-site"),
+        (("robust", str(SMALL), "-n", "2", "-p", "0.5"), "--confidence sizes a two-site"),
+        (("robust", "pdd-paper", "--resilient"), "--resilient applies to a topology file"),
     ],
 )
 def test_topology_given_where_it_does_not_fit(args: tuple[str, ...], words: str) -> None:
@@ -189,3 +192,27 @@ def test_bad_goodput_mode(args: tuple[str, ...], words: str) -> None:
     assert r.returncode in (2, 3), r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and words in lines[0], r.stderr
+
+
+def test_robust_on_a_topology_file() -> None:
+    res = run("robust", str(SMALL), "-n", "2", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["samples"] == 2 and len(doc["sample_figures"]) == 2
+    figures = {r["figure"] for r in doc["distribution"]}
+    assert figures == {"cost_usd_per_hour", "failures_survived"} | {
+        f"{t}_ttft_p99_s" for t in doc["point_plan_meets_share"] if t != "every source"
+    }
+
+
+def test_breakeven_on_a_topology_file() -> None:
+    path = "lines.a-b.link_numbers.price_usd_per_month"
+    res = run(
+        "breakeven", str(SMALL), "--param", path, "--lo", "2000", "--hi", "50000", "-f", "json"
+    )
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["breakeven"]["question"] == "structure"
+    below, above = (p for p in doc["plans"] if p["at"] in ("below", "above"))
+    assert below["value"] < doc["breakeven"]["breakeven_value"] < above["value"]
+    assert below["flows"] != above["flows"]
