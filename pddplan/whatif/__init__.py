@@ -165,16 +165,21 @@ def point_row(
     try:
         rs = src.resolve({**overrides, **point})
         out = solve_scenario(rs, baselines=baselines)
-    except InfeasibleError as exc:
-        row.update(feasible=False, binding=exc.binding or str(exc))
-        return row
     except PddplanError as exc:
-        row.update(feasible=False, binding=f"error: {exc}")
-        return row
+        return _failed_row(row, exc)
     p = out.plan
     row.update(plan_row(out))
     row["feasible"] = True
     row["binding"] = "; ".join(p.binding)
+    return row
+
+
+def _failed_row(row: dict[str, Any], exc: PddplanError) -> dict[str, Any]:
+    """A sweep row whose point has no plan: what binds (an infeasible point) or the error."""
+    if isinstance(exc, InfeasibleError):
+        row.update(feasible=False, binding=exc.binding or str(exc))
+    else:
+        row.update(feasible=False, binding=f"error: {exc}")
     return row
 
 
@@ -186,12 +191,8 @@ def _topology_row(
 
     try:
         tp = plan_topology(src.resolve(overrides))
-    except InfeasibleError as exc:
-        row.update(feasible=False, binding=exc.binding or str(exc))
-        return row
     except PddplanError as exc:
-        row.update(feasible=False, binding=f"error: {exc}")
-        return row
+        return _failed_row(row, exc)
     row.update(tp.summary_row())
     row["feasible"] = True
     row["binding"] = ""
