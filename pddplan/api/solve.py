@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pddplan.results import SolveResult
     from pddplan.robust.verdict import VerdictCheck
     from pddplan.solver import Outcome
+    from pddplan.spec.scenario import ResolvedScenario
 
 _D = SolveOptions()
 
@@ -83,9 +84,17 @@ def solve(
     ls = load(scenario, overrides, profiles)
     ls, limits = with_inventory(ls, max_chips, own)  # the baselines obey them too
     from pddplan.solver import solve_scenario
+    from pddplan.tiers import sized
 
-    out = solve_scenario(
+    rs, cache = sized(
         ls.resolved,
+        rate_rps=o.rate_rps,
+        budget_usd_per_hour=o.budget_usd_per_hour,
+        max_bcr=o.max_bcr,
+        max_rate_rps=o.max_rate_rps,
+    )
+    out = solve_scenario(
+        rs,
         explain_relay=True,
         max_chips=limits,
         **o.model_dump(exclude={"explain", "verdict_check"}),
@@ -94,23 +103,21 @@ def solve(
     if o.verdict_check and out.baselines:
         from pddplan.robust.verdict import check_verdict
 
-        verdict = check_verdict(
-            lambda ov: ls.source.resolve({**ls.overrides, **ov}), ls.resolved, out
-        )
+        def resolve(ov: Mapping[str, Any]) -> ResolvedScenario:
+            again = ls.source.resolve({**ls.overrides, **ov})
+            if cache is None:
+                return again
+            from pddplan.tiers import sized_like
+
+            return sized_like(again, rs, ls.resolved)
+
+        verdict = check_verdict(resolve, rs, out)
     res = solve_result(out, explain=o.explain, verdict=verdict)
-    if ls.resolved.caches and ls.resolved.cache_capacity_gb is None:
-        res = replace(res, warnings=[*res.warnings, CACHE_NOT_SIZED])
+    if cache is not None:
+        res = replace(res, cache=cache)
     chosen = rate_rps is not None or budget_usd_per_hour is not None or max_bcr
     note = None if chosen else trace_rate_note(ls)
     return replace(res, trace_rate_note=note) if note else res
-
-
-#: The warning of a solve of a scenario with ``cache:`` tiers, which only ``pddplan cache`` sizes.
-CACHE_NOT_SIZED = (
-    "the scenario's cache: tiers are not sized by solve: this plan takes the workload's hit "
-    "rates with every hit already in HBM and no cache cost; `pddplan cache SCENARIO` solves "
-    "each capacity option of the tiers (hit rate, load time and price) and picks the best"
-)
 
 
 def solve_result(

@@ -497,9 +497,20 @@ def _deep_merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any
     for k, v in patch.items():
         if isinstance(v, Mapping) and isinstance(out.get(k), dict):
             out[k] = _deep_merge(out[k], v)
+        elif isinstance(v, Mapping) and isinstance(out.get(k), list) and _indexed(v, out[k]):
+            # entries of a list by index (an override ``cache.tiers.0.capacity_gb_per_node``)
+            out[k] = [
+                _deep_merge(e, v[i]) if i in v and isinstance(e, dict) else e
+                for i, e in enumerate(out[k])
+            ]
         else:
             out[k] = copy.deepcopy(v)
     return out
+
+
+def _indexed(patch: Mapping[str, Any], entries: list[Any]) -> bool:
+    """Whether ``patch`` sets entries of ``entries`` by index (int keys, each in range)."""
+    return all(isinstance(i, int) and 0 <= i < len(entries) for i in patch)
 
 
 _OVERRIDE_KINDS = {

@@ -41,6 +41,8 @@ from pddplan.io.loader import (
     validate,
 )
 from pddplan.spec import Chip, Link, Model, Scenario, Workload
+from pddplan.spec.caches import Cache
+from pddplan.spec.scenario_spec import CacheTierChoice
 from pddplan.spec.validation import unwrap, validation_to_profile_error
 
 ALIASES = {"price_usd_per_hour": ("price", "rental_usd_per_hour")}
@@ -73,11 +75,17 @@ def _fields(cls: type[BaseModel], prefix: str, depth: int = 0) -> Iterable[str]:
 
 def known_paths(rs: ResolvedScenario) -> list[str]:
     """Every PATH an override may set on this scenario."""
-    return list(_known_paths(tuple(rs.chips)))
+    return list(_known_paths(tuple(rs.chips), tuple(rs.caches), _tier_count(rs)))
+
+
+def _tier_count(rs: ResolvedScenario) -> int:
+    return len(rs.scenario.cache.tiers) if rs.scenario.cache is not None else 0
 
 
 @functools.cache
-def _known_paths(chips: tuple[str, ...]) -> tuple[str, ...]:
+def _known_paths(
+    chips: tuple[str, ...], caches: tuple[str, ...] = (), tiers: int = 0
+) -> tuple[str, ...]:
     paths = [
         p
         for p in _fields(Scenario, "")
@@ -95,6 +103,14 @@ def _known_paths(chips: tuple[str, ...]) -> tuple[str, ...]:
             f"chips.{chip}.{p}" for p in _fields(Chip, "") if not p.endswith(("kind", "name"))
         ]
         paths.append(f"chips.{chip}.price_usd_per_hour")
+    # a cache profile's keys (caches.host-dram.price.usd_per_gb_hour) and each cache tier's
+    # keys by index (cache.tiers.0.capacity_gb_per_node)
+    for name in caches:
+        paths += [
+            f"caches.{name}.{p}" for p in _fields(Cache, "") if not p.endswith(("kind", "name"))
+        ]
+    for i in range(tiers):
+        paths += [f"cache.tiers.{i}.{k}" for k in CacheTierChoice.model_fields]
     return tuple(sorted(set(paths)))
 
 
@@ -107,7 +123,7 @@ def _valid(path: str, known: frozenset[str]) -> bool:
 
 def check_path(path: str, rs: ResolvedScenario) -> None:
     """Raise :class:`OverrideError` (with a did-you-mean) when ``path`` is not a key of ``rs``."""
-    known = _known_paths(tuple(rs.chips))
+    known = _known_paths(tuple(rs.chips), tuple(rs.caches), _tier_count(rs))
     if not _valid(path, frozenset(known)):
         hint = did_you_mean(path, known)
         raise OverrideError(f"not a key of this scenario{hint}", key=path, unknown_key=True)
@@ -124,6 +140,11 @@ def patch_for(path: str, value: Any, rs: ResolvedScenario) -> dict[str, Any]:
         if len(rest) == 1 and rest[0] in ALIASES:
             rest = list(ALIASES[rest[0]])
         return {"overrides": {"chips": {name: _nest(rest, value)}}}
+    if parts[0] == "caches":
+        return {"overrides": {"caches": {parts[1]: _nest(parts[2:], value)}}}
+    if parts[:2] == ["cache", "tiers"] and len(parts) > 2 and parts[2].isdigit():
+        # an entry of the list by index: the loader merges it into that entry
+        return {"cache": {"tiers": {int(parts[2]): _nest(parts[3:], value)}}}
     if parts[0] in ("link", "rdma"):
         return {"overrides": {"links": {getattr(scen, parts[0]): _nest(parts[1:], value)}}}
     if parts[0] == "model":
@@ -353,10 +374,15 @@ def current_value(rs: ResolvedScenario, path: str) -> Any:
             parts = list(ALIASES[parts[0]])
     elif parts[0] in ("link", "rdma", "model", "workload"):
         obj, parts = getattr(rs, parts[0]), parts[1:]
+    elif parts[0] == "caches" and len(parts) > 2:
+        obj, parts = rs.caches.get(parts[1]), parts[2:]
     else:
         obj = rs.scenario
     for part in parts:
-        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+        if isinstance(obj, list) and part.isdigit():
+            obj = obj[int(part)] if int(part) < len(obj) else None
+        else:
+            obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
         if obj is None:
             return None
     return obj

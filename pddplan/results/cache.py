@@ -32,8 +32,10 @@ class CacheResult(Result):
 
     def report(self) -> Report:
         st = self.study
-        what = "least cost" if st.mode == "rate" else "highest BCR"
+        what = {"rate": "least cost", "budget": "most goodput"}.get(st.mode, "highest BCR")
         at = f" at {st.rate_rps:g} req/s" if st.rate_rps is not None else ""
+        if st.budget_usd_per_hour is not None:
+            at = f" within {st.budget_usd_per_hour:g} $/h"
         title = f"cache capacity per P node, {what}{at}: {st.scenario_name}"
         answer: list[str] = []
         c = self.chosen

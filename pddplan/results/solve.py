@@ -48,6 +48,9 @@ class SolveResult(Result):
         (:func:`pddplan.robust.verdict.check_verdict`), or None when not checked.
     trace_rate_note : the workload's trace rate against the rate planned for, when they differ
         (:func:`pddplan.api.scenario.trace_rate_note`; the CLI prints it on stderr), or None.
+    cache : the cache capacity solve chose for the scenario's ``cache:`` tiers
+        (:func:`pddplan.tiers.sizing_row`: GB per P node per tier, tokens, mean hit rate, cache
+        $/h, options compared), or None without ``cache:``.
     """
 
     outcome: Outcome
@@ -57,6 +60,7 @@ class SolveResult(Result):
     warnings: list[str] = field(default_factory=list)
     verdict: VerdictCheck | None = None
     trace_rate_note: str | None = None
+    cache: Row | None = None
 
     @property
     def plan(self) -> Plan:
@@ -102,6 +106,9 @@ class SolveResult(Result):
             },
             "baselines": base_json,
         }
+        if self.cache is not None:
+            sections.insert(2, Section("cache per P node", [self.cache], key="cache"))
+            payload["cache"] = self.cache
         if self.verdict is not None:
             payload["verdict"] = self._verdict_json()
         if self.classes is not None:
@@ -153,6 +160,8 @@ class SolveResult(Result):
                 bits.append(f"{r['owned_idle']} owned idle")
             parts.append(f"{r['chip']}: {', '.join(bits) or 'none'}")
         sentences.append("Chips: " + "; ".join(parts) + ".")
+        if self.cache is not None:
+            sentences.append(cache_text(self.cache))
         p99, target = plan.prefill.ttft_s[2], out.problem.ttft_targets_s[2]
         sentences.append(
             f"Cost {plan.cost_usd_per_hour:,.1f} $/h (line included), BCR "
@@ -406,6 +415,21 @@ class SolveResult(Result):
             "prefill_mean_wait_s": self.prefill_mean_wait_s,
             "binding": plan.binding,
         }
+
+
+def cache_text(c: Row) -> str:
+    """The cache capacity chosen, in one sentence: ``Cache per P node: 0 GB host-dram, 4096 GB
+    local-nvme (mean hit rate 0.913, 0.028 $/h of cache; least cost of 10 capacity options).``"""
+    caps = ", ".join(
+        f"{v:g} GB {k.removesuffix('_gb_per_node')}"
+        for k, v in c.items()
+        if k.endswith("_gb_per_node")
+    )
+    return (
+        f"Cache per P node: {caps} (mean hit rate {c['mean_hit_rate']:.3f}, "
+        f"{c['cache_usd_per_hour']:.4g} $/h of cache; {c['chosen_by']} of "
+        f"{c['options_compared']} capacity options)."
+    )
 
 
 def flip_text(f: Flip) -> str:

@@ -31,6 +31,7 @@ from pddplan.solver.problem import (
 )
 from pddplan.solver.relay_edge import RelayEdge, relay_edges
 from pddplan.solver.relay_edge import describe as describe_edges
+from pddplan.spec import Scenario
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Upper end of the rate search when nothing else bounds the scale [requests/s].
@@ -104,6 +105,34 @@ def _answer(
     return plan, "max-bcr", bound_of_hi + (" (inventory limits applied)" if limited else "")
 
 
+def question(
+    scen: Scenario,
+    rate_rps: float | None = None,
+    budget_usd_per_hour: float | None = None,
+    max_bcr: bool = False,
+) -> tuple[float | None, float | None]:
+    """``(rate, budget)`` of the scenario's question: a rate (the least-cost plan serving it),
+    else a budget (the most goodput within it), else neither (the highest BCR). The options
+    given win over the scenario's ``rate_rps`` and ``limits.budget_usd_per_hour``; a budget
+    (given or the scenario's) wins over the scenario's rate; ``max_bcr`` asks for neither."""
+    if max_bcr:
+        return None, None
+    rate = rate_rps if rate_rps is not None else scen.rate_rps
+    budget = (
+        budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
+    )
+    if budget is not None and rate_rps is None:
+        rate = None
+    return rate, budget
+
+
+def mode_of(rate_rps: float | None, budget_usd_per_hour: float | None) -> str:
+    """The mode of a question (:func:`question`): ``rate``, ``budget`` or ``max-bcr``."""
+    if rate_rps is not None:
+        return "rate"
+    return "budget" if budget_usd_per_hour is not None else "max-bcr"
+
+
 def solve_scenario(
     rs: ResolvedScenario,
     *,
@@ -125,15 +154,8 @@ def solve_scenario(
     problems = _problems(rs, max_chips)
     pb = problems[0]
     solver = PlanSearch(problems)
-    rate = rate_rps if rate_rps is not None else scen.rate_rps
-    budget = (
-        budget_usd_per_hour if budget_usd_per_hour is not None else scen.limits.budget_usd_per_hour
-    )
+    rate, budget = question(scen, rate_rps, budget_usd_per_hour, max_bcr)
     cap = max_rate_rps if max_rate_rps is not None else scen.limits.max_rate_rps
-    if (budget is not None and rate_rps is None) or max_bcr:
-        rate = None
-    if max_bcr:
-        budget = None
     hi, bound_of_hi = scale_bound(solver.line_rate_limit(), cap)
     plan, mode, bound = _answer(solver, rate, budget, hi, bound_of_hi, bool(pb.max_chips), progress)
     plan = with_goodput(plan)

@@ -3,9 +3,9 @@ revenue and uncertainty, and the defaults of its serving settings."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, StrictBool, Tag, model_validator
+from pydantic import Discriminator, Field, StrictBool, Tag, field_validator, model_validator
 
 from pddplan import defaults
 from pddplan.spec.base import (
@@ -169,8 +169,17 @@ class CacheTierChoice(Strict):
 
     profile: str = Field(description="a cache profile's name (profiles/caches/)")
     capacity_gb_per_node: list[Annotated[float, Field(ge=0, le=1e6)]] = Field(
-        min_length=1, max_length=64, description="capacity options per P node [GB]"
+        min_length=1,
+        max_length=64,
+        description="capacity options per P node [GB] (one number: that capacity, fixed)",
     )
+
+    @field_validator("capacity_gb_per_node", mode="before")
+    @classmethod
+    def _one_capacity(cls, v: Any) -> Any:
+        """A single capacity (``capacity_gb_per_node: 256``, or a sweep's point) is the one
+        option."""
+        return [v] if isinstance(v, int | float) and not isinstance(v, bool) else v
 
 
 class CacheSessions(Strict):

@@ -5,14 +5,17 @@ A capacity sets the hit-rate distribution the plan sees (the trace replayed thro
 cache of that many tokens, the replay of ``pddplan hitrate --cache-tokens``) and the time a
 hit takes to load from its tiers (:func:`pddplan.timing.prefill_s`); each option is then
 solved like ``pddplan solve`` (at the rate, or for the highest BCR) and the cheapest (or the
-highest BCR) is chosen. docs/cache.md.
+highest BCR, or the most goodput within a budget) is chosen. ``pddplan solve`` on a scenario
+with ``cache:`` runs the same study in its own mode and plans at the option chosen
+(:func:`sized_like` carries that capacity to the scenario re-resolved with more overrides).
+docs/cache.md.
 """
 
 from __future__ import annotations
 
 import itertools
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +25,7 @@ from pddplan import units
 from pddplan.errors import InfeasibleError, ProfileError
 from pddplan.io.loader import ResolvedScenario
 from pddplan.solver import Plan, solve_scenario
+from pddplan.solver.answer import mode_of, question
 from pddplan.spec.workloads import HitRateBins, HitRateDist
 
 if TYPE_CHECKING:
@@ -40,6 +44,8 @@ class CacheOption:
     mean_hit_rate: float  # [-] the trace's mean hit rate at this capacity
     plan: Plan | None  # None: no plan meets the SLA
     reason: str = ""  # why there is no plan
+    #: the scenario at this capacity (hit rates, hit shares), as the plan was solved
+    resolved: ResolvedScenario | None = field(default=None, repr=False, compare=False)
 
     @property
     def cost_usd_per_hour(self) -> float:
@@ -49,15 +55,20 @@ class CacheOption:
     def bcr_requests_per_usd(self) -> float:
         return self.plan.bcr_requests_per_usd if self.plan is not None else 0.0
 
+    @property
+    def goodput_rps(self) -> float:
+        return self.plan.goodput_rps if self.plan is not None else 0.0
+
 
 @dataclass
 class CacheStudy:
     scenario_name: str
     tiers: tuple[str, ...]  # cache profile names
-    mode: str  # "rate" or "max-bcr"
+    mode: str  # "rate", "budget" or "max-bcr"
     rate_rps: float | None
     options: list[CacheOption]
     chosen: int | None  # index into options
+    budget_usd_per_hour: float | None = None  # the budget of mode "budget"
 
     @property
     def best(self) -> CacheOption | None:
@@ -185,10 +196,15 @@ def study(
     rs: ResolvedScenario,
     *,
     rate_rps: float | None = None,
+    budget_usd_per_hour: float | None = None,
     max_bcr: bool = False,
+    max_rate_rps: float | None = None,
     progress: Progress | None = None,
 ) -> CacheStudy:
-    """Each capacity option solved; the cheapest at the rate (or the highest BCR) chosen."""
+    """Each capacity option solved; the cheapest at the rate (or the highest BCR, or the most
+    goodput within the budget) chosen. The question is ``solve``'s
+    (:func:`pddplan.solver.answer.question`: the options given, else the scenario's rate or
+    budget)."""
     section = rs.scenario.cache
     if section is None:
         raise ProfileError(
@@ -202,8 +218,8 @@ def study(
     uniq = sorted({t for c in cums for t in c})
     hits = hit_rates_by_capacity(rs, uniq)
     means = {t: float(np.mean(h)) for t, h in zip(uniq, hits, strict=True)}
-    rate = rate_rps if rate_rps is not None else rs.scenario.rate_rps
-    mode = "max-bcr" if max_bcr or rate is None else "rate"
+    rate, budget = question(rs.scenario, rate_rps, budget_usd_per_hour, max_bcr)
+    mode = mode_of(rate, budget)
     out: list[CacheOption] = []
     for k, (o, t) in enumerate(zip(opts, toks, strict=True)):
         if progress:
@@ -212,14 +228,19 @@ def study(
         rs_o = at_capacity(rs, o, h, hit_shares([means[c] for c in cums[k]]))
         try:
             outcome = solve_scenario(
-                rs_o, rate_rps=rate, baselines=False, max_bcr=(mode == "max-bcr")
+                rs_o,
+                rate_rps=rate,
+                budget_usd_per_hour=budget,
+                max_rate_rps=max_rate_rps,
+                baselines=False,
+                max_bcr=(mode == "max-bcr"),
             )
             solved = outcome.plan
             plan: Plan | None = solved if solved.meets_sla else None
             reason = "" if solved.meets_sla else "misses the SLA"
         except InfeasibleError as exc:
             plan, reason = None, str(exc)
-        out.append(CacheOption(o, t, float(np.mean(h)), plan, reason))
+        out.append(CacheOption(o, t, float(np.mean(h)), plan, reason, rs_o))
     if progress:
         progress(len(opts), len(opts))
     return CacheStudy(
@@ -229,15 +250,25 @@ def study(
         rate if mode == "rate" else None,
         out,
         choose(out, mode),
+        budget if mode == "budget" else None,
     )
 
 
 def choose(options: list[CacheOption], mode: str) -> int | None:
-    """The option chosen: the least cost (``rate``) or the highest BCR (``max-bcr``); ties go
-    to the smaller capacity (the first listed)."""
+    """The option chosen: the least cost (``rate``), the most goodput (``budget``, ties to the
+    least cost) or the highest BCR (``max-bcr``); other ties go to the smaller capacity."""
     ok = [i for i, o in enumerate(options) if o.plan is not None]
     if not ok:
         return None
+    if mode == "budget":
+        return max(
+            ok,
+            key=lambda i: (
+                options[i].goodput_rps,
+                -options[i].cost_usd_per_hour,
+                -options[i].capacity_tokens_per_node,
+            ),
+        )
     if mode == "rate":
         return min(
             ok, key=lambda i: (options[i].cost_usd_per_hour, options[i].capacity_tokens_per_node)
@@ -285,3 +316,92 @@ def capacity_curve(rs: ResolvedScenario, capacities_tokens: list[float]) -> dict
         "capacity_tokens": np.asarray(capacities_tokens, dtype=float),
         "mean_hit_rate": np.asarray([float(np.mean(h)) for h in hits]),
     }
+
+
+#: What each mode of the study chooses, in words.
+CHOSEN_BY = {"rate": "least cost", "budget": "most goodput", "max-bcr": "highest BCR"}
+
+
+def sizing_row(st: CacheStudy) -> dict[str, Any] | None:
+    """The chosen option in one flat, unit-suffixed row (the ``cache`` block of ``solve``):
+    capacity per tier [GB per P node], tokens, mean hit rate, cache cost, and how many options
+    were compared (None when none meets the SLA)."""
+    if st.chosen is None:
+        return None
+    row = option_rows(st)[st.chosen]
+    keep = [f"{t}_gb_per_node" for t in st.tiers]
+    keep += ["capacity_tokens_per_node", "mean_hit_rate", "cache_usd_per_hour"]
+    return {
+        **{k: row[k] for k in keep},
+        "chosen_by": CHOSEN_BY[st.mode],
+        "options_compared": len(st.options),
+        "options_meeting_sla": sum(o.plan is not None for o in st.options),
+    }
+
+
+def none_fits(st: CacheStudy) -> InfeasibleError:
+    """The error of a study in which no capacity option gives a plan that meets the SLA."""
+    why = "; ".join(
+        dict.fromkeys(o.reason for o in st.options if o.reason)
+    )  # each reason once, in order
+    return InfeasibleError(
+        f"no capacity option of the scenario's cache: tiers ({len(st.options)} compared) gives "
+        f"a plan that meets the SLA: {why}",
+        binding="cache capacity options",
+        relaxation="add larger capacity options to cache.tiers, or relax the SLA",
+    )
+
+
+def sized_like(
+    rs: ResolvedScenario, sized: ResolvedScenario, base: ResolvedScenario
+) -> ResolvedScenario:
+    """``rs`` (the scenario resolved with more overrides) at the cache capacity of ``sized``
+    (``base`` at a capacity, :func:`at_capacity`): its capacity, hit shares and hit-rate
+    distribution, with ``rs``'s change of ``workload.hit_rate.shift`` against ``base`` carried
+    over (the verdict check varies it). A scenario ``sized`` gives no capacity is returned as
+    is."""
+    if sized.cache_capacity_gb is None:
+        return rs
+    dist = sized.workload.hit_rate
+    delta = rs.workload.hit_rate.shift - base.workload.hit_rate.shift
+    if delta:
+        dist = dist.model_copy(update={"shift": float(np.clip(dist.shift + delta, -1.0, 1.0))})
+    wl = rs.workload.model_copy(update={"hit_rate": dist})
+    return replace(
+        rs,
+        workload=wl,
+        cache_capacity_gb=sized.cache_capacity_gb,
+        cache_hit_shares=sized.cache_hit_shares,
+    )
+
+
+def sized(
+    rs: ResolvedScenario,
+    *,
+    rate_rps: float | None = None,
+    budget_usd_per_hour: float | None = None,
+    max_bcr: bool = False,
+    max_rate_rps: float | None = None,
+) -> tuple[ResolvedScenario, dict[str, Any] | None]:
+    """The scenario at the cache capacity :func:`study` chooses for solve's question (least
+    cost at the rate, most goodput within the budget, highest BCR), and that choice's row
+    (:func:`sizing_row`); the scenario as is, and None, without ``cache:`` tiers or with a
+    capacity already set (``solve`` and each ``sweep`` point call this).
+
+    Raises
+    ------
+    InfeasibleError : no capacity option gives a plan that meets the SLA.
+    """
+    if not rs.caches or rs.cache_capacity_gb is not None:
+        return rs, None
+    st = study(
+        rs,
+        rate_rps=rate_rps,
+        budget_usd_per_hour=budget_usd_per_hour,
+        max_bcr=max_bcr,
+        max_rate_rps=max_rate_rps,
+    )
+    best, row = st.best, sizing_row(st)
+    if best is None or best.resolved is None or row is None:
+        raise none_fits(st)
+    return best.resolved, row

@@ -35,6 +35,7 @@ from pddplan.io.overrides import (
     patch_for,
 )
 from pddplan.solver import ratio, solve_scenario
+from pddplan.tiers import sized
 from pddplan.topology.inputs import TopologySource, is_topology_doc
 
 __all__ = [
@@ -163,7 +164,8 @@ def point_row(
     if isinstance(src, TopologySource):
         return _topology_row(src, {**overrides, **point}, row)
     try:
-        rs = src.resolve({**overrides, **point})
+        # with cache: tiers, the capacity solve would choose (pddplan.tiers.sized)
+        rs, cache = sized(src.resolve({**overrides, **point}))
         out = solve_scenario(rs, baselines=baselines)
     except PddplanError as exc:
         return _failed_row(row, exc)
@@ -171,6 +173,10 @@ def point_row(
     row.update(plan_row(out))
     row["feasible"] = True
     row["binding"] = "; ".join(p.binding)
+    if cache is not None:
+        row.update({f"cache_{k}": v for k, v in cache.items() if k.endswith("_gb_per_node")})
+        row["cache_mean_hit_rate"] = cache["mean_hit_rate"]
+        row["cache_usd_per_hour"] = cache["cache_usd_per_hour"]
     return row
 
 

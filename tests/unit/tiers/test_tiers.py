@@ -250,14 +250,13 @@ def test_a_falling_capacity_curve_names_file_and_key(tmp_path: Path) -> None:
         capacity_curve({"capacity_tokens": [1.0, 2.0], "mean_hit_rate": [0.5, 1.5]})
 
 
-def test_solve_of_a_cache_scenario_says_it_does_not_size_the_tiers() -> None:
-    """``solve`` on a scenario with ``cache:`` tiers plans with hits free in HBM; it says so
-    (and names ``pddplan cache``) rather than answer silently without the cache."""
+def test_solve_of_a_cache_scenario_sizes_the_tiers() -> None:
+    """``solve`` on a scenario with ``cache:`` tiers plans at the capacity it chooses (the
+    ``cache`` block) and prices it; without ``cache:`` there is no block."""
     import pddplan
-    from pddplan.api.solve import CACHE_NOT_SIZED
 
     res = pddplan.solve(str(REPO / "examples" / "cache-tiers.yaml"), verdict_check=False)
-    assert CACHE_NOT_SIZED in res.warnings
-    assert res.to_json()["plan"]["cost_usd_per_hour"] > 0
+    assert res.cache is not None and res.to_json()["cache"] == res.cache
+    assert res.plan.cache_cost_usd_per_hour == res.cache["cache_usd_per_hour"] > 0
     plain = pddplan.solve("default", verdict_check=False)
-    assert CACHE_NOT_SIZED not in plain.warnings
+    assert plain.cache is None and "cache" not in plain.to_json()

@@ -1,0 +1,89 @@
+"""``solve`` on a scenario with ``cache:`` tiers sizes the cache with the tiers study
+(:func:`pddplan.tiers.study`) in its own mode: its chosen capacity and cost equal ``pddplan
+cache``'s choice and the best of an exhaustive loop over the options, each solved by ``solve``
+at that one capacity; the CLI's JSON is the API's."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from time_limits import run_pddplan
+
+import pddplan
+from pddplan import tiers
+
+REPO = Path(__file__).resolve().parents[3]
+SCENARIO = str(REPO / "examples" / "cache-tiers.yaml")
+
+
+def _exhaustive(max_bcr: bool) -> list[tuple[tuple[float, ...], float, float]]:
+    """Each capacity option's plan, solved by ``solve`` at that capacity alone:
+    ``(capacity per tier [GB], cost [USD/h], BCR [req/USD])``; None where none meets the SLA."""
+    ls = pddplan.load_scenario(SCENARIO)
+    st = tiers.study(ls.resolved, max_bcr=max_bcr)
+    out = []
+    for o in st.options:
+        assert o.resolved is not None and o.resolved.cache_capacity_gb == o.capacity_gb_per_node
+        try:
+            r = pddplan.solve(
+                replace(ls, resolved=o.resolved),
+                max_bcr=max_bcr,
+                baselines=False,
+                verdict_check=False,
+            )
+        except pddplan.InfeasibleError:
+            continue
+        if r.plan.meets_sla:
+            assert r.cache is None  # a capacity already set is solved as is
+            out.append((o.capacity_gb_per_node, r.cost_usd_per_hour, r.bcr_requests_per_usd))
+    return out
+
+
+@pytest.mark.parametrize("max_bcr", [False, True], ids=["rate", "max-bcr"])
+def test_solve_chooses_the_capacity_cache_chooses_and_the_exhaustive_best(max_bcr: bool) -> None:
+    res = pddplan.solve(SCENARIO, max_bcr=max_bcr, baselines=False, verdict_check=False)
+    c = res.cache
+    assert c is not None
+    chosen = (c["host-dram_gb_per_node"], c["local-nvme_gb_per_node"])
+    assert c["options_compared"] == len(
+        tiers.capacity_options(pddplan.load_scenario(SCENARIO).resolved)
+    )
+    assert res.plan.cache_cost_usd_per_hour == c["cache_usd_per_hour"]
+    # pddplan cache chooses the same option, at the same cost
+    cr = pddplan.cache(SCENARIO, max_bcr=max_bcr).chosen
+    assert cr is not None
+    assert (cr["host-dram_gb_per_node"], cr["local-nvme_gb_per_node"]) == chosen
+    assert cr["cost_usd_per_hour"] == res.cost_usd_per_hour
+    # the best of every option solved on its own
+    grid = _exhaustive(max_bcr)
+    assert grid, "no option meets the SLA"
+    if max_bcr:
+        best = max(grid, key=lambda g: (g[2], -sum(g[0])))
+        assert res.bcr_requests_per_usd == best[2]
+    else:
+        best = min(grid, key=lambda g: (g[1], sum(g[0])))
+        assert res.cost_usd_per_hour == best[1]
+    assert chosen == best[0]
+
+
+def test_solve_cli_json_is_the_api_json() -> None:
+    api = pddplan.solve(SCENARIO, verdict_check=False).to_json()
+    r = run_pddplan("solve", SCENARIO, "--no-verdict-check", "-f", "json", cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    cli = json.loads(r.stdout)
+    assert cli["cache"] == api["cache"]
+    assert cli == json.loads(json.dumps(api))
+
+
+def test_solve_says_when_no_capacity_option_meets_the_sla() -> None:
+    """Every option too small: one error naming the cache options, no plan without the cache."""
+    with pytest.raises(pddplan.InfeasibleError, match="no capacity option of the scenario's"):
+        pddplan.solve(
+            SCENARIO,
+            overrides={"sla.ttft_p50_s": 0.001, "sla.ttft_p90_s": 0.002, "sla.ttft_p99_s": 0.003},
+            baselines=False,
+            verdict_check=False,
+        )
