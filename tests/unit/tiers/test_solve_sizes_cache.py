@@ -102,3 +102,39 @@ def test_solve_says_when_no_capacity_option_meets_the_sla() -> None:
             baselines=False,
             verdict_check=False,
         )
+
+
+def test_on_the_shipped_trace_solve_picks_the_cheapest_capacity(tmp_path: Path) -> None:
+    """The issue's path on the shipped trace (tests/data/mooncake_excerpt.jsonl): its LRU
+    replay gives the hit rates at each capacity (the capacity curve `hitrate --cache-tokens`
+    prints), and `solve` picks the capacity whose plan is the cheapest of every option solved
+    on its own."""
+    import yaml
+
+    from pddplan.io.loader import Registry, load_scenario
+    from pddplan.solver import solve_scenario
+
+    doc = yaml.safe_load(Path(SCENARIO).read_text())
+    doc["cache"]["hit_rate"] = {"trace": str(REPO / "tests" / "data" / "mooncake_excerpt.jsonl")}
+    grid = [0.0, 64.0, 1024.0]
+    doc["cache"]["tiers"] = [{"profile": "host-dram", "capacity_gb_per_node": grid}]
+    doc["rate_rps"] = 0.9
+    path = tmp_path / "trace-cache.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    res = pddplan.solve(str(path), baselines=False, verdict_check=False)
+    assert res.cache is not None
+    rs = load_scenario(str(path), Registry.default())
+    costs = []
+    for gb in grid:
+        tok = tiers.capacity_tokens(rs, (gb,))
+        (hits,) = tiers.hit_rates_by_capacity(rs, [tok])
+        try:
+            plan = solve_scenario(tiers.at_capacity(rs, (gb,), hits), baselines=False).plan
+        except pddplan.InfeasibleError:
+            costs.append(float("inf"))
+            continue
+        costs.append(plan.cost_usd_per_hour if plan.meets_sla else float("inf"))
+    best = min(range(len(grid)), key=lambda i: (costs[i], grid[i]))
+    assert costs[best] < float("inf")
+    assert res.cache["host-dram_gb_per_node"] == grid[best]
+    assert res.cost_usd_per_hour == pytest.approx(costs[best], rel=1e-12)
