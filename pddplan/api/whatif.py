@@ -220,6 +220,13 @@ def breakeven_topology(
     from pddplan.whatif.topology import topology_breakeven
 
     validate(BreakevenOptions, param=param, tolerance=tolerance)
+    if against_cost_usd_per_hour is not None and not (
+        math.isfinite(against_cost_usd_per_hour) and against_cost_usd_per_hour > 0
+    ):
+        raise OptionError(
+            "against_cost_usd_per_hour",
+            f"must be a positive number of $/h, not {against_cost_usd_per_hour!r}",
+        )
     src = TopologySource.open(str(scenario), registry(profiles))
     if src is None:
         raise OptionError(

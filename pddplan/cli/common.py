@@ -365,7 +365,7 @@ def scenario_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
 
 #: The library's names of options that the command line spells otherwise (the rest are the
 #: typer parameters' own names: a parameter ``rate_rps`` declares ``--rate``).
-OPTION_ALIASES = {"axes": "overrides"}
+OPTION_ALIASES = {"axes": "overrides", "against_cost_usd_per_hour": "against_cost"}
 
 
 def flag_names() -> dict[str, str]:

@@ -161,8 +161,15 @@ _add(
     ("--concurrent", "0", ("1",)),
 )
 _add(
+    ("breakeven", "examples/topologies/three-sites-n1.yaml", "--param", "traffic.s.rate_rps"),
+    ("--against-cost", "-5", ("positive number of $/h",)),
+    ("--against-cost", "nan", ("positive number of $/h",)),
+)
+_add(
     ("topology", "pdd-paper"),
     *OUTPUT,
+    ("--budget", "-5", ("positive number of $/h",)),
+    ("--budget", "inf", ("positive number of $/h",)),
     ("--simulate", "0", ("1",)),
     ("--seed", "x", ("integer",)),
     ("--executor", "nope", ("local", "dask")),

@@ -109,7 +109,14 @@ def test_chosen_capacity_is_the_best_of_an_exhaustive_grid(tmp_path: Path) -> No
 
 
 def test_max_bcr_mode_picks_the_highest_bcr() -> None:
-    rs = load_scenario(str(EXAMPLE), Registry.default())
+    # four of the example's ten options: each max-BCR option walks the whole staircase
+    few = {
+        "cache.tiers.0.capacity_gb_per_node": [0, 256],
+        "cache.tiers.1.capacity_gb_per_node": [0, 4096],
+    }
+    import pddplan
+
+    rs = pddplan.load_scenario(str(EXAMPLE), overrides=few).resolved
     st = tiers.study(rs, max_bcr=True)
     assert st.mode == "max-bcr" and st.best is not None
     assert st.best.bcr_requests_per_usd == max(o.bcr_requests_per_usd for o in st.options)
