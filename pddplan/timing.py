@@ -38,6 +38,8 @@ from pddplan.models import cachetier, network, pipeline
 #: Pipeline ids of a request: P-MD (P-D in one datacenter), P-RLD-MD, anomalous on RLD.
 P_MD, P_RLD_MD, P_RLD_ANOMALOUS = 0, 1, 2
 HANDOVER_MODES = ("one-shot", "catch-up")
+#: A plan's hand-over when it has no RLD (nothing is handed over).
+NO_HANDOVER = "-"
 
 
 @dataclass(frozen=True, order=True)

@@ -18,7 +18,7 @@ from pddplan.errors import ProfileError
 from pddplan.io.files import loads_json, read_text
 from pddplan.labels import plain
 from pddplan.solver import Plan, Problem
-from pddplan.timing import Routing
+from pddplan.timing import HANDOVER_MODES, NO_HANDOVER, Routing
 
 #: the roles a plan's ``roles`` mapping may name, in the order they are read
 PLAN_ROLES = ("P", "RLD", "MD")
@@ -159,6 +159,13 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
             f"routing_threshold_hit_rate must be in [0, 1], not {thr}",
             file=file,
             key="plan.routing_threshold_hit_rate",
+        )
+    allowed = HANDOVER_MODES if "RLD" in roles else (*HANDOVER_MODES, NO_HANDOVER)
+    if not isinstance(p["handover"], str) or handover not in allowed:
+        raise ProfileError(
+            f"handover must be one of {plain(allowed)}, not {p['handover']!r}",
+            file=file,
+            key="plan.handover",
         )
     return SimPlan(rate, Routing.from_hit_rate(thr), handover, roles, None)
 

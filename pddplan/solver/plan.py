@@ -12,7 +12,7 @@ import numpy as np
 from pddplan import units
 from pddplan.deployment import Instance
 from pddplan.solver import sla
-from pddplan.timing import Routing, Timeline
+from pddplan.timing import NO_HANDOVER, Routing, Timeline
 
 #: Per-class mean timings for one rate and routing (chip independent).
 Route = Timeline
@@ -184,7 +184,7 @@ def build_plan(
         topology=pb.topology.name,
         rate_rps=rate_rps,
         routing=route.routing,
-        handover=mode if rs is not None else "-",
+        handover=mode if rs is not None else NO_HANDOVER,
         roles=roles,
         cost_usd_per_hour=sum(role_cost.values()) + line + cache_cost,
         cache_cost_usd_per_hour=cache_cost,

@@ -217,6 +217,20 @@ def test_plan_json_round_trip(default) -> None:
     assert sp.routing == want.routing
 
 
+@pytest.mark.parametrize("bad", [1e300, True, None, "nope", "-"])
+def test_plan_json_handover_must_be_a_mode(default, bad) -> None:
+    """A plan's hand-over is one of the modes (a plan with RLD hands over; "-" only without
+    one): anything else is one error naming plan.handover, not a silent default (fuzz)."""
+    from pddplan.errors import ProfileError
+
+    rep: Report = solve_result(default).report()
+    doc = json.loads(json.dumps(rep.json_document(), default=float))
+    assert doc["plan"]["roles"]["RLD"] is not None
+    doc["plan"]["handover"] = bad
+    with pytest.raises(ProfileError, match="plan.handover"):
+        plan_from_json(doc, default.problem, "plan.json")
+
+
 def test_closed_form_plan_recomputes_the_solvers_figures(default) -> None:
     pb = default.problem
     sp = dataclasses.replace(SimPlan.of(default.plan), plan=None)
