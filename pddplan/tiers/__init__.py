@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pddplan import units
-from pddplan.errors import InfeasibleError, ProfileError
+from pddplan.errors import InfeasibleError, OptionError, ProfileError
 from pddplan.io.loader import ResolvedScenario
 from pddplan.solver import Plan, solve_scenario
 from pddplan.solver.answer import mode_of, question
@@ -133,7 +133,12 @@ def hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float]) 
     caps = [max(float(c), float(b)) for c in capacities_tokens]
     with tempfile.TemporaryDirectory(prefix="pddplan-cache-") as tmp:
         replay = replay_trace(trace_path(rs, Path(tmp)), caps, block_tokens=b)
-    analysis = analyze(replay, warmup_s=src.warmup_s)
+    try:
+        analysis = analyze(replay, warmup_s=src.warmup_s)
+    except OptionError as exc:  # the scenario's warm-up, not a command-line option
+        raise ProfileError(
+            f"warmup_s {exc.detail.lstrip(': ')}", file=rs.file, key="cache.hit_rate.warmup_s"
+        ) from None
     return [analysis.hit_rate(i) * (0.0 if c < b else 1.0) for i, c in enumerate(capacities_tokens)]
 
 

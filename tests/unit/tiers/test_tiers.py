@@ -267,3 +267,16 @@ def test_solve_of_a_cache_scenario_sizes_the_tiers() -> None:
     assert res.plan.cache_cost_usd_per_hour == res.cache["cache_usd_per_hour"] > 0
     plain = pddplan.solve("default", verdict_check=False)
     assert plain.cache is None and "cache" not in plain.to_json()
+
+
+def test_a_warmup_longer_than_the_trace_names_file_and_key(tmp_path: Path) -> None:
+    """The hit-rate source's warm-up is a scenario key: an error names the file and
+    cache.hit_rate.warmup_s, not an option (fuzz)."""
+    from pddplan.errors import ProfileError
+
+    doc = _example()
+    doc["cache"]["hit_rate"]["sessions"]["requests"] = 200
+    rs = load_scenario(str(_scenario(tmp_path, doc)), Registry.default())
+    with pytest.raises(ProfileError, match="cache.hit_rate.warmup_s") as exc:
+        tiers.hit_rates_by_capacity(rs, [tiers.capacity_tokens(rs, (0.0, 4096.0))])
+    assert "leaves no requests" in str(exc.value)
