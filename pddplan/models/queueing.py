@@ -350,6 +350,8 @@ def wait_survival(
     if conditional is not None:
         cond = conditional.at(np.maximum(t, 0.0))
         return np.where(t < 0, 1.0, wait_probability * cond)
+    if wait_probability <= 0:
+        return np.where(t < 0, 1.0, 0.0)  # nobody waits
     if tail_rate_per_s <= 0:
         return np.ones_like(t)
     x = tail_rate_per_s * np.maximum(t, 0.0)

@@ -208,7 +208,7 @@ def fleet_plan(
         rate_rps=rate,
         route=route,
         mode=cfg.mode,
-        prefill=(p, PrefillSizing(n_p, 0.0, (0.0, 0.0, 0.0), 0.0, "fixed fleet")),
+        prefill=(p, PrefillSizing(n_p, 0.0, (0.0, 0.0, 0.0), 0.0, "fixed fleet", True)),
         md=(m, DecodeSizing(n_m, int(b_m), "TPOT", 0.0, ctx_m)),
         rld=rld,
         md_stall_s=none,
@@ -304,7 +304,6 @@ def _least_prefill(
     memo: dict[Any, bool] | None = None,
     key: Any = None,
 ) -> float:
-    targets = solver.pb.ttft_targets_s
     cache: dict[Any, bool] = memo if memo is not None else {}
     offs_wts: list[Any] = []
 
@@ -315,8 +314,7 @@ def _least_prefill(
         if not offs_wts:
             offs, wts, _ = solver.ttft_offsets(p, route)
             offs_wts.extend((offs, wts))
-        q, _, _ = solver.ttft_at(p, n, rate, offs_wts[0], offs_wts[1])
-        res = sla.meets_targets(q, targets)
+        res = solver.ttft_meets(p, n, rate, offs_wts[0], offs_wts[1])
         if k is not None:
             cache[k] = res
         return res

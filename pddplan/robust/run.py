@@ -51,7 +51,7 @@ from pddplan.robust.search import (
     enumerate_configs,
     point_config,
 )
-from pddplan.solver import Outcome, Plan, PrefillSizing, Solver, solve_scenario
+from pddplan.solver import Outcome, Plan, Solver, solve_scenario
 from pddplan.solver.modes import with_goodput
 from pddplan.solver.plan import build_plan, within_limits
 
@@ -356,11 +356,9 @@ def plan_at_point(
     assert p is not None and m is not None
     route = solver.route(rate, cfg.routing)
     offs, wts, _ = solver.ttft_offsets(p, route)
-    q, att, util = solver.ttft_at(p, counts[0], rate, offs, wts)
     why = f"SLA with probability >= {confidence:g}"
-    prefill = PrefillSizing(
-        counts[0], util, q, att, pc.prefill.bound_by if counts[0] == cfg.base[0] else why
-    )
+    bound_by = pc.prefill.bound_by if counts[0] == cfg.base[0] else why
+    prefill = solver.prefill_sizing(p, counts[0], rate, offs, wts, bound_by)
     _ctx, _md_time, _ext, stall, _rld_time, rld_tokens, extra = solver.decode_load(
         route, m, cfg.mode
     )

@@ -228,7 +228,7 @@ class _OnSample:
 
     def meets(self, rate: float) -> bool:
         assert self.plan is not None
-        return check_fleet(self.solver, self.plan, rate).meets_sla
+        return check_fleet(self.solver, self.plan, rate, figures=False).meets_sla
 
     def beats(self, solver: Solver, base: Plan | None, guess: float) -> bool:
         """Whether this fleet's BCR beats ``base``'s on the same scenario (see the module
@@ -250,7 +250,7 @@ class _OnSample:
             math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi
         ) and floor <= x <= guess / TINY_RATE_SHARE:
             mine = self.meets(x)
-            if mine != check_fleet(solver, base, x * scale).meets_sla:
+            if mine != check_fleet(solver, base, x * scale, figures=False).meets_sla:
                 return mine
             if mine:
                 lo = x

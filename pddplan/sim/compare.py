@@ -17,7 +17,7 @@ from pddplan.models import queueing
 from pddplan.sim.engine import SimResult
 from pddplan.sim.figures import PERCENTILES, PipelineFigures, SimFigures
 from pddplan.sim.plan import SimPlan
-from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Problem, Solver
+from pddplan.solver import DecodeSizing, Plan, Problem, Solver
 from pddplan.solver.plan import build_plan
 
 #: Gap above which a simulated figure is flagged as disagreeing with its closed form [%].
@@ -35,8 +35,8 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
     route = solver.route(rate_rps, splan.routing)
     p = splan.roles["P"]
     offs, wts, _ = solver.ttft_offsets(p.instance, route)
-    q, att, util = solver.ttft_at(p.instance, p.instances, rate_rps, offs, wts)
-    prefill = PrefillSizing(p.instances, util, q, att, "given fleet")  # at TPOT steps, for now
+    # at TPOT steps, for now
+    prefill = solver.prefill_sizing(p.instance, p.instances, rate_rps, offs, wts, "given fleet")
     md = splan.roles["MD"]
     mode = splan.handover if splan.handover in ("one-shot", "catch-up") else "one-shot"
     ctx, md_time, _ext, stall, rld_time, rld_tokens, extra = solver.decode_load(

@@ -64,8 +64,13 @@ class FleetCheck:
         return self.meets_ttft and self.meets_decode and self.link_utilization < 1.0
 
 
-def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
-    """Evaluate ``plan``'s fleet (counts, batches, routing, hand-over) at ``rate_rps``."""
+def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = True) -> FleetCheck:
+    """Evaluate ``plan``'s fleet (counts, batches, routing, hand-over) at ``rate_rps``.
+
+    ``figures=False`` skips the TTFT percentiles (``ttft_s`` and ``margin`` are then NaN):
+    whether the fleet meets its targets is decided the same way, on the TTFT distribution's
+    CDF at the targets (:meth:`~pddplan.solver.sizing.Sizing.ttft_meets`), at a fraction of
+    the cost; the bisections that only ask that pass it."""
     pb = solver.pb
     route = solver.route(rate_rps, plan.routing)
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
@@ -75,8 +80,11 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
             rate_rps, inf, False, math.inf, math.inf, False, route.link_utilization, math.inf
         )
     offs, wts, _ = solver.ttft_offsets(p_inst, route)
-    q, _, _ = solver.ttft_at(p_inst, n_p, rate_rps, offs, wts)
-    meets_ttft = sla.meets_targets(q, pb.ttft_targets_s)
+    meets_ttft = solver.ttft_meets(p_inst, n_p, rate_rps, offs, wts)
+    if figures:
+        q, _, _ = solver.ttft_at(p_inst, n_p, rate_rps, offs, wts)
+    else:
+        q = (math.nan, math.nan, math.nan)
     over = [_over(float(v), t) for v, t in zip(q, pb.ttft_targets_s, strict=True)]
     if pb.topology.cross_dc:
         over.append(route.link_utilization - 1.0)
@@ -118,7 +126,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float) -> FleetCheck:
         rld_need,
         ok_decode,
         route.link_utilization,
-        max(over),
+        max(over) if figures else math.nan,
     )
 
 
@@ -172,27 +180,27 @@ def goodput_bracket(
     r0 = plan.rate_rps
     if r0 <= 0:
         return 0.0, 0.0
-    first = check_fleet(solver, plan, r0)
+    first = check_fleet(solver, plan, r0, figures=guided)  # margins guide the probes
     if first.meets_sla:
         # no fleet meets its targets past the rate that saturates its prefill pool or its line;
         # only a fleet with neither bound is called unbounded, a million times its rate on
         ceiling = overload_rps(solver, plan)
         unbounded = 4.0 * ceiling if math.isfinite(ceiling) else r0 * 1e6
-        lo_c, hi_c = first, check_fleet(solver, plan, r0 * 1.25)
+        lo_c, hi_c = first, check_fleet(solver, plan, r0 * 1.25, guided)
         while hi_c.meets_sla:
-            lo_c, hi_c = hi_c, check_fleet(solver, plan, hi_c.rate_rps * 2.0)
+            lo_c, hi_c = hi_c, check_fleet(solver, plan, hi_c.rate_rps * 2.0, guided)
             if hi_c.rate_rps > unbounded:
                 return math.inf, math.inf
     else:
         hi_c = first
-        lo_c = check_fleet(solver, plan, r0 * 1e-6)
+        lo_c = check_fleet(solver, plan, r0 * 1e-6, guided)
         if not lo_c.meets_sla:
             return 0.0, r0 * 1e-6
     lo, hi = lo_c.rate_rps, hi_c.rate_rps
     if not guided:
         while hi - lo > rtol * hi:
             mid = 0.5 * (lo + hi)
-            if check_fleet(solver, plan, mid).meets_sla:
+            if check_fleet(solver, plan, mid, figures=False).meets_sla:
                 lo = mid
             else:
                 hi = mid

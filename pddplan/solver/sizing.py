@@ -7,6 +7,7 @@ are kept in a :class:`~pddplan.solver.cache.SearchCache` across solves.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -147,6 +148,57 @@ class Sizing:
         )
         return q, att, util  # type: ignore[return-value]
 
+    def prefill_sizing(
+        self,
+        inst: Instance,
+        n: int,
+        rate: float,
+        offs,
+        wts,
+        bound_by: str,
+        meets: bool | None = None,
+    ) -> PrefillSizing:
+        """``n`` instances' prefill figures at ``rate`` (TTFT percentiles, attainment,
+        utilization) and whether they meet the TTFT targets (:meth:`ttft_meets`, unless the
+        caller has just decided it: ``meets``)."""
+        q, att, util = self.ttft_at(inst, n, rate, offs, wts)
+        if meets is None:
+            meets = self.ttft_meets(inst, n, rate, offs, wts)
+        return PrefillSizing(n, util, q, att, bound_by, meets)
+
+    def ttft_meets(self, inst: Instance, n: int, rate: float, offs, wts) -> bool:
+        """Whether ``n`` instances meet every TTFT target at ``rate``: the SLA's rule on the
+        TTFT distribution's CDF at the targets (:func:`~pddplan.solver.sla.
+        reaches_percentiles`), which :meth:`ttft_at`'s percentiles agree with; no percentile
+        is computed (one CDF reading instead of a root search per percentile)."""
+        mean_s = float(np.sum(self.pb.classes.weight * self.prefill_s(inst)))
+        if rate * mean_s / n >= 1:
+            return False
+        wait = self.prefill_wait(inst, n, rate)
+        return self.cdf_meets(offs, wts, wait.wait_probability, wait.conditional)
+
+    def cdf_meets(
+        self,
+        offs,
+        wts,
+        wait_probability: float = 0.0,
+        conditional: queueing.ConditionalWait | None = None,
+    ) -> bool:
+        """The TTFT rule on ``W + D`` (offsets ``D`` with weights, the prefill queue's wait
+        ``W``; no wait by default): its CDF at every target reaches the target's percentile.
+        A non-finite offset (a transfer that never ends) misses every target."""
+        d = np.asarray(offs, dtype=float)
+        if not np.all(np.isfinite(d)):
+            return False
+        f = queueing.mixture_cdf(
+            sla.slack_targets(self.pb.ttft_targets_s),
+            d,
+            wts,
+            wait_probability,
+            conditional=conditional,
+        )
+        return sla.reaches_percentiles(np.atleast_1d(f).tolist(), PERCENTILES)
+
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
         """Fewest prefill instances meeting the utilization cap and the TTFT targets.
 
@@ -163,40 +215,33 @@ class Sizing:
         offs, wts, _ = self.ttft_offsets(inst, route)
         targets = pb.ttft_targets_s
 
-        def ok(q: tuple[float, ...]) -> bool:
-            return sla.meets_targets(q, targets)
-
-        q, att, util = self.ttft_at(inst, n, rate, offs, wts)
-        if ok(q) or not pb.enforce_ttft:
-            return PrefillSizing(n, util, q, att, "prefill capacity (utilization cap)")
-        floor_q = tuple(queueing.mixture_quantiles(PERCENTILES, offs, wts))
-        if not ok(floor_q):
+        meets = self.ttft_meets(inst, n, rate, offs, wts)
+        if meets or not pb.enforce_ttft:
+            why = "prefill capacity (utilization cap)"
+            return self.prefill_sizing(inst, n, rate, offs, wts, why, meets)
+        if not self.cdf_meets(offs, wts):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
-        at: dict[int, tuple[tuple[float, float, float], float, float]] = {}
+        at: dict[int, bool] = {}
 
-        def ttft(count: int) -> tuple[tuple[float, float, float], float, float]:
+        def ok(count: int) -> bool:
             if count not in at:
-                at[count] = self.ttft_at(inst, count, rate, offs, wts)
+                at[count] = self.ttft_meets(inst, count, rate, offs, wts)
             return at[count]
 
         lo, hi = n, n * 2
-        while True:
-            q, att, util = ttft(hi)
-            if ok(q):
-                break
+        while not ok(hi):
             lo, hi = hi, hi * 2
             if hi > 1 << 20:
                 return None
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            qm, _, _ = ttft(mid)
-            if ok(qm):
+            if ok(mid):
                 hi = mid
             else:
                 lo = mid
-        q, att, util = ttft(hi)
-        worst = max(range(3), key=lambda i: q[i] / targets[i])
-        return PrefillSizing(hi, util, q, att, f"TTFT p{int(PERCENTILES[worst] * 100)}")
+        ps = self.prefill_sizing(inst, hi, rate, offs, wts, "", True)
+        worst = max(range(3), key=lambda i: ps.ttft_s[i] / targets[i])
+        return replace(ps, bound_by=f"TTFT p{int(PERCENTILES[worst] * 100)}")
 
     # ---- decode pools
     def md_context_tokens(self) -> float:

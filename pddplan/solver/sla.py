@@ -32,6 +32,24 @@ def meets_targets(values: Iterable[float], targets: Iterable[float]) -> bool:
     return all(within(v, t) for v, t in zip(values, targets, strict=True))
 
 
+def slack_targets(targets: Iterable[float]) -> list[float]:
+    """Each target with the relative slack of :func:`within`: the time at which a TTFT
+    distribution's CDF is read by :func:`reaches_percentiles` [s]."""
+    return [t * (1 + SLA_RELATIVE_SLACK) for t in targets]
+
+
+def reaches_percentiles(cdf_at_targets: Iterable[float], percentiles: Iterable[float]) -> bool:
+    """Whether a TTFT distribution meets its percentile targets, read on its CDF: the
+    ``p``-percentile is within its target exactly when the CDF at the target (with the slack,
+    :func:`slack_targets`) reaches ``p``.
+
+    This is :func:`meets_targets` on the exact percentiles, without computing them: the
+    computed percentiles are brackets' upper ends within ``QUANTILE_RTOL``
+    (:mod:`pddplan.models.queueing`), so the two differ only where a percentile lies within
+    that relative distance below its target (the CDF's reading is the exact one)."""
+    return all(f >= p for f, p in zip(cdf_at_targets, percentiles, strict=True))
+
+
 def covers(need: float, count: float) -> bool:
     """Whether ``count`` instances cover a load of ``need`` instances."""
     return need <= count * (1 + SLA_RELATIVE_SLACK) + COUNT_ABSOLUTE_SLACK
