@@ -29,25 +29,58 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pddplan.api.bathtub import bathtub
-from pddplan.api.cache import cache
-from pddplan.api.calibrate import calibrate, calibrate_link
-from pddplan.api.chips import rank_chips
-from pddplan.api.hitrate import hitrate
-from pddplan.api.horizon import horizon
-from pddplan.api.pareto import pareto
-from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
-from pddplan.api.report import plan_report
-from pddplan.api.robust import robust, robust_topology
-from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
-from pddplan.api.simulate import simulate
-from pddplan.api.solve import solve, solve_result
-from pddplan.api.step import step
-from pddplan.api.topology import topology
-from pddplan.api.transfer import transfer
-from pddplan.api.whatif import breakeven, breakeven_topology, sweep
+if TYPE_CHECKING:
+    from pddplan.api.bathtub import bathtub
+    from pddplan.api.cache import cache
+    from pddplan.api.calibrate import calibrate, calibrate_link
+    from pddplan.api.chips import rank_chips
+    from pddplan.api.hitrate import hitrate
+    from pddplan.api.horizon import horizon
+    from pddplan.api.pareto import pareto
+    from pddplan.api.profiles import list_profiles, profile_schema, show_profile, validate_profiles
+    from pddplan.api.report import plan_report
+    from pddplan.api.robust import robust, robust_topology
+    from pddplan.api.scenario import LoadedScenario, PddplanWarning, load_scenario
+    from pddplan.api.simulate import simulate
+    from pddplan.api.solve import solve, solve_result
+    from pddplan.api.step import step  # type: ignore[no-redef]
+    from pddplan.api.topology import topology
+    from pddplan.api.transfer import transfer
+    from pddplan.api.whatif import breakeven, breakeven_topology, sweep
+
+#: Each exported name -> the submodule that defines it (loaded on first use, so that a command
+#: imports only the modules it calls).
+_SOURCES = {
+    "bathtub": "bathtub",
+    "cache": "cache",
+    "calibrate": "calibrate",
+    "calibrate_link": "calibrate",
+    "rank_chips": "chips",
+    "hitrate": "hitrate",
+    "horizon": "horizon",
+    "pareto": "pareto",
+    "list_profiles": "profiles",
+    "profile_schema": "profiles",
+    "show_profile": "profiles",
+    "validate_profiles": "profiles",
+    "plan_report": "report",
+    "robust": "robust",
+    "robust_topology": "robust",
+    "LoadedScenario": "scenario",
+    "PddplanWarning": "scenario",
+    "load_scenario": "scenario",
+    "simulate": "simulate",
+    "solve": "solve",
+    "solve_result": "solve",
+    "step": "step",
+    "topology": "topology",
+    "transfer": "transfer",
+    "breakeven": "whatif",
+    "breakeven_topology": "whatif",
+    "sweep": "whatif",
+}
 
 __all__ = [
     "LoadedScenario",
@@ -79,9 +112,23 @@ __all__ = [
     "validate_profiles",
 ]
 
-for _name in __all__:
-    globals()[_name].__module__ = __name__
-del _name
+
+def __getattr__(name: str) -> Any:
+    """An exported name, loaded from its submodule on first use (its ``__module__`` is
+    ``pddplan.api``)."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{source}"), name)
+    value.__module__ = __name__
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 class _Package(types.ModuleType):

@@ -41,7 +41,9 @@ PositiveTokens = Annotated[int, Field(ge=1)]
 class Options(BaseModel):
     """Strict (no bool for a number, no float for a whole number), finite, frozen."""
 
-    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        strict=True, allow_inf_nan=False, extra="forbid", frozen=True, defer_build=True
+    )
 
 
 # ------------------------------------------------------------------------------ commands

@@ -6,6 +6,7 @@ input file, 3 no plan fits.
 
 from __future__ import annotations
 
+import copy
 import sys
 from typing import Any, NoReturn
 
@@ -102,9 +103,93 @@ def readable_metavars(cmd: Any) -> Any:
     return cmd
 
 
-def command() -> Any:
-    """The click command of the app, with readable metavars (what ``pddplan`` runs)."""
-    return readable_metavars(typer.main.get_command(app))
+class _LazyCoercion:
+    """A parameter's coercion that builds typer's own (a pydantic ``TypeAdapter``, which loads
+    pydantic) only for a value that needs it: a parameter not given (None) comes back as typer
+    gives it (None, or () when it takes many values), and a plain ``str`` parameter given a
+    ``str`` comes back as it is, and a list parameter given no values an empty list (what the
+    adapter gives them). Anything else is typer's own
+    coercion, built on first use as typer would."""
+
+    def __init__(self, descriptor: Any) -> None:
+        info = descriptor.parameter_info
+        self.descriptor = descriptor
+        self.plain_str = (
+            descriptor.annotation is str
+            and getattr(info, "parser", None) is None
+            and not descriptor.is_file
+            and not descriptor.is_path
+            and not descriptor.is_choice
+        )
+        # a list parameter given no values: typer's adapter gives an empty list
+        self.plain_list = descriptor.is_list and not descriptor.is_file
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        many = param.multiple or param.nargs == -1
+        if value is None:
+            return () if many else None
+        if self.plain_str and not many and type(value) is str:
+            return value
+        if self.plain_list and type(value) in (list, tuple) and not value:
+            return []
+        from typer._coercion import build_runtime_param
+
+        param._runtime_param = build_runtime_param(self.descriptor)
+        return param._runtime_param.coerce(value, param=param, ctx=ctx)
+
+
+def lazy_coercion(cmd: Any) -> Any:
+    """Give every typer parameter of ``cmd`` a :class:`_LazyCoercion` (recursive), so that a
+    command whose values need no conversion never loads pydantic for its options. A parameter
+    of another shape (a typer without ``_runtime_param``) keeps typer's own."""
+
+    def lazy(p: Any) -> Any:
+        descriptor = getattr(p, "type_descriptor", None)
+        if descriptor is not None and getattr(p, "_runtime_param", 0) is None:
+            p._runtime_param = _LazyCoercion(descriptor)
+        return p
+
+    for p in cmd.params:
+        lazy(p)
+    help_option = getattr(cmd, "get_help_option", None)
+    if help_option is not None:  # ``--help``, made when a command line is parsed
+        cmd.get_help_option = lambda ctx: None if (o := help_option(ctx)) is None else lazy(o)
+    for sub in getattr(cmd, "commands", {}).values():
+        lazy_coercion(sub)
+    return cmd
+
+
+def command(name: str | None = None) -> Any:
+    """The click command of the app, with readable metavars (what ``pddplan`` runs). With
+    ``name``, a command (or group) of the app: the app with that one command declared, which
+    parses, runs and helps exactly as the whole app does for it, without building the others
+    (the whole app when no command has that name)."""
+    if name is not None:
+        commands = [c for c in app.registered_commands if c.name == name]
+        groups = [g for g in app.registered_groups if g.name == name]
+        if commands or groups:
+            one = copy.copy(app)
+            one.registered_commands = commands
+            one.registered_groups = groups
+            return lazy_coercion(readable_metavars(typer.main.get_command(one)))
+    return lazy_coercion(readable_metavars(typer.main.get_command(app)))
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The command a command line runs, when its only options before it are ``--profiles``;
+    None otherwise (``--help``, ``--version``, no command: the whole app answers)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--profiles":
+            i += 2
+        elif arg.startswith("--profiles="):
+            i += 1
+        elif arg.startswith("-"):
+            return None
+        else:
+            return arg
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -117,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     from pddplan.errors import PddplanError
 
     try:
-        cli = command()
+        cli = command(_command_name(sys.argv[1:] if argv is None else list(argv)))
         cli.invoke = _pipe_safe(cli.invoke)  # type: ignore[method-assign]
         rc = cli.main(args=argv, prog_name="pddplan", standalone_mode=False)
         sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit

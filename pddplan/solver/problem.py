@@ -19,6 +19,7 @@ from pddplan.deployment import (
     request_classes,
 )
 from pddplan.deployment.caches import CacheNumbers, cache_numbers
+from pddplan.deployment.workloads import sorted_distinct
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.solver.plan import within_limits
 from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
@@ -230,7 +231,7 @@ class Problem:
             return [Routing.none()]
         if self.routing == "all-relay":
             return [Routing.all()]
-        h = np.unique(self.classes.hit_rate[~self.classes.anomalous])
+        h = sorted_distinct(self.classes.hit_rate[~self.classes.anomalous])
         edges = self.classes.routing_edges
         if edges is not None:
             # route by the workload's own hit-rate bins: their interior edges

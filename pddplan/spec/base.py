@@ -55,7 +55,12 @@ Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
 class Strict(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=False, allow_inf_nan=False, strict=True
+        extra="forbid",
+        frozen=True,
+        populate_by_name=False,
+        allow_inf_nan=False,
+        strict=True,
+        defer_build=True,
     )
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:

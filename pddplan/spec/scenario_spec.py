@@ -288,6 +288,3 @@ class Scenario(Strict):
                 f"(inventory.amortization_years {self.inventory.amortization_years:g})"
             )
         return self
-
-
-Scenario.model_rebuild()

@@ -174,7 +174,3 @@ class Workload(Strict):
     rate_rps: Rate | None = Field(
         default=None, description="observed arrival rate, requests per second (from a trace)"
     )
-
-
-for _cls in (LognormalLength, EmpiricalLength, HitRateDist, Anomalous, Workload):
-    _cls.model_rebuild()
