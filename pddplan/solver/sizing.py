@@ -101,15 +101,13 @@ class Sizing:
             inst, n = md
             b_max = float(md_dec.batch_per_instance)
             ctx = md_dec.context_tokens
-            step = tpot
-            for _ in range(30):
-                b = min(b_max, max(1.0, md_dec.concurrency * step / tpot / n))
-                new = min(float(inst.decode_step_s(b, ctx)), tpot)
-                if abs(new - step) <= 1e-9 * tpot:
-                    step = new
-                    break
-                step = new
-            md_step = step
+            conc = md_dec.concurrency
+
+            def phi(step: float) -> float:
+                b = min(b_max, max(1.0, conc * step / tpot / n))
+                return min(float(inst.decode_step_s(b, ctx)), tpot)
+
+            md_step = fixed_point(phi, tpot, 1e-9 * tpot)
         rr = plan.roles.get("RLD")
         r_dec = plan.decode.get("RLD")
         if rr is not None and r_dec is not None and rr[1] > 0 and r_dec.batch_per_instance > 0:
@@ -395,3 +393,28 @@ class Sizing:
         tokens = np.where(route.relay, relayed, tokens)
         stall = float(np.max(stalls))
         return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
+
+
+def fixed_point(phi, start: float, tol: float, max_steps: int = 60) -> float:
+    """The fixed point ``s = phi(s)`` of a contraction, from ``start``: Steffensen's
+    acceleration of the iteration (Aitken's delta-squared on ``s, phi(s), phi(phi(s))``), which
+    converges quadratically where the plain iteration converges linearly (MD's working step
+    contracts by about 0.6 a step: 30 plain steps left it 1e-8 s short); two plain steps
+    wherever the extrapolation turns back or jumps far. Returns the last ``phi(s)`` once it moves
+    by at most ``tol``."""
+    s = start
+    for _ in range(max_steps):
+        s1 = phi(s)
+        if abs(s1 - s) <= tol:
+            return s1
+        s2 = phi(s1)
+        if abs(s2 - s1) <= tol:
+            return s2
+        den = s2 - 2.0 * s1 + s
+        acc = s - (s1 - s) ** 2 / den if den != 0.0 else s2
+        # the extrapolation lies past s2 on a monotone approach; taken while it moves the way
+        # the iterates move, and not more than a hundred times as far
+        step = s2 - s
+        moved = acc - s
+        s = acc if math.isfinite(acc) and moved * step > 0 and abs(moved) <= 100 * abs(step) else s2
+    return phi(s)

@@ -65,3 +65,26 @@ def test_fleet_check_without_figures_decides_the_same(solver: Solver) -> None:
         assert np.isnan(lean.ttft_s).all() and np.isnan(lean.margin)
         if full.meets_ttft:
             assert sla.meets_targets(full.ttft_s, solver.pb.ttft_targets_s)
+
+
+@pytest.mark.parametrize("factor", [0.1, 0.64, 0.95, -0.5])
+def test_fixed_point_reaches_the_contractions_point(factor: float) -> None:
+    from pddplan.solver.sizing import fixed_point
+
+    calls = {"n": 0}
+
+    def phi(s: float) -> float:
+        calls["n"] += 1
+        return min(0.03 + factor * (s - 0.03) + 1e-3 * (s - 0.03) ** 2, 0.05)
+
+    got = fixed_point(phi, 0.05, 1e-12)
+    assert abs(phi(got) - got) <= 1e-11
+    assert abs(got - 0.03) <= 1e-9
+    assert calls["n"] < 40  # plain iteration at 0.95 takes about 500
+
+
+def test_fixed_point_at_a_clipped_end() -> None:
+    from pddplan.solver.sizing import fixed_point
+
+    # phi clips at its cap: the fixed point is the cap itself
+    assert fixed_point(lambda s: min(0.5 * s + 0.04, 0.05), 0.0, 1e-12) == 0.05
