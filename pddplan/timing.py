@@ -127,14 +127,36 @@ def wan_payload_bytes(input_tokens, hit_rate, kv_bytes_per_token):
     return network.uncached_kv_bytes(input_tokens, hit_rate, kv_bytes_per_token)
 
 
+#: Largest payload array whose phases :func:`transfer_phases` memoizes [-] (a search's per-class
+#: payloads; a simulator's per-request arrays are computed each time).
+_PHASES_MEMO_MAX_SIZE = 4096
+
+
 def transfer_phases(link: LinkNumbers, payload_bytes):
     """(lead_s, line_bytes, rate_cap_bytes_per_s, tail_s) of payloads on a link.
 
     The simulator puts ``line_bytes`` through its processor-shared line at up to
     ``rate_cap_bytes_per_s`` between ``lead_s`` and ``tail_s``; :func:`transfer_s` is the
     closed-form mean of the same phases.
+
+    The phases do not depend on the line's load, so a search asks for the same few payload
+    arrays at every rate and routing: small ones are memoized on their exact values (the
+    arrays returned are then shared and read-only).
     """
-    return network.transfer_phases(payload_bytes, **link.transfer_params())
+    x = np.asarray(payload_bytes, dtype=float)
+    if x.size > _PHASES_MEMO_MAX_SIZE:
+        return network.transfer_phases(x, **link.transfer_params())
+    return _transfer_phases_memo(link, x.shape, x.tobytes())
+
+
+@lru_cache(maxsize=256)
+def _transfer_phases_memo(link: LinkNumbers, shape: tuple[int, ...], payload: bytes):
+    """:func:`transfer_phases` of the payload array ``np.frombuffer(payload).reshape(shape)``."""
+    x = np.frombuffer(payload, dtype=float).reshape(shape)
+    phases = network.transfer_phases(x, **link.transfer_params())
+    for a in phases:
+        a.setflags(write=False)
+    return phases
 
 
 def transfer_s(link: LinkNumbers, payload_bytes, utilization=0.0):

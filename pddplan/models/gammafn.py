@@ -25,6 +25,9 @@ _EPS = 1e-16
 #: x = a; the continued fraction fewer).
 _MAX_ITERATIONS = 100_000
 _TINY = 1e-300
+#: Arrays of at most this many elements are iterated element by element in plain Python (the
+#: same operations, so the same values): numpy's per-call cost dominates on so few.
+_SMALL = 16
 
 _lgamma = np.frompyfunc(math.lgamma, 1, 1)
 
@@ -73,15 +76,28 @@ def _gammaincc_scalar(a: float, x: float) -> float:
         return 0.0
     log_pre = a * math.log(x) - x - math.lgamma(a)
     if x < a + 1.0:
-        ap, term = a, 1.0 / a
-        total = term
-        for _ in range(_MAX_ITERATIONS):
-            ap += 1.0
-            term *= x / ap
-            total += term
-            if abs(term) < abs(total) * _EPS:
-                break
-        return 1.0 - min(total * math.exp(log_pre), 1.0)
+        return 1.0 - min(_series_sum(a, x) * math.exp(log_pre), 1.0)
+    return math.exp(log_pre) * _fraction(a, x)
+
+
+def _series_sum(a: float, x: float) -> float:
+    """``sum_n x^n / (a (a + 1)...(a + n))`` for ``a, x > 0`` (the lower series without its
+    prefactor), to a last term below ``_EPS`` of the sum: one element of :func:`_lower_series`,
+    the same operations in the same order."""
+    ap, term = a, 1.0 / a
+    total = term
+    for _ in range(_MAX_ITERATIONS):
+        ap += 1.0
+        term *= x / ap
+        total += term
+        if not term >= total * _EPS:  # both positive: the array loop's abs() test
+            break
+    return total
+
+
+def _fraction(a: float, x: float) -> float:
+    """The continued fraction of ``Q(a, x)`` without its prefactor, modified Lentz: one element
+    of :func:`_upper_fraction`, the same operations in the same order."""
     b = x + 1.0 - a
     c = 1.0 / _TINY
     d = 1.0 / b
@@ -100,7 +116,7 @@ def _gammaincc_scalar(a: float, x: float) -> float:
         h *= delta
         if abs(delta - 1.0) < _EPS:
             break
-    return math.exp(log_pre) * h
+    return h
 
 
 def _log_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -110,6 +126,9 @@ def _log_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``P(a, x)`` by its series (``x < a + 1``)."""
+    if a.size <= _SMALL:
+        total = np.array(list(map(_series_sum, a.tolist(), x.tolist())))
+        return np.minimum(total * np.exp(_log_prefactor(a, x)), 1.0)
     ap = a.copy()
     term = 1.0 / a
     total = term.copy()
@@ -126,6 +145,9 @@ def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _upper_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``Q(a, x)`` by its continued fraction, modified Lentz (``x >= a + 1``)."""
+    if a.size <= _SMALL:
+        h = np.array(list(map(_fraction, a.tolist(), x.tolist())))
+        return np.exp(_log_prefactor(a, x)) * h
     b = x + 1.0 - a
     c = np.full(a.shape, 1.0 / _TINY)
     d = 1.0 / b
