@@ -25,7 +25,7 @@ _EPS = 1e-16
 #: x = a; the continued fraction fewer).
 _MAX_ITERATIONS = 100_000
 _TINY = 1e-300
-#: Arrays of at most this many elements are iterated element by element in plain Python (the
+#: Arrays of at most this many elements are evaluated element by element in plain Python (the
 #: same operations, so the same values): numpy's per-call cost dominates on so few.
 _SMALL = 16
 
@@ -51,6 +51,9 @@ def gammaincc(a, x):
     scalar = a_arr.ndim == 0
     av = np.atleast_1d(a_arr).ravel()
     xv = np.atleast_1d(x_arr).ravel()
+    if av.size <= _SMALL:
+        out = _gammaincc_small(av, xv).reshape(a_arr.shape)
+        return float(out) if scalar else out
     out = np.empty(av.shape)
     out[xv <= 0] = 1.0
     out[np.isinf(xv) & (xv > 0)] = 0.0
@@ -64,6 +67,34 @@ def gammaincc(a, x):
         out[cf] = _upper_fraction(av[cf], xv[cf])
     out = out.reshape(a_arr.shape)
     return float(out) if scalar else out
+
+
+def _gammaincc_small(av: np.ndarray, xv: np.ndarray) -> np.ndarray:
+    """:func:`gammaincc` of two flat arrays of at most :data:`_SMALL` elements: the same cases
+    and operations element by element in plain Python, the prefactor in one numpy call (numpy's
+    per-call cost dominates on so few elements; the values are the same)."""
+    out = [math.nan] * av.size
+    live: list[int] = []
+    series: list[bool] = []
+    sums: list[float] = []
+    for i, (a, x) in enumerate(zip(av.tolist(), xv.tolist(), strict=True)):
+        if math.isnan(a) or math.isnan(x) or a <= 0:
+            continue
+        if x <= 0:
+            out[i] = 1.0
+        elif math.isinf(x):
+            out[i] = 0.0
+        else:
+            live.append(i)
+            ser = x < a + 1.0
+            series.append(ser)
+            sums.append(_series_sum(a, x) if ser else _fraction(a, x))
+    if live:
+        idx = np.array(live)
+        pre = np.exp(_log_prefactor(av[idx], xv[idx])).tolist()
+        for i, ser, total, p in zip(live, series, sums, pre, strict=True):
+            out[i] = 1.0 - min(total * p, 1.0) if ser else p * total
+    return np.array(out)
 
 
 def _gammaincc_scalar(a: float, x: float) -> float:
@@ -126,9 +157,6 @@ def _log_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``P(a, x)`` by its series (``x < a + 1``)."""
-    if a.size <= _SMALL:
-        total = np.array(list(map(_series_sum, a.tolist(), x.tolist())))
-        return np.minimum(total * np.exp(_log_prefactor(a, x)), 1.0)
     ap = a.copy()
     term = 1.0 / a
     total = term.copy()
@@ -145,9 +173,6 @@ def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _upper_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``Q(a, x)`` by its continued fraction, modified Lentz (``x >= a + 1``)."""
-    if a.size <= _SMALL:
-        h = np.array(list(map(_fraction, a.tolist(), x.tolist())))
-        return np.exp(_log_prefactor(a, x)) * h
     b = x + 1.0 - a
     c = np.full(a.shape, 1.0 / _TINY)
     d = 1.0 / b

@@ -89,6 +89,8 @@ def erlang_c_array(servers, offered_load) -> np.ndarray:
     c = np.asarray(servers, dtype=float)
     a = np.asarray(offered_load, dtype=float)
     c, a = np.broadcast_arrays(c, a)
+    if c.size <= _ERLANG_SMALL:
+        return _erlang_c_small(c, a)
     out = np.ones(c.shape)
     ok = (c >= 1) & (a > 0) & (a < c)
     out[(c >= 1) & (a <= 0)] = 0.0
@@ -102,6 +104,35 @@ def erlang_c_array(servers, offered_load) -> np.ndarray:
         rho = aa / cc
         out[ok] = b / (1.0 - rho * (1.0 - b))
     return out
+
+
+#: :func:`erlang_c_array` takes arrays of at most this many elements element by element.
+_ERLANG_SMALL = 16
+
+
+def _erlang_c_small(c: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """:func:`erlang_c_array` of two arrays of one shape with at most :data:`_ERLANG_SMALL`
+    elements: the same cases and operations element by element in plain Python, the
+    transcendental parts in one numpy call each (the values are the same; numpy's per-call cost
+    dominates on so few elements)."""
+    cl, al = c.ravel().tolist(), a.ravel().tolist()
+    out = [1.0] * len(cl)
+    ok = []
+    for i, (ci, ai) in enumerate(zip(cl, al, strict=True)):
+        if ci >= 1 and ai > 0 and ai < ci:
+            ok.append(i)
+        elif ci >= 1 and ai <= 0:
+            out[i] = 0.0
+    if ok:
+        cc = np.array([cl[i] for i in ok])
+        aa = np.array([al[i] for i in ok])
+        cdf = gammafn.gammaincc(cc + 1, aa).tolist()
+        pmf = np.exp(cc * np.log(aa) - aa - gammafn.gammaln(cc + 1)).tolist()
+        for i, q, e in zip(ok, cdf, pmf, strict=True):
+            b = min(e / q if q > 0 else 1.0, 1.0)
+            rho = al[i] / cl[i]
+            out[i] = b / (1.0 - rho * (1.0 - b))
+    return np.array(out).reshape(c.shape)
 
 
 def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability_max: float):
