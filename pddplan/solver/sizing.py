@@ -129,13 +129,14 @@ class Sizing:
         :func:`~pddplan.models.queueing.wait_distribution` over the classes' prefill times."""
         return queueing.wait_distribution(rate, n, self.prefill_s(inst), self.pb.classes.weight)
 
+    def prefill_utilization(self, inst: Instance, n: int, rate: float) -> float:
+        """The utilization of ``n`` prefill instances at ``rate`` [-]: ``rate E[S] / n``."""
+        return rate * float(np.sum(self.pb.classes.weight * self.prefill_s(inst))) / n
+
     def ttft_at(
         self, inst: Instance, n: int, rate: float, offs, wts
     ) -> tuple[tuple[float, float, float], float, float]:
-        pre = self.prefill_s(inst)
-        w = self.pb.classes.weight
-        mean_s = float(np.sum(w * pre))
-        util = rate * mean_s / n
+        util = self.prefill_utilization(inst, n, rate)
         if util >= 1:
             return (math.inf, math.inf, math.inf), 0.0, util
         wait = self.prefill_wait(inst, n, rate)
@@ -169,8 +170,7 @@ class Sizing:
         TTFT distribution's CDF at the targets (:func:`~pddplan.solver.sla.
         reaches_percentiles`), which :meth:`ttft_at`'s percentiles agree with; no percentile
         is computed (one CDF reading instead of a root search per percentile)."""
-        mean_s = float(np.sum(self.pb.classes.weight * self.prefill_s(inst)))
-        if rate * mean_s / n >= 1:
+        if self.prefill_utilization(inst, n, rate) >= 1:
             return False
         wait = self.prefill_wait(inst, n, rate)
         return self.cdf_meets(offs, wts, wait.wait_probability, wait.conditional)
