@@ -27,6 +27,11 @@ class PrefillSizing:
     #: whether the TTFT percentiles meet their targets, by the SLA's rule on the TTFT
     #: distribution (:meth:`pddplan.solver.sizing.Sizing.ttft_meets`)
     meets_ttft: bool
+    #: False while ``ttft_s`` and ``attainment`` are not computed yet (NaN): the search's
+    #: candidate plans, ranked on cost, get them only where a tie or the chosen plan needs
+    #: them (:meth:`pddplan.solver.sizing.Sizing.with_figures`); every plan the search returns
+    #: has them
+    has_figures: bool = True
 
 
 @dataclass(frozen=True)

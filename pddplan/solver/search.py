@@ -32,6 +32,7 @@ The solver never prints; it takes an optional progress callback and returns reco
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -42,9 +43,9 @@ from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.models import queueing
-from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route, build_plan, roles_chips
+from pddplan.solver.plan import DecodeSizing, Plan, Route, build_plan, roles_chips
 from pddplan.solver.problem import PERCENTILES
-from pddplan.solver.sizing import Sizing
+from pddplan.solver.sizing import PrefillCount, Sizing
 
 
 class Solver(Sizing):
@@ -82,11 +83,11 @@ class Solver(Sizing):
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                if best is None or better_plan(cand, best):
+                if best is None or better_plan(cand, best, self.plan_ttft_s):
                     best = cand
         if best is None:
             raise self._infeasible(rate, reasons)
-        return self.finalize(best)
+        return self.finalize(self.with_figures(best))
 
     def finalize(self, plan: Plan) -> Plan:
         """The chosen plan with its TTFT at the decode pools' working first steps (see
@@ -248,7 +249,7 @@ class Solver(Sizing):
         rate: float,
         route: Route,
         mode: str,
-        p_ok: list[tuple[Instance, PrefillSizing]],
+        p_ok: list[tuple[Instance, PrefillCount]],
         md_rows: list,
         pairs: _Pairs,
         rm_costs: np.ndarray,
@@ -295,7 +296,7 @@ class Solver(Sizing):
             if cand is None:
                 continue
             # equal cost: the order of the option lists must not decide (better_plan's key)
-            if chosen is None or better_plan(cand, chosen):
+            if chosen is None or better_plan(cand, chosen, self.plan_ttft_s):
                 chosen = cand
         else:
             if bound < math.inf and not (
@@ -311,12 +312,13 @@ class Solver(Sizing):
         oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
         m = pb.options["MD"][oi]
         rld = (pb.options["RLD"][ri], rs) if ri is not None and rs is not None else None
+        p_inst, p_count = p_entry
         plan = build_plan(
             pb,
             rate_rps=rate,
             route=route,
             mode=mode,
-            prefill=p_entry,
+            prefill=(p_inst, self.pending_sizing(p_inst, p_count, rate)),
             md=(m, md),
             rld=rld,
             md_stall_s=stall,
@@ -413,12 +415,23 @@ def plan_key(plan: Plan) -> tuple:
     )
 
 
-def better_plan(a: Plan, b: Plan) -> bool:
+def _sizing_ttft_s(plan: Plan) -> tuple[float, float, float]:
+    return plan.prefill.ttft_s
+
+
+def better_plan(
+    a: Plan,
+    b: Plan,
+    ttft_s: Callable[[Plan], tuple[float, float, float]] = _sizing_ttft_s,
+) -> bool:
     """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50 (relative
-    tolerance 1e-9); then :func:`plan_key`, so that no list's order decides."""
+    tolerance 1e-9); then :func:`plan_key`, so that no list's order decides.
+
+    ``ttft_s`` reads a plan's TTFT percentiles (its prefill sizing's by default; the search
+    passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it)."""
     if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
         return a.cost_usd_per_hour < b.cost_usd_per_hour
-    for qa, qb in zip(reversed(a.prefill.ttft_s), reversed(b.prefill.ttft_s), strict=True):
+    for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
         if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
             return qa < qb
     return plan_key(a) < plan_key(b)
@@ -452,12 +465,12 @@ class _PrefillOptions:
         self._lb = lb
         self._order = sorted(range(len(lb)), key=lambda i: (lb[i], i))
         self._next = 0  # position in _order of the next option to size
-        self._sized: dict[int, PrefillSizing | None] = {}
+        self._sized: dict[int, PrefillCount | None] = {}
 
-    def _size_next(self) -> PrefillSizing | None:
+    def _size_next(self) -> PrefillCount | None:
         i = self._order[self._next]
         self._next += 1
-        s = self._solver.size_prefill(self._opts[i], self._rate, self._route)
+        s = self._solver.prefill_count(self._opts[i], self._rate, self._route)
         self._sized[i] = s
         return s
 
@@ -470,16 +483,16 @@ class _PrefillOptions:
                 return True
         return False
 
-    def _ok(self) -> list[tuple[Instance, PrefillSizing]]:
+    def _ok(self) -> list[tuple[Instance, PrefillCount]]:
         return [(self._opts[i], s) for i, s in sorted(self._sized.items()) if s is not None]
 
-    def all(self) -> list[tuple[Instance, PrefillSizing]]:
+    def all(self) -> list[tuple[Instance, PrefillCount]]:
         """Every option that meets the TTFT targets, with its sizing, in the options' order."""
         while self._next < len(self._order):
             self._size_next()
         return self._ok()
 
-    def up_to(self, rm_min: float) -> tuple[list[tuple[Instance, PrefillSizing]], float]:
+    def up_to(self, rm_min: float) -> tuple[list[tuple[Instance, PrefillCount]], float]:
         """``(options, bound)``: the options that meet the TTFT targets among those sized, after
         sizing every option whose lower bound plus ``rm_min`` is at most ``bound``; every option
         left out costs more than ``bound`` with any combination (``inf``: none left out)."""

@@ -7,7 +7,7 @@ are kept in a :class:`~pddplan.solver.cache.SearchCache` across solves.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -19,6 +19,21 @@ from pddplan.solver.cache import DEFAULT_CACHE, SearchCache
 from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
 from pddplan.solver.problem import PERCENTILES, Problem
 from pddplan.timing import Routing
+
+
+@dataclass(frozen=True)
+class PrefillCount:
+    """A prefill pool's count on one rate and route, before its TTFT figures: what the search
+    prices and judges (:meth:`Sizing.prefill_count`); :meth:`Sizing.prefill_figures` turns it
+    into the :class:`PrefillSizing` a plan reports."""
+
+    instances: int
+    bound_by: str
+    #: whether ``instances`` meet the TTFT targets (:meth:`Sizing.ttft_meets`)
+    meets_ttft: bool
+    #: the figures, where the sizing had to compute them (a TTFT-bound count names the
+    #: percentile that binds)
+    sizing: PrefillSizing | None = None
 
 
 class Sizing:
@@ -198,14 +213,70 @@ class Sizing:
         return sla.reaches_percentiles(np.atleast_1d(f).tolist(), PERCENTILES)
 
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
-        """Fewest prefill instances meeting the utilization cap and the TTFT targets.
+        """Fewest prefill instances meeting the utilization cap and the TTFT targets, with
+        their figures (:meth:`prefill_count`, then :meth:`prefill_figures`)."""
+        count = self.prefill_count(inst, rate, route)
+        return None if count is None else self.prefill_figures(inst, count, rate, route)
+
+    def prefill_count(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:
+        """Fewest prefill instances meeting the utilization cap and the TTFT targets, and what
+        binds them, without the TTFT percentiles (the search prices many sizings and reports
+        one: :meth:`prefill_figures` computes a sizing's figures when a plan needs them).
 
         The sizing sees the instance only through its prefill times, so instances of equal
         prefill times (layouts that differ in decode alone, say) share one entry."""
         key = ("prefill", self._key, self.prefill_s(inst).tobytes(), rate, route.routing)
         return self.cache.get(key, lambda: self._size_prefill(inst, rate, route))
 
-    def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
+    def prefill_figures(
+        self, inst: Instance, count: PrefillCount, rate: float, route: Route
+    ) -> PrefillSizing:
+        """The :class:`PrefillSizing` of a count from :meth:`prefill_count` (TTFT percentiles,
+        attainment, utilization at ``rate`` on ``route``), memoized as the count is."""
+        if count.sizing is not None:
+            return count.sizing
+        key = (
+            "prefill-figures",
+            self._key,
+            self.prefill_s(inst).tobytes(),
+            rate,
+            route.routing,
+            count.instances,
+        )
+
+        def compute() -> PrefillSizing:
+            offs, wts, _ = self.ttft_offsets(inst, route)
+            return self.prefill_sizing(
+                inst, count.instances, rate, offs, wts, count.bound_by, count.meets_ttft
+            )
+
+        return self.cache.get(key, compute)
+
+    def pending_sizing(self, inst: Instance, count: PrefillCount, rate: float) -> PrefillSizing:
+        """A count's :class:`PrefillSizing` without its TTFT figures (``has_figures`` False,
+        NaN), unless the count has them: a candidate plan's, until :meth:`with_figures`."""
+        if count.sizing is not None:
+            return count.sizing
+        nan = math.nan
+        util = self.prefill_utilization(inst, count.instances, rate)
+        return PrefillSizing(
+            count.instances, util, (nan, nan, nan), nan, count.bound_by, count.meets_ttft, False
+        )
+
+    def with_figures(self, plan: Plan) -> Plan:
+        """``plan`` with its prefill sizing's TTFT figures (:meth:`prefill_figures`)."""
+        ps = plan.prefill
+        if ps.has_figures:
+            return plan
+        inst = plan.roles["P"][0]  # type: ignore[index]
+        count = PrefillCount(ps.instances, ps.bound_by, ps.meets_ttft)
+        return replace(plan, prefill=self.prefill_figures(inst, count, plan.rate_rps, plan.route))
+
+    def plan_ttft_s(self, plan: Plan) -> tuple[float, float, float]:
+        """A plan's TTFT p50/p90/p99 at its prefill sizing [s] (computed if need be)."""
+        return self.with_figures(plan).prefill.ttft_s
+
+    def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:
         pb = self.pb
         pre = self.prefill_s(inst)
         mean_s = float(np.sum(pb.classes.weight * pre))
@@ -215,8 +286,7 @@ class Sizing:
 
         meets = self.ttft_meets(inst, n, rate, offs, wts)
         if meets or not pb.enforce_ttft:
-            why = "prefill capacity (utilization cap)"
-            return self.prefill_sizing(inst, n, rate, offs, wts, why, meets)
+            return PrefillCount(n, "prefill capacity (utilization cap)", meets)
         if not self.cdf_meets(offs, wts):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
         at: dict[int, bool] = {}
@@ -239,7 +309,8 @@ class Sizing:
                 lo = mid
         ps = self.prefill_sizing(inst, hi, rate, offs, wts, "", True)
         worst = max(range(3), key=lambda i: ps.ttft_s[i] / targets[i])
-        return replace(ps, bound_by=f"TTFT p{int(PERCENTILES[worst] * 100)}")
+        ps = replace(ps, bound_by=f"TTFT p{int(PERCENTILES[worst] * 100)}")
+        return PrefillCount(hi, ps.bound_by, True, ps)
 
     # ---- decode pools
     def md_context_tokens(self) -> float:
