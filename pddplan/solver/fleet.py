@@ -176,7 +176,15 @@ def goodput_bracket(
     (``meets_sla``), so both brackets hold the same goodput; the guided one reaches a tight
     ``rtol`` (the exact modes' 1e-7) in about a third of the checks. Halving stays the default
     so that the figures computed at the reports' 1e-3 keep their values.
+
+    Memoized on the fleet's physics (:meth:`~pddplan.solver.sizing.Sizing.fleet_key`): a
+    price sweep's points check each fleet once.
     """
+    key = ("goodput-bracket", solver.fleet_key(plan), rtol, guided)
+    return solver.cache.get(key, lambda: _goodput_bracket(solver, plan, rtol, guided))
+
+
+def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> tuple[float, float]:
     r0 = plan.rate_rps
     if r0 <= 0:
         return 0.0, 0.0

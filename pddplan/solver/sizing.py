@@ -15,7 +15,7 @@ from pddplan import timing, units
 from pddplan.deployment import Instance
 from pddplan.models import pipeline, queueing
 from pddplan.solver import sla
-from pddplan.solver.cache import DEFAULT_CACHE, SearchCache
+from pddplan.solver.cache import DEFAULT_CACHE, HashedKey, SearchCache
 from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
 from pddplan.solver.problem import PERCENTILES, Problem
 from pddplan.timing import Routing
@@ -42,7 +42,7 @@ class Sizing:
     def __init__(self, problem: Problem, cache: SearchCache | None = None) -> None:
         self.pb = problem
         self.cache = cache if cache is not None else DEFAULT_CACHE
-        self._key = problem.physics_key()
+        self._key = HashedKey.of(problem.physics_key())
         self._md_ctx: float | None = None
 
     # ---- per-option quantities
@@ -66,6 +66,12 @@ class Sizing:
 
     # ---- route (rate, threshold)
     def route(self, rate: float, routing: Routing) -> Route:
+        """The timeline of every class at ``rate`` under ``routing`` (memoized)."""
+        return self.cache.get(
+            ("route", self._key, rate, routing), lambda: self._route(rate, routing)
+        )
+
+    def _route(self, rate: float, routing: Routing) -> Route:
         pb = self.pb
         c = pb.classes
         util = timing.decode_link_utilization(
@@ -98,7 +104,24 @@ class Sizing:
             rld_step_s=rld_step_s,
         )
 
+    def fleet_key(self, plan: Plan) -> tuple:
+        """What a plan's fleet figures depend on: the problem's physics (:attr:`_key`), the
+        rate, routing and hand-over, each role's instance physics and count, and the decode
+        pools' sizings; never a price, so a price sweep's points share them."""
+        roles = tuple(
+            (r, v[0].physics_key, v[1]) for r, v in sorted(plan.roles.items()) if v is not None
+        )
+        decode = tuple((r, d) for r, d in sorted(plan.decode.items()) if d is not None)
+        return (self._key, plan.rate_rps, plan.routing, plan.handover, roles, decode)
+
     def first_steps(self, plan: Plan) -> tuple[float | None, float | None]:
+        """(MD step, RLD step) [s] at the plan's working batches (memoized on
+        :meth:`fleet_key`; see :meth:`_first_steps`)."""
+        return self.cache.get(
+            ("first-steps", self.fleet_key(plan)), lambda: self._first_steps(plan)
+        )
+
+    def _first_steps(self, plan: Plan) -> tuple[float | None, float | None]:
         """(MD step, RLD step) [s] at the plan's working batches, for the first token.
 
         MD's working batch is the fixed point of ``b = min(b_max, max(1, C step(b) / tpot / n))``,
@@ -134,6 +157,11 @@ class Sizing:
     def reported_ttft(self, plan: Plan) -> tuple[tuple[float, float, float], float]:
         """TTFT p50/p90/p99 [s] and the p99 target's attainment [-] of a plan's fleet at its
         rate, with the decode pools' working first steps (:meth:`first_steps`)."""
+        return self.cache.get(
+            ("reported-ttft", self.fleet_key(plan)), lambda: self._reported_ttft(plan)
+        )
+
+    def _reported_ttft(self, plan: Plan) -> tuple[tuple[float, float, float], float]:
         p_inst, n = plan.roles["P"]  # type: ignore[misc]
         offs, wts, _ = self.ttft_offsets(p_inst, plan.route, *self.first_steps(plan))
         q, att, _ = self.ttft_at(p_inst, n, plan.rate_rps, offs, wts)
