@@ -34,7 +34,7 @@ import numpy as np
 from pddplan.models import queueing
 from pddplan.solver import sla
 from pddplan.solver.plan import Plan
-from pddplan.solver.problem import Problem
+from pddplan.solver.problem import PERCENTILES, Problem
 from pddplan.solver.search import Solver
 
 #: Relative precision of the goodput bisection [-].
@@ -56,7 +56,8 @@ class FleetCheck:
     #: targets, decode loads over their instances, slot-wait probabilities over their cap, the
     #: line's utilization over 1): below 0 where every check passes, above where one fails,
     #: and continuous in the rate where the checks are; it guides :func:`goodput_bracket`'s
-    #: probes, never decides a check
+    #: probes, never decides a check (without figures the TTFT terms are tail shares over
+    #: their allowed shares, see :func:`check_fleet`)
     margin: float = math.nan
 
     @property
@@ -67,10 +68,12 @@ class FleetCheck:
 def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = True) -> FleetCheck:
     """Evaluate ``plan``'s fleet (counts, batches, routing, hand-over) at ``rate_rps``.
 
-    ``figures=False`` skips the TTFT percentiles (``ttft_s`` and ``margin`` are then NaN):
-    whether the fleet meets its targets is decided the same way, on the TTFT distribution's
-    CDF at the targets (:meth:`~pddplan.solver.sizing.Sizing.ttft_meets`), at a fraction of
-    the cost; the bisections that only ask that pass it."""
+    ``figures=False`` skips the TTFT percentiles (``ttft_s`` is then NaN): whether the fleet
+    meets its targets is decided the same way, on the TTFT distribution's CDF at the targets
+    (:meth:`~pddplan.solver.sizing.Sizing.ttft_meets`), at a fraction of the cost, and the
+    margin's TTFT terms are read on that CDF (each target's tail share ``1 - F(t)`` over the
+    share its percentile allows, ``1 - p``, minus one: 0 exactly where the percentile meets
+    its target, as the percentile's ``q / t - 1``); the bisections pass it."""
     pb = solver.pb
     route = solver.route(rate_rps, plan.routing)
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
@@ -80,12 +83,15 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
             rate_rps, inf, False, math.inf, math.inf, False, route.link_utilization, math.inf
         )
     offs, wts, _ = solver.ttft_offsets(p_inst, route)
-    meets_ttft = solver.ttft_meets(p_inst, n_p, rate_rps, offs, wts)
+    cdf = solver.ttft_cdf(p_inst, n_p, rate_rps, offs, wts)
+    meets_ttft = sla.reaches_percentiles(cdf, PERCENTILES)
     if figures:
         q, _, _ = solver.ttft_at(p_inst, n_p, rate_rps, offs, wts)
+        over = [_over(float(v), t) for v, t in zip(q, pb.ttft_targets_s, strict=True)]
     else:
         q = (math.nan, math.nan, math.nan)
-    over = [_over(float(v), t) for v, t in zip(q, pb.ttft_targets_s, strict=True)]
+        # each target's tail share over the share its percentile allows
+        over = [_over(1.0 - f, 1.0 - p) for f, p in zip(cdf, PERCENTILES, strict=True)]
     if pb.topology.cross_dc:
         over.append(route.link_utilization - 1.0)
     w = pb.classes.weight
@@ -126,7 +132,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
         rld_need,
         ok_decode,
         route.link_utilization,
-        max(over) if figures else math.nan,
+        max(over),
     )
 
 
@@ -172,7 +178,7 @@ def goodput_bracket(
     The bracket is found by doubling from the plan's rate, then narrowed: by halving, or, with
     ``guided``, by probing where the checks' :attr:`FleetCheck.margin` crosses zero (Illinois
     false position, kept a quarter of the tolerance inside the bracket so that it closes, a
-    halving every fourth probe). Either way every end is decided by the checks themselves
+    halving every fourth probe; the margin read on the TTFT CDF, no percentile computed). Either way every end is decided by the checks themselves
     (``meets_sla``), so both brackets hold the same goodput; the guided one reaches a tight
     ``rtol`` (the exact modes' 1e-7) in about a third of the checks. Halving stays the default
     so that the figures computed at the reports' 1e-3 keep their values.
@@ -188,20 +194,20 @@ def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> t
     r0 = plan.rate_rps
     if r0 <= 0:
         return 0.0, 0.0
-    first = check_fleet(solver, plan, r0, figures=guided)  # margins guide the probes
+    first = check_fleet(solver, plan, r0, figures=False)
     if first.meets_sla:
         # no fleet meets its targets past the rate that saturates its prefill pool or its line;
         # only a fleet with neither bound is called unbounded, a million times its rate on
         ceiling = overload_rps(solver, plan)
         unbounded = 4.0 * ceiling if math.isfinite(ceiling) else r0 * 1e6
-        lo_c, hi_c = first, check_fleet(solver, plan, r0 * 1.25, guided)
+        lo_c, hi_c = first, check_fleet(solver, plan, r0 * 1.25, figures=False)
         while hi_c.meets_sla:
-            lo_c, hi_c = hi_c, check_fleet(solver, plan, hi_c.rate_rps * 2.0, guided)
+            lo_c, hi_c = hi_c, check_fleet(solver, plan, hi_c.rate_rps * 2.0, figures=False)
             if hi_c.rate_rps > unbounded:
                 return math.inf, math.inf
     else:
         hi_c = first
-        lo_c = check_fleet(solver, plan, r0 * 1e-6, guided)
+        lo_c = check_fleet(solver, plan, r0 * 1e-6, figures=False)
         if not lo_c.meets_sla:
             return 0.0, r0 * 1e-6
     lo, hi = lo_c.rate_rps, hi_c.rate_rps
@@ -224,7 +230,7 @@ def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> t
             eps = 0.25 * rtol * hi
             x = min(max(hi - f_hi * (hi - lo) / (f_hi - f_lo), lo + eps), hi - eps)
         step += 1
-        c = check_fleet(solver, plan, x)
+        c = check_fleet(solver, plan, x, figures=False)
         if c.meets_sla:
             lo, f_lo = x, min(_log_margin(c.margin), 0.0)
             if kept == 1:

@@ -213,10 +213,15 @@ class Sizing:
         TTFT distribution's CDF at the targets (:func:`~pddplan.solver.sla.
         reaches_percentiles`), which :meth:`ttft_at`'s percentiles agree with; no percentile
         is computed (one CDF reading instead of a root search per percentile)."""
+        return sla.reaches_percentiles(self.ttft_cdf(inst, n, rate, offs, wts), PERCENTILES)
+
+    def ttft_cdf(self, inst: Instance, n: int, rate: float, offs, wts) -> list[float]:
+        """The TTFT distribution's CDF at each target (with the SLA's slack) for ``n``
+        instances at ``rate`` [-]: 0 for every target where the pool is saturated."""
         if self.prefill_utilization(inst, n, rate) >= 1:
-            return False
+            return [0.0 for _ in self.pb.ttft_targets_s]
         wait = self.prefill_wait(inst, n, rate)
-        return self.cdf_meets(offs, wts, wait.wait_probability, wait.conditional)
+        return self.cdf_at_targets(offs, wts, wait.wait_probability, wait.conditional)
 
     def cdf_meets(
         self,
@@ -226,11 +231,23 @@ class Sizing:
         conditional: queueing.ConditionalWait | None = None,
     ) -> bool:
         """The TTFT rule on ``W + D`` (offsets ``D`` with weights, the prefill queue's wait
-        ``W``; no wait by default): its CDF at every target reaches the target's percentile.
-        A non-finite offset (a transfer that never ends) misses every target."""
+        ``W``; no wait by default): its CDF at every target reaches the target's percentile."""
+        f = self.cdf_at_targets(offs, wts, wait_probability, conditional)
+        return sla.reaches_percentiles(f, PERCENTILES)
+
+    def cdf_at_targets(
+        self,
+        offs,
+        wts,
+        wait_probability: float = 0.0,
+        conditional: queueing.ConditionalWait | None = None,
+    ) -> list[float]:
+        """The CDF of ``W + D`` (see :meth:`cdf_meets`) at each TTFT target with the SLA's
+        slack (:func:`~pddplan.solver.sla.slack_targets`) [-]. A non-finite offset (a transfer
+        that never ends) puts it at 0 for every target."""
         d = np.asarray(offs, dtype=float)
         if not np.all(np.isfinite(d)):
-            return False
+            return [0.0 for _ in self.pb.ttft_targets_s]
         f = queueing.mixture_cdf(
             sla.slack_targets(self.pb.ttft_targets_s),
             d,
@@ -238,7 +255,7 @@ class Sizing:
             wait_probability,
             conditional=conditional,
         )
-        return sla.reaches_percentiles(np.atleast_1d(f).tolist(), PERCENTILES)
+        return np.atleast_1d(f).tolist()  # type: ignore[no-any-return]
 
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
         """Fewest prefill instances meeting the utilization cap and the TTFT targets, with
