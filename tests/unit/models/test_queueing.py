@@ -362,3 +362,60 @@ def test_wait_distribution_edges() -> None:
     assert wd.conditional is not None
     assert wd.conditional.mean_s == pytest.approx(1.0 / 5.0, rel=1e-3)  # E[min of 4 U(0,1)]
     assert wd.mean_wait_s == pytest.approx(wd.wait_probability * wd.conditional.mean_s)
+
+
+# ---- the quantiles of W + D on a tabulated conditional wait (queueing._table_quantiles)
+
+
+def _table_cdf(t: float, d: np.ndarray, w: np.ndarray, pw: float, cond: q.ConditionalWait):
+    """``F(t) = sum_k w_k (1 - P(W > t - d_k))`` from the table, written out: the term is 0
+    before ``d_k`` and ``w_k (1 - pw S(t - d_k))`` from ``d_k`` on (its no-wait jump)."""
+    x = t - d
+    s = np.interp(np.maximum(x, 0.0), cond.grid_s, cond.survival, right=0.0)
+    return float(np.sum(np.where(x < 0, 0.0, w * (1.0 - pw * s))))
+
+
+def _bisected_quantile(p: float, d, w, pw: float, cond: q.ConditionalWait) -> float:
+    """The smallest ``t`` with ``F(t) >= p``, bisected to 1e-14 relative."""
+    lo, hi = float(d[0]) - 1.0, float(d[-1] + cond.grid_s[-1])
+    while hi - lo > 1e-14 * abs(hi):
+        mid = 0.5 * (lo + hi)
+        if _table_cdf(mid, d, w, pw, cond) >= p:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_table_quantiles_bracket_the_cdf(seed: int) -> None:
+    """On random mixtures (offsets with ties, several P(W > 0) and conditional waits), each
+    quantile ``r`` has ``F(r) >= p > F(r (1 - QUANTILE_RTOL))``, equals a fine bisection to
+    QUANTILE_RTOL, and is the offset itself when ``p`` falls in an offset's no-wait jump."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 60))
+    d = np.sort(np.round(rng.uniform(0.1, 3.0, size=n), 1))  # rounded: ties
+    w = rng.uniform(0.2, 1.0, size=n)
+    w = w / w.sum()
+    a = np.cumsum(w)
+    pw = (0.05, 0.3, 0.6, 0.95)[seed % 4]
+    cond = q.gamma_conditional(float(rng.uniform(0.3, 3.0)), (0.7, 1.0, 2.5)[seed % 3])
+    u = np.unique(d)
+    jumps = rng.choice(u, size=min(4, len(u)), replace=False)
+    # p inside the jump at u: between F just below u and F(u)
+    p_jump = [
+        0.5 * (_table_cdf(float(np.nextafter(x, -np.inf)), d, w, pw, cond))
+        + 0.5 * _table_cdf(float(x), d, w, pw, cond)
+        for x in jumps
+    ]
+    # p on the continuous parts: between offsets and past the largest
+    t_smooth = rng.uniform(d[0], d[-1] + 3.0 * cond.mean_s, size=6)
+    p_smooth = [_table_cdf(float(t), d, w, pw, cond) for t in t_smooth]
+    ps = [p for p in (*p_jump, *p_smooth, 0.5, 0.9, 0.99) if 0.0 < p < 1.0 - 1e-9]
+    got = q._table_quantiles(ps, d, w, a, pw, cond)
+    for p, r in zip(ps, got, strict=True):
+        assert _table_cdf(r, d, w, pw, cond) >= p
+        assert _table_cdf(r * (1.0 - q.QUANTILE_RTOL), d, w, pw, cond) < p
+        assert r == pytest.approx(_bisected_quantile(p, d, w, pw, cond), rel=q.QUANTILE_RTOL)
+    for x, r in zip(jumps, got, strict=False):
+        assert r == x
