@@ -27,7 +27,29 @@ nothing above the computation layers.
 
 from __future__ import annotations
 
-from pddplan.sim.engine import SimConfig, SimResult, simulate
-from pddplan.sim.plan import SimPlan
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pddplan.sim.engine import SimConfig, SimResult, simulate
+    from pddplan.sim.plan import SimPlan
 
 __all__ = ["SimConfig", "SimPlan", "SimResult", "simulate"]
+
+#: Where each public name lives: imported on first use, so that ``pddplan solve``, which reads
+#: the regime warnings of :mod:`pddplan.sim.compare`, does not load the event loop.
+_HOMES = {
+    "SimConfig": "pddplan.sim.engine",
+    "SimResult": "pddplan.sim.engine",
+    "simulate": "pddplan.sim.engine",
+    "SimPlan": "pddplan.sim.plan",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pddplan.sim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pddplan.models import queueing
-from pddplan.sim.engine import SimResult
 from pddplan.sim.figures import PERCENTILES, PipelineFigures, SimFigures
 from pddplan.sim.plan import SimPlan
+
+if TYPE_CHECKING:
+    from pddplan.sim.engine import SimResult
 from pddplan.solver import DecodeSizing, Plan, Problem, Solver
 from pddplan.solver.plan import build_plan
 

@@ -1,0 +1,212 @@
+"""Every speed and memory figure of the planner beside its goal, in one run.
+
+Prints one table: each figure measured (the median of several fresh processes where a
+command is timed end to end, CPU time of the child, user + system), its goal and whether it is
+met; then, when NVIDIA's aiconfigurator is installed (``aiconfigurator`` on the PATH), its
+``cli default`` run beside ``pddplan solve`` as a CPU-time ratio measured in the same run.
+
+The commands run as an installed package runs them: with their bytecode cached. Where the
+environment turns bytecode writing off (``PYTHONDONTWRITEBYTECODE``, which makes every start
+compile the package from source, about 0.1 s), the children get a private cache directory
+(``PYTHONPYCACHEPREFIX``) and one warm-up run each; the first line says which.
+
+Usage: python benchmarks/bench_goals.py [--runs N] [--samples N] [--quick]
+
+``--quick`` skips the robust study (the slowest figure) and runs each command three times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_solve import FULL_CATALOG, LAYOUTS  # noqa: E402  (one home for the catalogs)
+
+#: A peer planner's default run (aiconfigurator's own usage example, without its generator
+#: options), for the CPU-time ratio.
+PEER = [
+    "aiconfigurator",
+    "cli",
+    "default",
+    "--model",
+    "Qwen/Qwen3-32B-FP8",
+    "--total-gpus",
+    "8",
+    "--system",
+    "h200_sxm",
+    "--ttft",
+    "600",
+    "--tpot",
+    "50",
+    "--isl",
+    "4000",
+    "--osl",
+    "500",
+]
+
+_RSS_PROBE = (
+    "import resource, runpy, sys\n"
+    "sys.argv = ['pddplan', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('pddplan', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "sys.stderr.write(f'\\nRSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+)
+
+
+def child_env(cache_dir: str) -> tuple[dict[str, str], str]:
+    """The children's environment and a note on how their bytecode is cached."""
+    env = dict(os.environ)
+    if env.pop("PYTHONDONTWRITEBYTECODE", None):
+        env["PYTHONPYCACHEPREFIX"] = cache_dir
+        return env, f"bytecode cached in {cache_dir} (this environment turns writing it off)"
+    return env, "bytecode cached as Python does by default"
+
+
+def cpu_s(argv: list[str], env: dict[str, str], runs: int, ok: bool = True) -> float:
+    """Median CPU time (user + system) of ``argv`` in fresh processes [s]."""
+    out = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, check=ok, capture_output=True, env=env)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return statistics.median(out)
+
+
+def wall_s(argv: list[str], env: dict[str, str]) -> float:
+    """Wall time of one run of ``argv`` [s] (for the multi-process robust study)."""
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, env=env)
+    return time.perf_counter() - t0
+
+
+def peak_rss_mb(args: list[str], env: dict[str, str]) -> float:
+    """Peak resident memory of one ``pddplan ARGS`` process [MB]."""
+    r = subprocess.run(
+        [sys.executable, "-c", _RSS_PROBE, *args], capture_output=True, text=True, env=env
+    )
+    kb = [ln for ln in r.stderr.splitlines() if ln.startswith("RSS_KB ")]
+    return float(kb[-1].split()[1]) / 1024 if kb else float("nan")
+
+
+def sweep_points_per_s(path: str, values: list[float], baselines: bool) -> float:
+    """Points per second of an in-process sweep on one core (imports and caches warmed by a
+    three-point sweep of other values first)."""
+    from pddplan.whatif import Axis, run_sweep
+
+    run_sweep(None, [], [Axis(path, [v * 1.37 for v in values[:3]])], baselines=baselines)
+    t0 = time.perf_counter()
+    run_sweep(None, [], [Axis(path, values)], jobs=1, baselines=baselines)
+    return len(values) / (time.perf_counter() - t0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--samples", type=int, default=1000, help="robust study samples")
+    ap.add_argument("--points", type=int, default=200, help="points of each sweep")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    runs = 3 if a.quick else a.runs
+    rows: list[tuple[str, float, str, float, str]] = []  # label, value, unit, goal, sense
+
+    def add(label: str, value: float, unit: str, goal: float, sense: str = "<") -> None:
+        rows.append((label, value, unit, goal, sense))
+
+    with tempfile.TemporaryDirectory() as d:
+        env, note = child_env(str(Path(d) / "pyc"))
+        print(note)
+        pdd = [sys.executable, "-m", "pddplan"]
+        bad = Path(d) / "typo.yaml"
+        bad.write_text("kind: scenario\nrate_rps: [\n")
+        lay = Path(d) / "layouts.yaml"
+        lay.write_text(LAYOUTS)
+        full = Path(d) / "full.yaml"
+        full.write_text(FULL_CATALOG)
+        cases = [
+            ("pddplan --help", ["--help"], 0.15, True),
+            ("a validation error (solve typo.yaml)", ["solve", str(bad)], 0.2, False),
+            ("pddplan profiles list", ["profiles", "list"], 0.3, True),
+            ("pddplan solve (default scenario)", ["solve", "-f", "json"], 0.25, True),
+            ("solve --max-bcr (default scenario)", ["solve", "--max-bcr", "-f", "json"], 1.0, True),
+            ("solve, full catalog x3, every layout", ["solve", str(lay), "-f", "json"], 1.0, True),
+            ("pddplan bathtub", ["bathtub", "-f", "json"], 2.0, True),
+            ("pddplan report", ["report"], 3.0, True),
+        ]
+        for _, args, _, ok in cases:  # warm the bytecode cache and the profile cache
+            subprocess.run([*pdd, *args], check=ok, capture_output=True, env=env)
+        for label, args, goal, ok in cases:
+            add(label, cpu_s([*pdd, *args], env, runs, ok), "s CPU", goal)
+        add("peak RSS of pddplan solve", peak_rss_mb(["solve"], env), "MB", 100.0)
+        add(
+            "peak RSS, full catalog x3",
+            peak_rss_mb(["solve", str(full), "-f", "json"], env),
+            "MB",
+            100.0,
+        )
+        if not a.quick:
+            robust = [*pdd, "robust", "pdd-paper", "--samples", str(a.samples), "--jobs", "2"]
+            add(
+                f"robust pdd-paper --samples {a.samples}, 2 jobs",
+                wall_s([*robust, "-f", "json"], env),
+                "s wall",
+                5.0,
+            )
+        n = a.points
+        rates = [round(1.0 + 2.0 * i / max(n - 1, 1), 6) for i in range(n)]
+        prices = [round(2.0 + 2.0 * i / max(n - 1, 1), 6) for i in range(n)]
+        add(
+            "rate sweep, one core",
+            sweep_points_per_s("rate_rps", rates, True),
+            "points/s",
+            1000.0,
+            ">",
+        )
+        add(
+            "price sweep, one core",
+            sweep_points_per_s("chips.gpu-b.price_usd_per_hour", prices, True),
+            "points/s",
+            2000.0,
+            ">",
+        )
+        add(
+            "price sweep without baselines",
+            sweep_points_per_s("chips.gpu-b.price_usd_per_hour", prices, False),
+            "points/s",
+            2000.0,
+            ">",
+        )
+        width = max(len(r[0]) for r in rows)
+        print(f"{'figure':{width}}  {'measured':>10}  {'unit':9}  {'goal':>10}  met")
+        for label, value, unit, goal, sense in rows:
+            met = value < goal if sense == "<" else value >= goal
+            print(
+                f"{label:{width}}  {value:10.3f}  {unit:9}  {sense} {goal:<8g}  "
+                f"{'yes' if met else 'no'}"
+            )
+        peer = shutil.which(PEER[0])
+        if peer is None:
+            print("peer: aiconfigurator is not installed (pip install aiconfigurator): no ratio")
+        else:
+            theirs = cpu_s(PEER, env, 1)
+            ours = cpu_s([*pdd, "solve", "-f", "json"], env, runs)
+            print(
+                f"peer: aiconfigurator cli default {theirs:.2f} s CPU, pddplan solve "
+                f"{ours:.2f} s CPU: {theirs / ours:.1f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
