@@ -26,7 +26,11 @@ and the baseline's misses one at ``x c_B / c_P``, PDD wins; the other way round,
 ``x`` starts at a guess from the point estimate (:func:`_equal_rate_guess`) and is bisected
 while both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
 ``g_B c_P / c_B``), to the goodput's precision (:data:`~pddplan.solver.fleet.GOODPUT_RTOL`):
-two checks a step, instead of a goodput bisection per fleet.
+two checks a step, instead of a goodput bisection per fleet. Fleets that no rate within that
+precision separates tie, and a tie is no win. The point estimate's verdict is taken the same
+way, on the fleets as solved (not read off the BCR figures): a BCR ratio within the goodput's
+precision of 1 is then a tie at the point as at every changed value, not a win at the point
+that every input's range appears to reverse.
 """
 
 from __future__ import annotations
@@ -134,11 +138,6 @@ class _Fleet:
         return solver, fleet_plan(solver, self.cfg, self.cfg.base, self.rate_rps)
 
 
-def pdd_wins(pdd: Plan, base: Plan) -> bool:
-    """Whether PDD's BCR beats the baseline's (ties do not)."""
-    return pdd.bcr_requests_per_usd > base.bcr_requests_per_usd * (1 + TIE_RTOL)
-
-
 def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:
     """PDD's BCR over the baseline's, or None and why where the baseline's BCR is 0."""
     if base.bcr_requests_per_usd > 0:
@@ -168,7 +167,10 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
     pdd = _Fleet.of(out.plan)
     bases = [_Fleet.of(b) for b in out.baselines]
     guesses = [_equal_rate_guess(out.plan, b) for b in out.baselines]
-    point = [pdd_wins(out.plan, b) for b in out.baselines]
+    # the point's verdict by the same rule as every changed value's (fleet checks, ties to
+    # the goodput's precision do not win), not by the BCR figures: a ratio within that
+    # precision of 1 would otherwise be a win at the point and a tie at every end
+    point = _wins_on(rs, pdd, bases, guesses)
     flips: list[list[Flip]] = [[] for _ in bases]
     ranges: list[tuple[str, float, float, float]] = []
     for inp in inputs:
@@ -215,7 +217,13 @@ def _wins_at(
     guesses: list[float],
 ) -> list[bool]:
     """Whether PDD's fleet beats each baseline's with ``inp`` at ``value``."""
-    rs = _resolved(resolve, inp, value)
+    return _wins_on(_resolved(resolve, inp, value), pdd, bases, guesses)
+
+
+def _wins_on(
+    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
+) -> list[bool]:
+    """Whether PDD's fleet beats each baseline's on scenario ``rs`` (:meth:`_OnSample.beats`)."""
     mine = _OnSample(*pdd.on(rs))
     return [mine.beats(*b.on(rs), x) for b, x in zip(bases, guesses, strict=True)]
 

@@ -12,6 +12,7 @@ import pytest
 from pddplan import api
 from pddplan.robust import inputs, verdict
 from pddplan.solver import solve_scenario
+from pddplan.solver.fleet import GOODPUT_RTOL
 from pddplan.spec import Distribution, Normal, Relative
 
 
@@ -62,7 +63,13 @@ def test_reported_flips_turn_where_they_say(solved) -> None:
     for j, v in enumerate(vc.verdicts):
         base = verdict._Fleet.of(out.baselines[j])
         guess = verdict._equal_rate_guess(out.plan, out.baselines[j])
-        assert v.pdd_wins == verdict.pdd_wins(out.plan, out.baselines[j])
+        # the point's verdict is the fleet checks' on the scenario as solved, and it agrees with
+        # the BCR figures wherever their ratio is clear of 1 by more than the goodput's precision
+        assert [v.pdd_wins] == verdict._wins_on(ls.resolved, pdd, [base], [guess])
+        if v.bcr_ratio is None:  # a baseline that serves nothing: PDD wins where it serves
+            assert v.pdd_wins == (out.plan.goodput_rps > 0)
+        elif abs(v.bcr_ratio - 1.0) > 4 * GOODPUT_RTOL:
+            assert v.pdd_wins == (v.bcr_ratio > 1.0)
         for f in v.flips[:2]:
             inp = by_path[f.path]
             at = verdict._wins_at(_resolve(ls), inp, f.flips_at, pdd, [base], [guess])[0]
@@ -84,3 +91,21 @@ def test_a_plan_never_beats_itself(solved, monkeypatch) -> None:
     (v,) = vc.verdicts
     assert not v.pdd_wins and v.bcr_ratio == pytest.approx(1.0) and v.flips == []
     assert [p for p, *_ in vc.inputs] == [i.path for i in few]
+
+
+def test_a_ratio_within_the_goodputs_precision_is_a_tie_at_the_point_too(
+    solved, monkeypatch
+) -> None:
+    """The same fleet as PDD's with its goodput figure 0.03% lower (a BCR ratio of 1.0003, well
+    within the goodput's 0.1% precision): the point's verdict is taken by the fleet checks, as
+    every changed value's is, so it is a tie there too and no input appears to reverse it (read
+    off the figures, it was a win at the point and a tie at both ends of every range)."""
+    ls, out = solved
+    found, skipped = inputs.collect_inputs(ls.resolved)
+    few = [i for i in found if i.path in ("workload.anomalous.share", "link.rtt_ms")]
+    monkeypatch.setattr(verdict, "collect_inputs", lambda rs: (few, skipped))
+    lower = replace(out.plan, fleet_goodput_rps=out.plan.goodput_rps * (1 - 3e-4))
+    vc = verdict.check_verdict(_resolve(ls), ls.resolved, replace(out, baselines=[lower]))
+    (v,) = vc.verdicts
+    assert v.bcr_ratio == pytest.approx(1 / (1 - 3e-4), rel=1e-12)
+    assert not v.pdd_wins and v.flips == []
