@@ -312,6 +312,20 @@ def wait_distribution(rate_per_s: float, servers: int, service_s, weights) -> Wa
     return out
 
 
+def _residual_share(s, w, t):
+    """``sum_k w_k (s_k - t)^+`` at each ``t`` [s]: with the ``s_k`` sorted, the jobs longer
+    than ``t`` are a suffix, so it is ``S_j - t W_j`` with the suffix sums ``S_j`` of
+    ``w_k s_k`` and ``W_j`` of ``w_k`` from the first ``s_j > t`` (one pass over the jobs and
+    one search per ``t``, where the matrix of every ``(t, k)`` took ``len(t) len(s)``); 0 past
+    the longest job, never below 0 (the difference's rounding)."""
+    order = np.argsort(s, kind="stable")
+    ss, ww = s[order], w[order]
+    w_suffix = np.append(np.cumsum(ww[::-1])[::-1], 0.0)
+    sw_suffix = np.append(np.cumsum((ww * ss)[::-1])[::-1], 0.0)
+    j = np.searchsorted(ss, t, side="right")
+    return np.maximum(sw_suffix[j] - t * w_suffix[j], 0.0)
+
+
 def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistribution:
     """:func:`wait_distribution` without its memo (``w`` normalized)."""
     mean_s = float(np.sum(w * s))
@@ -326,7 +340,7 @@ def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistributio
     s_max = float(np.max(s))
     grid = s_max * np.linspace(0.0, 1.0, _RESIDUAL_GRID) ** 2
     # P(M > t) = G(t)^c, G(t) = sum_k w_k (s_k - t)^+ / E[S] (piecewise linear)
-    g = np.maximum(s[None, :] - grid[:, None], 0.0) @ w / mean_s
+    g = _residual_share(s, w, grid) / mean_s
     surv_m = g**c
     dt = np.diff(grid)
     mean_m = float(np.sum(dt * (surv_m[1:] + surv_m[:-1])) / 2.0)

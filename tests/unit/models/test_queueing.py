@@ -419,3 +419,24 @@ def test_table_quantiles_bracket_the_cdf(seed: int) -> None:
         assert r == pytest.approx(_bisected_quantile(p, d, w, pw, cond), rel=q.QUANTILE_RTOL)
     for x, r in zip(jumps, got, strict=False):
         assert r == x
+
+
+def test_residual_share_is_the_sum_over_longer_jobs() -> None:
+    """``sum_k w_k (s_k - t)^+`` by suffix sums equals the sum taken term by term, ties and
+    times past the longest job included (to rounding, relative to E[S])."""
+    from pddplan.models.queueing import _residual_share
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n = int(rng.integers(1, 200))
+        s = rng.lognormal(0.0, 1.5, n)
+        if rng.random() < 0.5:
+            s = np.round(s, 1) + 0.1  # tied service times
+        w = rng.random(n)
+        w /= w.sum()
+        t = np.concatenate([s.max() * np.linspace(0.0, 1.0, 257) ** 2, s, [2 * s.max()]])
+        direct = np.array([np.sum(w * np.maximum(s - x, 0.0)) for x in t])
+        got = _residual_share(s, w, t)
+        assert np.all(got >= 0.0)
+        assert np.max(np.abs(got - direct)) <= 1e-13 * float(np.sum(w * s))
+        assert got[-1] == 0.0
