@@ -318,7 +318,8 @@ class SolveResult(Result):
             {
                 "versus": v.baseline,
                 "bcr_ratio": v.bcr_ratio,
-                "pdd_wins": v.pdd_wins,
+                # a tie (no rate separates the fleets within the goodput's precision) says so
+                "pdd_wins": "tie" if v.outcome == "tie" else v.pdd_wins,
                 "rests_on": "; ".join(flip_text(f) for f in v.flips)
                 or f"no estimate in its plausible range ({len(self.verdict.inputs)} checked)",
             }
@@ -337,6 +338,7 @@ class SolveResult(Result):
                 {
                     "name": v.baseline,
                     "pdd_wins": v.pdd_wins,
+                    "outcome": v.outcome,
                     "bcr_ratio": v.bcr_ratio,
                     "ratio_undefined": v.ratio_undefined,
                     "rests_on": [

@@ -67,6 +67,9 @@ TINY_RATE_SHARE = 1e-6
 
 Resolve = Callable[[Mapping[str, Any]], ResolvedScenario]
 
+#: The outcomes of PDD's fleet against a baseline's (:meth:`_OnSample.outcome`).
+WINS, LOSES, TIE = "wins", "loses", "tie"
+
 
 @dataclass(frozen=True)
 class Flip:
@@ -101,6 +104,9 @@ class Verdict:
     bcr_ratio: float | None  # PDD over the baseline; None where the baseline's BCR is 0
     ratio_undefined: str | None  # why bcr_ratio is None
     flips: list[Flip]
+    #: ``"wins"``, ``"loses"`` or ``"tie"`` (no rate separates the fleets within the goodput's
+    #: precision; a tie is no win): the point's verdict, :meth:`_OnSample.outcome`
+    outcome: str = ""
 
 
 @dataclass(frozen=True)
@@ -170,7 +176,8 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
     # the point's verdict by the same rule as every changed value's (fleet checks, ties to
     # the goodput's precision do not win), not by the BCR figures: a ratio within that
     # precision of 1 would otherwise be a win at the point and a tie at every end
-    point = _wins_on(rs, pdd, bases, guesses)
+    outcomes = _outcomes_on(rs, pdd, bases, guesses)
+    point = [o == WINS for o in outcomes]
     flips: list[list[Flip]] = [[] for _ in bases]
     ranges: list[tuple[str, float, float, float]] = []
     for inp in inputs:
@@ -190,7 +197,7 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
     verdicts = []
     for j, b in enumerate(out.baselines):
         ratio, why = bcr_ratio(out.plan, b)
-        verdicts.append(Verdict(b.topology, point[j], ratio, why, flips[j]))
+        verdicts.append(Verdict(b.topology, point[j], ratio, why, flips[j], outcomes[j]))
     return VerdictCheck(verdicts, ranges, skipped)
 
 
@@ -224,8 +231,15 @@ def _wins_on(
     rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
 ) -> list[bool]:
     """Whether PDD's fleet beats each baseline's on scenario ``rs`` (:meth:`_OnSample.beats`)."""
+    return [o == WINS for o in _outcomes_on(rs, pdd, bases, guesses)]
+
+
+def _outcomes_on(
+    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
+) -> list[str]:
+    """PDD's fleet against each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`)."""
     mine = _OnSample(*pdd.on(rs))
-    return [mine.beats(*b.on(rs), x) for b, x in zip(bases, guesses, strict=True)]
+    return [mine.outcome(*b.on(rs), x) for b, x in zip(bases, guesses, strict=True)]
 
 
 class _OnSample:
@@ -239,17 +253,23 @@ class _OnSample:
         return check_fleet(self.solver, self.plan, rate, figures=False).meets_sla
 
     def beats(self, solver: Solver, base: Plan | None, guess: float) -> bool:
-        """Whether this fleet's BCR beats ``base``'s on the same scenario (see the module
-        notes): both fleets checked at PDD rates ``x`` and their BCR-equal rates, ``x`` moved
-        up while both meet every target and down while both miss one, until one meets and the
-        other does not, or ``x`` is pinned within :data:`~pddplan.solver.fleet.GOODPUT_RTOL`
-        (a tie: PDD does not win)."""
+        """Whether this fleet's BCR beats ``base``'s on the same scenario
+        (:meth:`outcome` is ``"wins"``)."""
+        return self.outcome(solver, base, guess) == WINS
+
+    def outcome(self, solver: Solver, base: Plan | None, guess: float) -> str:
+        """This fleet's BCR against ``base``'s on the same scenario (see the module notes):
+        both fleets checked at PDD rates ``x`` and their BCR-equal rates, ``x`` moved up while
+        both meet every target and down while both miss one, until one meets and the other does
+        not (:data:`WINS` or :data:`LOSES`), or ``x`` is pinned within
+        :data:`~pddplan.solver.fleet.GOODPUT_RTOL` (:data:`TIE`)."""
         if self.plan is None:
-            return False
+            return LOSES
         if base is None or base.cost_usd_per_hour <= 0:
-            return base is None and self.meets(self.plan.rate_rps * TINY_RATE_SHARE)
+            won = base is None and self.meets(self.plan.rate_rps * TINY_RATE_SHARE)
+            return WINS if won else LOSES
         if not math.isfinite(guess):
-            return False  # a baseline no rate overloads: its BCR has no bound
+            return LOSES  # a baseline no rate overloads: its BCR has no bound
         scale = base.cost_usd_per_hour / self.plan.cost_usd_per_hour * (1 - TIE_RTOL)
         lo, hi = 0.0, math.inf
         x = guess
@@ -259,14 +279,14 @@ class _OnSample:
         ) and floor <= x <= guess / TINY_RATE_SHARE:
             mine = self.meets(x)
             if mine != check_fleet(solver, base, x * scale, figures=False).meets_sla:
-                return mine
+                return WINS if mine else LOSES
             if mine:
                 lo = x
                 x = 2 * x if math.isinf(hi) else 0.5 * (lo + hi)
             else:
                 hi = x
                 x = 0.5 * (lo + hi) if lo > 0 else 0.5 * x
-        return False
+        return TIE
 
 
 def _bisect(

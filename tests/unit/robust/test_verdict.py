@@ -108,4 +108,4 @@ def test_a_ratio_within_the_goodputs_precision_is_a_tie_at_the_point_too(
     vc = verdict.check_verdict(_resolve(ls), ls.resolved, replace(out, baselines=[lower]))
     (v,) = vc.verdicts
     assert v.bcr_ratio == pytest.approx(1 / (1 - 3e-4), rel=1e-12)
-    assert not v.pdd_wins and v.flips == []
+    assert not v.pdd_wins and v.outcome == verdict.TIE and v.flips == []
