@@ -23,10 +23,13 @@ PDD wins against a baseline when ``g_P / c_P > g_B / c_B`` (goodput ``g``, cost 
 feasible rates of a fleet are an interval from 0 (:mod:`pddplan.solver.fleet`), so one check of
 each fleet decides it without either goodput: if PDD's fleet meets every target at a rate ``x``
 and the baseline's misses one at ``x c_B / c_P``, PDD wins; the other way round, it does not.
-``x`` starts at a guess from the point estimate (:func:`_equal_rate_guess`) and is bisected
-while both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
+``x`` starts at a guess from the point estimate (:func:`_equal_rate_guess`) and moves while
+both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
 ``g_B c_P / c_B``), to the goodput's precision (:data:`~pddplan.solver.fleet.GOODPUT_RTOL`):
-two checks a step, instead of a goodput bisection per fleet. Fleets that no rate within that
+two checks a step, instead of a goodput bisection per fleet. Where it moves is guided by the
+checks' margins (:func:`_next_probe`: false position towards each fleet's turning rate, a
+bisection every third step): a tie's bracket closes in about three steps, where bisection took
+twelve. Fleets that no rate within that
 precision separates tie, and a tie is no win. The point estimate's verdict is taken the same
 way, on the fleets as solved (not read off the BCR figures): a BCR ratio within the goodput's
 precision of 1 is then a tie at the point as at every changed value, not a win at the point
@@ -54,7 +57,7 @@ from pddplan.robust.inputs import (
 )
 from pddplan.robust.search import point_config
 from pddplan.solver import Outcome, Plan, Solver, Topology, build_problem
-from pddplan.solver.fleet import GOODPUT_RTOL, check_fleet
+from pddplan.solver.fleet import GOODPUT_RTOL, check_fleet, log_margin
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Halvings of the interval between an input's point value and the end that reverses a verdict.
@@ -271,22 +274,77 @@ class _OnSample:
         if not math.isfinite(guess):
             return LOSES  # a baseline no rate overloads: its BCR has no bound
         scale = base.cost_usd_per_hour / self.plan.cost_usd_per_hour * (1 - TIE_RTOL)
-        lo, hi = 0.0, math.inf
+        lo, hi = 0.0, math.inf  # both fleets meet every target at lo, both miss one at hi
+        f_lo = f_hi = (math.nan, math.nan)  # the two fleets' log margins there
+        floor, ceiling = guess * TINY_RATE_SHARE, guess / TINY_RATE_SHARE
         x = guess
-        floor = guess * TINY_RATE_SHARE
-        while (
-            math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi
-        ) and floor <= x <= guess / TINY_RATE_SHARE:
-            mine = self.meets(x)
-            if mine != check_fleet(solver, base, x * scale, figures=False).meets_sla:
-                return WINS if mine else LOSES
-            if mine:
-                lo = x
-                x = 2 * x if math.isinf(hi) else 0.5 * (lo + hi)
+        step = kept = 0
+        while (math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi) and floor <= x <= ceiling:
+            mine = check_fleet(self.solver, self.plan, x, figures=False)
+            theirs = check_fleet(solver, base, x * scale, figures=False)
+            if mine.meets_sla != theirs.meets_sla:
+                return WINS if mine.meets_sla else LOSES
+            f = (log_margin(mine.margin), log_margin(theirs.margin))
+            # Illinois: an end kept twice in a row has its margins halved, so that false
+            # position does not creep towards the turning rates from one side
+            if mine.meets_sla:
+                lo, f_lo = x, f
+                f_hi = (0.5 * f_hi[0], 0.5 * f_hi[1]) if kept == 1 else f_hi
+                kept = 1
             else:
-                hi = x
-                x = 0.5 * (lo + hi) if lo > 0 else 0.5 * x
+                hi, f_hi = x, f
+                f_lo = (0.5 * f_lo[0], 0.5 * f_lo[1]) if kept == -1 else f_lo
+                kept = -1
+            x = _next_probe(lo, hi, f_lo, f_hi, step)
+            step += 1
         return TIE
+
+
+def _next_probe(
+    lo: float,
+    hi: float,
+    f_lo: tuple[float, float],
+    f_hi: tuple[float, float],
+    step: int,
+) -> float:
+    """The next PDD rate to check in :meth:`_OnSample.outcome`, from the bracket (both fleets
+    meet every target at ``lo``, both miss one at ``hi``) and the two fleets' log margins at its
+    ends (:func:`~pddplan.solver.fleet.log_margin`: below 0 where a fleet meets).
+
+    - An open bracket grows (or shrinks) by a factor from the margin nearest 0 at its closed
+      end, at most 2 (a fleet that meets by a hair turns just above).
+    - A closed one: each fleet's turning rate by false position on the log rate between the
+      ends; the next check halfway between the two (where one meets and the other does not),
+      or, where they are within half the goodput's precision of each other (a likely tie), just
+      below them until ``lo`` is there and then just above, so that the bracket closes in a step
+      or two; the bracket's middle every third step and where no estimate is inside it, so that
+      it halves at least every third step.
+
+    Only where the checks land differs from plain bisection: each answer is still decided by
+    the two checks at one rate, and a tie by a bracket within the goodput's precision."""
+    rtol = GOODPUT_RTOL
+    if math.isinf(hi) or lo <= 0:
+        near = max(f_lo) if math.isinf(hi) else min(f_hi)  # the closed end's nearest margin
+        grow = 2.0 if not math.isfinite(near) else min(2.0, 1.0 + max(4.0 * abs(near), 2 * rtol))
+        return lo * grow if math.isinf(hi) else hi / grow
+    middle = 0.5 * (lo + hi)
+    u_lo, u_hi = math.log(lo), math.log(hi)
+    roots = []
+    for a, b in zip(f_lo, f_hi, strict=True):
+        if not (math.isfinite(a) and math.isfinite(b)) or b <= a:
+            return middle
+        roots.append(u_lo - a * (u_hi - u_lo) / (b - a))
+    if step % 3 == 2:
+        return middle
+    r1, r2 = sorted(roots)
+    eps = 0.2 * rtol
+    if r2 - r1 > 0.5 * rtol:
+        x = math.exp(0.5 * (r1 + r2))
+    elif lo < math.exp(r1 - 2 * eps):
+        x = math.exp(r1 - eps)
+    else:
+        x = math.exp(r2 + eps)
+    return x if lo < x < hi else middle
 
 
 def _bisect(

@@ -221,7 +221,7 @@ def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> t
         return lo, hi
     # on log(1 + margin): the figures grow like 1 / (1 - load) towards overload, their log is
     # far closer to a line in the rate, which false position needs
-    f_lo, f_hi = _log_margin(lo_c.margin), _log_margin(hi_c.margin)
+    f_lo, f_hi = log_margin(lo_c.margin), log_margin(hi_c.margin)
     kept = 0  # +1: the last probe moved lo (hi kept), -1: it moved hi
     step = 0
     while hi - lo > rtol * hi:
@@ -232,20 +232,22 @@ def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> t
         step += 1
         c = check_fleet(solver, plan, x, figures=False)
         if c.meets_sla:
-            lo, f_lo = x, min(_log_margin(c.margin), 0.0)
+            lo, f_lo = x, min(log_margin(c.margin), 0.0)
             if kept == 1:
                 f_hi *= 0.5
             kept = 1
         else:
-            hi, f_hi = x, max(_log_margin(c.margin), 0.0)
+            hi, f_hi = x, max(log_margin(c.margin), 0.0)
             if kept == -1:
                 f_lo *= 0.5
             kept = -1
     return lo, hi
 
 
-def _log_margin(margin: float) -> float:
-    """``log(1 + margin)``, from -inf (every figure 0) to inf (an overloaded pool)."""
+def log_margin(margin: float) -> float:
+    """``log(1 + margin)``, from -inf (every figure 0) to inf (an overloaded pool): close to
+    a line in the log of the rate near where a fleet starts to miss a target (the figures grow
+    like ``1 / (1 - load)``), which the guided searches' false position needs."""
     if math.isnan(margin):
         return margin
     return math.log(margin + 1.0) if margin > -1.0 else -math.inf

@@ -109,3 +109,41 @@ def test_a_ratio_within_the_goodputs_precision_is_a_tie_at_the_point_too(
     (v,) = vc.verdicts
     assert v.bcr_ratio == pytest.approx(1 / (1 - 3e-4), rel=1e-12)
     assert not v.pdd_wins and v.outcome == verdict.TIE and v.flips == []
+
+
+@pytest.mark.parametrize(
+    "path", ["link.rtt_ms", "chips.gpu-b.derates.compute_half_saturation_tokens"]
+)
+def test_outcome_agrees_with_the_fleets_goodputs(solved, path: str) -> None:
+    """Wherever the two fleets' BCRs, from goodputs bisected to 1e-6, differ by more than the
+    verdict's precision, the verdict's guided checks find the same winner (at five values of
+    an input across its range, against every baseline)."""
+    from pddplan.solver.fleet import goodput_bracket
+
+    ls, out = solved
+    inp = {i.path: i for i in inputs.collect_inputs(ls.resolved)[0]}[path]
+    lo, hi = inputs.plausible_range(inp)
+    pdd = verdict._Fleet.of(out.plan)
+    decided = 0
+    for value in np.linspace(lo, hi, 5):
+        rs = verdict._resolved(_resolve(ls), inp, float(value))
+        mine_solver, mine = pdd.on(rs)
+        for b in out.baselines:
+            base = verdict._Fleet.of(b)
+            guess = verdict._equal_rate_guess(out.plan, b)
+            got = verdict._outcomes_on(rs, pdd, [base], [guess])[0]
+            base_solver, theirs = base.on(rs)
+            if mine is None or theirs is None or theirs.cost_usd_per_hour <= 0:
+                continue
+            g_lo, g_hi = goodput_bracket(mine_solver, mine, 1e-6)
+            b_lo, b_hi = goodput_bracket(base_solver, theirs, 1e-6)
+            if not all(math.isfinite(v) for v in (g_lo, g_hi, b_lo, b_hi)):
+                continue
+            c_p, c_b = mine.cost_usd_per_hour, theirs.cost_usd_per_hour
+            if g_lo * c_b > b_hi * c_p * (1 + 2 * GOODPUT_RTOL):
+                assert got == verdict.WINS, (value, b.topology)
+                decided += 1
+            elif g_hi * c_b < b_lo * c_p * (1 - 2 * GOODPUT_RTOL):
+                assert got == verdict.LOSES, (value, b.topology)
+                decided += 1
+    assert decided >= 5  # the check decided something
