@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_solve import FULL_CATALOG, LAYOUTS  # noqa: E402  (one home for the catalogs)
+from bench_solve import scenario_files  # noqa: E402  (one home for the inputs)
 
 #: A peer planner's default run (aiconfigurator's own usage example, without its generator
 #: options), for the CPU-time ratio.
@@ -129,12 +129,8 @@ def main() -> None:
         env, note = child_env(str(Path(d) / "pyc"))
         print(note)
         pdd = [sys.executable, "-m", "pddplan"]
-        bad = Path(d) / "typo.yaml"
-        bad.write_text("kind: scenario\nrate_rps: [\n")
-        lay = Path(d) / "layouts.yaml"
-        lay.write_text(LAYOUTS)
-        full = Path(d) / "full.yaml"
-        full.write_text(FULL_CATALOG)
+        files = scenario_files(Path(d))
+        bad, lay, full = files["typo"], files["layouts"], files["full"]
         cases = [
             ("pddplan --help", ["--help"], 0.15, True),
             ("a validation error (solve typo.yaml)", ["solve", str(bad)], 0.2, False),

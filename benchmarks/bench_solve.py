@@ -61,6 +61,22 @@ rate_rps: 2.35
 """
 
 
+def scenario_files(d: Path) -> dict[str, Path]:
+    """The benchmark's input files written into ``d``: ``typo`` (a YAML syntax error),
+    ``full`` (the full catalog), ``layouts`` (it with every layout) and ``paper-layouts``."""
+    texts = {
+        "typo": "kind: scenario\nrate_rps: [\n",
+        "full": FULL_CATALOG,
+        "layouts": LAYOUTS,
+        "paper-layouts": PAPER_LAYOUTS,
+    }
+    out = {}
+    for name, text in texts.items():
+        out[name] = d / f"{name}.yaml"
+        out[name].write_text(text)
+    return out
+
+
 def run_s(args: list[str], runs: int, ok: bool = True) -> tuple[float, float, float]:
     """Median wall time, CPU time (user + system, the child's) and the largest peak RSS [MB]
     of ``pddplan ARGS`` in fresh processes (``ok``: it must exit 0)."""
@@ -82,14 +98,8 @@ def main() -> None:
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as d:
-        full = Path(d) / "full-catalog.yaml"
-        full.write_text(FULL_CATALOG)
-        bad = Path(d) / "typo.yaml"
-        bad.write_text("kind: scenario\nrate_rps: [\n")
-        lay = Path(d) / "layouts.yaml"
-        lay.write_text(LAYOUTS)
-        pl = Path(d) / "paper-layouts.yaml"
-        pl.write_text(PAPER_LAYOUTS)
+        files = scenario_files(Path(d))
+        full, bad, lay, pl = files["full"], files["typo"], files["layouts"], files["paper-layouts"]
         few = max(1, a.runs // 2)
         cases = [
             ("pddplan --help", ["--help"], a.runs, True, "< 0.15 s"),
