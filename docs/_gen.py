@@ -360,3 +360,24 @@ def horizon_savings(command: str) -> None:
         f"{d['solves']} solves; `tests/unit/horizon` checks the owned counts against an "
         "exhaustive search and every slot's fleet against its own `solve --rate R --own ...`."
     )
+
+
+def robust_summary(command: str) -> None:
+    """The answer of ``pddplan robust`` in a sentence: the point plan's cost and SLA
+    probability, what the robust plan adds and its premium, and the inputs that matter most."""
+    d = data(command)
+    point, rob = d["point_plan"], d["robust_plan"]
+    added = []
+    for role in ("P", "RLD", "MD"):
+        a, b = point["roles"].get(role), rob["roles"].get(role)
+        n = (b["instances"] if b else 0) - (a["instances"] if a else 0)
+        if n:
+            added.append(f"{n} {role} instance{'s' if abs(n) > 1 else ''}")
+    top = [f"`{s['input']}`" for s in d["sensitivity"][:4]]
+    prose(
+        f"the point plan ({g(point['cost_usd_per_hour'], 4)} $/h) meets every SLA target in "
+        f"**{pct(point['sla_probability'], 1)}** of samples; the cheapest plan that meets them "
+        f"with probability {d['confidence']:g} adds {join(added) or 'nothing'} for "
+        f"**{pct(rob['cost_premium_over_point'], 1, sign=True)}** expected cost; the estimates "
+        f"that move BCR or SLA attainment most are {join(top)}."
+    )
