@@ -381,3 +381,56 @@ def robust_summary(command: str) -> None:
         f"**{pct(rob['cost_premium_over_point'], 1, sign=True)}** expected cost; the estimates "
         f"that move BCR or SLA attainment most are {join(top)}."
     )
+
+
+def _fleet_text(plan: dict[str, Any]) -> str:
+    """``2 P + 1 RLD (gpu-a x8), 5 MD (gpu-b x8)``: a plan's fleet by chip."""
+    by_chip: dict[tuple[str, int], list[str]] = {}
+    for role in ("P", "RLD", "MD"):
+        r = plan["roles"].get(role)
+        if r and r["instances"]:
+            by_chip.setdefault((r["chip"], r["chips_per_instance"]), []).append(
+                f"{r['instances']} {role}"
+            )
+    return ", ".join(f"{' + '.join(v)} ({c} x{n})" for (c, n), v in by_chip.items())
+
+
+def _spread(dist: dict[str, float], digits: int = 3) -> str:
+    return " / ".join(g(dist[k], digits) for k in ("p5", "p50", "p95"))
+
+
+def robust_table(command: str) -> None:
+    """The figures of ``pddplan robust`` on one scenario as a markdown table."""
+    d = data(command)
+    point, rob = d["point_plan"], d["robust_plan"]
+    top = ", ".join(f"`{s['input']}` {s['index']:.2f}" for s in d["sensitivity"][:5])
+    rows = [
+        ("rate", f"{g(point['rate_rps'], 5)} req/s"),
+        ("point plan", f"{_fleet_text(point)}; {g(point['cost_usd_per_hour'], 4)} $/h"),
+        ("point plan meets every SLA target", f"{pct(point['sla_probability'], 1)} of samples"),
+        (
+            "point plan's BCR p5 / p50 / p95",
+            f"{_spread(point['bcr_requests_per_usd_distribution'])} requests/USD (goodput is "
+            "the fleet's highest rate within every target)",
+        ),
+        (
+            "point plan's cost p5 / p50 / p95",
+            f"{_spread(point['cost_usd_per_hour_distribution'], 4)} $/h",
+        ),
+        (
+            "slowest class's KV transfer p5 / p50 / p95",
+            f"{_spread(point['kv_transfer_max_s_distribution'])} s",
+        ),
+        (
+            f"robust plan (P = {d['confidence']:g})",
+            f"{_fleet_text(rob)}; {g(rob['cost_usd_per_hour'], 4)} $/h at point prices",
+        ),
+        ("robust plan meets every SLA target", f"{pct(rob['sla_probability'], 1)} of samples"),
+        (
+            "premium over the point plan",
+            f"{pct(rob['cost_premium_over_point'], 1, sign=True)} expected cost "
+            f"({g(rob['expected_cost_usd_per_hour'], 4)} $/h)",
+        ),
+        ("top sensitivity", top),
+    ]
+    _out("| figure | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows))
