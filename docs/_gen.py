@@ -434,3 +434,40 @@ def robust_table(command: str) -> None:
         ("top sensitivity", top),
     ]
     _out("| figure | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows))
+
+
+def calibrate_tables(command: str) -> None:
+    """``pddplan calibrate``'s errors (defaults, fitted, fitted profile alone) and its
+    parameters (default, fitted with its standard error, status) as two markdown tables."""
+    d = data(command)
+    rows_by_line = {r["line"]: r for r in d["rows"]}
+
+    def worst(kind: str) -> str:
+        key = "default_error_pct" if kind == "default" else "fitted_error_pct"
+        e = d["errors"][kind]
+        text = f"{e['max_abs_error_pct']:.1f}%"
+        if kind == "fitted_profile_only":
+            return text
+        row = max(rows_by_line.values(), key=lambda r: abs(r[key]))
+        return f"{text} (the {row['tokens']:,}-token {row['phase'].upper()})"
+
+    names = {
+        "default": f"`{d['chip']}` defaults",
+        "fitted": "fitted",
+        "fitted_profile_only": "fitted, profile only (no TTFT offset)",
+    }
+    lines = ["| derates | median abs error | max abs error |", "|---|---|---|"]
+    for kind, label in names.items():
+        e = d["errors"][kind]
+        lines.append(f"| {label} | {e['median_abs_error_pct']:.1f}% | {worst(kind)} |")
+    lines += ["", "| parameter | default | fitted | status |", "|---|---|---|---|"]
+    for p in d["parameters"]:
+        unit = "" if p["unit"] == "-" else f" {p['unit']}"
+        fitted = g(p["fitted"], 3)
+        if p["stderr"] is not None:
+            fitted += f" ± {g(p['stderr'], 2)}"
+        status = " ".join(str(p["status"]).split())
+        lines.append(
+            f"| `{p['parameter']}` | {g(p['default'], 3)}{unit} | {fitted}{unit} | {status} |"
+        )
+    _out("\n".join(lines))
