@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from pddplan.spec.base import NonNegInt, PositiveInt, Rate, Source, Strict, Usd
+from pddplan.spec.base import NonNegInt, Rate, Source, Strict, Usd
 from pddplan.spec.scenario_spec import RoleChoice, Serving, Sla
 from pddplan.spec.uncertainty import Uncertainty
 from pddplan.spec.workloads import Workload
@@ -76,6 +76,12 @@ class Site(Strict):
     )
 
 
+#: The most lines one pair of sites may lease (``lines[].max_count``): the planner sizes each
+#: pipeline over the line once for every count up to it (a solve each), so the count bounds the
+#: work; 16 lines of 100 Gbit/s carry 1.6 Tbit/s, more than any request mix here needs.
+MAX_LINES_PER_PAIR = 16
+
+
 class Line(Strict):
     """Leased lines between two sites: one link profile, up to ``max_count`` of them."""
 
@@ -93,7 +99,11 @@ class Line(Strict):
         default=None, description="fibre route length: sets rtt_ms = 2 x route_km x n / c"
     )
     route_source: Source | None = None
-    max_count: PositiveInt = Field(default=1, description="how many such lines may be leased")
+    max_count: Annotated[int, Field(ge=1, le=MAX_LINES_PER_PAIR)] = Field(
+        default=1,
+        description=f"how many such lines may be leased (at most {MAX_LINES_PER_PAIR}: the "
+        "planner sizes every pipeline over the line once per count)",
+    )
 
     @model_validator(mode="after")
     def _distinct(self) -> Line:
