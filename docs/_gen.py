@@ -92,15 +92,16 @@ def code(command: str, fence: str = "") -> None:
     _out(f"```{fence}\n{run(command).rstrip()}\n```")
 
 
-def prose(text: str, width: int = 100) -> None:
-    """Emit ``text`` as a paragraph wrapped at ``width`` columns (code spans kept whole)."""
+def prose(text: str, width: int = 100, hang: str = "") -> None:
+    """Emit ``text`` as a paragraph wrapped at ``width`` columns (code spans kept whole), every
+    line after the first led by ``hang`` (``"  "`` for a list item's continuation lines)."""
     words = re.findall(r"(?:`[^`]*`|[^\s`])+", " ".join(text.split()))
     lines: list[str] = []
     cur = ""
     for w in words:
         if cur and len(cur) + 1 + len(w) > width:
             lines.append(cur)
-            cur = w
+            cur = hang + w
         else:
             cur = f"{cur} {w}" if cur else w
     if cur:
@@ -471,3 +472,87 @@ def calibrate_tables(command: str) -> None:
             f"| `{p['parameter']}` | {g(p['default'], 3)}{unit} | {fitted}{unit} | {status} |"
         )
     _out("\n".join(lines))
+
+
+def calibrate_override(command: str) -> None:
+    """The ``overrides:`` block that carries ``pddplan COMMAND``'s fitted derates into a
+    scenario (the profile's keys only, at the 4 significant digits ``--write`` keeps), as a
+    YAML code block (cog leads every line with what precedes the block's marker, so the block
+    may sit inside a list item)."""
+    d = data(command)
+    fitted = [
+        p for p in d["parameters"] if p["in_profile"] and str(p["status"]).startswith("fitted")
+    ]
+    expect(bool(fitted), f"pddplan {command} fits no derate")
+    csv = shlex.split(command)[1]
+    lines = ["overrides:", "  chips:", f"    {d['chip']}:", "      derates:"]
+    lines += [f"        {p['parameter']}: {p['fitted']:.4g}" for p in fitted]
+    lines.append(f'        source: "pddplan calibrate on {csv} (see that file)"')
+    code_text("\n".join(lines), "yaml")
+
+
+@functools.cache
+def _written_profiles(command: str, name: str) -> str:
+    """A folder of profiles holding the chip ``pddplan COMMAND --write`` writes as ``name``
+    (removed when the process exits)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="pddplan-docs-")
+    atexit.register(shutil.rmtree, folder, True)
+    run(f"{command} --write {Path(folder) / 'chips' / f'{name}.yaml'}")
+    return folder
+
+
+def calibrate_heldout(command: str, heldout: str) -> None:
+    """How the profile ``pddplan COMMAND --write`` fits predicts held-out measurements
+    ``heldout`` against the chip's own derates: median and max errors, where both under-predict
+    by more than 10%, and the step time's growth over the held-out batches, measured and
+    fitted."""
+    args = shlex.split(command)
+    chip, model = args[args.index("--chip") + 1], args[args.index("--model") + 1]
+    name = f"{chip}-fitted"
+    fitted = data(
+        f"--profiles {_written_profiles(command, name)} calibrate {heldout} --chip {name} "
+        f"--model {model}"
+    )
+    default = data(f"calibrate {heldout} --chip {chip} --model {model}")
+    rows = sorted(zip(fitted["rows"], default["rows"], strict=True), key=lambda r: r[0]["batch"])
+    under = [
+        a["batch"] for a, b in rows if a["default_error_pct"] < -10 and b["default_error_pct"] < -10
+    ]
+    expect(bool(under), "the held-out rows are no longer under-predicted by both")
+    from_batch = under[0]
+    expect(
+        under == [a["batch"] for a, _ in rows if a["batch"] >= from_batch],
+        "both under-predict by more than 10% from one batch on",
+    )
+    first, last = rows[0][0], rows[-1][0]
+    e_fit, e_def = fitted["errors"]["default"], default["errors"]["default"]
+    prose(
+        f"The fitted profile predicts them with a median error of "
+        f"{f(e_fit['median_abs_error_pct'], 1)}% and a maximum of "
+        f"{f(e_fit['max_abs_error_pct'], 1)}%. The `{chip}` defaults give "
+        f"{f(e_def['median_abs_error_pct'], 1)}% and {f(e_def['max_abs_error_pct'], 1)}%. Both "
+        f"under-predict, by more than 10% at batch {from_batch} and above. From batch "
+        f"{first['batch']} to batch {last['batch']}, the measured ITL grows by "
+        f"{f(last['measured_ms'] - first['measured_ms'], 1)} ms, while the fitted step model "
+        f"grows by only {f(last['default_ms'] - first['default_ms'], 1)} ms. That gap is where "
+        "the planner is optimistic about large decode batches."
+    )
+
+
+def line_busy(command: str) -> str:
+    """``pddplan COMMAND``'s (a simulation) line, as a clause: the share of time it is busy, its
+    byte load, and the gap the busy share reads as against the closed form's byte load."""
+    d = data(command)
+    sim = d["figures"]
+    closed = next(c for c in d["comparison"] if c["metric"] == "link_utilization")["closed_form"]
+    expect(sim["line_busy_fraction"] > sim["link_utilization"], "the line is busier than full")
+    return (
+        f"busy {f(sim['line_busy_fraction'])} of the time at a byte load of "
+        f"{f(sim['link_utilization'])}; set against the closed form's byte load of "
+        f"{f(closed)}, as before the two were reported apart, the busy share reads as a "
+        f"{pct(sim['line_busy_fraction'] / closed - 1, sign=True)} gap"
+    )
