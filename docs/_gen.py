@@ -368,17 +368,22 @@ def robust_summary(command: str) -> None:
     probability, what the robust plan adds and its premium, and the inputs that matter most."""
     d = data(command)
     point, rob = d["point_plan"], d["robust_plan"]
-    added = []
+    added, removed = [], []
     for role in ("P", "RLD", "MD"):
         a, b = point["roles"].get(role), rob["roles"].get(role)
         n = (b["instances"] if b else 0) - (a["instances"] if a else 0)
         if n:
-            added.append(f"{n} {role} instance{'s' if abs(n) > 1 else ''}")
+            (added if n > 0 else removed).append(
+                f"{abs(n)} {role} instance{'s' if abs(n) > 1 else ''}"
+            )
+    change = join(added) if added else "nothing"
+    if removed:
+        change += f" and drops {join(removed)}"
     top = [f"`{s['input']}`" for s in d["sensitivity"][:4]]
     prose(
         f"the point plan ({g(point['cost_usd_per_hour'], 4)} $/h) meets every SLA target in "
         f"**{pct(point['sla_probability'], 1)}** of samples; the cheapest plan that meets them "
-        f"with probability {d['confidence']:g} adds {join(added) or 'nothing'} for "
+        f"with probability {d['confidence']:g} adds {change} for "
         f"**{pct(rob['cost_premium_over_point'], 1, sign=True)}** expected cost; the estimates "
         f"that move BCR or SLA attainment most are {join(top)}."
     )

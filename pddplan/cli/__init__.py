@@ -199,8 +199,8 @@ def _command_name(argv: list[str]) -> str | None:
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
 #: Pydantic's plugins (entry points of other installed packages, found by scanning every
 #: installed distribution's metadata when the first schema is built, 0.01-0.02 s a command)
-#: are not loaded by a command unless the environment names them: the profiles' validation
-#: needs none.
+#: are not loaded by a command unless the environment sets ``PYDANTIC_DISABLE_PLUGINS`` itself
+#: (empty, or to the plugins to leave out): the profiles' validation needs none.
 PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
 
 
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; a PddplanError or a command-line error (click's) becomes one
     line on stderr and its exit code; a closed stdout pipe exits 0 (the one place it is
     handled). BLAS runs on one thread (:data:`BLAS_THREAD_VARIABLES`) and pydantic loads no
-    plugins (:data:`PYDANTIC_PLUGINS_VARIABLE`) unless the environment says otherwise."""
+    plugins (:data:`PYDANTIC_PLUGINS_VARIABLE`) unless the environment sets those variables."""
     import os
 
     for name in BLAS_THREAD_VARIABLES:

@@ -313,13 +313,15 @@ class SolveResult(Result):
 
     def _verdict_rows(self) -> list[Row]:
         """One row per baseline: PDD's BCR over it, whether PDD wins, what that rests on."""
+        from pddplan.robust.verdict import TIE
+
         assert self.verdict is not None
         return [
             {
                 "versus": v.baseline,
                 "bcr_ratio": v.bcr_ratio,
                 # a tie (no rate separates the fleets within the goodput's precision) says so
-                "pdd_wins": "tie" if v.outcome == "tie" else v.pdd_wins,
+                "pdd_wins": TIE if v.outcome == TIE else v.pdd_wins,
                 "rests_on": "; ".join(flip_text(f) for f in v.flips)
                 or f"no estimate in its plausible range ({len(self.verdict.inputs)} checked)",
             }

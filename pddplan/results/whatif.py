@@ -60,6 +60,8 @@ class SweepResult(Result):
     def answer(self) -> list[str]:
         """The sweep in a few sentences: where PDD loses to a baseline first, then how many
         points are feasible, the cheapest and what binds it."""
+        from pddplan.solver.fleet import within_goodput_precision
+
         feasible = [r for r in self.points if r.get("feasible")]
         out: list[str] = []
         ratios = sorted({k for r in feasible for k in r if k.startswith("bcr_ratio_vs_")})
@@ -73,7 +75,8 @@ class SweepResult(Result):
             if not vals:
                 continue
             base = k.removeprefix("bcr_ratio_vs_")
-            lose = [(v, r) for v, r in vals if v < 1]
+            # a ratio within the goodputs' precision of 1 is a tie, not a loss
+            lose = [(v, r) for v, r in vals if v < 1 and not within_goodput_precision(v)]
             lo, hi = min(v for v, _ in vals), max(v for v, _ in vals)
             if lose:
                 v, r = min(lose, key=lambda t: t[0])

@@ -62,7 +62,9 @@ from pddplan.spec.scenario import ResolvedScenario
 
 #: Halvings of the interval between an input's point value and the end that reverses a verdict.
 FLIP_BISECTION_STEPS = 3
-#: A ratio within this of 1 is a tie: PDD does not win it [-].
+#: The baseline's BCR-equal rate is taken this much below the cost ratio, so that two fleets
+#: of equal BCR never read as a win [-] (ties within the goodput's precision are decided by
+#: :meth:`_OnSample.outcome`).
 TIE_RTOL = 1e-9
 #: The search for a deciding rate stops this far below (or above) its first guess: both fleets
 #: then miss a target at every rate, or meet them all (a tie) [-].
@@ -209,6 +211,8 @@ def _equal_rate_guess(pdd: Plan, base: Plan) -> float:
     geometric mean; a quarter of PDD's goodput stands in for a baseline that serves nothing):
     where the two fleets' feasibility most often decides the verdict in one check each."""
     g = pdd.goodput_rps
+    if base.cost_usd_per_hour <= 0:  # a free baseline: decided without a rate
+        return pdd.rate_rps
     g_base = base.goodput_rps * pdd.cost_usd_per_hour / base.cost_usd_per_hour
     return math.sqrt(g * max(g_base, g / 4)) if g > 0 else pdd.rate_rps
 
@@ -233,7 +237,8 @@ def _wins_at(
 def _wins_on(
     rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
 ) -> list[bool]:
-    """Whether PDD's fleet beats each baseline's on scenario ``rs`` (:meth:`_OnSample.beats`)."""
+    """Whether PDD's fleet beats each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`
+    is :data:`WINS`)."""
     return [o == WINS for o in _outcomes_on(rs, pdd, bases, guesses)]
 
 
@@ -254,11 +259,6 @@ class _OnSample:
     def meets(self, rate: float) -> bool:
         assert self.plan is not None
         return check_fleet(self.solver, self.plan, rate, figures=False).meets_sla
-
-    def beats(self, solver: Solver, base: Plan | None, guess: float) -> bool:
-        """Whether this fleet's BCR beats ``base``'s on the same scenario
-        (:meth:`outcome` is ``"wins"``)."""
-        return self.outcome(solver, base, guess) == WINS
 
     def outcome(self, solver: Solver, base: Plan | None, guess: float) -> str:
         """This fleet's BCR against ``base``'s on the same scenario (see the module notes):
@@ -311,8 +311,10 @@ def _next_probe(
     meet every target at ``lo``, both miss one at ``hi``) and the two fleets' log margins at its
     ends (:func:`~pddplan.solver.fleet.log_margin`: below 0 where a fleet meets).
 
-    - An open bracket grows (or shrinks) by a factor from the margin nearest 0 at its closed
-      end, at most 2 (a fleet that meets by a hair turns just above).
+    - An open bracket grows (or shrinks) at its first step by a factor from the margin nearest
+      0 at its closed end, at most 2 (a fleet that meets by a hair most often turns just
+      above), and by 2 at every step after (a margin that stays near 0 far from the turning
+      rate, where a transfer alone bounds TTFT, cannot hold it back).
     - A closed one: each fleet's turning rate by false position on the log rate between the
       ends; the next check halfway between the two (where one meets and the other does not),
       or, where they are within half the goodput's precision of each other (a likely tie), just
@@ -325,7 +327,9 @@ def _next_probe(
     rtol = GOODPUT_RTOL
     if math.isinf(hi) or lo <= 0:
         near = max(f_lo) if math.isinf(hi) else min(f_hi)  # the closed end's nearest margin
-        grow = 2.0 if not math.isfinite(near) else min(2.0, 1.0 + max(4.0 * abs(near), 2 * rtol))
+        grow = 2.0
+        if step == 0 and math.isfinite(near):  # the first step only: then it doubles
+            grow = min(2.0, 1.0 + max(4.0 * abs(near), 2 * rtol))
         return lo * grow if math.isinf(hi) else hi / grow
     middle = 0.5 * (lo + hi)
     u_lo, u_hi = math.log(lo), math.log(hi)

@@ -160,6 +160,13 @@ def slots_ok(pb: Problem, offered_load: float, instances: int, batch: int) -> bo
     return sla.within(queueing.erlang_c(instances * batch, offered_load), cap)
 
 
+def within_goodput_precision(bcr_ratio: float) -> bool:
+    """Whether two fleets' BCR ratio is within the precision of their goodputs of 1 (each is a
+    bisection's end within :data:`GOODPUT_RTOL`, so their ratio is known to about twice that):
+    a tie, neither fleet beats the other."""
+    return abs(bcr_ratio - 1.0) <= 2.0 * GOODPUT_RTOL
+
+
 def goodput_rps(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> float:
     """The highest rate at which ``plan``'s fleet meets every SLA target [requests/s].
 
@@ -178,8 +185,9 @@ def goodput_bracket(
     The bracket is found by doubling from the plan's rate, then narrowed: by halving, or, with
     ``guided``, by probing where the checks' :attr:`FleetCheck.margin` crosses zero (Illinois
     false position, kept a quarter of the tolerance inside the bracket so that it closes, a
-    halving every fourth probe; the margin read on the TTFT CDF, no percentile computed). Either way every end is decided by the checks themselves
-    (``meets_sla``), so both brackets hold the same goodput; the guided one reaches a tight
+    halving every fourth probe; the margin read on the TTFT CDF, no percentile computed).
+    Either way every end is decided by the checks themselves (``meets_sla``), so both
+    brackets hold the same goodput; the guided one reaches a tight
     ``rtol`` (the exact modes' 1e-7) in about a third of the checks. Halving stays the default
     so that the figures computed at the reports' 1e-3 keep their values.
 
@@ -219,7 +227,7 @@ def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> t
             else:
                 hi = mid
         return lo, hi
-    # on log(1 + margin): the figures grow like 1 / (1 - load) towards overload, their log is
+    # on log(1 + margin): the margin's terms grow without bound towards overload, their log is
     # far closer to a line in the rate, which false position needs
     f_lo, f_hi = log_margin(lo_c.margin), log_margin(hi_c.margin)
     kept = 0  # +1: the last probe moved lo (hi kept), -1: it moved hi
@@ -245,9 +253,9 @@ def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> t
 
 
 def log_margin(margin: float) -> float:
-    """``log(1 + margin)``, from -inf (every figure 0) to inf (an overloaded pool): close to
-    a line in the log of the rate near where a fleet starts to miss a target (the figures grow
-    like ``1 / (1 - load)``), which the guided searches' false position needs."""
+    """``log(1 + margin)``, from -inf (every figure 0) to inf (an overloaded pool): the
+    guided searches' false position works on it, as the margin's terms (a TTFT tail share over
+    its allowed share, a load over its instances) grow without bound towards overload."""
     if math.isnan(margin):
         return margin
     return math.log(margin + 1.0) if margin > -1.0 else -math.inf
