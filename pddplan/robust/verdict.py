@@ -29,11 +29,11 @@ both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
 two checks a step, instead of a goodput bisection per fleet. Where it moves is guided by the
 checks' margins (:func:`_next_probe`: false position towards each fleet's turning rate, a
 bisection every third step): a tie's bracket closes in about three steps, where bisection took
-twelve. Fleets that no rate within that
-precision separates tie, and a tie is no win. The point estimate's verdict is taken the same
-way, on the fleets as solved (not read off the BCR figures): a BCR ratio within the goodput's
-precision of 1 is then a tie at the point as at every changed value, not a win at the point
-that every input's range appears to reverse.
+twelve. Fleets that no rate within that precision separates tie, and a tie is no win.
+
+The point estimate's verdict is taken the same way, on the fleets as solved (not read off the
+BCR figures): a BCR ratio within the goodput's precision of 1 is then a tie at the point as at
+every changed value, not a win at the point that every input's range appears to reverse.
 """
 
 from __future__ import annotations

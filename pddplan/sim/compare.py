@@ -16,11 +16,11 @@ import numpy as np
 from pddplan.models import queueing
 from pddplan.sim.figures import PERCENTILES, PipelineFigures, SimFigures
 from pddplan.sim.plan import SimPlan
+from pddplan.solver import DecodeSizing, Plan, Problem, Solver
+from pddplan.solver.plan import build_plan
 
 if TYPE_CHECKING:
     from pddplan.sim.engine import SimResult
-from pddplan.solver import DecodeSizing, Plan, Problem, Solver
-from pddplan.solver.plan import build_plan
 
 #: Gap above which a simulated figure is flagged as disagreeing with its closed form [%].
 GAP_FLAG_PCT = 10.0
