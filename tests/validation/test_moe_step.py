@@ -154,10 +154,11 @@ call runs no FP8 quantization kernels, and its larger rows hide a fixed part und
 model prices 9-11% slow). A term for it would need a
 measurement of its own kind (a per-kernel fixed cost or a per-SM
 streaming rate on the chip), none of which is at hand; fitting the ~25 us to these rows would
-be tuning to the validation set, so the gap is recorded instead. The same ~25 us per MoE layer,
-over DeepSeek-V3's 58 MoE layers, is ~1.45 ms per decode step: about the gap of the H200 decode
-rows (batch 4: 3.6 ms short; batch 8: 3.1 ms, of which the prefill stalls are ~0.5-0.8 ms;
-batch 16: 2.5 ms short).
+be tuning to the validation set, so the gap is recorded instead. In a step the model's floor
+gives every layer 25 us (estimated) for all its kernels; were the MoE call's ~25 us to come on
+top of it, DeepSeek-V3's 58 MoE layers would add ~1.45 ms per decode step: 40-60% of the H200
+decode rows' gaps (batch 4: 3.6 ms short; batch 8: 3.1 ms, of which new requests' prefill stalls
+are ~0.5-0.8 ms; batch 16: 2.5 ms). The rest is not traced.
 
 The depth: under tensor parallelism the experts' down GEMM reduces over the sliced intermediate
 width (DeepSeek's I = 2,048 over TP8: K = 256), where a tiled GEMM's fixed cost per output tile
@@ -377,12 +378,14 @@ QWEN3_KERNEL_GAP = (
 )
 INFERENCEX_DECODE_GAP = (
     "model 7.34 ms vs 10.93 ms mean TPOT (-33%): memory 3.53, all-reduce 1.28, latency floor 2.52 "
-    "ms; the missing ~3.6 ms is about 58 MoE layers x the ~25 us per fused-MoE call that the "
-    "Qwen3-235B kernel rows show unmodelled, plus whatever SGLang's serving loop adds per step"
+    "ms; 58 MoE layers x the ~25 us per fused-MoE call that the kernel rows show unmodelled "
+    "would be ~1.45 ms of the 3.6 ms missing; the rest (the serving loop's per-step cost, the "
+    "attention side's fixed costs) is not traced"
 )
 INFERENCEX_DECODE_CONC8_GAP = (
     "model 9.72 ms vs 12.8 ms mean TPOT (-24%; about -20% against the TPOT less the 4-6% that "
-    "new requests' prefills stall it): the same missing per-call MoE cost as the batch-4 row"
+    "new requests' prefills stall it): the same unmodelled per-call MoE cost as the batch-4 "
+    "row, which would be ~1.45 ms of the 3.1 ms"
 )
 
 
