@@ -167,10 +167,14 @@ its achievable rate. The step model carries such costs only as the estimated 25 
 The Qwen3-30B rows on H100 under vLLM show the same offset (29 / 31 / 36 / 32 / 30 / 26 / 27 /
 26 / 23 / 26 / 27 us from 1 to 128 tokens), Mixtral's at most ~13 us (its one-token row; a BF16
 call runs no FP8 quantization kernels, and its larger rows hide a fixed part under a read the
-model prices 9-11% slow). A term for it would need a
-measurement of its own kind (a per-kernel fixed cost or a per-SM
-streaming rate on the chip), none of which is at hand; fitting the ~25 us to these rows would
-be tuning to the validation set, so the gap is recorded instead. In a step the model's floor
+model prices 9-11% slow), and DeepSeek-V3's one-token row at TP2 on H200 (vLLM PR #36559, 2026)
+~26 us. Four kernel data sets, two frameworks, two chips: the cost is real. It is not yet a term
+of the model because its size beyond what the model already counts is not measured apart: the
+kernel benchmarks replay the call under a CUDA graph, so their offset holds the call's five or
+six kernels' launch gaps and tails, which the step's latency floor (``layer_latency_us``, 25 us
+a layer for its ~10-12 kernels, an estimate) already covers in part; a term would need that
+split measured (a per-kernel gap under graph replay on the chip, or a traced step's kernel
+timeline), not fitted to these rows. In a step the model's floor
 gives every layer 25 us (estimated) for all its kernels; were the MoE call's ~25 us to come on
 top of it, DeepSeek-V3's 58 MoE layers would add ~1.45 ms per decode step: 40-60% of the H200
 decode rows' gaps (batch 4: 3.6 ms short; batch 8: 3.1 ms, of which new requests' prefill stalls
