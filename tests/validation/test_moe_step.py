@@ -202,8 +202,10 @@ sliced experts at 0.71 (TP8) to 0.75 (TP4) of it. That kernel (February 2025, de
 is not taken as the chip's grouped-GEMM memory efficiency: SGLang's December 2025 H200 decode
 row above (16.2 ms for 61 layers at batch 16) could not be reached with expert weights streamed
 at 27% (the touched experts' read alone, 8.1 ms at 0.80, would be 24 ms), so the kernel figure
-describes that kernel and not today's; no measurement of a current fused-MoE kernel at TP-sliced
-shapes is at hand.
+describes that kernel and not today's. vLLM's kernel of March 2026 (PR #36559, above) bears
+that out at the TP2 shape, streaming the sliced experts at ~0.77 of HBM; SGLang's of October
+2025 at the TP8 shape (PR #11730) is measured at decode sizes only (1-32 tokens). No measurement
+of a current fused-MoE kernel at TP8-sliced shapes and prefill sizes is at hand.
 """
 
 from __future__ import annotations
@@ -293,7 +295,7 @@ TP8_PREFILL_GAP = (
     "before the experts' activation traffic): with TP8 the experts' down GEMM reduces over "
     "K = 256, costed from DeepGEMM's dense-GEMM depth fit (1.69x the grouped curve's compute, "
     "1.12x the weight read); the rest is not traced, as no measurement of a current fused-MoE "
-    "kernel at TP8-sliced shapes is at hand"
+    "kernel at TP8-sliced shapes and prefill sizes is at hand"
 )
 MI300X_DECODE_GAP = (
     "model 12.3 ms vs 38.5 ms (-68%): ROCm SGLang of February 2025 (before its fused MLA decode "
