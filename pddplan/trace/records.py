@@ -6,9 +6,10 @@ all its requests concatenated). Nothing keeps more than a few blocks in memory, 
 size streams through. JSONL blocks can be parsed in worker processes (:func:`iter_blocks` with
 ``jobs > 1``); results come back in file order.
 
-JSONL lines are parsed on a fast path (``orjson`` when installed, else :mod:`json`, with the
-fields checked on whole numpy arrays) and, when anything in a block looks wrong, again line by
-line on a slow path that names the first bad line, or skips and counts bad lines when asked.
+JSONL lines are parsed on a fast path (``orjson`` 3.9.15 or later when installed, else
+:mod:`json`, with the fields checked on whole numpy arrays) and, when anything in a block looks
+wrong, again line by line on a slow path that names the first bad line, or skips and counts bad
+lines when asked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import gzip
 import hashlib
 import json
 import math
+import re
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -36,9 +38,23 @@ from pddplan import limits
 from pddplan.errors import OptionError, ProfileError, UnreadableFileError, UsageError
 from pddplan.io.files import MAX_JSON_DEPTH, json_depth
 
-try:  # orjson is optional: used when installed, never required
+#: The first orjson whose ``loads`` limits its nesting depth: older ones overflow the C stack on
+#: a deeply nested line and kill the process (CVE-2024-27454, fixed in orjson 3.9.15).
+ORJSON_SAFE_VERSION = (3, 9, 15)
+
+
+def orjson_is_safe(version: str) -> bool:
+    """Whether an orjson of ``version`` (``"3.10.1"``) is :data:`ORJSON_SAFE_VERSION` or
+    later; a version that does not parse is taken as unsafe."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version)
+    return m is not None and tuple(int(g or 0) for g in m.groups()) >= ORJSON_SAFE_VERSION
+
+
+try:  # orjson is optional: used when installed and safe, never required
     import orjson
 
+    if not orjson_is_safe(getattr(orjson, "__version__", "")):
+        raise ImportError("orjson older than 3.9.15")
     _loads: Callable[[bytes], Any] = orjson.loads
     _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError)
 except ImportError:  # pragma: no cover - depends on the environment

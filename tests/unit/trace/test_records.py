@@ -353,3 +353,24 @@ def test_warmup_mask() -> None:
     assert warmup_mask(t, 1).tolist() == [False, False, True, True]
     with pytest.raises(UsageError):
         warmup_mask(t, -1)
+
+
+@pytest.mark.parametrize(
+    ("version", "safe"),
+    [
+        ("3.8.3", False),
+        ("3.9.14", False),
+        ("3.9.15", True),
+        ("3.10", True),
+        ("3.11.5rc1", True),
+        ("4.0.0", True),
+        ("", False),
+        ("dev", False),
+    ],
+)
+def test_orjson_fast_path_only_from_the_version_that_limits_depth(version, safe) -> None:
+    """orjson before 3.9.15 kills the process on a deeply nested line (CVE-2024-27454): the
+    fast path takes it only from that version on."""
+    from pddplan.trace.records import orjson_is_safe
+
+    assert orjson_is_safe(version) is safe
