@@ -25,19 +25,13 @@ import argparse
 import json
 import math
 import random
-import re
 import statistics
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from pddplan.io.loader import Registry, bundled_profiles_dir, load_scenario
 from pddplan.sim import SimConfig, SimPlan, simulate
-from pddplan.sim.compare import (
-    closed_form_figures,
-    closed_form_plan,
-    regime_warning_for_plan,
-    with_rate,
-)
+from pddplan.sim.compare import TTFT_PERCENTILES, closed_forms_at, gap_named, warning_tags
 from pddplan.sim.figures import SimFigures
 from pddplan.solver import solve_scenario
 
@@ -64,7 +58,7 @@ PLANS: list[tuple[str, str | None, dict]] = [
     ("long-context", "examples/long-context.yaml", {}),
 ]
 FACTORS = (0.9, 1.0, 1.1)
-PCTS = (50, 90, 99)
+PCTS = TTFT_PERCENTILES
 
 #: Plans of the second grid, and its generator's seed.
 SECOND_GRID_PLANS = 12
@@ -110,45 +104,6 @@ def second_grid(seed: int = SECOND_GRID_SEED, plans: int = SECOND_GRID_PLANS) ->
     return out
 
 
-#: Short names of the regime warnings; those marked True are about TTFT.
-WARNING_TAGS: tuple[tuple[str, str, bool], ...] = (
-    ("line utilization", "line", True),
-    ("onset of the prefill wait", "onset", True),
-    ("RLD decodes a step", "rld-step", False),
-    ("every RLD slot", "rld-slot", True),
-    ("every MD slot", "md-slot", True),
-    ("prefill utilization", "p-util", True),
-)
-
-
-def _tags(warnings: list[str]) -> list[tuple[str, bool, frozenset[int], str]]:
-    """Per warning: its tag, whether it is about TTFT, the percentiles it names (all three when
-    it names none) and the direction it states (``higher`` or ``lower`` than predicted;
-    ``either`` for "either way" or no direction)."""
-    out = []
-    for w in warnings:
-        tag, ttft = "other", True
-        for key, t, is_ttft in WARNING_TAGS:
-            if key in w:
-                tag, ttft = t, is_ttft
-                break
-        named = frozenset(int(p) for p in re.findall(r"\bp(50|90|99)\b", w)) or frozenset(PCTS)
-        if "higher than predicted" in w:
-            direction = "higher"
-        elif "lower than predicted" in w:
-            direction = "lower"
-        else:  # "either way", or no direction stated
-            direction = "either"
-        out.append((tag, ttft, named, direction))
-    return out
-
-
-def _covered(gap_pct: float, p: int, tags) -> bool:
-    """Whether a TTFT warning names percentile ``p`` with the direction of its gap."""
-    want = "higher" if gap_pct > 0 else "lower"
-    return any(ttft and p in named and d in (want, "either") for _t, ttft, named, d in tags)
-
-
 def _fleet(splan: SimPlan) -> str:
     """The simulated fleet in words (the key of a cached simulation)."""
     roles = ", ".join(f"{k} {r.instances}" for k, r in sorted(splan.roles.items()))
@@ -159,11 +114,8 @@ def _point(args: tuple) -> dict:
     label, path, patch, factor, requests, seeds, cached = args
     reg = Registry(dirs=[bundled_profiles_dir()])
     out = solve_scenario(load_scenario(path, reg, patch or None), baselines=False)
-    splan = SimPlan.of(out.plan)
-    rate = out.plan.rate_rps * factor
-    splan = with_rate(splan, rate)
-    closed_plan = closed_form_plan(out.problem, splan, rate)
-    closed = closed_form_figures(out.problem, closed_plan)
+    splan, closed_plan, closed, warnings = closed_forms_at(out.problem, out.plan, factor)
+    rate = splan.rate_rps
     fleet = _fleet(splan)
     key = f"{label} x{factor} n{requests} s{seeds}"
     if key in cached and cached[key]["fleet"] == fleet:
@@ -183,7 +135,7 @@ def _point(args: tuple) -> dict:
         "rate": rate,
         "p_util": closed_plan.prefill.utilization,
         "line_util": closed_plan.route.link_utilization,
-        "warn": _tags(regime_warning_for_plan(out.problem, closed_plan)),
+        "warn": warning_tags(warnings),
     }
     for p in PCTS:
         vals = vals_by_p[p]
@@ -240,7 +192,7 @@ def main() -> None:
             mark = "**" if beyond else ""
             bad = bad or beyond
             worst = max(worst, abs(g))
-            if beyond and not _covered(g, p, r["warn"]):
+            if beyond and not gap_named(g, p, r["warn"]):
                 missed.append(abs(g))
                 mark = "!!"
             cells.append(f"{c:.3g} | {m:.3g} ± {h:.2g} | {mark}{g:+.1f}%{mark}")
@@ -250,8 +202,10 @@ def main() -> None:
             worst_uncovered = max(worst_uncovered, *missed)
         tags = (
             ", ".join(
-                f"{tag} {'/'.join(f'p{p}' for p in sorted(named))} {d}" if ttft else f"({tag})"
-                for tag, ttft, named, d in r["warn"]
+                f"{w.tag} {'/'.join(f'p{p}' for p in sorted(w.percentiles))} {w.direction}"
+                if w.ttft
+                else f"({w.tag})"
+                for w in r["warn"]
             )
             or "-"
         )

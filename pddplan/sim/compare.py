@@ -8,6 +8,7 @@ rate, so a fleet read from a plan file or run at another rate is compared like f
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -520,3 +521,78 @@ def closed_forms_beside(
         for w in regime_warning_for_plan(problem, cf_plan)
     ]
     return closed, figures, rows, notes
+
+
+# ------------------------------------------------------------ judging warnings against gaps
+#: Percentiles of TTFT a regime warning can name.
+TTFT_PERCENTILES = (50, 90, 99)
+
+#: Short names of the regime warnings (a phrase of the warning, its tag, whether it is about
+#: TTFT); a warning matching none is tagged ``other`` and taken as about TTFT.
+WARNING_TAGS: tuple[tuple[str, str, bool], ...] = (
+    ("line utilization", "line", True),
+    ("onset of the prefill wait", "onset", True),
+    ("RLD decodes a step", "rld-step", False),
+    ("every RLD slot", "rld-slot", True),
+    ("every MD slot", "md-slot", True),
+    ("prefill utilization", "p-util", True),
+)
+
+
+@dataclass(frozen=True)
+class WarningTag:
+    """What a regime warning says about TTFT.
+
+    Attributes
+    ----------
+    tag : its short name (:data:`WARNING_TAGS`).
+    ttft : whether it is about TTFT.
+    percentiles : the TTFT percentiles it names (all of :data:`TTFT_PERCENTILES` when none).
+    direction : ``higher`` or ``lower`` (than predicted), or ``either``.
+    """
+
+    tag: str
+    ttft: bool
+    percentiles: frozenset[int]
+    direction: str
+
+
+def warning_tags(warnings: list[str]) -> list[WarningTag]:
+    """Each warning's :class:`WarningTag`, read from its sentence."""
+    out = []
+    for w in warnings:
+        tag, ttft = "other", True
+        for phrase, t, is_ttft in WARNING_TAGS:
+            if phrase in w:
+                tag, ttft = t, is_ttft
+                break
+        named = frozenset(int(p) for p in re.findall(r"\bp(50|90|99)\b", w))
+        if "higher than predicted" in w:
+            direction = "higher"
+        elif "lower than predicted" in w:
+            direction = "lower"
+        else:  # "either way", or no direction stated
+            direction = "either"
+        out.append(WarningTag(tag, ttft, named or frozenset(TTFT_PERCENTILES), direction))
+    return out
+
+
+def gap_named(gap_pct_value: float, percentile: int, tags: list[WarningTag]) -> bool:
+    """Whether a TTFT warning names ``percentile`` with the direction of its gap
+    (``(simulated - closed) / closed`` in percent: positive means higher than predicted)."""
+    want = "higher" if gap_pct_value > 0 else "lower"
+    return any(
+        t.ttft and percentile in t.percentiles and t.direction in (want, "either") for t in tags
+    )
+
+
+def closed_forms_at(
+    problem: Problem, plan: Plan, factor: float
+) -> tuple[SimPlan, Plan, SimFigures, list[str]]:
+    """A solved plan's fleet run at ``factor`` times its rate: the fleet to simulate, the
+    closed forms' plan and figures at that rate, and the plan's regime warnings there."""
+    rate = plan.rate_rps * factor
+    splan = with_rate(SimPlan.of(plan), rate)
+    closed_plan = closed_form_plan(problem, splan, rate)
+    closed = closed_form_figures(problem, closed_plan)
+    return splan, closed_plan, closed, regime_warning_for_plan(problem, closed_plan)
