@@ -3,6 +3,7 @@ damaged entry is parsed afresh with a note, and it can be turned off."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -177,3 +178,23 @@ def test_a_user_profile_that_shadows_a_bundled_one_still_wins(cache: Path, tmp_p
     (user / "chips" / "gpu-a.yaml").write_text(changed, encoding="utf-8")
     mine = loader.Registry.default([user]).load("chip", "gpu-a")
     assert mine.price.rental_usd_per_hour != price
+
+
+def test_the_validated_key_covers_every_module_a_validation_runs() -> None:
+    """Every spec module and every pddplan module the specs import is in the schemas' salt
+    (parse_cache.SCHEMA_FILES): a change to any of them is a new key, never a stale object."""
+    package = Path(parse_cache.__file__).resolve().parents[1]
+    salted = {f for pattern in parse_cache.SCHEMA_FILES for f in package.glob(pattern)}
+    needed = set(package.glob("spec/*.py"))
+    for f in package.glob("spec/*.py"):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.startswith("pddplan."):
+                    rel = Path(*name.split(".")[1:])
+                    needed |= {p for p in (package / f"{rel}.py",) if p.is_file()}
+    assert needed and needed <= salted, sorted(str(p) for p in needed - salted)
