@@ -281,9 +281,12 @@ def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
         ) from None
     name = parse_cache.key(path, raw)
     kept = parse_cache.get(name)
-    if isinstance(kept, YamlDoc) and kept.file == path:
+    if isinstance(kept, YamlDoc) and kept.file == path and kept.key == name:
         return kept
+    if kept is not None:
+        parse_cache.damaged(name)
     doc = parse_yaml(text, path)
+    doc.key = name
     parse_cache.put(name, doc)
     return doc
 
@@ -298,8 +301,26 @@ def validate(cls: type[Strict], doc: YamlDoc) -> Any:
 
 
 def load_file(path: Path, expected_kind: str | None = None) -> Any:
-    """Load and validate one profile or scenario file; its ``kind:`` picks the schema."""
+    """Load and validate one profile or scenario file; its ``kind:`` picks the schema.
+
+    A file validated before is read back validated (:func:`pddplan.io.parse_cache.
+    validated_key`: keyed by its content, the kind asked for and the schemas' source)."""
     doc = read_yaml(path)
+    if not doc.key:
+        return _load_doc(path, doc, expected_kind)
+    name = parse_cache.validated_key(doc.key, expected_kind)
+    kept = parse_cache.get(name, "validated")
+    if kept is not None:
+        said = doc.data.get("kind") if isinstance(doc.data, dict) else None
+        if isinstance(kept, KINDS.get(expected_kind or said or "", ())):
+            return kept
+        parse_cache.damaged(name, "validated")
+    obj = _load_doc(path, doc, expected_kind)
+    parse_cache.put(name, obj)
+    return obj
+
+
+def _load_doc(path: Path, doc: YamlDoc, expected_kind: str | None) -> Any:
     kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
     if kind is None:
         kind = expected_kind

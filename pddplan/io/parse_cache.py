@@ -13,6 +13,13 @@ Where: ``$PDDPLAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/pddplan/yaml``, else
 are pickles, read only from a directory owned by the user and writable by no one else (a
 pickle runs code when it is read); an entry that cannot be read is rebuilt, with a one-line
 note on stderr.
+
+A profile is kept a second time, validated (:func:`validated_key`): loading the bundled catalog
+then builds no validator and validates nothing. That entry's key adds the profile kind asked for
+and the source of everything that decides a validation (:data:`SCHEMA_FILES`: the specs and the
+modules below them) and the versions of pydantic and Python, so a changed schema never meets an
+old object; only objects that validated are kept, and one that is not of the kind asked for is
+treated as damaged.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ from typing import Any
 ENV_DIR = "PDDPLAN_CACHE_DIR"
 #: The modules whose code decides what a parse gives: a change to any of them is a new key.
 PARSER_FILES = ("loader.py", "../spec/validation.py")
+#: The modules (relative to pddplan/) whose code decides what a validation gives: the specs, the
+#: modules they import, and the loader's checks after validation.
+SCHEMA_FILES = ("spec/*.py", "errors.py", "units.py", "labels.py", "limits.py", "defaults.py")
 
 
 @cache
@@ -63,6 +73,29 @@ def _salt() -> bytes:
     return h.digest()
 
 
+@cache
+def _schema_salt() -> bytes:
+    import pydantic
+    import pydantic_core
+
+    package = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(_salt())
+    h.update(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}".encode())
+    for pattern in SCHEMA_FILES:
+        for f in sorted(package.glob(pattern)):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.digest()
+
+
+def validated_key(name: str, kind: str | None) -> str:
+    """The entry's name for the object validated from the document kept under ``name``
+    (:func:`key`) as a ``kind`` profile (None: the kind the document says)."""
+    h = hashlib.sha256(_schema_salt())
+    h.update(f"{name}|{kind}".encode())
+    return h.hexdigest()
+
+
 def key(path: str, raw: bytes) -> str:
     """The entry's name for the file ``path`` holding ``raw``."""
     h = hashlib.sha256(_salt())
@@ -72,8 +105,10 @@ def key(path: str, raw: bytes) -> str:
     return h.hexdigest()
 
 
-def get(name: str) -> Any | None:
-    """The document kept under ``name``, or None (not kept, cache off, or unreadable)."""
+def get(name: str, what: str = "parsed") -> Any | None:
+    """The document kept under ``name``, or None (not kept, cache off, or unreadable).
+
+    ``what`` says, in the note on an unreadable entry, what is done afresh instead."""
     d = cache_dir()
     if d is None:
         return None
@@ -85,10 +120,18 @@ def get(name: str) -> Any | None:
     try:
         return pickle.loads(data)
     except Exception:  # noqa: BLE001 - any damage to an entry only means a fresh parse
-        sys.stderr.write(
-            f"pddplan: note: unreadable parse cache entry {f}: parsed afresh and rewritten\n"
-        )
+        damaged(name, what)
         return None
+
+
+def damaged(name: str, what: str = "parsed") -> None:
+    """Say on stderr, in one line, that the entry ``name`` could not be read or held something
+    it should not, so that it is done afresh (``what``) and rewritten."""
+    d = cache_dir()
+    f = d / f"{name}.pickle" if d is not None else name
+    sys.stderr.write(
+        f"pddplan: note: unreadable parse cache entry {f}: {what} afresh and rewritten\n"
+    )
 
 
 def put(name: str, doc: Any) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -27,6 +27,9 @@ class YamlDoc:
     data: Any
     lines: dict[Path_, int]
     file: str
+    #: The parse cache's name for the file's content (:func:`pddplan.io.parse_cache.key`),
+    #: "" for a document not read from a file as it is (a merge, a patch).
+    key: str = field(default="", compare=False, repr=False)
 
 
 def dotted(path: Iterable[str | int]) -> str:

@@ -3,7 +3,9 @@ damaged entry is parsed afresh with a note, and it can be turned off."""
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -105,3 +107,94 @@ def test_answers_are_the_same_with_and_without_the_cache(tmp_path: Path) -> None
         )
     assert outs[0] == outs[1] == outs[2]
     assert list((tmp_path / "c").glob("*.pickle"))
+
+
+def test_a_validated_profile_is_kept_and_read_back_as_validated(cache: Path) -> None:
+    fresh = loader.validate(loader.KINDS["chip"], loader.read_yaml(CHIP))
+    first = loader.load_file(CHIP, "chip")
+    assert len(list(cache.glob("*.pickle"))) == 2  # the parse and the validated object
+    loader._read_yaml_cached.cache_clear()
+    again = loader.load_file(CHIP, "chip")  # from the disk
+    assert again == first == fresh and again is not first
+    assert type(again) is type(fresh)
+
+
+def test_the_validated_key_follows_the_kind_and_the_document() -> None:
+    assert parse_cache.validated_key("a", "chip") == parse_cache.validated_key("a", "chip")
+    assert parse_cache.validated_key("a", "chip") != parse_cache.validated_key("a", None)
+    assert parse_cache.validated_key("a", "chip") != parse_cache.validated_key("b", "chip")
+    assert parse_cache.validated_key("a", "chip") != parse_cache.key("", b"a")
+
+
+def test_a_validated_entry_of_another_kind_is_validated_afresh_with_a_note(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = loader.load_file(CHIP, "chip")
+    doc = loader.read_yaml(CHIP)
+    name = parse_cache.validated_key(doc.key, "chip")
+    link = Path(loader.bundled_profiles_dir()) / "links" / "rdma-400g.yaml"
+    parse_cache.put(name, loader.load_file(link, "link"))  # a damaged entry: a link
+    capsys.readouterr()
+    assert loader.load_file(CHIP, "chip") == first
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pddplan: note: unreadable parse cache entry")
+    assert "validated afresh" in err[0]
+    assert loader.load_file(CHIP, "chip") == first  # rewritten: no note the second time
+    assert capsys.readouterr().err == ""
+
+
+def test_a_damaged_validated_entry_is_validated_afresh_with_a_note(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = loader.load_file(CHIP, "chip")
+    name = parse_cache.validated_key(loader.read_yaml(CHIP).key, "chip")
+    (cache / f"{name}.pickle").write_bytes(b"not a pickle")
+    assert loader.load_file(CHIP, "chip") == first
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "validated afresh" in err[0]
+
+
+def test_an_edited_profile_is_validated_again(cache: Path, tmp_path: Path) -> None:
+    f = tmp_path / "chips" / "gpu-a.yaml"
+    f.parent.mkdir()
+    f.write_text(CHIP.read_text(encoding="utf-8"), encoding="utf-8")
+    before = loader.load_file(f, "chip")
+    text = CHIP.read_text(encoding="utf-8").replace("name: gpu-a", "name: gpu-x")
+    f.write_text(text, encoding="utf-8")
+    loader._read_yaml_cached.cache_clear()
+    with pytest.raises(loader.ProfileError, match="must match the file name"):
+        loader.load_file(f, "chip")
+    assert before.name == "gpu-a"
+
+
+def test_a_user_profile_that_shadows_a_bundled_one_still_wins(cache: Path, tmp_path: Path) -> None:
+    bundled = loader.Registry.default().load("chip", "gpu-a")  # kept validated
+    user = tmp_path / "mine"
+    (user / "chips").mkdir(parents=True)
+    text = CHIP.read_text(encoding="utf-8")
+    price = bundled.price.rental_usd_per_hour
+    changed = re.sub(r"(rental_usd_per_hour: )\S+", rf"\g<1>{price + 1}", text)
+    assert changed != text
+    (user / "chips" / "gpu-a.yaml").write_text(changed, encoding="utf-8")
+    mine = loader.Registry.default([user]).load("chip", "gpu-a")
+    assert mine.price.rental_usd_per_hour != price
+
+
+def test_the_validated_key_covers_every_module_a_validation_runs() -> None:
+    """Every spec module and every pddplan module the specs import is in the schemas' salt
+    (parse_cache.SCHEMA_FILES): a change to any of them is a new key, never a stale object."""
+    package = Path(parse_cache.__file__).resolve().parents[1]
+    salted = {f for pattern in parse_cache.SCHEMA_FILES for f in package.glob(pattern)}
+    needed = set(package.glob("spec/*.py"))
+    for f in package.glob("spec/*.py"):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.startswith("pddplan."):
+                    rel = Path(*name.split(".")[1:])
+                    needed |= {p for p in (package / f"{rel}.py",) if p.is_file()}
+    assert needed and needed <= salted, sorted(str(p) for p in needed - salted)
