@@ -32,7 +32,7 @@ The solver never prints; it takes an optional progress callback and returns reco
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Any
 
@@ -83,7 +83,7 @@ class Solver(Sizing):
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                if best is None or better_plan(cand, best, self.plan_ttft_s):
+                if best is None or better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
                     best = cand
         if best is None:
             raise self._infeasible(rate, reasons)
@@ -296,7 +296,7 @@ class Solver(Sizing):
             if cand is None:
                 continue
             # equal cost: the order of the option lists must not decide (better_plan's key)
-            if chosen is None or better_plan(cand, chosen, self.plan_ttft_s):
+            if chosen is None or better_plan(cand, chosen, self.plan_ttft_s, self.plan_ttft_key):
                 chosen = cand
         else:
             if bound < math.inf and not (
@@ -423,17 +423,21 @@ def better_plan(
     a: Plan,
     b: Plan,
     ttft_s: Callable[[Plan], tuple[float, float, float]] = _sizing_ttft_s,
+    ttft_key: Callable[[Plan], Hashable] | None = None,
 ) -> bool:
     """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50 (relative
     tolerance 1e-9); then :func:`plan_key`, so that no list's order decides.
 
     ``ttft_s`` reads a plan's TTFT percentiles (its prefill sizing's by default; the search
-    passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it)."""
+    passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it).
+    ``ttft_key``, where given, names what ``ttft_s`` depends on: two plans of one key have the
+    same percentiles, so they are not computed (:meth:`Sizing.plan_ttft_key`)."""
     if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
         return a.cost_usd_per_hour < b.cost_usd_per_hour
-    for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
-        if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
-            return qa < qb
+    if ttft_key is None or ttft_key(a) != ttft_key(b):
+        for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
+            if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
+                return qa < qb
     return plan_key(a) < plan_key(b)
 
 

@@ -113,6 +113,44 @@ def test_returned_plan_meets_every_constraint_by_the_model() -> None:
     assert md is not None and md.instances * md.batch_per_instance >= md.concurrency
 
 
+@pytest.mark.parametrize("rate", [1.0, 3.0])
+def test_ttft_bound_plan_names_the_percentile_that_binds(rate: float) -> None:
+    """A prefill pool the TTFT targets size names the percentile closest to its target (at
+    the sizing's figures) in its sizing and in the plan's binding constraints, though the
+    search names it only for the plan it returns."""
+    pb = _problem()
+    s = Solver(pb)
+    plan = s.solve_rate(rate)
+    p, n_p = plan.roles["P"]
+    offs, wts, _ = s.ttft_offsets(p, plan.route)
+    q, _, _ = s.ttft_at(p, n_p, rate, offs, wts)
+    worst = max(range(3), key=lambda i: q[i] / pb.ttft_targets_s[i])
+    name = f"TTFT p{(50, 90, 99)[worst]}"
+    assert plan.prefill.bound_by == name
+    assert plan.binding[0] == f"P: {name}"
+
+
+def test_ties_of_one_ttft_key_skip_the_percentiles() -> None:
+    """Plans of equal cost whose TTFT figures share a key are ordered by :func:`plan_key`
+    without reading their percentiles; other keys read them."""
+    from dataclasses import replace
+
+    from pddplan.solver.search import better_plan, plan_key
+
+    plan = Solver(_problem()).solve_rate(1.0)
+    other = replace(plan, handover="catch-up" if plan.handover != "catch-up" else "one-shot")
+    read: list[int] = []
+
+    def ttft_s(p):
+        read.append(1)
+        return p.prefill.ttft_s
+
+    got = better_plan(plan, other, ttft_s, lambda p: "same")
+    assert got == (plan_key(plan) < plan_key(other)) and not read
+    better_plan(plan, other, ttft_s, id)
+    assert read
+
+
 def test_infeasible_names_the_line_and_the_relaxation() -> None:
     pb = _problem()
     s = Solver(pb)
