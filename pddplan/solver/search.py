@@ -53,6 +53,17 @@ class Solver(Sizing):
 
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
+        return self.finalized(self.candidate_rate(rate, progress))
+
+    def finalized(self, candidate: Plan) -> Plan:
+        """A candidate of :meth:`candidate_rate` as :meth:`solve_rate` returns it: with its
+        figures (:meth:`with_figures`, then :meth:`finalize`)."""
+        return self.finalize(self.with_figures(candidate))
+
+    def candidate_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+        """The plan :meth:`solve_rate` returns, before its figures (:meth:`finalized`): its
+        cost, fleet and routing are final; its TTFT figures are computed where a caller needs
+        them (a tie with another problem's plan, say); raises InfeasibleError."""
         pb = self.pb
         best: Plan | None = None
         reasons: dict[str, int] = {}
@@ -87,7 +98,7 @@ class Solver(Sizing):
                     best = cand
         if best is None:
             raise self._infeasible(rate, reasons)
-        return self.finalize(self.with_figures(best))
+        return best
 
     def finalize(self, plan: Plan) -> Plan:
         """The chosen plan with its TTFT at the decode pools' working first steps (see

@@ -151,6 +151,35 @@ def test_ties_of_one_ttft_key_skip_the_percentiles() -> None:
     assert read
 
 
+def test_plan_search_finalizes_only_plans_whose_costs_tie(monkeypatch) -> None:
+    """The variants' plans get their final figures only where a tie needs them; the plan
+    returned is the one a comparison of every final plan picks."""
+    from pddplan.api.scenario import load
+    from pddplan.solver.modes import PlanSearch
+    from pddplan.solver.search import better_plan
+
+    def problem(overrides):
+        return build_problem(load("examples/pdd-paper.yaml", overrides, None).resolved)
+
+    pb, dearer = problem({}), problem({"chips.gpu-b.price_usd_per_hour": 9.0})
+    calls: list[Solver] = []
+    real = Solver.finalized
+
+    def counted(self, plan):
+        calls.append(self)
+        return real(self, plan)
+
+    monkeypatch.setattr(Solver, "finalized", counted)
+    for problems, finals in (([dearer, pb], 1), ([pb, pb], 2)):
+        calls.clear()
+        got = PlanSearch(problems).solve_rate(2.35)
+        assert len(calls) == finals
+        plans = [Solver(p).solve_rate(2.35) for p in problems]
+        want = plans[1] if better_plan(plans[1], plans[0]) else plans[0]
+        assert got.cost_usd_per_hour == want.cost_usd_per_hour
+        assert got.prefill == want.prefill and got.roles == want.roles
+
+
 def test_infeasible_names_the_line_and_the_relaxation() -> None:
     pb = _problem()
     s = Solver(pb)
