@@ -95,15 +95,35 @@ class Sizing:
         working batches are given (:meth:`first_steps`): sizing uses the target, which bounds
         every step and keeps TTFT independent of the decode options (the search stays
         separable); the figures a plan reports use the working steps.
+
+        Memoized on the route as :meth:`decode_load` is (its line load and routing), the
+        instance's prefill times and the steps; the arrays are read-only.
         """
-        return timing.first_token_points(
-            self.pb.paths,
-            route,
-            self.prefill_s(inst),
-            self.pb.classes.weight,
-            md_step_s=md_step_s,
-            rld_step_s=rld_step_s,
+        pre = self.prefill_s(inst)
+        key = (
+            "ttft-offsets",
+            self._key,
+            pre.tobytes(),
+            route.link_utilization,
+            route.routing,
+            md_step_s,
+            rld_step_s,
         )
+
+        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            out = timing.first_token_points(
+                self.pb.paths,
+                route,
+                pre,
+                self.pb.classes.weight,
+                md_step_s=md_step_s,
+                rld_step_s=rld_step_s,
+            )
+            for a in out:
+                a.setflags(write=False)
+            return out
+
+        return self.cache.get(key, compute)
 
     def fleet_key(self, plan: Plan) -> tuple:
         """What a plan's fleet figures depend on: the problem's physics (:attr:`_key`), the

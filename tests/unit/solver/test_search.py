@@ -180,6 +180,23 @@ def test_plan_search_finalizes_only_plans_whose_costs_tie(monkeypatch) -> None:
         assert got.prefill == want.prefill and got.roles == want.roles
 
 
+def test_ttft_offsets_are_shared_and_read_only() -> None:
+    """The TTFT offsets of one instance and route are computed once (the same read-only
+    arrays), equal to the timeline's, and a rate that loads the line differently has its own."""
+    from pddplan import timing
+
+    pb = _problem()
+    s = Solver(pb)
+    p = pb.options["P"][0]
+    route = s.route(1.0, pb.routings[0])
+    first, again = s.ttft_offsets(p, route), s.ttft_offsets(p, route)
+    assert all(a is b and not a.flags.writeable for a, b in zip(first, again, strict=True))
+    direct = timing.first_token_points(pb.paths, route, s.prefill_s(p), pb.classes.weight)
+    assert all(np.array_equal(a, b) for a, b in zip(first, direct, strict=True))
+    other = s.ttft_offsets(p, s.route(3.0, pb.routings[0]))
+    assert other[0] is not first[0]
+
+
 def test_infeasible_names_the_line_and_the_relaxation() -> None:
     pb = _problem()
     s = Solver(pb)
