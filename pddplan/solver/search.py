@@ -588,6 +588,10 @@ def _flat_cost_order(tot: np.ndarray):
     yield from rest[len(first) :]
 
 
+#: :func:`_sum_order` sorts at most this many sums in one go.
+_FEW_SUMS = 16
+
+
 def _sum_order(a: np.ndarray, b: np.ndarray):
     """``(i, j, a[i] + b[j])`` in the order of :func:`_cost_order` on the matrix
     ``a[:, None] + b[None, :]`` (increasing sum, ties by ``i * len(b) + j``), without building
@@ -601,6 +605,12 @@ def _sum_order(a: np.ndarray, b: np.ndarray):
         yield from _cost_order(a[:, None] + b[None, :])
         return
     nb = len(b)
+    if len(a) * nb <= _FEW_SUMS:  # every sum at once: the windows below cost more
+        av, bv = a.tolist(), b.tolist()
+        sums = [(x + y, i * nb + j, i, j) for i, x in enumerate(av) for j, y in enumerate(bv)]
+        for v, _flat, i, j in sorted(sums):
+            yield i, j, v
+        return
     b_order = np.argsort(b, kind="stable")
     b_sorted = b[b_order]
     top = float(np.max(a) + b_sorted[-1])
