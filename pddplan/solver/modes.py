@@ -52,20 +52,31 @@ class PlanSearch:
         self.solvers = [Solver(pb, cache) for pb in problems]
 
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+        """The best of the variants' plans (:func:`better_plan` on their final figures, which
+        are computed only for plans whose costs tie)."""
         best: Plan | None = None
         first_error: InfeasibleError | None = None
+        final: dict[int, tuple[Plan, Plan]] = {}  # id of a candidate -> (it, its final plan)
+
+        def finalized(plan: Plan) -> Plan:
+            if id(plan) not in final:
+                final[id(plan)] = (plan, solver_of[id(plan)].finalized(plan))
+            return final[id(plan)][1]
+
+        solver_of: dict[int, Solver] = {}
         for s in self.solvers:
             try:
-                plan = s.solve_rate(rate, progress)
+                plan = s.candidate_rate(rate, progress)
             except InfeasibleError as exc:
                 first_error = first_error or exc
                 continue
-            if best is None or better_plan(plan, best):
+            solver_of[id(plan)] = s
+            if best is None or better_plan(plan, best, lambda p: finalized(p).prefill.ttft_s):
                 best = plan
         if best is None:
             assert first_error is not None
             raise first_error
-        return best
+        return finalized(best)
 
     def line_rate_limit(self) -> float:
         return max(s.line_rate_limit() for s in self.solvers)

@@ -32,7 +32,7 @@ The solver never prints; it takes an optional progress callback and returns reco
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Any
 
@@ -53,6 +53,17 @@ class Solver(Sizing):
 
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
+        return self.finalized(self.candidate_rate(rate, progress))
+
+    def finalized(self, candidate: Plan) -> Plan:
+        """A candidate of :meth:`candidate_rate` as :meth:`solve_rate` returns it: with its
+        figures (:meth:`with_figures`, then :meth:`finalize`)."""
+        return self.finalize(self.with_figures(candidate))
+
+    def candidate_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+        """The plan :meth:`solve_rate` returns, before its figures (:meth:`finalized`): its
+        cost, fleet and routing are final; its TTFT figures are computed where a caller needs
+        them (a tie with another problem's plan, say); raises InfeasibleError."""
         pb = self.pb
         best: Plan | None = None
         reasons: dict[str, int] = {}
@@ -83,11 +94,11 @@ class Solver(Sizing):
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                if best is None or better_plan(cand, best, self.plan_ttft_s):
+                if best is None or better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
                     best = cand
         if best is None:
             raise self._infeasible(rate, reasons)
-        return self.finalize(self.with_figures(best))
+        return best
 
     def finalize(self, plan: Plan) -> Plan:
         """The chosen plan with its TTFT at the decode pools' working first steps (see
@@ -296,7 +307,7 @@ class Solver(Sizing):
             if cand is None:
                 continue
             # equal cost: the order of the option lists must not decide (better_plan's key)
-            if chosen is None or better_plan(cand, chosen, self.plan_ttft_s):
+            if chosen is None or better_plan(cand, chosen, self.plan_ttft_s, self.plan_ttft_key):
                 chosen = cand
         else:
             if bound < math.inf and not (
@@ -423,17 +434,21 @@ def better_plan(
     a: Plan,
     b: Plan,
     ttft_s: Callable[[Plan], tuple[float, float, float]] = _sizing_ttft_s,
+    ttft_key: Callable[[Plan], Hashable] | None = None,
 ) -> bool:
     """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50 (relative
     tolerance 1e-9); then :func:`plan_key`, so that no list's order decides.
 
     ``ttft_s`` reads a plan's TTFT percentiles (its prefill sizing's by default; the search
-    passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it)."""
+    passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it).
+    ``ttft_key``, where given, names what ``ttft_s`` depends on: two plans of one key have the
+    same percentiles, so they are not computed (:meth:`Sizing.plan_ttft_key`)."""
     if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
         return a.cost_usd_per_hour < b.cost_usd_per_hour
-    for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
-        if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
-            return qa < qb
+    if ttft_key is None or ttft_key(a) != ttft_key(b):
+        for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
+            if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
+                return qa < qb
     return plan_key(a) < plan_key(b)
 
 
@@ -573,6 +588,10 @@ def _flat_cost_order(tot: np.ndarray):
     yield from rest[len(first) :]
 
 
+#: :func:`_sum_order` sorts at most this many sums in one go.
+_FEW_SUMS = 16
+
+
 def _sum_order(a: np.ndarray, b: np.ndarray):
     """``(i, j, a[i] + b[j])`` in the order of :func:`_cost_order` on the matrix
     ``a[:, None] + b[None, :]`` (increasing sum, ties by ``i * len(b) + j``), without building
@@ -586,6 +605,12 @@ def _sum_order(a: np.ndarray, b: np.ndarray):
         yield from _cost_order(a[:, None] + b[None, :])
         return
     nb = len(b)
+    if len(a) * nb <= _FEW_SUMS:  # every sum at once: the windows below cost more
+        av, bv = a.tolist(), b.tolist()
+        sums = [(x + y, i * nb + j, i, j) for i, x in enumerate(av) for j, y in enumerate(bv)]
+        for v, _flat, i, j in sorted(sums):
+            yield i, j, v
+        return
     b_order = np.argsort(b, kind="stable")
     b_sorted = b[b_order]
     top = float(np.max(a) + b_sorted[-1])

@@ -20,6 +20,10 @@ from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
 from pddplan.solver.problem import PERCENTILES, Problem
 from pddplan.timing import Routing
 
+#: What binds a count that the TTFT targets set, until its figures name the percentile
+#: (:meth:`Sizing.prefill_figures`: ``TTFT p50``, ``p90`` or ``p99``).
+TTFT_BOUND = "TTFT"
+
 
 @dataclass(frozen=True)
 class PrefillCount:
@@ -31,9 +35,6 @@ class PrefillCount:
     bound_by: str
     #: whether ``instances`` meet the TTFT targets (:meth:`Sizing.ttft_meets`)
     meets_ttft: bool
-    #: the figures, where the sizing had to compute them (a TTFT-bound count names the
-    #: percentile that binds)
-    sizing: PrefillSizing | None = None
 
 
 class Sizing:
@@ -94,15 +95,35 @@ class Sizing:
         working batches are given (:meth:`first_steps`): sizing uses the target, which bounds
         every step and keeps TTFT independent of the decode options (the search stays
         separable); the figures a plan reports use the working steps.
+
+        Memoized on the route as :meth:`decode_load` is (its line load and routing), the
+        instance's prefill times and the steps; the arrays are read-only.
         """
-        return timing.first_token_points(
-            self.pb.paths,
-            route,
-            self.prefill_s(inst),
-            self.pb.classes.weight,
-            md_step_s=md_step_s,
-            rld_step_s=rld_step_s,
+        pre = self.prefill_s(inst)
+        key = (
+            "ttft-offsets",
+            self._key,
+            pre.tobytes(),
+            route.link_utilization,
+            route.routing,
+            md_step_s,
+            rld_step_s,
         )
+
+        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            out = timing.first_token_points(
+                self.pb.paths,
+                route,
+                pre,
+                self.pb.classes.weight,
+                md_step_s=md_step_s,
+                rld_step_s=rld_step_s,
+            )
+            for a in out:
+                a.setflags(write=False)
+            return out
+
+        return self.cache.get(key, compute)
 
     def fleet_key(self, plan: Plan) -> tuple:
         """What a plan's fleet figures depend on: the problem's physics (:attr:`_key`), the
@@ -278,30 +299,35 @@ class Sizing:
     ) -> PrefillSizing:
         """The :class:`PrefillSizing` of a count from :meth:`prefill_count` (TTFT percentiles,
         attainment, utilization at ``rate`` on ``route``), memoized as the count is."""
-        if count.sizing is not None:
-            return count.sizing
-        key = (
-            "prefill-figures",
-            self._key,
-            self.prefill_s(inst).tobytes(),
-            rate,
-            route.routing,
-            count.instances,
-        )
+        key = ("prefill-figures", *self._figures_key(inst, count.instances, rate, route.routing))
 
         def compute() -> PrefillSizing:
             offs, wts, _ = self.ttft_offsets(inst, route)
-            return self.prefill_sizing(
+            ps = self.prefill_sizing(
                 inst, count.instances, rate, offs, wts, count.bound_by, count.meets_ttft
             )
+            if count.bound_by == TTFT_BOUND:  # name the percentile that binds
+                worst = max(range(3), key=lambda i: ps.ttft_s[i] / self.pb.ttft_targets_s[i])
+                ps = replace(ps, bound_by=f"TTFT p{int(PERCENTILES[worst] * 100)}")
+            return ps
 
         return self.cache.get(key, compute)
 
+    def _figures_key(self, inst: Instance, n: int, rate: float, routing: Routing) -> tuple:
+        """What :meth:`prefill_figures` of ``n`` instances depends on: the problem's physics,
+        the instance's prefill times, the rate, the routing and the count."""
+        return (self._key, self.prefill_s(inst).tobytes(), rate, routing, n)
+
+    def plan_ttft_key(self, plan: Plan) -> tuple:
+        """What :meth:`plan_ttft_s` of a candidate (a plan the search has not finalized, see
+        :meth:`~pddplan.solver.search.Solver.finalize`) depends on: plans of one key have the
+        same TTFT figures (:func:`~pddplan.solver.search.better_plan` skips their comparison)."""
+        inst, n = plan.roles["P"]  # type: ignore[misc]
+        return self._figures_key(inst, n, plan.rate_rps, plan.routing)
+
     def pending_sizing(self, inst: Instance, count: PrefillCount, rate: float) -> PrefillSizing:
         """A count's :class:`PrefillSizing` without its TTFT figures (``has_figures`` False,
-        NaN), unless the count has them: a candidate plan's, until :meth:`with_figures`."""
-        if count.sizing is not None:
-            return count.sizing
+        NaN): a candidate plan's, until :meth:`with_figures`."""
         nan = math.nan
         util = self.prefill_utilization(inst, count.instances, rate)
         return PrefillSizing(
@@ -309,13 +335,19 @@ class Sizing:
         )
 
     def with_figures(self, plan: Plan) -> Plan:
-        """``plan`` with its prefill sizing's TTFT figures (:meth:`prefill_figures`)."""
+        """``plan`` with its prefill sizing's TTFT figures (:meth:`prefill_figures`), and the
+        percentile that binds a TTFT-bound count named in its binding constraints."""
         ps = plan.prefill
         if ps.has_figures:
             return plan
         inst = plan.roles["P"][0]  # type: ignore[index]
         count = PrefillCount(ps.instances, ps.bound_by, ps.meets_ttft)
-        return replace(plan, prefill=self.prefill_figures(inst, count, plan.rate_rps, plan.route))
+        figures = self.prefill_figures(inst, count, plan.rate_rps, plan.route)
+        binding = plan.binding
+        if figures.bound_by != ps.bound_by:
+            was = f"P: {ps.bound_by}"
+            binding = [f"P: {figures.bound_by}" if b == was else b for b in binding]
+        return replace(plan, prefill=figures, binding=binding)
 
     def plan_ttft_s(self, plan: Plan) -> tuple[float, float, float]:
         """A plan's TTFT p50/p90/p99 at its prefill sizing [s] (computed if need be)."""
@@ -327,7 +359,6 @@ class Sizing:
         mean_s = float(np.sum(pb.classes.weight * pre))
         n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
         offs, wts, _ = self.ttft_offsets(inst, route)
-        targets = pb.ttft_targets_s
 
         meets = self.ttft_meets(inst, n, rate, offs, wts)
         if meets or not pb.enforce_ttft:
@@ -352,10 +383,8 @@ class Sizing:
                 hi = mid
             else:
                 lo = mid
-        ps = self.prefill_sizing(inst, hi, rate, offs, wts, "", True)
-        worst = max(range(3), key=lambda i: ps.ttft_s[i] / targets[i])
-        ps = replace(ps, bound_by=f"TTFT p{int(PERCENTILES[worst] * 100)}")
-        return PrefillCount(hi, ps.bound_by, True, ps)
+        # the percentile that binds is named with the figures, where a plan needs them
+        return PrefillCount(hi, TTFT_BOUND, True)
 
     # ---- decode pools
     def md_context_tokens(self) -> float:

@@ -113,6 +113,90 @@ def test_returned_plan_meets_every_constraint_by_the_model() -> None:
     assert md is not None and md.instances * md.batch_per_instance >= md.concurrency
 
 
+@pytest.mark.parametrize("rate", [1.0, 3.0])
+def test_ttft_bound_plan_names_the_percentile_that_binds(rate: float) -> None:
+    """A prefill pool the TTFT targets size names the percentile closest to its target (at
+    the sizing's figures) in its sizing and in the plan's binding constraints, though the
+    search names it only for the plan it returns."""
+    pb = _problem()
+    s = Solver(pb)
+    plan = s.solve_rate(rate)
+    p, n_p = plan.roles["P"]
+    offs, wts, _ = s.ttft_offsets(p, plan.route)
+    q, _, _ = s.ttft_at(p, n_p, rate, offs, wts)
+    worst = max(range(3), key=lambda i: q[i] / pb.ttft_targets_s[i])
+    name = f"TTFT p{(50, 90, 99)[worst]}"
+    assert plan.prefill.bound_by == name
+    assert plan.binding[0] == f"P: {name}"
+
+
+def test_ties_of_one_ttft_key_skip_the_percentiles() -> None:
+    """Plans of equal cost whose TTFT figures share a key are ordered by :func:`plan_key`
+    without reading their percentiles; other keys read them."""
+    from dataclasses import replace
+
+    from pddplan.solver.search import better_plan, plan_key
+
+    plan = Solver(_problem()).solve_rate(1.0)
+    other = replace(plan, handover="catch-up" if plan.handover != "catch-up" else "one-shot")
+    read: list[int] = []
+
+    def ttft_s(p):
+        read.append(1)
+        return p.prefill.ttft_s
+
+    got = better_plan(plan, other, ttft_s, lambda p: "same")
+    assert got == (plan_key(plan) < plan_key(other)) and not read
+    better_plan(plan, other, ttft_s, id)
+    assert read
+
+
+def test_plan_search_finalizes_only_plans_whose_costs_tie(monkeypatch) -> None:
+    """The variants' plans get their final figures only where a tie needs them; the plan
+    returned is the one a comparison of every final plan picks."""
+    from pddplan.api.scenario import load
+    from pddplan.solver.modes import PlanSearch
+    from pddplan.solver.search import better_plan
+
+    def problem(overrides):
+        return build_problem(load("examples/pdd-paper.yaml", overrides, None).resolved)
+
+    pb, dearer = problem({}), problem({"chips.gpu-b.price_usd_per_hour": 9.0})
+    calls: list[Solver] = []
+    real = Solver.finalized
+
+    def counted(self, plan):
+        calls.append(self)
+        return real(self, plan)
+
+    monkeypatch.setattr(Solver, "finalized", counted)
+    for problems, finals in (([dearer, pb], 1), ([pb, pb], 2)):
+        calls.clear()
+        got = PlanSearch(problems).solve_rate(2.35)
+        assert len(calls) == finals
+        plans = [Solver(p).solve_rate(2.35) for p in problems]
+        want = plans[1] if better_plan(plans[1], plans[0]) else plans[0]
+        assert got.cost_usd_per_hour == want.cost_usd_per_hour
+        assert got.prefill == want.prefill and got.roles == want.roles
+
+
+def test_ttft_offsets_are_shared_and_read_only() -> None:
+    """The TTFT offsets of one instance and route are computed once (the same read-only
+    arrays), equal to the timeline's, and a rate that loads the line differently has its own."""
+    from pddplan import timing
+
+    pb = _problem()
+    s = Solver(pb)
+    p = pb.options["P"][0]
+    route = s.route(1.0, pb.routings[0])
+    first, again = s.ttft_offsets(p, route), s.ttft_offsets(p, route)
+    assert all(a is b and not a.flags.writeable for a, b in zip(first, again, strict=True))
+    direct = timing.first_token_points(pb.paths, route, s.prefill_s(p), pb.classes.weight)
+    assert all(np.array_equal(a, b) for a, b in zip(first, direct, strict=True))
+    other = s.ttft_offsets(p, s.route(3.0, pb.routings[0]))
+    assert other[0] is not first[0]
+
+
 def test_infeasible_names_the_line_and_the_relaxation() -> None:
     pb = _problem()
     s = Solver(pb)

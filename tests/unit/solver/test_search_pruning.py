@@ -28,10 +28,14 @@ def _matrix_order(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int, str]]:
     return [(i, j, float(v).hex()) for i, j, v in search_mod._cost_order(tot)]
 
 
+@pytest.mark.parametrize("few", [False, True])
 @pytest.mark.parametrize("seed", range(40))
-def test_sum_order_is_the_stable_order_of_the_sum_matrix(seed: int) -> None:
+def test_sum_order_is_the_stable_order_of_the_sum_matrix(seed: int, few: bool) -> None:
     rng = np.random.default_rng(seed)
-    na, nb = int(rng.integers(1, 25)), int(rng.integers(1, 300))
+    if few:  # the sums sorted at once (search._FEW_SUMS)
+        na, nb = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    else:
+        na, nb = int(rng.integers(1, 25)), int(rng.integers(1, 300))
     if seed % 2:  # many equal sums: ties must follow the flat index
         a = rng.integers(1, 12, na) * 6.25
         b = rng.integers(0, 40, nb) * 1.5
