@@ -345,10 +345,11 @@ def _mean_first_completion(s, w, c: int, mean_s: float) -> float:
     between consecutive service times ``G`` is linear with slope ``-W / E[S]`` (``W`` the
     weight of the longer jobs), so each piece integrates to ``E[S] (G_lo^(c+1) - G_hi^(c+1)) /
     ((c + 1) W)``."""
-    ss = np.sort(s)
+    order = np.argsort(s, kind="stable")
+    ss = s[order]
     edges = np.concatenate([[0.0], ss])
     g = _residual_share(s, w, edges) / mean_s
-    longer = np.append(np.cumsum(w[np.argsort(s, kind="stable")][::-1])[::-1], 0.0)
+    longer = np.append(np.cumsum(w[order][::-1])[::-1], 0.0)
     slope_w = longer[np.searchsorted(ss, edges[:-1], side="right")]
     drop = g[:-1] ** (c + 1) - g[1:] ** (c + 1)
     ok = slope_w > 0
