@@ -435,13 +435,29 @@ def sensitivity(
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import rankdata
-
+    """Spearman's rank correlation (0 where it is undefined: fewer than two samples, a
+    constant or a NaN)."""
     if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return 0.0
-    ra, rb = rankdata(a), rankdata(b)
-    c = np.corrcoef(ra, rb)[0, 1]
+    if np.isnan(a).any() or np.isnan(b).any():
+        return 0.0  # scipy's rankdata propagates a NaN to every rank
+    c = np.corrcoef(average_ranks(a), average_ranks(b))[0, 1]
     return float(c) if math.isfinite(c) else 0.0
+
+
+def average_ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks from 1, ties sharing their mean rank: ``scipy.stats.rankdata(a)`` (``average``)
+    for an array without NaN, without importing scipy.stats."""
+    a = np.asarray(a, dtype=float)
+    order = np.argsort(a, kind="mergesort")
+    s = a[order]
+    first = np.r_[True, s[1:] != s[:-1]]  # the first of each run of equal values
+    group = np.cumsum(first) - 1
+    starts = np.r_[np.flatnonzero(first), a.size]
+    mean_rank = 0.5 * (starts[:-1] + starts[1:] - 1) + 1.0
+    out = np.empty(a.size)
+    out[order] = mean_rank[group]
+    return out
 
 
 __all__ = ["InfeasibleError", "RobustPlan", "RobustRun", "run_robust"]
