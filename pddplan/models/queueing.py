@@ -356,6 +356,68 @@ def _mean_first_completion(s, w, c: int, mean_s: float) -> float:
     return float(np.sum(drop[ok] / slope_w[ok]) * mean_s / (c + 1))
 
 
+class _Residual(NamedTuple):
+    """The rate-independent part of :func:`wait_distribution` for ``c`` servers and one
+    service mixture: the first-completion table and what its tail convolution needs."""
+
+    second_moment_s2: float  # E[S^2]
+    s_max: float
+    grid: np.ndarray  # t on [0, s_max], quadratically spaced
+    surv_m: np.ndarray  # P(M > t) on grid
+    mean_m: float  # E[M]
+    log_mass: np.ndarray  # log of f_M's mass on each step of grid
+    mid: np.ndarray  # each step's midpoint
+
+
+_RESIDUAL_MEMO: OrderedDict[tuple, _Residual] = OrderedDict()
+
+
+def _unit_grid(n: int, top: float, power: int) -> np.ndarray:
+    """``linspace(0, top, n) ** power`` (one array per size, read-only)."""
+    key = (n, top, power)
+    grid = _UNIT_GRIDS.get(key)
+    if grid is None:
+        grid = np.linspace(0.0, top, n) ** power
+        grid.flags.writeable = False
+        _UNIT_GRIDS[key] = grid
+    return grid
+
+
+_UNIT_GRIDS: dict[tuple[int, float, int], np.ndarray] = {}
+
+
+def _residual(c: int, s, w, mean_s: float, key: tuple) -> _Residual:
+    """:class:`_Residual` of ``c`` servers and service mixture ``(s, w)`` (``w`` normalized;
+    ``key`` :func:`wait_distribution`'s), memoized: a fleet checked at many rates (a goodput
+    bisection, a verdict's probes) computes it once."""
+    k = (c, key[2], key[3], _RESIDUAL_GRID)
+    memo = _RESIDUAL_MEMO
+    if k in memo:
+        memo.move_to_end(k)
+        return memo[k]
+    s_max = float(np.max(s))
+    grid = s_max * _unit_grid(_RESIDUAL_GRID, 1.0, 2)
+    # P(M > t) = G(t)^c, G(t) = sum_k w_k (s_k - t)^+ / E[S] (piecewise linear)
+    g = _residual_share(s, w, grid) / mean_s
+    surv_m = g**c
+    mass = surv_m[:-1] - surv_m[1:]
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(mass)
+    out = _Residual(
+        float(np.sum(w * s * s)),
+        s_max,
+        grid,
+        surv_m,
+        _mean_first_completion(s, w, c, mean_s),
+        log_mass,
+        0.5 * (grid[1:] + grid[:-1]),
+    )
+    memo[k] = out
+    if len(memo) > _WAIT_MEMO_ENTRIES:
+        memo.popitem(last=False)
+    return out
+
+
 def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistribution:
     """:func:`wait_distribution` without its memo (``w`` normalized)."""
     mean_s = float(np.sum(w * s))
@@ -366,28 +428,21 @@ def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistributio
         return WaitDistribution(1.0, math.inf, None)
     pw = erlang_c(c, a)
     rho = a / c
-    m1 = float(np.sum(w * s * s)) / (2.0 * c * mean_s * (1.0 - rho))
-    s_max = float(np.max(s))
-    grid = s_max * np.linspace(0.0, 1.0, _RESIDUAL_GRID) ** 2
-    # P(M > t) = G(t)^c, G(t) = sum_k w_k (s_k - t)^+ / E[S] (piecewise linear)
-    g = _residual_share(s, w, grid) / mean_s
-    surv_m = g**c
-    mean_m = _mean_first_completion(s, w, c, mean_s)
+    r = _residual(c, s, w, mean_s, key)
+    m1 = r.second_moment_s2 / (2.0 * c * mean_s * (1.0 - rho))
+    s_max = r.s_max
     nu = 1.0 / m1
-    cond_mean_s = mean_m + rho * m1
+    cond_mean_s = r.mean_m + rho * m1
     # rho int_0^t f_M(u) e^{-nu (t - u)} du, f_M's mass on each step at its midpoint, summed in
     # log space (nu t may be large)
-    mass = surv_m[:-1] - surv_m[1:]
-    mid = 0.5 * (grid[1:] + grid[:-1])
-    with np.errstate(divide="ignore"):
-        log_terms = np.log(mass) + nu * mid
-    conv = np.exp(np.logaddexp.accumulate(log_terms) - nu * grid[1:])
-    body = surv_m.copy()
+    log_terms = r.log_mass + nu * r.mid
+    conv = np.exp(np.logaddexp.accumulate(log_terms) - nu * r.grid[1:])
+    body = r.surv_m.copy()
     body[1:] += rho * conv
-    tail_t = s_max + np.linspace(0.0, 30.0, _TAIL_GRID)[1:] / nu
+    tail_t = s_max + _unit_grid(_TAIL_GRID, 30.0, 1)[1:] / nu
     tail = body[-1] * np.exp(-nu * (tail_t - s_max))
     cond = ConditionalWait(
-        np.concatenate([grid, tail_t]),
+        np.concatenate([r.grid, tail_t]),
         np.concatenate([body, tail]),
         cond_mean_s,
         ("residual", *key),
