@@ -514,19 +514,25 @@ def _load_cached(path: Path, kind: str) -> Any:
 
 
 def _deep_merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``patch`` merged in, key by key, as a new document: neither is changed
+    and the result shares no container with either (one deep copy of ``base``, patched in
+    place: a copy at every level took a document's size times its depth)."""
     out = copy.deepcopy(base)
+    _merge_into(out, patch)
+    return out
+
+
+def _merge_into(out: dict[str, Any], patch: Mapping[str, Any]) -> None:
     for k, v in patch.items():
         if isinstance(v, Mapping) and isinstance(out.get(k), dict):
-            out[k] = _deep_merge(out[k], v)
+            _merge_into(out[k], v)
         elif isinstance(v, Mapping) and isinstance(out.get(k), list) and _indexed(v, out[k]):
             # entries of a list by index (an override ``cache.tiers.0.capacity_gb_per_node``)
-            out[k] = [
-                _deep_merge(e, v[i]) if i in v and isinstance(e, dict) else e
-                for i, e in enumerate(out[k])
-            ]
+            for i, e in enumerate(out[k]):
+                if i in v and isinstance(e, dict):
+                    _merge_into(e, v[i])
         else:
             out[k] = copy.deepcopy(v)
-    return out
 
 
 def _indexed(patch: Mapping[str, Any], entries: list[Any]) -> bool:

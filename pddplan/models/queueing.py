@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
 from pddplan.models import gammafn
 from pddplan.units import whole_count
+
+T = TypeVar("T")
 
 
 def erlang_c(servers: int, offered_load: float) -> float:
@@ -315,15 +318,9 @@ def wait_distribution(rate_per_s: float, servers: int, service_s, weights) -> Wa
     w = np.asarray(weights, dtype=float)
     c = int(servers)
     key = (float(rate_per_s), c, s.tobytes(), w.tobytes())
-    memo = _WAIT_MEMO
-    if key in memo:
-        memo.move_to_end(key)
-        return memo[key]
-    out = _wait_distribution(float(rate_per_s), c, s, w / np.sum(w), key)
-    memo[key] = out
-    if len(memo) > _WAIT_MEMO_ENTRIES:
-        memo.popitem(last=False)
-    return out
+    return _memo_get(
+        _WAIT_MEMO, key, lambda: _wait_distribution(float(rate_per_s), c, s, w / np.sum(w), key)
+    )
 
 
 def _residual_share(s, w, t):
@@ -345,15 +342,26 @@ def _mean_first_completion(s, w, c: int, mean_s: float) -> float:
     between consecutive service times ``G`` is linear with slope ``-W / E[S]`` (``W`` the
     weight of the longer jobs), so each piece integrates to ``E[S] (G_lo^(c+1) - G_hi^(c+1)) /
     ((c + 1) W)``."""
+    return _first_completion_mean(_first_completion_pieces(s, w, mean_s), c, mean_s)
+
+
+def _first_completion_pieces(s, w, mean_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """What :func:`_mean_first_completion` needs of ``(s, w)`` whatever ``c``: ``G`` at the
+    pieces' ends and the weight ``W`` of each piece's slope (the pieces of slope 0 left out)."""
     order = np.argsort(s, kind="stable")
     ss = s[order]
     edges = np.concatenate([[0.0], ss])
     g = _residual_share(s, w, edges) / mean_s
     longer = np.append(np.cumsum(w[order][::-1])[::-1], 0.0)
     slope_w = longer[np.searchsorted(ss, edges[:-1], side="right")]
-    drop = g[:-1] ** (c + 1) - g[1:] ** (c + 1)
     ok = slope_w > 0
-    return float(np.sum(drop[ok] / slope_w[ok]) * mean_s / (c + 1))
+    return np.stack([g[:-1][ok], g[1:][ok]]), slope_w[ok]
+
+
+def _first_completion_mean(pieces: tuple[np.ndarray, np.ndarray], c: int, mean_s: float) -> float:
+    ends, slope_w = pieces
+    drop = ends[0] ** (c + 1) - ends[1] ** (c + 1)
+    return float(np.sum(drop / slope_w) * mean_s / (c + 1))
 
 
 class _Residual(NamedTuple):
@@ -386,36 +394,64 @@ def _unit_grid(n: int, top: float, power: int) -> np.ndarray:
 _UNIT_GRIDS: dict[tuple[int, float, int], np.ndarray] = {}
 
 
-def _residual(c: int, s, w, mean_s: float, key: tuple) -> _Residual:
-    """:class:`_Residual` of ``c`` servers and service mixture ``(s, w)`` (``w`` normalized;
-    ``key`` :func:`wait_distribution`'s), memoized: a fleet checked at many rates (a goodput
-    bisection, a verdict's probes) computes it once."""
-    k = (c, key[2], key[3], _RESIDUAL_GRID)
-    memo = _RESIDUAL_MEMO
-    if k in memo:
-        memo.move_to_end(k)
-        return memo[k]
-    s_max = float(np.max(s))
-    grid = s_max * _unit_grid(_RESIDUAL_GRID, 1.0, 2)
-    # P(M > t) = G(t)^c, G(t) = sum_k w_k (s_k - t)^+ / E[S] (piecewise linear)
-    g = _residual_share(s, w, grid) / mean_s
-    surv_m = g**c
-    mass = surv_m[:-1] - surv_m[1:]
-    with np.errstate(divide="ignore"):
-        log_mass = np.log(mass)
-    out = _Residual(
-        float(np.sum(w * s * s)),
-        s_max,
-        grid,
-        surv_m,
-        _mean_first_completion(s, w, c, mean_s),
-        log_mass,
-        0.5 * (grid[1:] + grid[:-1]),
-    )
-    memo[k] = out
+class _Mixture(NamedTuple):
+    """What :class:`_Residual` needs of one service mixture whatever the servers."""
+
+    second_moment_s2: float  # E[S^2]
+    s_max: float
+    grid: np.ndarray  # t on [0, s_max], quadratically spaced
+    g: np.ndarray  # G(t) = sum_k w_k (s_k - t)^+ / E[S] on grid
+    mid: np.ndarray  # each step's midpoint
+    pieces: tuple[np.ndarray, np.ndarray]  # _first_completion_pieces
+
+
+_MIXTURE_MEMO: OrderedDict[tuple, _Mixture] = OrderedDict()
+
+
+def _memo_get(memo: OrderedDict, key: tuple, compute: Callable[[], T]) -> T:
+    """``memo[key]``, computed on a miss; at most :data:`_WAIT_MEMO_ENTRIES` kept."""
+    if key in memo:
+        memo.move_to_end(key)
+        return memo[key]  # type: ignore[no-any-return]
+    out = compute()
+    memo[key] = out
     if len(memo) > _WAIT_MEMO_ENTRIES:
         memo.popitem(last=False)
     return out
+
+
+def _mixture(s, w, mean_s: float, key: tuple) -> _Mixture:
+    s_max = float(np.max(s))
+    grid = s_max * _unit_grid(_RESIDUAL_GRID, 1.0, 2)
+    return _Mixture(
+        float(np.sum(w * s * s)),
+        s_max,
+        grid,
+        _residual_share(s, w, grid) / mean_s,
+        0.5 * (grid[1:] + grid[:-1]),
+        _first_completion_pieces(s, w, mean_s),
+    )
+
+
+def _residual(c: int, s, w, mean_s: float, key: tuple) -> _Residual:
+    """:class:`_Residual` of ``c`` servers and service mixture ``(s, w)`` (``w`` normalized;
+    ``key`` :func:`wait_distribution`'s), memoized: a fleet checked at many rates (a goodput
+    bisection, a verdict's probes) computes it once, and a count search (many ``c``) shares
+    the mixture's part (:class:`_Mixture`)."""
+
+    def compute() -> _Residual:
+        mx = _memo_get(
+            _MIXTURE_MEMO, (key[2], key[3], _RESIDUAL_GRID), lambda: _mixture(s, w, mean_s, key)
+        )
+        # P(M > t) = G(t)^c (piecewise linear G)
+        surv_m = mx.g**c
+        mass = surv_m[:-1] - surv_m[1:]
+        with np.errstate(divide="ignore"):
+            log_mass = np.log(mass)
+        mean_m = _first_completion_mean(mx.pieces, c, mean_s)
+        return _Residual(mx.second_moment_s2, mx.s_max, mx.grid, surv_m, mean_m, log_mass, mx.mid)
+
+    return _memo_get(_RESIDUAL_MEMO, (c, key[2], key[3], _RESIDUAL_GRID), compute)
 
 
 def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistribution:
