@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,7 +57,7 @@ from pddplan.robust.inputs import (
 )
 from pddplan.robust.search import point_config
 from pddplan.solver import Outcome, Plan, Solver, Topology, build_problem
-from pddplan.solver.fleet import GOODPUT_RTOL, check_fleet, log_margin
+from pddplan.solver.fleet import GOODPUT_RTOL, FleetCheck, check_fleet, log_margin
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Halvings of the interval between an input's point value and the end that reverses a verdict.
@@ -177,7 +177,7 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
         skipped = [*skipped, NotSampled(RATE, "the rate is the question asked, not an estimate")]
     pdd = _Fleet.of(out.plan)
     bases = [_Fleet.of(b) for b in out.baselines]
-    guesses = [_equal_rate_guess(out.plan, b) for b in out.baselines]
+    guesses = _starts(rs, pdd, bases, [_equal_rate_guess(out.plan, b) for b in out.baselines])
     # the point's verdict by the same rule as every changed value's (fleet checks, ties to
     # the goodput's precision do not win), not by the BCR figures: a ratio within that
     # precision of 1 would otherwise be a win at the point and a tie at every end
@@ -206,6 +206,50 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
     return VerdictCheck(verdicts, ranges, skipped)
 
 
+class Start(NamedTuple):
+    """Where :meth:`_OnSample.outcome` starts against one baseline: the PDD rate of its first
+    check, and the two fleets' slopes there (PDD's, the baseline's), ``d log(1 + margin) / d
+    log(rate)`` on the point estimate (:func:`~pddplan.solver.fleet.log_margin`), or None."""
+
+    rate_rps: float
+    slopes: tuple[float, float] | None
+
+
+#: [-] the relative rate step over which :func:`_starts` reads the fleets' margin slopes.
+SLOPE_STEP = 0.02
+
+
+def _starts(
+    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
+) -> list[Start]:
+    """Each baseline's :class:`Start` on the point estimate: its guess, and both fleets' margin
+    slopes there (two checks of each, :data:`SLOPE_STEP` apart; None where a margin is not
+    finite or does not grow with the rate). The slopes only place the probes of a changed
+    value's search (:func:`_next_probe`): every answer is still decided by the checks."""
+    mine = _OnSample(*pdd.on(rs))
+    out = []
+    for b, x in zip(bases, guesses, strict=True):
+        solver, base = b.on(rs)
+        slopes = None
+        if (
+            mine.plan is not None
+            and base is not None
+            and base.cost_usd_per_hour > 0
+            and math.isfinite(x)
+        ):
+            scale = base.cost_usd_per_hour / mine.plan.cost_usd_per_hour * (1 - TIE_RTOL)
+            fs = []
+            for r in (x, x * (1 + SLOPE_STEP)):
+                a = check_fleet(mine.solver, mine.plan, r, figures=False)
+                c = check_fleet(solver, base, r * scale, figures=False)
+                fs.append((log_margin(a.margin), log_margin(c.margin)))
+            k = tuple((f1 - f0) / math.log1p(SLOPE_STEP) for f0, f1 in zip(*fs, strict=True))
+            if all(math.isfinite(v) and v > 0 for v in k):
+                slopes = (k[0], k[1])
+        out.append(Start(x, slopes))
+    return out
+
+
 def _equal_rate_guess(pdd: Plan, base: Plan) -> float:
     """A PDD rate [req/s] between PDD's goodput and the baseline's scaled to PDD's cost (their
     geometric mean; a quarter of PDD's goodput stands in for a baseline that serves nothing):
@@ -228,14 +272,14 @@ def _wins_at(
     value: float,
     pdd: _Fleet,
     bases: list[_Fleet],
-    guesses: list[float],
+    guesses: list[Start],
 ) -> list[bool]:
     """Whether PDD's fleet beats each baseline's with ``inp`` at ``value``."""
     return _wins_on(_resolved(resolve, inp, value), pdd, bases, guesses)
 
 
 def _wins_on(
-    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
+    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[Start]
 ) -> list[bool]:
     """Whether PDD's fleet beats each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`
     is :data:`WINS`)."""
@@ -243,29 +287,64 @@ def _wins_on(
 
 
 def _outcomes_on(
-    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
+    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[Start]
 ) -> list[str]:
-    """PDD's fleet against each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`)."""
+    """PDD's fleet against each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`).
+
+    The baselines are taken from the highest first guess down: PDD's fleet meeting every target
+    at one guess then answers for every lower one without a check (:meth:`_OnSample.meets`)."""
     mine = _OnSample(*pdd.on(rs))
-    return [mine.outcome(*b.on(rs), x) for b, x in zip(bases, guesses, strict=True)]
+    out = [""] * len(bases)
+    for j in sorted(range(len(bases)), key=lambda j: (-guesses[j].rate_rps, j)):
+        out[j] = mine.outcome(*bases[j].on(rs), guesses[j])
+    return out
 
 
 class _OnSample:
-    """PDD's fleet on one changed scenario."""
+    """PDD's fleet on one changed scenario.
+
+    Its feasible rates are an interval from 0 (:mod:`pddplan.solver.fleet`), so a rate at or
+    below one where it met every target meets them, and one at or above one where it missed
+    misses: :meth:`meets` answers those from the checks already made, and checks the others."""
 
     def __init__(self, solver: Solver, plan: Plan | None) -> None:
         self.solver, self.plan = solver, plan
+        self._met, self._missed = 0.0, math.inf  # highest rate met, lowest missed so far
+
+    def check(self, rate: float) -> FleetCheck:
+        """The fleet checked at ``rate`` (margins read on the TTFT CDF), remembered for
+        :meth:`meets`."""
+        assert self.plan is not None
+        c = check_fleet(self.solver, self.plan, rate, figures=False)
+        if c.meets_sla:
+            self._met = max(self._met, rate)
+        else:
+            self._missed = min(self._missed, rate)
+        return c
+
+    def known(self, rate: float) -> bool | None:
+        """Whether the fleet meets every target at ``rate``, where the checks made decide it
+        (None where they do not)."""
+        if 0.0 < rate <= self._met:
+            return True
+        if rate >= self._missed:
+            return False
+        return None
 
     def meets(self, rate: float) -> bool:
-        assert self.plan is not None
-        return check_fleet(self.solver, self.plan, rate, figures=False).meets_sla
+        """Whether the fleet meets every target at ``rate``: :meth:`known`, else a check."""
+        known = self.known(rate)
+        return self.check(rate).meets_sla if known is None else known
 
-    def outcome(self, solver: Solver, base: Plan | None, guess: float) -> str:
+    def outcome(self, solver: Solver, base: Plan | None, start: Start) -> str:
         """This fleet's BCR against ``base``'s on the same scenario (see the module notes):
         both fleets checked at PDD rates ``x`` and their BCR-equal rates, ``x`` moved up while
         both meet every target and down while both miss one, until one meets and the other does
         not (:data:`WINS` or :data:`LOSES`), or ``x`` is pinned within
-        :data:`~pddplan.solver.fleet.GOODPUT_RTOL` (:data:`TIE`)."""
+        :data:`~pddplan.solver.fleet.GOODPUT_RTOL` (:data:`TIE`). ``x`` starts at ``start``'s
+        rate; its slopes, where known, place the probes while the bracket is open
+        (:func:`_next_probe`)."""
+        guess = start.rate_rps
         if self.plan is None:
             return LOSES
         if base is None or base.cost_usd_per_hour <= 0:
@@ -280,10 +359,14 @@ class _OnSample:
         x = guess
         step = kept = 0
         while (math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi) and floor <= x <= ceiling:
-            mine = check_fleet(self.solver, self.plan, x, figures=False)
+            known = self.known(x)
+            mine = self.check(x) if known is None else None
+            met = mine.meets_sla if mine is not None else bool(known)
             theirs = check_fleet(solver, base, x * scale, figures=False)
-            if mine.meets_sla != theirs.meets_sla:
-                return WINS if mine.meets_sla else LOSES
+            if met != theirs.meets_sla:
+                return WINS if met else LOSES
+            if mine is None:  # its margin guides the next probe
+                mine = self.check(x)
             f = (log_margin(mine.margin), log_margin(theirs.margin))
             # Illinois: an end kept twice in a row has its margins halved, so that false
             # position does not creep towards the turning rates from one side
@@ -295,7 +378,7 @@ class _OnSample:
                 hi, f_hi = x, f
                 f_lo = (0.5 * f_lo[0], 0.5 * f_lo[1]) if kept == -1 else f_lo
                 kept = -1
-            x = _next_probe(lo, hi, f_lo, f_hi, step)
+            x = _next_probe(lo, hi, f_lo, f_hi, step, start.slopes)
             step += 1
         return TIE
 
@@ -306,15 +389,19 @@ def _next_probe(
     f_lo: tuple[float, float],
     f_hi: tuple[float, float],
     step: int,
+    slopes: tuple[float, float] | None = None,
 ) -> float:
     """The next PDD rate to check in :meth:`_OnSample.outcome`, from the bracket (both fleets
     meet every target at ``lo``, both miss one at ``hi``) and the two fleets' log margins at its
     ends (:func:`~pddplan.solver.fleet.log_margin`: below 0 where a fleet meets).
 
-    - An open bracket grows (or shrinks) at its first step by a factor from the margin nearest
-      0 at its closed end, at most 2 (a fleet that meets by a hair most often turns just
-      above), and by 2 at every step after (a margin that stays near 0 far from the turning
-      rate, where a transfer alone bounds TTFT, cannot hold it back).
+    - An open bracket, with the fleets' ``slopes`` (:class:`Start`): each fleet's turning rate
+      by Newton's step from its margin at the closed end, on the log rate; the next check
+      halfway between the two (on the log rate), at most a factor 2 away. Without them (or a
+      margin not finite) it grows (or shrinks) at its first step by a factor from the margin
+      nearest 0 at its closed end, at most 2 (a fleet that meets by a hair most often turns
+      just above), and by 2 at every step after (a margin that stays near 0 far from the
+      turning rate, where a transfer alone bounds TTFT, cannot hold it back).
     - A closed one: each fleet's turning rate by false position on the log rate between the
       ends; the next check halfway between the two (where one meets and the other does not),
       or, where they are within half the goodput's precision of each other (a likely tie), just
@@ -326,7 +413,15 @@ def _next_probe(
     the two checks at one rate, and a tie by a bracket within the goodput's precision."""
     rtol = GOODPUT_RTOL
     if math.isinf(hi) or lo <= 0:
-        near = max(f_lo) if math.isinf(hi) else min(f_hi)  # the closed end's nearest margin
+        up = math.isinf(hi)
+        at, f = (lo, f_lo) if up else (hi, f_hi)  # the closed end
+        if slopes is not None and all(math.isfinite(v) for v in f):
+            u = [math.log(at) - v / k for v, k in zip(f, slopes, strict=True)]
+            x = math.exp(0.5 * (u[0] + u[1]))
+            if up:
+                return min(max(x, at * (1 + 2 * rtol)), 2.0 * at)
+            return max(min(x, at * (1 - 2 * rtol)), 0.5 * at)
+        near = max(f_lo) if up else min(f_hi)  # the closed end's nearest margin
         grow = 2.0
         if step == 0 and math.isfinite(near):  # the first step only: then it doubles
             grow = min(2.0, 1.0 + max(4.0 * abs(near), 2 * rtol))
@@ -357,7 +452,7 @@ def _bisect(
     rng: tuple[float, float],
     end: str,
     value: float,
-    fleets: tuple[_Fleet, _Fleet, float],
+    fleets: tuple[_Fleet, _Fleet, Start],
     w0: bool,
 ) -> Flip:
     """Where between the point and ``value`` the verdict (``w0`` at the point) turns."""
