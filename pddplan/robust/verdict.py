@@ -27,9 +27,12 @@ and the baseline's misses one at ``x c_B / c_P``, PDD wins; the other way round,
 both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
 ``g_B c_P / c_B``), to the goodput's precision (:data:`~pddplan.solver.fleet.GOODPUT_RTOL`):
 two checks a step, instead of a goodput bisection per fleet. Where it moves is guided by the
-checks' margins (:func:`_next_probe`: false position towards each fleet's turning rate, a
-bisection every third step): a tie's bracket closes in about three steps, where bisection took
-twelve. Fleets that no rate within that precision separates tie, and a tie is no win.
+checks' margins (:func:`_next_probe`: while both meet or both miss, Newton on each fleet's
+margin slope measured on the point estimate (:func:`_starts`); then false position towards each
+fleet's turning rate, a bisection every third step): a tie's bracket closes in about three
+steps, where bisection took twelve. Fleets that no rate within that precision separates tie,
+and a tie is no win. PDD's fleet is checked once for every baseline whose first guess is at or
+below a rate where it met every target (:meth:`_OnSample.known`).
 
 The point estimate's verdict is taken the same way, on the fleets as solved (not read off the
 BCR figures): a BCR ratio within the goodput's precision of 1 is then a tie at the point as at

@@ -63,6 +63,7 @@ def test_reported_flips_turn_where_they_say(solved) -> None:
     for j, v in enumerate(vc.verdicts):
         base = verdict._Fleet.of(out.baselines[j])
         guess = verdict._equal_rate_guess(out.plan, out.baselines[j])
+        (start,) = verdict._starts(ls.resolved, pdd, [base], [guess])  # as check_verdict's
         # the point's verdict agrees with the BCR figures wherever their ratio is clear of 1 by
         # more than the goodput's precision
         if v.bcr_ratio is None:  # a baseline that serves nothing: PDD wins where it serves
@@ -71,8 +72,8 @@ def test_reported_flips_turn_where_they_say(solved) -> None:
             assert v.pdd_wins == (v.bcr_ratio > 1.0)
         for f in v.flips[:2]:
             inp = by_path[f.path]
-            at = verdict._wins_at(_resolve(ls), inp, f.flips_at, pdd, [base], [guess])[0]
-            held = verdict._wins_at(_resolve(ls), inp, f.holds_at, pdd, [base], [guess])[0]
+            at = verdict._wins_at(_resolve(ls), inp, f.flips_at, pdd, [base], [start])[0]
+            held = verdict._wins_at(_resolve(ls), inp, f.holds_at, pdd, [base], [start])[0]
             assert at != v.pdd_wins and held == v.pdd_wins
             checked += 1
     assert checked > 0  # the default scenario's verdicts rest on some estimate
@@ -130,7 +131,10 @@ def test_outcome_agrees_with_the_fleets_goodputs(solved, path: str) -> None:
         for b in out.baselines:
             base = verdict._Fleet.of(b)
             guess = verdict._equal_rate_guess(out.plan, b)
-            got = verdict._outcomes_on(rs, pdd, [base], [guess])[0]
+            # the probes placed with the point's margin slopes, and without
+            (start,) = verdict._starts(ls.resolved, pdd, [base], [guess])
+            got = verdict._outcomes_on(rs, pdd, [base], [start])[0]
+            plain = verdict._outcomes_on(rs, pdd, [base], [verdict.Start(guess, None)])[0]
             base_solver, theirs = base.on(rs)
             if mine is None or theirs is None or theirs.cost_usd_per_hour <= 0:
                 continue
@@ -140,9 +144,24 @@ def test_outcome_agrees_with_the_fleets_goodputs(solved, path: str) -> None:
                 continue
             c_p, c_b = mine.cost_usd_per_hour, theirs.cost_usd_per_hour
             if g_lo * c_b > b_hi * c_p * (1 + 2 * GOODPUT_RTOL):
-                assert got == verdict.WINS, (value, b.topology)
+                assert got == plain == verdict.WINS, (value, b.topology)
                 decided += 1
             elif g_hi * c_b < b_lo * c_p * (1 - 2 * GOODPUT_RTOL):
-                assert got == verdict.LOSES, (value, b.topology)
+                assert got == plain == verdict.LOSES, (value, b.topology)
                 decided += 1
     assert decided >= 5  # the check decided something
+
+
+def test_a_fleet_checked_once_answers_below_a_meet_and_above_a_miss(solved) -> None:
+    """PDD's fleet on a scenario answers from its checks where they decide (its feasible rates
+    are an interval from 0), and those answers are the checks' own."""
+    ls, out = solved
+    mine = verdict._OnSample(*verdict._Fleet.of(out.plan).on(ls.resolved))
+    g = out.plan.goodput_rps
+    assert mine.known(0.5 * g) is None  # nothing checked yet
+    assert mine.check(0.9 * g).meets_sla
+    assert not mine.check(1.2 * g).meets_sla
+    for x, want in ((0.3 * g, True), (0.9 * g, True), (1.2 * g, False), (3.0 * g, False)):
+        assert mine.known(x) is want
+        assert mine.check(x).meets_sla is want  # the check agrees
+    assert mine.known(1.0 * g * (1 - 2 * GOODPUT_RTOL)) is None  # between: not decided
