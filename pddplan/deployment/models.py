@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pddplan import units
 from pddplan.models import architecture as arch
@@ -297,4 +298,12 @@ def expert_shares(ffn: MoeFfn) -> tuple[float, ...] | None:
     if skew.expert_shares is not None:
         return tuple(float(x) for x in skew.expert_shares)
     assert skew.zipf_exponent is not None  # the spec gives exactly one form
-    return tuple(float(x) for x in arch.zipf_expert_shares(ffn.experts, skew.zipf_exponent))
+    return _zipf_shares(ffn.experts, skew.zipf_exponent)
+
+
+@lru_cache(maxsize=64)
+def _zipf_shares(experts: int, exponent: float) -> tuple[float, ...]:
+    """:func:`~pddplan.models.architecture.zipf_expert_shares` as a tuple, made once per
+    (experts, exponent): a robust study or a verdict check rebuilds the model's numbers for
+    every sample."""
+    return tuple(float(x) for x in arch.zipf_expert_shares(experts, exponent))
