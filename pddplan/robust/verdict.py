@@ -398,13 +398,14 @@ def _next_probe(
     meet every target at ``lo``, both miss one at ``hi``) and the two fleets' log margins at its
     ends (:func:`~pddplan.solver.fleet.log_margin`: below 0 where a fleet meets).
 
-    - An open bracket, with the fleets' ``slopes`` (:class:`Start`): each fleet's turning rate
-      by Newton's step from its margin at the closed end, on the log rate; the next check
-      halfway between the two (on the log rate), at most a factor 2 away. Without them (or a
-      margin not finite) it grows (or shrinks) at its first step by a factor from the margin
-      nearest 0 at its closed end, at most 2 (a fleet that meets by a hair most often turns
-      just above), and by 2 at every step after (a margin that stays near 0 far from the
-      turning rate, where a transfer alone bounds TTFT, cannot hold it back).
+    - An open bracket, at its first step, with the fleets' ``slopes`` (:class:`Start`): each
+      fleet's turning rate by Newton's step from its margin at the closed end, on the log rate;
+      the next check halfway between the two (on the log rate), at most a factor 2 away.
+      Without them (or a margin not finite) it grows (or shrinks) at its first step by a factor
+      from the margin nearest 0 at its closed end, at most 2 (a fleet that meets by a hair
+      most often turns just above). At every step after it grows by 2 (a margin that stays near
+      0 far from the turning rate, where a transfer alone bounds TTFT, cannot hold it back;
+      Newton's steps there crept by the goodput's precision, thousands of checks for a tie).
     - A closed one: each fleet's turning rate by false position on the log rate between the
       ends; the next check halfway between the two (where one meets and the other does not),
       or, where they are within half the goodput's precision of each other (a likely tie), just
@@ -418,7 +419,7 @@ def _next_probe(
     if math.isinf(hi) or lo <= 0:
         up = math.isinf(hi)
         at, f = (lo, f_lo) if up else (hi, f_hi)  # the closed end
-        if slopes is not None and all(math.isfinite(v) for v in f):
+        if step == 0 and slopes is not None and all(math.isfinite(v) for v in f):
             u = [math.log(at) - v / k for v, k in zip(f, slopes, strict=True)]
             x = math.exp(0.5 * (u[0] + u[1]))
             if up:
