@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from pddplan import units
+from pddplan.deployment.memo import IdentityMemo
 from pddplan.models import network
 from pddplan.spec import Link
 
@@ -51,7 +52,16 @@ class LinkNumbers:
     def of(
         cls, link: Link, bandwidth_scale: float = 1.0, bandwidth_overridden: bool = False
     ) -> LinkNumbers:
-        """A link's numbers, its bandwidth scaled by ``bandwidth_scale`` and priced at it."""
+        """A link's numbers, its bandwidth scaled by ``bandwidth_scale`` and priced at it
+        (memoized on the link object)."""
+        return _BY_OBJECT.get(
+            link,
+            (cls, bandwidth_scale, bandwidth_overridden),
+            lambda: cls._of(link, bandwidth_scale, bandwidth_overridden),
+        )
+
+    @classmethod
+    def _of(cls, link: Link, bandwidth_scale: float, bandwidth_overridden: bool) -> LinkNumbers:
         bw = link.bandwidth_gbit_per_s * bandwidth_scale
         return cls(
             name=link.name,
@@ -153,3 +163,6 @@ class LinkNumbers:
     def line_efficiency(self) -> float:
         """Goodput over line rate [-]."""
         return self.goodput_bytes_per_s / units.gbit_per_s_to_bytes_per_s(self.bandwidth_gbit_per_s)
+
+
+_BY_OBJECT = IdentityMemo()

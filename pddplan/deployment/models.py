@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pddplan import units
+from pddplan.deployment.memo import IdentityMemo
 from pddplan.models import architecture as arch
 from pddplan.models import memory
 from pddplan.spec import (
@@ -248,7 +249,14 @@ def overridden_param_counts(counts: ParamCounts, override: ParamsOverride) -> Pa
 
 
 def model_numbers(m: Model) -> ModelNumbers:
-    """A model spec in the numbers the performance models take."""
+    """A model spec in the numbers the performance models take (memoized on the object)."""
+    return _BY_OBJECT.get(m, None, lambda: _model_numbers(m))
+
+
+_BY_OBJECT = IdentityMemo()
+
+
+def _model_numbers(m: Model) -> ModelNumbers:
     a = m.architecture
     kvb = units.DTYPE_BYTES[m.dtypes.kv_cache]
     att = attention_numbers(a, kvb)

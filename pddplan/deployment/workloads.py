@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from pddplan.deployment.memo import IdentityMemo
 from pddplan.models import network
 from pddplan.spec import (
     DEFAULT_HIT_RATE_POINTS_PER_BIN,
@@ -150,8 +151,22 @@ def request_classes(
 ) -> RequestClasses:
     """The workload as weighted classes; anomalous requests are flagged (and kept) separately.
 
-    Memoized on the workload's content (the arrays are shared: callers must not modify them).
+    Memoized on the workload object and on its content (the arrays are shared: callers must
+    not modify them).
     """
+    return _BY_OBJECT.get(
+        wl,
+        (points_per_bin, n_length, anomalous_filter),
+        lambda: _by_content(wl, points_per_bin, n_length, anomalous_filter),
+    )
+
+
+_BY_OBJECT = IdentityMemo()
+
+
+def _by_content(
+    wl: Workload, points_per_bin: int, n_length: int, anomalous_filter: bool
+) -> RequestClasses:
     key = (
         wl.model_dump_json(exclude={"source", "notes"}),
         points_per_bin,
