@@ -184,6 +184,17 @@ def suggestions(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
     return (held + close)[:n]
 
 
+def dotted(path: Iterable[str | int]) -> str:
+    """A key path as messages write it: ``roles.MD.chips[0]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out or "(top level)"
+
+
 def did_you_mean(word: str, choices: Iterable[str], n: int = 3, *, within: str = "") -> str:
     """``"; did you mean 'x'?"`` or ``""`` when no name is close: the one did-you-mean every
     message uses.

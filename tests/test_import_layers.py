@@ -240,3 +240,32 @@ def test_help_loads_neither_the_api_nor_numpy_nor_scipy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "HEAVY:", out.stdout[-300:]
+
+
+def test_a_yaml_error_loads_neither_the_schemas_nor_the_solver(tmp_path: Path) -> None:
+    """A scenario file that is not YAML is reported (file, line, exit code 1) before a command
+    loads pydantic, the specs or numpy: the CLI parses it first (``read_scenario_early``)."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "typo.yaml"
+    bad.write_text("kind: scenario\nrate_rps: [\n")
+    code = (
+        "import sys\n"
+        "from pddplan.cli import main\n"
+        "def run(argv):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit as exc:\n"
+        "        print('EXIT:', exc.code)\n"
+        f"run(['solve', {str(bad)!r}])\n"
+        "heavy = [m for m in ('pydantic', 'pddplan.spec', 'numpy') if m in sys.modules]\n"
+        "print('HEAVY:' + ','.join(heavy))\n"
+        # typer converts sweep's --set values (and a number option of solve's) with pydantic
+        # before the command runs: those lines load it, but report the same error
+        f"run(['sweep', {str(bad)!r}, '--set', 'rate_rps=1,2'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = out.stdout.strip().splitlines()
+    assert lines == ["EXIT: 1", "HEAVY:", "EXIT: 1"], out.stdout[-300:]
+    assert out.stderr.count(f"{bad}:3: invalid YAML") == 2, out.stderr

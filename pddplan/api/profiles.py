@@ -313,9 +313,24 @@ def data_file(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def parse_file(path: str | Path) -> None:
+    """Parse a scenario or profile file as YAML, strictly (:func:`pddplan.io.yamldoc.read_yaml`,
+    cached): a file that is not YAML raises :class:`~pddplan.errors.ProfileError` naming the
+    file and the line, without loading any schema. Loading the file later reads this parse."""
+    from pddplan.io.yamldoc import read_yaml
+
+    read_yaml(Path(path))
+
+
 def bundled_names(text: str) -> str:
     """``text`` (an error message) with each bundled file's path replaced by its name
-    (``bundled scenario pdd-paper, line 39``: :func:`pddplan.io.loader.bundled_names`)."""
+    (``bundled scenario pdd-paper, line 39``: :func:`pddplan.io.loader.bundled_names`).
+    A message that names no file under the bundled profiles' folder (nor the examples next to
+    it) is returned as it is, without loading the schemas: a YAML error stays cheap."""
+    from pddplan.io.bundled import bundled_profiles_dir
+
+    if str(bundled_profiles_dir().parent) not in text:
+        return text
     from pddplan.io.loader import bundled_names as names
 
     return names(text)

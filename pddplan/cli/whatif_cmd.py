@@ -74,6 +74,7 @@ def sweep_cmd(
 
     Example: pddplan sweep --set link.bandwidth_gbit_per_s=25,50,100 --set chips.gpu-b.price_usd_per_hour=2.4,2.6 -f csv
     """
+    common.read_scenario_early(scenario)
     from pathlib import Path
 
     from pddplan import api
@@ -255,6 +256,7 @@ def rank_cmd(
 
     Example: pddplan chips rank --model qwen3-235b-a22b --workload agent-64k -f csv
     """
+    common.read_scenario_early(scenario)
     from pddplan import api
 
     res = api.rank_chips(

@@ -75,10 +75,10 @@ class Strict(BaseModel):
         try:
             return self.model_validate(data)
         except ValidationError as exc:
-            from pddplan.spec.validation import YamlDoc, validation_to_profile_error
+            from pddplan.spec.validation import Unparsed, validation_to_profile_error
 
             raise validation_to_profile_error(
-                exc, type(self), YamlDoc(data, {}, f"{type(self).__name__} copy")
+                exc, type(self), Unparsed(data, f"{type(self).__name__} copy")
             ) from None
 
 

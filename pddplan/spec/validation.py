@@ -1,7 +1,7 @@
 """The translation of pydantic's validation errors into one-line profile errors.
 
-A spec is validated from a parsed document (:class:`YamlDoc`: its data and the line of every
-key); the first error becomes a :class:`~pddplan.errors.ProfileError` that names the file, the
+A spec is validated from a document (:class:`Document`: its data and the line of every key,
+:class:`pddplan.io.yamldoc.YamlDoc` when parsed from a file); the first error becomes a :class:`~pddplan.errors.ProfileError` that names the file, the
 key path, the line and, for a number, the allowed range.
 """
 
@@ -9,37 +9,37 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from pddplan.errors import ProfileError, did_you_mean
+from pddplan.errors import dotted as dotted  # re-exported
 
 Path_ = tuple[str | int, ...]
 
 
-@dataclass
-class YamlDoc:
-    """A parsed YAML document: plain data plus the line (1-based) of every key path."""
+class Document(Protocol):
+    """A document validated: its data, the line (1-based) of every key path (may be empty)
+    and its file (:class:`pddplan.io.yamldoc.YamlDoc` is the parsed one)."""
+
+    @property
+    def data(self) -> Any: ...
+
+    @property
+    def lines(self) -> Mapping[Path_, int]: ...
+
+    @property
+    def file(self) -> str: ...
+
+
+class Unparsed(NamedTuple):
+    """A :class:`Document` of data that was not parsed from a file (no lines)."""
 
     data: Any
-    lines: dict[Path_, int]
     file: str
-    #: The parse cache's name for the file's content (:func:`pddplan.io.parse_cache.key`),
-    #: "" for a document not read from a file as it is (a merge, a patch).
-    key: str = field(default="", compare=False, repr=False)
-
-
-def dotted(path: Iterable[str | int]) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out or "(top level)"
+    lines: Mapping[Path_, int] = types.MappingProxyType({})
 
 
 # ------------------------------------------------------------------------- validation errors
@@ -98,7 +98,7 @@ def data_path(loc: tuple[Any, ...], data: Any) -> Path_:
     return tuple(out)
 
 
-def line_for(doc: YamlDoc, path: Path_) -> int | None:
+def line_for(doc: Document, path: Path_) -> int | None:
     for n in range(len(path), -1, -1):
         line = doc.lines.get(path[:n])
         if line is not None:
@@ -107,7 +107,7 @@ def line_for(doc: YamlDoc, path: Path_) -> int | None:
 
 
 def validation_to_profile_error(
-    exc: ValidationError, cls: type[BaseModel], doc: YamlDoc
+    exc: ValidationError, cls: type[BaseModel], doc: Document
 ) -> ProfileError:
     """Turn pydantic's first error into one line naming file, key path and line."""
     errors = exc.errors(include_url=False)

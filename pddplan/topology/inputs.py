@@ -15,9 +15,9 @@ from typing import Any
 
 from pddplan.errors import TopologyError, did_you_mean
 from pddplan.io.loader import Registry, read_yaml, validate
+from pddplan.io.yamldoc import YamlDoc
 from pddplan.spec.scenario_spec import Scenario
 from pddplan.spec.topology import Line, Site, TopologyScenario, TrafficSource
-from pddplan.spec.validation import YamlDoc
 
 #: Keys of a topology file that are not the scenario keys shared by its pipelines.
 TOPOLOGY_KEYS = ("sites", "lines", "traffic", "share_levels", "resilience", "uncertainty")

@@ -26,8 +26,8 @@ from typing import Any
 
 from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.io.overrides import ScenarioSource
+from pddplan.io.yamldoc import YamlDoc
 from pddplan.spec.topology import Line, RoleChoice, Site, TrafficSource, route_rtt_ms
-from pddplan.spec.validation import YamlDoc
 from pddplan.topology.inputs import TopologyInput, profile_rental_usd_per_hour
 
 #: [s] The least TTFT target a pipeline may be sized against (the scenario's lower bound).

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pddplan.io import loader, parse_cache
+from pddplan.io import loader, parse_cache, yamldoc
 
 CHIP = Path(loader.bundled_profiles_dir()) / "chips" / "gpu-a.yaml"
 
@@ -23,17 +23,17 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     d = tmp_path / "cache"
     monkeypatch.setenv(parse_cache.ENV_DIR, str(d))
     parse_cache.cache_dir.cache_clear()
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
     yield d
     parse_cache.cache_dir.cache_clear()
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
 
 
 def test_a_kept_document_is_the_parse_itself(cache: Path) -> None:
     fresh = loader.parse_yaml(CHIP.read_text(encoding="utf-8"), str(CHIP))
     first = loader.read_yaml(CHIP)
     assert len(list(cache.glob("*.pickle"))) == 1
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
     again = loader.read_yaml(CHIP)  # from the disk
     assert again == first == fresh and again is not first
 
@@ -51,7 +51,7 @@ def test_an_edited_file_is_parsed_again(cache: Path, tmp_path: Path) -> None:
     assert loader.read_yaml(f).data == {"a": 1}
     f.write_text("a: 2\n", encoding="utf-8")
     os.utime(f, ns=(1, 1))  # even with the same size and an old modification time
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
     assert loader.read_yaml(f).data == {"a": 2}
 
 
@@ -61,11 +61,11 @@ def test_a_damaged_entry_is_parsed_afresh_with_a_note(
     first = loader.read_yaml(CHIP)
     (entry,) = cache.glob("*.pickle")
     entry.write_bytes(b"not a pickle")
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
     assert loader.read_yaml(CHIP) == first
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("pddplan: note: unreadable parse cache entry")
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
     loader.read_yaml(CHIP)  # rewritten: no note the second time
     assert capsys.readouterr().err == ""
 
@@ -113,7 +113,7 @@ def test_a_validated_profile_is_kept_and_read_back_as_validated(cache: Path) -> 
     fresh = loader.validate(loader.KINDS["chip"], loader.read_yaml(CHIP))
     first = loader.load_file(CHIP, "chip")
     assert len(list(cache.glob("*.pickle"))) == 2  # the parse and the validated object
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
     again = loader.load_file(CHIP, "chip")  # from the disk
     assert again == first == fresh and again is not first
     assert type(again) is type(fresh)
@@ -161,7 +161,7 @@ def test_an_edited_profile_is_validated_again(cache: Path, tmp_path: Path) -> No
     before = loader.load_file(f, "chip")
     text = CHIP.read_text(encoding="utf-8").replace("name: gpu-a", "name: gpu-x")
     f.write_text(text, encoding="utf-8")
-    loader._read_yaml_cached.cache_clear()
+    yamldoc._read_yaml_cached.cache_clear()
     with pytest.raises(loader.ProfileError, match="must match the file name"):
         loader.load_file(f, "chip")
     assert before.name == "gpu-a"
