@@ -358,3 +358,22 @@ def test_default_scenario_loads(bundled_registry: Registry) -> None:
     rs = load_scenario(None, bundled_registry)
     assert rs.scenario.name == "default"
     assert rs.model.kind == "model" and rs.workload.kind == "workload"
+
+
+def test_a_merge_shares_nothing_with_its_inputs() -> None:
+    """``_deep_merge`` copies ``base`` once and patches the copy: changing the result changes
+    neither input, and the inputs are left as they were."""
+    from pddplan.io.loader import _deep_merge
+
+    base = {"a": {"b": [1, {"c": 2}], "d": 3}, "tiers": [{"x": 1}, {"x": 2}]}
+    patch = {"a": {"d": 4, "e": {"f": [5]}}, "tiers": {1: {"x": 9}}}
+    before_base, before_patch = repr(base), repr(patch)
+    out = _deep_merge(base, patch)
+    assert out == {
+        "a": {"b": [1, {"c": 2}], "d": 4, "e": {"f": [5]}},
+        "tiers": [{"x": 1}, {"x": 9}],
+    }
+    out["a"]["b"][1]["c"] = 99
+    out["a"]["e"]["f"].append(6)
+    out["tiers"][0]["x"] = 7
+    assert repr(base) == before_base and repr(patch) == before_patch
