@@ -124,7 +124,8 @@ def transfer_rate_cap_bytes_per_s(
     ceiling, up to the line's goodput ``C``.
     """
     per_stream = stream_ceiling_bytes_per_s(rtt_s, max_window_bytes, mss_bytes, loss_rate)
-    return np.minimum(np.asarray(streams, dtype=float) * per_stream, goodput_bytes_per_s)
+    with np.errstate(over="ignore"):  # streams x a near-unbounded ceiling: inf, then C
+        return np.minimum(np.asarray(streams, dtype=float) * per_stream, goodput_bytes_per_s)
 
 
 def slow_start_rounds(payload_bytes, initial_window_bytes, rate_cap_bytes_per_s, rtt_s):
