@@ -1,4 +1,4 @@
-"""The only module that touches YAML: strict parsing with the line of every key.
+"""The only module that reads YAML: strict parsing with the line of every key.
 
 YAML is read with YAML 1.2 scalars (``1e9`` is a float, only ``true``/``false`` are booleans,
 ``no`` stays a string), duplicate keys are errors, and every key's line is remembered so that a
