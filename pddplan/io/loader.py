@@ -18,13 +18,7 @@ from pydantic import ValidationError
 from pddplan.errors import NotFoundError, ProfileError, did_you_mean
 from pddplan.io import parse_cache
 from pddplan.io.bundled import bundled_profiles_dir as bundled_profiles_dir  # re-exported
-from pddplan.io.yamldoc import (  # re-exported: the parsed document and its parser
-    MAX_ALIASES as MAX_ALIASES,
-)
-from pddplan.io.yamldoc import MAX_DEPTH as MAX_DEPTH
-from pddplan.io.yamldoc import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
-from pddplan.io.yamldoc import MAX_NODES as MAX_NODES
-from pddplan.io.yamldoc import YamlDoc as YamlDoc
+from pddplan.io.yamldoc import YamlDoc as YamlDoc  # re-exported: the document and its parser
 from pddplan.io.yamldoc import parse_yaml as parse_yaml
 from pddplan.io.yamldoc import read_yaml as read_yaml
 from pddplan.spec import KIND_DIRS, KINDS, Scenario, Strict, Workload

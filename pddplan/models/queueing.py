@@ -420,7 +420,7 @@ def _memo_get(memo: OrderedDict, key: tuple, compute: Callable[[], T]) -> T:
     return out
 
 
-def _mixture(s, w, mean_s: float, key: tuple) -> _Mixture:
+def _mixture(s, w, mean_s: float) -> _Mixture:
     s_max = float(np.max(s))
     grid = s_max * _unit_grid(_RESIDUAL_GRID, 1.0, 2)
     return _Mixture(
@@ -441,7 +441,7 @@ def _residual(c: int, s, w, mean_s: float, key: tuple) -> _Residual:
 
     def compute() -> _Residual:
         mx = _memo_get(
-            _MIXTURE_MEMO, (key[2], key[3], _RESIDUAL_GRID), lambda: _mixture(s, w, mean_s, key)
+            _MIXTURE_MEMO, (key[2], key[3], _RESIDUAL_GRID), lambda: _mixture(s, w, mean_s)
         )
         # P(M > t) = G(t)^c (piecewise linear G)
         surv_m = mx.g**c
