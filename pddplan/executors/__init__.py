@@ -16,6 +16,13 @@ workers keep what they cached between two maps of one run.
 
 ``map(..., progress=tick)`` calls ``tick(done)`` with the count of items finished so far, in the
 caller's process, as each item finishes (in any order); the results keep the items' order.
+
+``map(..., affinity=True)`` sends item ``i`` to worker ``i % workers``, the same one at every
+map of one block: a run whose second map goes over the same items (``robust``'s two passes over
+its sample chunks) finds what the first cached on that worker (each sample's solver), where a
+shared queue would hand about half the chunks to the other worker, which rebuilds them. The
+items should then be of about equal cost: nothing balances them. The results are the same
+either way.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ class Executor(Protocol):
         /,
         *,
         progress: Tick | None = None,
+        affinity: bool = False,
         **shared: Any,
     ) -> list[R]: ...
 
@@ -68,18 +76,34 @@ class LocalExecutor:
     def __init__(self, jobs: int = 1) -> None:
         self.workers = max(1, int(jobs))
         self._pool: Any = None
+        self._lanes: list[Any] = []  # one single-process pool per worker, for ``affinity``
+        self._entered = False
 
     def __enter__(self) -> LocalExecutor:
-        if self.workers > 1:
-            from concurrent.futures import ProcessPoolExecutor
-
-            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        self._entered = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        for pool in [self._pool, *self._lanes]:
+            if pool is not None:
+                pool.shutdown()
+        self._pool, self._lanes, self._entered = None, [], False
+
+    def _pools(self, affinity: bool) -> list[Any]:
+        """The process pools a map submits to (none: this process): the shared pool of
+        ``workers`` processes, or, with ``affinity``, one single-process pool per worker
+        (each started at its first use, kept until the block ends)."""
+        if self.workers <= 1 or not self._entered:
+            return []
+        from concurrent.futures import ProcessPoolExecutor
+
+        if affinity:
+            if not self._lanes:
+                self._lanes = [ProcessPoolExecutor(max_workers=1) for _ in range(self.workers)]
+            return self._lanes
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        return [self._pool]
 
     def map(
         self,
@@ -88,23 +112,26 @@ class LocalExecutor:
         /,
         *,
         progress: Tick | None = None,
+        affinity: bool = False,
         **shared: Any,
     ) -> list[R]:
         call = functools.partial(fn, **shared) if shared else fn
-        if self._pool is None or len(items) <= 1:
+        pools = self._pools(affinity) if len(items) > 1 else []
+        if not pools:
             out: list[R] = []
             for it in items:
                 out.append(call(it))
                 if progress is not None:
                     progress(len(out))
             return out
-        if progress is None:
-            return list(self._pool.map(call, items))
+        if progress is None and len(pools) == 1:
+            return list(pools[0].map(call, items))
         from concurrent.futures import as_completed
 
-        futures = [self._pool.submit(call, it) for it in items]
-        for done, _ in enumerate(as_completed(futures), 1):
-            progress(done)
+        futures = [pools[i % len(pools)].submit(call, it) for i, it in enumerate(items)]
+        if progress is not None:
+            for done, _ in enumerate(as_completed(futures), 1):
+                progress(done)
         return [f.result() for f in futures]
 
 
@@ -158,13 +185,27 @@ class DaskExecutor:
         /,
         *,
         progress: Tick | None = None,
+        affinity: bool = False,
         **shared: Any,
     ) -> list[R]:
         assert self._client is not None, "use the executor as a context manager"
         # the shared arguments are small (a parsed scenario, the registry's paths): they travel
         # with each task rather than being scattered (scatter reads a dict as a key mapping)
         call = functools.partial(fn, **shared) if shared else fn
-        futures = self._client.map(call, list(items), pure=False)
+        addresses = sorted(self._client.scheduler_info().get("workers", {})) if affinity else []
+        if addresses:  # a preference: a task still runs elsewhere if its worker is gone
+            futures = [
+                self._client.submit(
+                    call,
+                    it,
+                    pure=False,
+                    workers=[addresses[i % len(addresses)]],
+                    allow_other_workers=True,
+                )
+                for i, it in enumerate(items)
+            ]
+        else:
+            futures = self._client.map(call, list(items), pure=False)
         if progress is not None:
             from distributed import as_completed
 
