@@ -28,7 +28,7 @@ from pddplan.deployment import Instance
 from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
-from pddplan.solver.fleet import check_fleet, goodput_rps, slots_ok
+from pddplan.solver.fleet import FleetCheck, check_fleet, goodput_rps, slots_ok
 from pddplan.solver.plan import build_plan, chips_cost_usd_per_hour
 from pddplan.solver.problem import InstanceKey, Pricing, instance_key
 from pddplan.timing import Routing
@@ -218,10 +218,10 @@ def fleet_plan(
     return replace(plan, binding=[], handover_inputs=None)
 
 
-def fleet_margin(solver: Solver, plan: Plan, rate: float) -> tuple[bool, float]:
-    """Whether the fleet meets every SLA target at ``rate`` (check_fleet), and its margin: the
+def fleet_margin(solver: Solver, plan: Plan, rate: float) -> tuple[bool, float, FleetCheck]:
+    """Whether the fleet meets every SLA target at ``rate`` (check_fleet), its margin: the
     smallest of target / TTFT percentile, instances / instances needed per decode pool and
-    1 / line utilization (at least 1 when it meets them)."""
+    1 / line utilization (at least 1 when it meets them), and the check itself."""
     fc = check_fleet(solver, plan, rate)
     pb = solver.pb
     ratios = [
@@ -239,7 +239,7 @@ def fleet_margin(solver: Solver, plan: Plan, rate: float) -> tuple[bool, float]:
         ratios.append(0.0)
     if pb.topology.cross_dc and fc.link_utilization > 0:
         ratios.append(1.0 / fc.link_utilization)
-    return fc.meets_sla, float(min(ratios))
+    return fc.meets_sla, float(min(ratios)), fc
 
 
 def _count_with_slots(pb: Any, need: float, batch: int) -> float:
@@ -362,9 +362,9 @@ def evaluate_chunk(
             cfg, counts = point
             plan = fleet_plan(solver, cfg, counts, rate)
             if plan is not None:
-                rec.meets, rec.margin = fleet_margin(solver, plan, rate)
+                rec.meets, rec.margin, checked = fleet_margin(solver, plan, rate)
                 rec.cost_usd_per_hour = plan.cost_usd_per_hour
-                rec.goodput_rps = goodput_rps(solver, plan, setup.goodput_rtol)
+                rec.goodput_rps = goodput_rps(solver, plan, setup.goodput_rtol, first=checked)
                 wan = plan.route.wan_s[pb.on_decode_side] if pb.topology.cross_dc else np.zeros(0)
                 rec.kv_transfer_max_s = float(np.max(wan)) if wan.size else 0.0
             else:

@@ -167,17 +167,23 @@ def within_goodput_precision(bcr_ratio: float) -> bool:
     return abs(bcr_ratio - 1.0) <= 2.0 * GOODPUT_RTOL
 
 
-def goodput_rps(solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL) -> float:
+def goodput_rps(
+    solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL, first: FleetCheck | None = None
+) -> float:
     """The highest rate at which ``plan``'s fleet meets every SLA target [requests/s].
 
     0 when the fleet misses a target even as the rate goes to zero (a transfer alone longer
-    than a TTFT target, say).
+    than a TTFT target, say). ``first``: see :func:`goodput_bracket`.
     """
-    return goodput_bracket(solver, plan, rtol)[0]
+    return goodput_bracket(solver, plan, rtol, first=first)[0]
 
 
 def goodput_bracket(
-    solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL, guided: bool = False
+    solver: Solver,
+    plan: Plan,
+    rtol: float = GOODPUT_RTOL,
+    guided: bool = False,
+    first: FleetCheck | None = None,
 ) -> tuple[float, float]:
     """``(lo, hi)``: the fleet meets every SLA target at ``lo`` and misses one at ``hi``, with
     ``hi - lo <= rtol hi`` [requests/s]; ``(inf, inf)`` for a fleet no rate overloads.
@@ -191,18 +197,25 @@ def goodput_bracket(
     ``rtol`` (the exact modes' 1e-7) in about a third of the checks. Halving stays the default
     so that the figures computed at the reports' 1e-3 keep their values.
 
+    ``first``: the fleet's check at its own rate where the caller has made it already (with or
+    without figures: whether it meets is decided the same way); halving starts from it instead
+    of checking again (the guided search, which reads the margin, checks again).
+
     Memoized on the fleet's physics (:meth:`~pddplan.solver.sizing.Sizing.fleet_key`): a
     price sweep's points check each fleet once.
     """
     key = ("goodput-bracket", solver.fleet_key(plan), rtol, guided)
-    return solver.cache.get(key, lambda: _goodput_bracket(solver, plan, rtol, guided))
+    return solver.cache.get(key, lambda: _goodput_bracket(solver, plan, rtol, guided, first))
 
 
-def _goodput_bracket(solver: Solver, plan: Plan, rtol: float, guided: bool) -> tuple[float, float]:
+def _goodput_bracket(
+    solver: Solver, plan: Plan, rtol: float, guided: bool, first: FleetCheck | None = None
+) -> tuple[float, float]:
     r0 = plan.rate_rps
     if r0 <= 0:
         return 0.0, 0.0
-    first = check_fleet(solver, plan, r0, figures=False)
+    if guided or first is None or first.rate_rps != r0:
+        first = check_fleet(solver, plan, r0, figures=False)
     if first.meets_sla:
         # no fleet meets its targets past the rate that saturates its prefill pool or its line;
         # only a fleet with neither bound is called unbounded, a million times its rate on
