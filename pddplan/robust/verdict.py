@@ -37,6 +37,12 @@ below a rate where it met every target (:meth:`_OnSample.known`).
 The point estimate's verdict is taken the same way, on the fleets as solved (not read off the
 BCR figures): a BCR ratio within the goodput's precision of 1 is then a tie at the point as at
 every changed value, not a win at the point that every input's range appears to reverse.
+
+An estimate of a chip that none of the fleets has (a catalog's other chips) leaves every fleet
+as it is: each fleet's problem holds its own instance kinds only (:meth:`_Fleet.on`), and a
+chip's keys change that chip alone. Its ends are still resolved (a value the schema rejects is
+reported as for any input), but the fleets are not rebuilt on them: the verdict there is the
+point's (:func:`_leaves_fleets`).
 """
 
 from __future__ import annotations
@@ -186,13 +192,18 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
     # precision of 1 would otherwise be a win at the point and a tie at every end
     outcomes = _outcomes_on(rs, pdd, bases, guesses)
     point = [o == WINS for o in outcomes]
+    chips = _fleet_chips([pdd, *bases])
     flips: list[list[Flip]] = [[] for _ in bases]
     ranges: list[tuple[str, float, float, float]] = []
     for inp in inputs:
         lo, hi = plausible_range(inp)
         try:
-            ends = {"low": _wins_at(resolve, inp, lo, pdd, bases, guesses)}
-            ends["high"] = _wins_at(resolve, inp, hi, pdd, bases, guesses)
+            if _leaves_fleets(inp, chips):
+                _resolved(resolve, inp, lo), _resolved(resolve, inp, hi)  # allowed values?
+                ends = {"low": point, "high": point}
+            else:
+                ends = {"low": _wins_at(resolve, inp, lo, pdd, bases, guesses)}
+                ends["high"] = _wins_at(resolve, inp, hi, pdd, bases, guesses)
         except OverrideError as exc:
             skipped.append(NotSampled(inp.path, f"its range reaches a value not allowed: {exc}"))
             continue
@@ -207,6 +218,19 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
         ratio, why = bcr_ratio(out.plan, b)
         verdicts.append(Verdict(b.topology, point[j], ratio, why, flips[j], outcomes[j]))
     return VerdictCheck(verdicts, ranges, skipped)
+
+
+def _fleet_chips(fleets: list[_Fleet]) -> frozenset[str]:
+    """The chip kinds of the fleets (every role's)."""
+    keys = [k for f in fleets for k in (f.cfg.p, f.cfg.rld, f.cfg.md) if k is not None]
+    return frozenset(k[0] for k in keys)
+
+
+def _leaves_fleets(inp: Input, chips: frozenset[str]) -> bool:
+    """Whether ``inp`` is an estimate of a chip that none of the fleets has (``chips``, from
+    :func:`_fleet_chips`): it changes none of them (see the module notes)."""
+    parts = inp.path.split(".")
+    return len(parts) > 2 and parts[0] == "chips" and parts[1] not in chips
 
 
 class Start(NamedTuple):

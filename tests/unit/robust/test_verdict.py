@@ -165,3 +165,34 @@ def test_a_fleet_checked_once_answers_below_a_meet_and_above_a_miss(solved) -> N
         assert mine.known(x) is want
         assert mine.check(x).meets_sla is want  # the check agrees
     assert mine.known(1.0 * g * (1 - 2 * GOODPUT_RTOL)) is None  # between: not decided
+
+
+def test_estimates_of_chips_no_fleet_has_leave_the_verdict(monkeypatch) -> None:
+    """An estimate of a chip that none of the fleets has changes none of them (each fleet's
+    problem holds its own instance kinds): at both ends of its range every fleet has the
+    point's fleet key and cost, and the verdict check that skips rebuilding the fleets there
+    answers as the one that rebuilds them."""
+    ls = api.load_scenario("default", overrides={"roles.MD.chips": ["gpu-b", "l20"]})
+    out = solve_scenario(ls.resolved)
+    fleets = [verdict._Fleet.of(p) for p in (out.plan, *out.baselines)]
+    chips = verdict._fleet_chips(fleets)
+    assert "l20" not in chips  # the catalog's other chip: priced, not chosen
+    found = inputs.collect_inputs(ls.resolved)[0]
+    untouched = [i for i in found if verdict._leaves_fleets(i, chips)]
+    assert untouched and all(i.path.startswith("chips.l20.") for i in untouched)
+    assert not any(verdict._leaves_fleets(i, chips) for i in found if i not in untouched)
+
+    def fingerprints(rs: Any) -> list[Any]:
+        out = []
+        for f in fleets:
+            solver, plan = f.on(rs)
+            out.append(None if plan is None else (solver.fleet_key(plan), plan.cost_usd_per_hour))
+        return out
+
+    point = fingerprints(ls.resolved)
+    for inp in untouched:
+        for value in inputs.plausible_range(inp):
+            assert fingerprints(verdict._resolved(_resolve(ls), inp, value)) == point, inp.path
+    quick = verdict.check_verdict(_resolve(ls), ls.resolved, out)
+    monkeypatch.setattr(verdict, "_leaves_fleets", lambda inp, chips: False)
+    assert verdict.check_verdict(_resolve(ls), ls.resolved, out) == quick
