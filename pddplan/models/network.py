@@ -258,12 +258,18 @@ def shared_line_time_s(line_bytes, rate_cap_bytes_per_s, goodput_bytes_per_s, ut
     ``x / min(r_cap, C (1 - rho))``: the processor-sharing mean response time [1]_ with the
     transfer's own rate ceiling ``r_cap``; exact at ``r_cap = C`` and on an idle line.
     """
-    rho = np.asarray(utilization, dtype=float)
-    free = np.where(rho < 1.0, goodput_bytes_per_s * np.maximum(1.0 - rho, 0.0), 0.0)
+    if isinstance(utilization, float | int) and isinstance(goodput_bytes_per_s, float | int):
+        rho = float(utilization)  # a search's one load: the same operations on floats
+        free = goodput_bytes_per_s * max(1.0 - rho, 0.0) if rho < 1.0 else 0.0
+    else:
+        rho = np.asarray(utilization, dtype=float)
+        free = np.where(rho < 1.0, goodput_bytes_per_s * np.maximum(1.0 - rho, 0.0), 0.0)
     rate = np.minimum(np.asarray(rate_cap_bytes_per_s, dtype=float), free)
     x = np.asarray(line_bytes, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x > 0, np.where(rate > 0, x / np.where(rate > 0, rate, 1.0), np.inf), 0.0)
+    out = np.full(np.broadcast_shapes(x.shape, rate.shape), np.inf)  # no rate: never ends
+    np.divide(x, rate, out=out, where=rate > 0)
+    np.copyto(out, 0.0, where=~(x > 0))  # nothing to send: no time
+    return out
 
 
 def link_utilization(rate_per_s, mean_payload_bytes, goodput_bytes_per_s):

@@ -108,8 +108,9 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
         )
         b = max(md_dec.batch_per_instance, 1)
         md_need = rate_rps * float(np.sum(w * md_time)) / b + rate_rps * float(np.sum(w * ext_busy))
-        ok_decode = sla.covers(md_need, n_m) and slots_ok(pb, md_need * b, n_m, b)
-        over += [_over(md_need, n_m), _slots_over(pb, md_need * b, n_m, b)]
+        wait_md = slot_wait_probability(pb, md_need * b, n_m, b)
+        ok_decode = sla.covers(md_need, n_m) and _slot_wait_ok(pb, wait_md)
+        over += [_over(md_need, n_m), _slot_wait_over(pb, wait_md)]
     rld_need = 0.0
     rld_role = plan.roles.get("RLD")
     rld_dec = plan.decode.get("RLD")
@@ -117,10 +118,9 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
         _r_inst, n_r = rld_role
         b_r = max(rld_dec.batch_per_instance, 1)
         rld_need = rate_rps * float(np.sum(w * rld_time)) / b_r
-        ok_decode = (
-            ok_decode and sla.covers(rld_need, n_r) and slots_ok(pb, rld_need * b_r, n_r, b_r)
-        )
-        over += [_over(rld_need, n_r), _slots_over(pb, rld_need * b_r, n_r, b_r)]
+        wait_r = slot_wait_probability(pb, rld_need * b_r, n_r, b_r)
+        ok_decode = ok_decode and sla.covers(rld_need, n_r) and _slot_wait_ok(pb, wait_r)
+        over += [_over(rld_need, n_r), _slot_wait_over(pb, wait_r)]
     elif rld_time is not None and float(np.sum(w * rld_time)) > 0:
         ok_decode = False  # the routing relays requests but the fleet has no RLD
         over.append(math.inf)
@@ -143,21 +143,35 @@ def _over(value: float, limit: float) -> float:
     return 0.0 if value <= 0 else math.inf
 
 
-def _slots_over(pb: Problem, offered_load: float, instances: int, batch: int) -> float:
-    """:func:`slots_ok`'s probability over its cap, minus one."""
-    cap = pb.decode_slot_wait_probability_cap
-    if cap >= 1.0 or offered_load <= 0:
+def slot_wait_probability(
+    pb: Problem, offered_load: float, instances: int, batch: int
+) -> float | None:
+    """The probability that a request finds every slot of the pool taken (Erlang C over
+    ``instances * batch`` slots at ``offered_load``) [-]; None where the slot-wait bound does
+    not apply (a cap of 1, or no load)."""
+    if pb.decode_slot_wait_probability_cap >= 1.0 or offered_load <= 0:
+        return None
+    return queueing.erlang_c(instances * batch, offered_load)
+
+
+def _slot_wait_ok(pb: Problem, probability: float | None) -> bool:
+    """Whether a :func:`slot_wait_probability` meets the sizing's cap
+    (``Problem.decode_slot_wait_probability_cap``)."""
+    return probability is None or sla.within(probability, pb.decode_slot_wait_probability_cap)
+
+
+def _slot_wait_over(pb: Problem, probability: float | None) -> float:
+    """A :func:`slot_wait_probability` over its cap, minus one (-1 where the bound does not
+    apply)."""
+    if probability is None:
         return -1.0
-    return _over(queueing.erlang_c(instances * batch, offered_load), cap)
+    return _over(probability, pb.decode_slot_wait_probability_cap)
 
 
 def slots_ok(pb: Problem, offered_load: float, instances: int, batch: int) -> bool:
     """The pool's slot-wait bound at this load (the sizing's,
     ``Problem.decode_slot_wait_probability_cap``)."""
-    cap = pb.decode_slot_wait_probability_cap
-    if cap >= 1.0 or offered_load <= 0:
-        return True
-    return sla.within(queueing.erlang_c(instances * batch, offered_load), cap)
+    return _slot_wait_ok(pb, slot_wait_probability(pb, offered_load, instances, batch))
 
 
 def within_goodput_precision(bcr_ratio: float) -> bool:
