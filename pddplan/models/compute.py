@@ -283,6 +283,10 @@ def decode_step_time_s(
     )
 
 
+#: Batches :func:`max_batch_at_step_time` evaluates in one call of the step time [-].
+_BATCH_PROBES = 64
+
+
 def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
     """Largest integer batch ``b <= max_batch`` whose step time is within ``target_s`` [-].
 
@@ -292,11 +296,37 @@ def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
     hi = int(max_batch)
     if hi < 1:
         return 0
-    b = np.arange(1, hi + 1, dtype=float)
-    ok = np.asarray(step_time_of_batch(b)) <= target_s
+    if hi <= _BATCH_PROBES:
+        b = np.arange(1, hi + 1, dtype=float)
+        ok = np.asarray(step_time_of_batch(b)) <= target_s
+        if not ok[0]:
+            return 0
+        return int(np.argmin(ok)) if not ok.all() else hi
+    # the step time does not fall as the batch grows, so the batches that meet the target are
+    # 1..answer: narrow a bracket (lo meets, up misses) with at most _BATCH_PROBES batches a
+    # call, then take the batches left in it (each batch's time is the one a call over every
+    # batch gives: the step is elementwise in the batch)
+    probes = np.unique(np.round(np.linspace(1.0, float(hi), _BATCH_PROBES)))
+    ok = np.asarray(step_time_of_batch(probes)) <= target_s
     if not ok[0]:
         return 0
-    return int(np.argmin(ok)) if not ok.all() else hi
+    if ok.all():
+        return hi
+    k = int(np.argmin(ok))
+    lo, up = int(probes[k - 1]), int(probes[k])
+    while up - lo > 1:
+        inside = np.arange(lo + 1, up, dtype=float)
+        if inside.size > _BATCH_PROBES:
+            inside = np.unique(np.round(np.linspace(float(lo + 1), float(up - 1), _BATCH_PROBES)))
+        # two batches at least: a one-element call may sum differently inside the step
+        evaluated = inside if inside.size > 1 else np.repeat(inside, 2)
+        ok = np.asarray(step_time_of_batch(evaluated))[: inside.size] <= target_s
+        if ok.all():
+            lo = int(inside[-1])
+        else:
+            k = int(np.argmin(ok))
+            lo, up = (int(inside[k - 1]) if k > 0 else lo), int(inside[k])
+    return lo
 
 
 # ------------------------------------------------------------------- layouts (TP, EP, DP)
@@ -884,12 +914,18 @@ def chunked_prefill_time_s(uncached_tokens, cached_tokens, chunk_size_tokens, st
     tail = u - full * c
     total = np.zeros(u.shape)
     max_full = int(full.max()) if full.size else 0
-    for j in range(max_full):
-        active = full > j
+    if max_full:
+        # every full chunk j in one step call, chunks on a leading axis: the step is elementwise
+        # in its arrays (its token count, c, is the same scalar), so each chunk's time is the
+        # one a call of its own gives; the sum keeps the chunks' order
+        j = np.arange(max_full, dtype=float).reshape((max_full,) + (1,) * u.ndim)
         ctx = p + j * c
-        last = np.where((full == j + 1) & (tail == 0), 1.0, 0.0)
-        t = step_time_of(c, last, causal_context_sum_tokens(c, ctx), ctx + c)
-        total = total + np.where(active, t, 0.0)
+        last = np.where((full == j + 1.0) & (tail == 0), 1.0, 0.0)
+        t = np.broadcast_to(
+            step_time_of(c, last, causal_context_sum_tokens(c, ctx), ctx + c), ctx.shape
+        )
+        for k in range(max_full):
+            total = total + np.where(full > k, t[k], 0.0)
     ctx = p + full * c
     t_tail = step_time_of(
         np.maximum(tail, 1.0), 1.0, causal_context_sum_tokens(tail, ctx), ctx + tail
