@@ -288,10 +288,12 @@ _BATCH_PROBES = 64
 
 
 def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
-    """Largest integer batch ``b <= max_batch`` whose step time is within ``target_s`` [-].
+    """Largest integer batch ``b <= max_batch`` such that every batch up to ``b`` steps within
+    ``target_s`` [-] (the step time grows with the batch, but an expert-parallel layout's can
+    dip by a few ppm past a point: a batch beyond the first that misses does not count).
 
-    ``step_time_of_batch`` is a callable mapping an array of batches to step times; step time
-    must not fall as the batch grows. Returns 0 when even ``b = 1`` misses the target.
+    ``step_time_of_batch`` is a callable mapping an array of batches to step times, elementwise.
+    Returns 0 when even ``b = 1`` misses the target.
     """
     hi = int(max_batch)
     if hi < 1:
@@ -302,31 +304,22 @@ def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
         if not ok[0]:
             return 0
         return int(np.argmin(ok)) if not ok.all() else hi
-    # the step time does not fall as the batch grows, so the batches that meet the target are
-    # 1..answer: narrow a bracket (lo meets, up misses) with at most _BATCH_PROBES batches a
-    # call, then take the batches left in it (each batch's time is the one a call over every
-    # batch gives: the step is elementwise in the batch)
+    # a failing batch from a few probes bounds the first failing one, which is the answer: every
+    # batch up to the probe is then evaluated in one call, as the plain form evaluates every
+    # batch up to the cap (the step is elementwise in the batch, so each batch's time is the
+    # same; a step time that dips by a few ppm past the first failure, as expert-parallel
+    # layouts' can, gives the same answer too)
     probes = np.unique(np.round(np.linspace(1.0, float(hi), _BATCH_PROBES)))
     ok = np.asarray(step_time_of_batch(probes)) <= target_s
     if not ok[0]:
         return 0
-    if ok.all():
-        return hi
-    k = int(np.argmin(ok))
-    lo, up = int(probes[k - 1]), int(probes[k])
-    while up - lo > 1:
-        inside = np.arange(lo + 1, up, dtype=float)
-        if inside.size > _BATCH_PROBES:
-            inside = np.unique(np.round(np.linspace(float(lo + 1), float(up - 1), _BATCH_PROBES)))
-        # two batches at least: a one-element call may sum differently inside the step
-        evaluated = inside if inside.size > 1 else np.repeat(inside, 2)
-        ok = np.asarray(step_time_of_batch(evaluated))[: inside.size] <= target_s
-        if ok.all():
-            lo = int(inside[-1])
-        else:
-            k = int(np.argmin(ok))
-            lo, up = (int(inside[k - 1]) if k > 0 else lo), int(inside[k])
-    return lo
+    top = hi if ok.all() else int(probes[int(np.argmin(ok))])
+    b = np.arange(1, top + 1, dtype=float)
+    ok = np.asarray(step_time_of_batch(b)) <= target_s
+    if ok.all() and top < hi:  # the probe's call and this one disagree: take every batch
+        b = np.arange(1, hi + 1, dtype=float)
+        ok = np.asarray(step_time_of_batch(b)) <= target_s
+    return int(np.argmin(ok)) if not ok.all() else hi
 
 
 # ------------------------------------------------------------------- layouts (TP, EP, DP)

@@ -109,3 +109,44 @@ def test_largest_batch_equals_evaluating_every_batch(instances) -> None:
                     assert got == want, (inst.chip.name, inst.layout, ctx, tpot_s, max_batch)
                     narrowed += max_batch > 64 and 1 < want < max_batch
     assert narrowed >= 10
+
+
+def test_largest_batch_counts_only_the_leading_run_under_a_dipping_step() -> None:
+    """A step time that dips past its first miss (expert-parallel layouts' do, by a few ppm):
+    the answer is the leading run of batches within the target, as every batch evaluated."""
+
+    def step(b):
+        b = np.asarray(b, dtype=float)
+        return 0.01 + 1e-5 * b - np.where((b > 700) & (b < 900), 5e-4, 0.0)
+
+    for target in np.linspace(0.0165, 0.0185, 41):
+        for max_batch in (65, 1_000, 5_000, 65_536):
+            want = _every_batch(step, float(target), max_batch)
+            assert compute.max_batch_at_step_time(step, float(target), max_batch) == want
+
+
+def test_largest_batch_on_a_real_dipping_step(tmp_path) -> None:
+    """gpu-b as 32-chip expert-parallel instances with two-batch overlap: its decode step dips
+    past batch 106 at a 1-token context; targets inside the dips give the leading run."""
+    path = tmp_path / "ep.yaml"
+    path.write_text(
+        LAYOUTS.format(model="qwen3-235b-a22b").replace(
+            "MD: {chips: [gpu-b, h20], chips_per_instance: [8, 16], layouts: [tp, ep]}",
+            "MD: {chips: [gpu-b], chips_per_instance: [32], layouts: [ep-tbo]}",
+        )
+    )
+    pb = build_problem(
+        load_scenario(path).resolved, Topology("pdd", True, True, anomalous_filter=True)
+    )
+    (inst,) = pb.options["MD"]
+    cap = min(inst.max_batch_memory(1.0), 1 << 16)
+
+    def step(b):
+        return inst.decode_step_s(b, 1.0)
+
+    t = np.asarray(step(np.arange(1, 600, dtype=float)))
+    dips = np.flatnonzero(np.diff(t) < 0)
+    assert dips.size  # the step this test is about
+    for i in dips[:20]:
+        target = float(0.5 * (t[i] + t[i + 1]))  # batch i + 1 misses, batch i + 2 meets
+        assert compute.max_batch_at_step_time(step, target, cap) == _every_batch(step, target, cap)
