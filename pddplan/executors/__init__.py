@@ -22,7 +22,8 @@ map of one block: a run whose second map goes over the same items (``robust``'s 
 its sample chunks) finds what the first cached on that worker (each sample's solver), where a
 shared queue would hand about half the chunks to the other worker, which rebuilds them. The
 items should then be of about equal cost: nothing balances them. The results are the same
-either way.
+either way. Locally each worker is a pool of its own, started by a fork server where the
+platform has one (:func:`_lane_context`).
 """
 
 from __future__ import annotations
@@ -99,7 +100,10 @@ class LocalExecutor:
 
         if affinity:
             if not self._lanes:
-                self._lanes = [ProcessPoolExecutor(max_workers=1) for _ in range(self.workers)]
+                ctx = _lane_context()
+                self._lanes = [
+                    ProcessPoolExecutor(max_workers=1, mp_context=ctx) for _ in range(self.workers)
+                ]
             return self._lanes
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
@@ -133,6 +137,18 @@ class LocalExecutor:
             for done, _ in enumerate(as_completed(futures), 1):
                 progress(done)
         return [f.result() for f in futures]
+
+
+def _lane_context() -> Any:
+    """The start method of the affinity lanes' processes: ``forkserver`` where the platform has
+    it. Each lane is a pool of its own whose threads run as soon as its first task is
+    submitted, so a later lane forked from this process would copy a process with threads
+    (unsafe, and warned about from Python 3.12); the fork server forks from a process of one
+    thread. Elsewhere, the platform's default (``spawn`` on Windows and macOS)."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else None)
 
 
 class DaskExecutor:

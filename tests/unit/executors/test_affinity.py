@@ -20,7 +20,7 @@ def _remember(item: int) -> tuple[int, int, tuple[int, ...]]:
 
 def test_affinity_pins_each_item_to_one_worker_across_maps() -> None:
     items = list(range(6))
-    _SEEN.clear()  # the workers fork from this process: they start with what it has seen
+    _SEEN.clear()  # where a worker is forked from this process, it starts with what this saw
     with LocalExecutor(jobs=2) as ex:
         first = ex.map(_remember, items, affinity=True)
         second = ex.map(_remember, items, affinity=True)
