@@ -208,7 +208,8 @@ class DaskExecutor:
         # the shared arguments are small (a parsed scenario, the registry's paths): they travel
         # with each task rather than being scattered (scatter reads a dict as a key mapping)
         call = functools.partial(fn, **shared) if shared else fn
-        addresses = sorted(self._client.scheduler_info().get("workers", {})) if affinity else []
+        # every worker's address (scheduler_info() lists at most 5 in some distributed versions)
+        addresses = sorted(self._client.nthreads()) if affinity else []
         if addresses:  # a preference: a task still runs elsewhere if its worker is gone
             futures = [
                 self._client.submit(

@@ -267,7 +267,8 @@ def shared_line_time_s(line_bytes, rate_cap_bytes_per_s, goodput_bytes_per_s, ut
     rate = np.minimum(np.asarray(rate_cap_bytes_per_s, dtype=float), free)
     x = np.asarray(line_bytes, dtype=float)
     out = np.full(np.broadcast_shapes(x.shape, rate.shape), np.inf)  # no rate: never ends
-    np.divide(x, rate, out=out, where=rate > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf bytes at an inf rate: NaN
+        np.divide(x, rate, out=out, where=rate > 0)
     np.copyto(out, 0.0, where=~(x > 0))  # nothing to send: no time
     return out
 
