@@ -298,27 +298,21 @@ def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
     hi = int(max_batch)
     if hi < 1:
         return 0
-    if hi <= _BATCH_PROBES:
-        b = np.arange(1, hi + 1, dtype=float)
-        ok = np.asarray(step_time_of_batch(b)) <= target_s
+    top = hi  # every batch up to it is evaluated
+    if hi > _BATCH_PROBES:
+        # a failing batch among a few probes bounds the first failing one, which decides the
+        # answer: only the batches up to it need evaluating (the step is elementwise in the
+        # batch, so each batch's time is the one a call over every batch gives; a step that
+        # dips past its first miss, as expert-parallel layouts' can, gives the same answer)
+        probes = np.unique(np.round(np.linspace(1.0, float(hi), _BATCH_PROBES)))
+        ok = np.asarray(step_time_of_batch(probes)) <= target_s
         if not ok[0]:
             return 0
-        return int(np.argmin(ok)) if not ok.all() else hi
-    # a failing batch from a few probes bounds the first failing one, which is the answer: every
-    # batch up to the probe is then evaluated in one call, as the plain form evaluates every
-    # batch up to the cap (the step is elementwise in the batch, so each batch's time is the
-    # same; a step time that dips by a few ppm past the first failure, as expert-parallel
-    # layouts' can, gives the same answer too)
-    probes = np.unique(np.round(np.linspace(1.0, float(hi), _BATCH_PROBES)))
-    ok = np.asarray(step_time_of_batch(probes)) <= target_s
-    if not ok[0]:
-        return 0
-    top = hi if ok.all() else int(probes[int(np.argmin(ok))])
-    b = np.arange(1, top + 1, dtype=float)
-    ok = np.asarray(step_time_of_batch(b)) <= target_s
-    if ok.all() and top < hi:  # the probe's call and this one disagree: take every batch
-        b = np.arange(1, hi + 1, dtype=float)
-        ok = np.asarray(step_time_of_batch(b)) <= target_s
+        if not ok.all():
+            top = int(probes[int(np.argmin(ok))])
+    ok = np.asarray(step_time_of_batch(np.arange(1, top + 1, dtype=float))) <= target_s
+    if ok.all() and top < hi:  # the probes' call and this one disagree: take every batch
+        ok = np.asarray(step_time_of_batch(np.arange(1, hi + 1, dtype=float))) <= target_s
     return int(np.argmin(ok)) if not ok.all() else hi
 
 

@@ -199,7 +199,8 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
         lo, hi = plausible_range(inp)
         try:
             if _leaves_fleets(inp, chips):
-                _resolved(resolve, inp, lo), _resolved(resolve, inp, hi)  # allowed values?
+                for value in (lo, hi):  # an end the schema rejects is reported as any input's
+                    _resolved(resolve, inp, value)
                 ends = {"low": point, "high": point}
             else:
                 ends = {"low": _wins_at(resolve, inp, lo, pdd, bases, guesses)}
