@@ -31,3 +31,14 @@ WARMUP_FRACTION = 0.05
 ROBUST_CONFIDENCE = 0.9
 #: Scenarios ``robust`` draws.
 ROBUST_SAMPLES = 1000
+
+#: The folder of each profile kind in a profiles directory (``chips/gpu-a.yaml``): the layout the
+#: search path scans (:mod:`pddplan.io.search_path`) and the spec's kinds name (a scenario is
+#: not a profile kind here: scenarios live in ``scenarios/``).
+KIND_DIRS = {
+    "chip": "chips",
+    "model": "models",
+    "link": "links",
+    "workload": "workloads",
+    "cache": "caches",
+}

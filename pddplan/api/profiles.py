@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pddplan.errors import OptionError
 
 if TYPE_CHECKING:
     from pddplan.io.loader import Registry
+    from pddplan.io.search_path import SearchPath
     from pddplan.results.profiles import (
         ProfileListResult,
         ProfileShowResult,
@@ -40,6 +41,13 @@ def _registry(profiles: Profiles) -> Registry:
     from pddplan.io.loader import Registry
 
     return Registry.default([Path(p) for p in profiles or ()])
+
+
+def _search_path(profiles: Profiles) -> SearchPath:
+    """The search path alone (no schemas imported): which file each name resolves to."""
+    from pddplan.io.search_path import SearchPath
+
+    return SearchPath.default([Path(p) for p in profiles or ()])
 
 
 def _summary(kind: str, obj: Any) -> dict[str, Any]:
@@ -94,9 +102,9 @@ def profile_names(kind: str, *, profiles: Profiles = None) -> list[str]:
     OptionError
         For another kind.
     """
-    from pddplan.spec import KIND_DIRS
+    from pddplan.io.search_path import KIND_DIRS
 
-    reg = _registry(profiles)
+    reg = _search_path(profiles)
     if kind == "scenario":
         return sorted(reg.scenarios())
     if kind not in KIND_DIRS:
@@ -110,35 +118,76 @@ def list_profiles(
     """The profiles on the search path: of one kind (``chips``, ``models``, ``links``,
     ``workloads`` or ``scenarios``), or all but the scenarios (None).
 
+    Each profile's figures come from its validated form (:func:`_summary`); they are kept in
+    the parse cache keyed by every listed file's content and pddplan's source
+    (:func:`~pddplan.io.parse_cache.derived_key`), so that a warm listing validates nothing.
+
     Raises
     ------
     OptionError : an unknown kind (``kind``).
     """
-    from pddplan.io.loader import bundled_profiles_dir
+    from pddplan.io.bundled import bundled_profiles_dir
     from pddplan.results.profiles import ProfileListResult
 
-    reg = _registry(profiles)
     if kind == "scenarios":
-        return _scenarios(reg)
+        return _scenarios(_registry(profiles))
     if kind is not None and kind not in KINDS:
         raise OptionError("kind", f"must be one of {', '.join(KINDS)}, scenarios, not {kind!r}")
+    sp = _search_path(profiles)
+    kinds = [KINDS[kind]] if kind else list(KINDS.values())
+    files = [(k, name, path) for k in kinds for name, path in sp.index(k).items()]
+    figures = _listed_figures(files, profiles)
     bundled = bundled_profiles_dir().resolve()
-    out: dict[str, list[dict[str, Any]]] = {}
-    for k in [KINDS[kind]] if kind else list(KINDS.values()):
-        rows = []
-        for name, path in reg.index(k).items():
-            obj = reg.load(k, name)
-            origin = "bundled" if bundled in path.resolve().parents else str(path.parent.parent)
-            rows.append(
-                {
-                    "name": name,
-                    "display_name": getattr(obj, "display_name", name),
-                    **_summary(k, obj),
-                    "origin": origin,
-                }
-            )
-        out[f"{k}s"] = rows
+    out: dict[str, list[dict[str, Any]]] = {f"{k}s": [] for k in kinds}
+    for (k, name, path), fig in zip(files, figures, strict=True):
+        origin = "bundled" if bundled in path.resolve().parents else str(path.parent.parent)
+        out[f"{k}s"].append({"name": name, **fig, "origin": origin})
     return ProfileListResult(out)
+
+
+def _listed_figures(files: list[tuple[str, str, Path]], profiles: Profiles) -> list[dict[str, Any]]:
+    """Each listed profile's display name and :func:`_summary` figures: from the parse cache
+    where it holds this exact listing, else from the validated profiles (then kept)."""
+    from pddplan.io import parse_cache
+
+    key = _listing_key(files)
+    if key is not None:
+        kept = parse_cache.get(key, "listed")
+        if _is_listing(kept, len(files)):
+            return kept
+        if kept is not None:
+            parse_cache.damaged(key, "listed")
+    reg = _registry(profiles)
+    figures = []
+    for k, name, _path in files:
+        obj = reg.load(k, name)
+        figures.append({"display_name": getattr(obj, "display_name", name), **_summary(k, obj)})
+    if key is not None and _listing_key(files) == key:  # not kept if a file changed meanwhile
+        parse_cache.put(key, figures)
+    return figures
+
+
+def _listing_key(files: list[tuple[str, str, Path]]) -> str | None:
+    """The parse cache's name for a listing of ``files`` (None: a file cannot be read; the
+    listing then loads them, and says why one fails)."""
+    from pddplan.io import parse_cache
+
+    parts = []
+    try:
+        for k, name, path in files:
+            parts += [k.encode(), name.encode("utf-8", "surrogatepass"), path.read_bytes()]
+    except OSError:
+        return None
+    return parse_cache.derived_key("profiles list", parts)
+
+
+def _is_listing(kept: Any, n: int) -> TypeGuard[list[dict[str, Any]]]:
+    """Whether a kept entry has a listing's shape: ``n`` rows of figures."""
+    return (
+        isinstance(kept, list)
+        and len(kept) == n
+        and all(isinstance(r, dict) and "display_name" in r for r in kept)
+    )
 
 
 def _scenarios(reg: Registry) -> ScenarioListResult:

@@ -20,11 +20,17 @@ and the source of everything that decides a validation (:data:`SCHEMA_FILES`: th
 modules below them) and the versions of pydantic and Python, so a changed schema never meets an
 old object; only objects that validated are kept, and one that is not of the kind asked for is
 treated as damaged.
+
+Figures derived from profiles are kept too (:func:`derived_key`: ``profiles list``'s rows), keyed
+by the profiles' content and the source of every pddplan module and pydantic's version, so that
+a warm ``profiles list`` imports neither pydantic nor numpy and no change to a profile or to the
+code that derives the figures meets an old entry.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import pickle
 import stat
@@ -86,6 +92,38 @@ def _schema_salt() -> bytes:
             h.update(f.name.encode())
             h.update(f.read_bytes())
     return h.digest()
+
+
+@cache
+def _package_salt() -> bytes:
+    """The parser's salt, the source of every pddplan module, Python's version and pydantic's
+    (its version file, which also names the pydantic-core it needs; read without importing
+    pydantic)."""
+    package = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(_salt())
+    h.update(sys.version.encode())
+    spec = importlib.util.find_spec("pydantic")
+    for where in (spec.submodule_search_locations or []) if spec is not None else []:
+        version = Path(where) / "version.py"
+        if version.is_file():
+            h.update(version.read_bytes())
+    for f in sorted(package.rglob("*.py")):
+        h.update(str(f.relative_to(package)).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+    return h.digest()
+
+
+def derived_key(what: str, parts: list[bytes]) -> str:
+    """The entry's name for figures ``what`` derived from ``parts`` (each profile's kind, name
+    and bytes, say) by pddplan's code: any change to a part, to pddplan's source or to
+    pydantic's version is a new key."""
+    h = hashlib.sha256(_package_salt())
+    h.update(what.encode())
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
 
 
 def validated_key(name: str, kind: str | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pddplan.defaults import KIND_DIRS as KIND_DIRS  # re-exported: the folders
 from pddplan.spec.base import Strict
 from pddplan.spec.caches import Cache
 from pddplan.spec.chips import Chip
@@ -17,11 +18,4 @@ KINDS: dict[str, type[Strict]] = {
     "workload": Workload,
     "scenario": Scenario,
     "cache": Cache,
-}
-KIND_DIRS = {
-    "chip": "chips",
-    "model": "models",
-    "link": "links",
-    "workload": "workloads",
-    "cache": "caches",
 }
