@@ -136,7 +136,7 @@ def list_profiles(
     sp = _search_path(profiles)
     kinds = [KINDS[kind]] if kind else list(KINDS.values())
     files = [(k, name, path) for k in kinds for name, path in sp.index(k).items()]
-    figures = _listed_figures(files, profiles)
+    figures = _listed_figures(files)
     bundled = bundled_profiles_dir().resolve()
     out: dict[str, list[dict[str, Any]]] = {f"{k}s": [] for k in kinds}
     for (k, name, path), fig in zip(files, figures, strict=True):
@@ -145,39 +145,40 @@ def list_profiles(
     return ProfileListResult(out)
 
 
-def _listed_figures(files: list[tuple[str, str, Path]], profiles: Profiles) -> list[dict[str, Any]]:
+def _listed_figures(files: list[tuple[str, str, Path]]) -> list[dict[str, Any]]:
     """Each listed profile's display name and :func:`_summary` figures: from the parse cache
-    where it holds this exact listing, else from the validated profiles (then kept)."""
+    where it holds this exact listing, else from the profiles validated from the very bytes
+    the entry is keyed on (then kept)."""
     from pddplan.io import parse_cache
+    from pddplan.io.yamldoc import read_document_bytes
 
-    key = _listing_key(files)
-    if key is not None:
-        kept = parse_cache.get(key, "listed")
-        if _is_listing(kept, len(files)):
-            return kept
-        if kept is not None:
-            parse_cache.damaged(key, "listed")
-    reg = _registry(profiles)
+    raws = [read_document_bytes(path) for _k, _name, path in files]
+    key = _listing_key(files, raws)
+    kept = parse_cache.get(key, "listed")
+    if _is_listing(kept, len(files)):
+        return kept
+    if kept is not None:
+        parse_cache.damaged(key, "listed")
+    from pddplan.io.loader import load_bytes
+
     figures = []
-    for k, name, _path in files:
-        obj = reg.load(k, name)
+    for (k, name, path), raw in zip(files, raws, strict=True):
+        obj = load_bytes(path, raw, k)
         figures.append({"display_name": getattr(obj, "display_name", name), **_summary(k, obj)})
-    if key is not None and _listing_key(files) == key:  # not kept if a file changed meanwhile
-        parse_cache.put(key, figures)
+    parse_cache.put(key, figures)
     return figures
 
 
-def _listing_key(files: list[tuple[str, str, Path]]) -> str | None:
-    """The parse cache's name for a listing of ``files`` (None: a file cannot be read; the
-    listing then loads them, and says why one fails)."""
+def _listing_key(files: list[tuple[str, str, Path]], raws: list[bytes]) -> str:
+    """The parse cache's name for a listing of ``files`` holding ``raws``: each file's kind,
+    name and bytes (:func:`~pddplan.io.parse_cache.derived_key`)."""
     from pddplan.io import parse_cache
 
-    parts = []
-    try:
-        for k, name, path in files:
-            parts += [k.encode(), name.encode("utf-8", "surrogatepass"), path.read_bytes()]
-    except OSError:
-        return None
+    parts = [
+        part
+        for (k, name, _path), raw in zip(files, raws, strict=True)
+        for part in (k.encode(), name.encode("utf-8", "surrogatepass"), raw)
+    ]
     return parse_cache.derived_key("profiles list", parts)
 
 

@@ -22,6 +22,7 @@ from pddplan.io.search_path import WORKLOAD_FILE_SUFFIXES as WORKLOAD_FILE_SUFFI
 from pddplan.io.search_path import SearchPath
 from pddplan.io.search_path import is_workload_path as is_workload_path  # re-exported
 from pddplan.io.yamldoc import YamlDoc as YamlDoc  # re-exported: the document and its parser
+from pddplan.io.yamldoc import doc_from_bytes
 from pddplan.io.yamldoc import parse_yaml as parse_yaml
 from pddplan.io.yamldoc import read_yaml as read_yaml
 from pddplan.spec import KIND_DIRS, KINDS, Scenario, Strict, Workload
@@ -50,7 +51,19 @@ def load_file(path: Path, expected_kind: str | None = None) -> Any:
 
     A file validated before is read back validated (:func:`pddplan.io.parse_cache.
     validated_key`: keyed by its content, the kind asked for and the schemas' source)."""
-    doc = read_yaml(path)
+    return _load_validated(path, read_yaml(path), expected_kind)
+
+
+def load_bytes(path: Path, raw: bytes, expected_kind: str | None = None) -> Any:
+    """:func:`load_file` of the file ``path`` as holding ``raw`` (bytes read with
+    :func:`~pddplan.io.yamldoc.read_document_bytes`): what a caller keyed on those exact bytes
+    loads, whatever the file holds by then and whatever this process read from it before."""
+    return _load_validated(path, doc_from_bytes(str(path), raw), expected_kind)
+
+
+def _load_validated(path: Path, doc: YamlDoc, expected_kind: str | None) -> Any:
+    """The validated object of a document: read back from the parse cache where it was
+    validated before (:func:`pddplan.io.parse_cache.validated_key`), else validated and kept."""
     if not doc.key:
         return _load_doc(path, doc, expected_kind)
     name = parse_cache.validated_key(doc.key, expected_kind)

@@ -259,17 +259,29 @@ def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
             "or scenario",
             file=path,
         )
+    return doc_from_bytes(path, read_document_bytes(Path(path)))
+
+
+def read_document_bytes(path: Path) -> bytes:
+    """A profile or scenario file's bytes, at most :data:`MAX_DOCUMENT_BYTES` (a device or pipe
+    reports no size, so the read itself stops there); ProfileError beyond, or unreadable."""
     try:
-        with Path(path).open("rb") as fh:
-            raw = fh.read(MAX_DOCUMENT_BYTES + 1)  # a device or pipe reports no size
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as exc:
-        raise ProfileError(f"cannot read file: {exc.strerror}", file=path) from None
+        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise ProfileError(
             f"the file is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not a profile "
             "or scenario",
-            file=path,
+            file=str(path),
         )
+    return raw
+
+
+def doc_from_bytes(path: str, raw: bytes) -> YamlDoc:
+    """The document of the file ``path`` holding ``raw`` (UTF-8 text), from the parse cache
+    (:mod:`pddplan.io.parse_cache`, keyed by the path and these bytes) or parsed and kept."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -41,8 +41,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def _listing_entry(cache: Path, extra: list[Path] | None = None) -> Path:
     sp = SearchPath.default(extra or [])
     files = [(k, n, p) for k in profiles_api.KINDS.values() for n, p in sp.index(k).items()]
-    key = profiles_api._listing_key(files)
-    assert key is not None
+    key = profiles_api._listing_key(files, [p.read_bytes() for _k, _n, p in files])
     return cache / f"{key}.pickle"
 
 
@@ -112,13 +111,34 @@ def test_a_user_profile_is_listed_with_its_own_figures_and_an_edit_shows(
         assert changed != text
         f.write_text(changed, encoding="utf-8")
         os.utime(f, ns=(1, 1))  # an edit keeps neither size nor time apart: the content does
-        yamldoc._read_yaml_cached.cache_clear()
-        loader._load_cached.cache_clear()
+        # no in-process cache is cleared: a long-lived process lists the file as it now is,
+        # and keeps those figures under its new content only
         mine = _gpu_a(profiles_api.list_profiles(profiles=[user]).to_json()["profiles"])
         assert mine["price_usd_per_hour"] == price
         assert mine["origin"] == str(user)
     # the bundled listing is still the bundled one
     assert _gpu_a(profiles_api.list_profiles().to_json()["profiles"]) == bundled
+    # and a fresh process, from the kept entry, shows the file's last content
+    code = (
+        "import json, sys; from pddplan.api import list_profiles; "
+        "r = list_profiles(profiles=[sys.argv[1]]).to_json()['profiles']['chips']; "
+        "print(json.dumps([x['price_usd_per_hour'] for x in r if x['name'] == 'gpu-a']))"
+    )
+    env = {**os.environ, parse_cache.ENV_DIR: str(cache)}
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(user)], capture_output=True, text=True, env=env, check=True
+    )
+    assert json.loads(run.stdout) == [price]
+
+
+def test_a_file_too_large_for_a_profile_is_refused_unread(cache: Path, tmp_path: Path) -> None:
+    """A listed file is read at most to the size limit of a profile (a link to an endless
+    device is refused as too large, as before the listing was kept)."""
+    user = tmp_path / "mine"
+    (user / "chips").mkdir(parents=True)
+    (user / "chips" / "zero.yaml").symlink_to("/dev/zero")
+    with pytest.raises(ProfileError, match="larger than 4 MiB"):
+        profiles_api.list_profiles("chips", profiles=[user])
 
 
 def test_a_broken_user_profile_fails_as_without_the_cache(cache: Path, tmp_path: Path) -> None:
