@@ -1,13 +1,15 @@
-"""The robust study's sampling and rank correlation without scipy.stats: the same numbers as
-the scipy.stats functions they replaced (scipy is a dependency, so they are at hand here)."""
+"""The robust study's sampling and rank correlation without scipy.stats or scipy.special: the
+same numbers as the scipy functions they replaced (scipy is a dependency, so they are at hand
+here)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import ndtri
 from scipy.stats import qmc, rankdata
 
-from pddplan.robust.inputs import latin_hypercube
+from pddplan.robust.inputs import latin_hypercube, normal_quantile
 from pddplan.robust.run import _spearman, average_ranks
 
 
@@ -54,3 +56,21 @@ def test_spearman() -> None:
     y = x.copy()
     y[3] = np.nan
     assert _spearman(x, y) == 0.0  # a NaN: undefined, as scipy's propagated NaN gave
+
+
+def test_normal_quantile_is_ndtri_to_the_bit() -> None:
+    """Every branch of Cephes' ndtri (the centre, the tails below exp(-2) and below exp(-32),
+    their mirror images near 1), its edges and what lies outside [0, 1]."""
+    rng = np.random.default_rng(2026)
+    u = np.concatenate(
+        [
+            rng.uniform(size=200_000),
+            10.0 ** -rng.uniform(0.0, 307.0, size=50_000),
+            1.0 - 10.0 ** -rng.uniform(0.5, 16.0, size=50_000),
+            [0.0, 1.0, 0.5, 0.13533528323661269, 1.0 - 0.13533528323661269, 1.2664165549e-14],
+            [5e-324, 1e-320, np.nextafter(1.0, 0.0), np.nextafter(0.5, 0.0), 0.001, 0.999],
+        ]
+    )
+    assert np.array_equal(normal_quantile(u), ndtri(u))
+    assert np.all(np.isnan(normal_quantile(np.array([-0.1, 1.1, np.nan]))))
+    assert normal_quantile(np.array([[0.5, 0.975]])).shape == (1, 2)
