@@ -24,6 +24,10 @@ shared queue would hand about half the chunks to the other worker, which rebuild
 items should then be of about equal cost: nothing balances them. The results are the same
 either way. Locally each worker is a pool of its own, started by a fork server where the
 platform has one (:func:`_lane_context`).
+
+``start(*modules, affinity=...)`` starts the workers of a block at once, each importing
+``modules``, so that their start overlaps the caller's own preparation (``robust`` solves its
+point plan meanwhile); the maps then run on them.
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ class Executor(Protocol):
         **shared: Any,
     ) -> list[R]: ...
 
+    def start(self, *modules: str, affinity: bool = False) -> None: ...
+
     def __enter__(self) -> Executor: ...
 
     def __exit__(self, *exc: object) -> None: ...
@@ -89,6 +95,14 @@ class LocalExecutor:
             if pool is not None:
                 pool.shutdown()
         self._pool, self._lanes, self._entered = None, [], False
+
+    def start(self, *modules: str, affinity: bool = False) -> None:
+        """Start the worker processes now, each importing ``modules``, so that their start
+        runs while this process prepares the work (in a ``with`` block; the maps of the same
+        ``affinity`` then find them started). Nothing to start with one worker."""
+        for pool in self._pools(affinity):
+            for _ in range(1 if affinity else self.workers):
+                pool.submit(_import_modules, modules)
 
     def _pools(self, affinity: bool) -> list[Any]:
         """The process pools a map submits to (none: this process): the shared pool of
@@ -139,6 +153,14 @@ class LocalExecutor:
         return [f.result() for f in futures]
 
 
+def _import_modules(modules: tuple[str, ...]) -> None:
+    """Import ``modules`` (a worker's start, :meth:`LocalExecutor.start`)."""
+    import importlib
+
+    for name in modules:
+        importlib.import_module(name)
+
+
 def _lane_context() -> Any:
     """The start method of the affinity lanes' processes: ``forkserver`` where the platform has
     it. Each lane is a pool of its own whose threads run as soon as its first task is
@@ -185,6 +207,10 @@ class DaskExecutor:
             )
             self._client = Client(self._cluster)
         return self
+
+    def start(self, *modules: str, affinity: bool = False) -> None:
+        """Nothing to do: the cluster's workers started with the block (``__enter__``), and each
+        imports what a task needs at its first task."""
 
     def __exit__(self, *exc: object) -> None:
         if self._client is not None:

@@ -127,41 +127,44 @@ def run_robust(
     rs = src.resolve(overrides)
     if rs.scenario.rate_rps is None:
         raise OptionError("rate_rps", "is needed by robust: give it, or rate_rps in the scenario")
-    inputs, skipped = collect_inputs(rs)
-    check_inputs(_Layered(src, overrides), inputs, rs.file)
-    limits = dict(max_chips or {})
-    out0 = solve_scenario(rs, baselines=False, max_chips=limits)
-    plan0 = out0.plan
-    rate0 = plan0.rate_rps
-    pb0 = plan0.problem
-    solver0 = Solver(pb0)
-    cfg0 = point_config(plan0)
-    listed = enumerate_configs(solver0, rate0, limit=10_000)
-    configs_total = len(listed)
-    pcs = [pc for pc in listed if pc.cfg.ident != cfg0.ident][: max(config_limit - 1, 0)]
-    md0 = plan0.decode["MD"]
-    assert md0 is not None
-    pc0 = PointConfig(
-        cfg0,
-        plan0.cost_usd_per_hour,
-        plan0.prefill,
-        md0,
-        plan0.decode.get("RLD"),
-        plan0.prefill.ttft_s,
-    )
-
-    x = draw(inputs, samples, seed)
-    ovs = sample_overrides(inputs, x)
-    setup = Setup(
-        doc=src.doc,
-        registry=src.registry,
-        overrides=dict(overrides),
-        topology=pb0.topology,
-        max_chips={**pb0.max_chips, **limits},
-        token=uuid.uuid4().hex,
-    )
     ex = make_executor(executor, jobs=jobs, scheduler=scheduler)
     with ex:
+        # the worker processes start, importing the samples' evaluation, while this process
+        # checks the inputs and solves the point
+        ex.start(evaluate_chunk.__module__, affinity=True)
+        inputs, skipped = collect_inputs(rs)
+        check_inputs(_Layered(src, overrides), inputs, rs.file)
+        limits = dict(max_chips or {})
+        out0 = solve_scenario(rs, baselines=False, max_chips=limits)
+        plan0 = out0.plan
+        rate0 = plan0.rate_rps
+        pb0 = plan0.problem
+        solver0 = Solver(pb0)
+        cfg0 = point_config(plan0)
+        listed = enumerate_configs(solver0, rate0, limit=10_000)
+        configs_total = len(listed)
+        pcs = [pc for pc in listed if pc.cfg.ident != cfg0.ident][: max(config_limit - 1, 0)]
+        md0 = plan0.decode["MD"]
+        assert md0 is not None
+        pc0 = PointConfig(
+            cfg0,
+            plan0.cost_usd_per_hour,
+            plan0.prefill,
+            md0,
+            plan0.decode.get("RLD"),
+            plan0.prefill.ttft_s,
+        )
+
+        x = draw(inputs, samples, seed)
+        ovs = sample_overrides(inputs, x)
+        setup = Setup(
+            doc=src.doc,
+            registry=src.registry,
+            overrides=dict(overrides),
+            topology=pb0.topology,
+            max_chips={**pb0.max_chips, **limits},
+            token=uuid.uuid4().hex,
+        )
         recs, best, evaluated = _search(
             ex, list(enumerate(ovs)), setup, pc0, pcs, confidence, progress
         )

@@ -50,3 +50,30 @@ def test_progress_counts_every_item_with_affinity() -> None:
     with LocalExecutor(jobs=2) as ex:
         ex.map(_remember, list(range(4)), affinity=True, progress=told.append)
     assert sorted(told) == [1, 2, 3, 4]
+
+
+def _modules_loaded(item: int) -> tuple[int, int, bool]:
+    """The item, the worker's pid, and whether the worker had imported ``json.tool`` (which
+    only :meth:`LocalExecutor.start` asks for here)."""
+    import sys
+
+    return item, os.getpid(), "json.tool" in sys.modules
+
+
+def test_started_workers_have_imported_and_keep_their_lanes() -> None:
+    items = list(range(4))
+    with LocalExecutor(jobs=2) as ex:
+        ex.start("json.tool", affinity=True)
+        started = ex._lanes[:]
+        out = ex.map(_modules_loaded, items, affinity=True)
+        assert ex._lanes == started  # the maps run on the started lanes
+    assert [r[0] for r in out] == items
+    assert all(r[2] for r in out)  # each lane imported what start named before its tasks
+    assert len({r[1] for r in out}) == 2 and os.getpid() not in {r[1] for r in out}
+
+
+def test_start_with_one_worker_does_nothing() -> None:
+    with LocalExecutor(jobs=1) as ex:
+        ex.start("json.tool", affinity=True)
+        assert ex._lanes == [] and ex._pool is None
+        assert [r[0] for r in ex.map(_modules_loaded, [0, 1], affinity=True)] == [0, 1]
