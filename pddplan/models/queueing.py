@@ -148,11 +148,64 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
         return n
     a, k, n = np.broadcast_arrays(a, k, n)
     n = n.copy()
-    need = (a > 0) & (erlang_c_array(n * k, a) > wait_probability_max)
+    need = (a > 0) & ~_within_cap_by_bound(n * k, a, wait_probability_max)
+    need[need] = erlang_c_array(n[need] * k[need], a[need]) > wait_probability_max
     while np.any(need):
         n[need] += 1
-        need[need] = erlang_c_array(n[need] * k[need], a[need]) > wait_probability_max
+        c, load = n[need] * k[need], a[need]
+        over = ~_within_cap_by_bound(c, load, wait_probability_max)
+        over[over] = erlang_c_array(c[over], load[over]) > wait_probability_max
+        need[need] = over
     return n
+
+
+#: Relative margin of :func:`_within_cap_by_bound` below the cap [-]: far above the rounding of
+#: the bound and of Erlang C's closed form (about 1e-12 relative), so that where the bound
+#: says "within", :func:`erlang_c` says so too.
+_BOUND_MARGIN = 1e-6
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _within_cap_by_bound(servers, offered_load, wait_probability_max: float) -> np.ndarray:
+    """Where a bound alone shows Erlang C at most ``wait_probability_max`` (elementwise; False
+    where it cannot tell, and the closed form decides).
+
+    Notes
+    -----
+    ``C = B / (1 - rho (1 - B)) <= B / (1 - rho)`` and Erlang B is the Poisson ratio
+    ``B = P(N = c) / P(N <= c)`` (:func:`erlang_c`), with ``P(N <= c) >= 1/2`` once
+    ``c >= a + 1/3``: a Poisson's median is below its mean plus 1/3 (Choi, "On the medians of
+    gamma distributions and an equation of Ramanujan", Proc. AMS 121(1), 1994). ``P(N = c) =
+    exp(c ln a - a - ln Gamma(c + 1))`` is bounded above with Stirling's lower bound
+    ``ln Gamma(x) > (x - 1/2) ln x - x + ln(2 pi) / 2`` (Binet's remainder is positive). So
+    ``C <= 2 P(N = c) / (1 - rho)``; where that is below the cap by :data:`_BOUND_MARGIN`, the
+    closed form's value (its own Poisson tail a series of up to ``sqrt(74 c)`` terms) is too.
+    A sizing loop then runs the closed form only near the cap; its counts are unchanged.
+    """
+    c = np.asarray(servers, dtype=float)
+    a = np.asarray(offered_load, dtype=float)
+    out = np.zeros(c.shape, dtype=bool)
+    ok = (a > 0) & (c >= a + 1.0 / 3.0)
+    if np.any(ok):
+        out[ok] = _erlang_c_upper(c[ok], a[ok]) <= wait_probability_max * (1.0 - _BOUND_MARGIN)
+    return out
+
+
+def _within_cap_by_bound_scalar(servers: float, offered_load: float, cap: float) -> bool:
+    """:func:`_within_cap_by_bound` of one pool (no array overhead)."""
+    c, a = float(servers), float(offered_load)
+    if not (a > 0 and c >= a + 1.0 / 3.0):
+        return False
+    return bool(_erlang_c_upper(c, a) <= cap * (1.0 - _BOUND_MARGIN))
+
+
+def _erlang_c_upper(c, a):
+    """``2 P(N = c) / (1 - a / c)`` with ``P(N = c)`` bounded above through Stirling (see
+    :func:`_within_cap_by_bound`, where it bounds Erlang C for ``c >= a + 1/3``): floats or
+    arrays."""
+    x = c + 1.0
+    log_pmf = c * np.log(a) - a - ((x - 0.5) * np.log(x) - x + _HALF_LOG_2PI)
+    return 2.0 * np.exp(log_pmf) / (1.0 - a / c)
 
 
 def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_max: float) -> int:
@@ -169,7 +222,9 @@ def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_
     n = max(whole_count(a / k), 1)
     if wait_probability_max >= 1.0:
         return n
-    while erlang_c(n * k, a) > wait_probability_max:
+    while not _within_cap_by_bound_scalar(n * k, a, wait_probability_max) and (
+        erlang_c(n * k, a) > wait_probability_max
+    ):
         n += 1
     return n
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pddplan.models import queueing as q
+from pddplan.units import whole_count
 
 
 @pytest.mark.parametrize(
@@ -74,6 +75,59 @@ def test_array_forms_equal_the_scalar_ones() -> None:
             for ai, ki, ni in zip(a, k, n0, strict=True)
         ]
         assert got.tolist() == ref
+
+
+def _units_by_closed_form(a: float, k: int, cap: float, n: int) -> int:
+    """The slot-wait search as it reads, the closed form alone at every count (the reference
+    the bound's shortcut must reproduce)."""
+    while a > 0 and q.erlang_c(n * k, a) > cap:
+        n += 1
+    return n
+
+
+def test_the_wait_bound_never_passes_a_pool_the_closed_form_fails() -> None:
+    """C <= 2 P(N = c) / (1 - rho) (q._within_cap_by_bound): wherever it says "within the
+    cap", Erlang C's closed form says so too: random pools from 1 to 30,000 slots at every
+    load, and loads within 0.1% of where C crosses the cap."""
+    rng = np.random.default_rng(11)
+    c = np.floor(10 ** rng.uniform(0, 4.5, 40_000)) + 1
+    a = c * rng.uniform(0.0, 1.0, 40_000)
+    proven = 0
+    for cap in (0.001, 0.01, 0.05, 0.2, 0.5):
+        within = q._within_cap_by_bound(c, a, cap)
+        assert not np.any(within & (q.erlang_c_array(c, a) > cap))
+        proven += int(within.sum())
+    assert proven > 40_000  # and it passes most pools (it is not a bound that never holds)
+    for servers in (2, 5, 17, 64, 256, 1000, 4096, 20000):
+        for cap in (0.05, 0.01):
+            lo, hi = 0.0, float(servers)
+            for _ in range(60):  # the load where C crosses the cap
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if q.erlang_c(servers, mid) > cap else (mid, hi)
+            loads = lo * (1 + np.linspace(-1e-3, 1e-3, 401))
+            cs = np.full(loads.shape, float(servers))
+            within = q._within_cap_by_bound(cs, loads, cap)
+            assert not np.any(within & (q.erlang_c_array(cs, loads) > cap))
+            for load, w in zip(loads.tolist(), within.tolist(), strict=True):
+                assert w == q._within_cap_by_bound_scalar(servers, load, cap)
+
+
+def test_units_for_wait_with_the_bound_are_the_closed_forms_counts() -> None:
+    rng = np.random.default_rng(12)
+    a = 10 ** rng.uniform(-1, 4, 600)
+    k = rng.integers(1, 300, 600)
+    n0 = np.maximum(np.ceil(a / k - 1e-9), 1).astype(np.int64)
+    for cap in (0.01, 0.05, 0.3):
+        want = [
+            _units_by_closed_form(float(ai), int(ki), cap, int(ni))
+            for ai, ki, ni in zip(a, k, n0, strict=True)
+        ]
+        assert q.units_for_wait_array(a, k, n0, cap).tolist() == want
+        scalar = [q.units_for_wait(float(ai), int(ki), cap) for ai, ki in zip(a, k, strict=True)]
+        assert scalar == [
+            _units_by_closed_form(float(ai), int(ki), cap, max(whole_count(ai / ki), 1))
+            for ai, ki in zip(a, k, strict=True)
+        ]
 
 
 def test_waiting_time_params_mm2() -> None:
