@@ -191,8 +191,12 @@ def _within_cap_by_bound(servers, offered_load, wait_probability_max: float) -> 
     return out
 
 
-def _within_cap_by_bound_scalar(servers: float, offered_load: float, cap: float) -> bool:
-    """:func:`_within_cap_by_bound` of one pool (no array overhead)."""
+def wait_within_cap_by_bound(servers: float, offered_load: float, cap: float) -> bool:
+    """Whether a bound alone shows that an arrival at ``servers`` servers and
+    ``offered_load`` Erlangs waits with probability at most ``cap`` (Erlang C): True only where
+    :func:`erlang_c` is at most ``cap`` too; False where the bound cannot tell. One pool's
+    :func:`_within_cap_by_bound` (no array overhead), for searches that need only the
+    comparison, never the probability."""
     c, a = float(servers), float(offered_load)
     if not (a > 0 and c >= a + 1.0 / 3.0):
         return False
@@ -222,7 +226,7 @@ def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_
     n = max(whole_count(a / k), 1)
     if wait_probability_max >= 1.0:
         return n
-    while not _within_cap_by_bound_scalar(n * k, a, wait_probability_max) and (
+    while not wait_within_cap_by_bound(n * k, a, wait_probability_max) and (
         erlang_c(n * k, a) > wait_probability_max
     ):
         n += 1

@@ -170,7 +170,12 @@ def _slot_wait_over(pb: Problem, probability: float | None) -> float:
 
 def slots_ok(pb: Problem, offered_load: float, instances: int, batch: int) -> bool:
     """The pool's slot-wait bound at this load (the sizing's,
-    ``Problem.decode_slot_wait_probability_cap``)."""
+    ``Problem.decode_slot_wait_probability_cap``); a pool that a bound on Erlang C already
+    shows within it (:func:`~pddplan.models.queueing.wait_within_cap_by_bound`) passes without
+    the closed form (the same answer)."""
+    cap = pb.decode_slot_wait_probability_cap
+    if cap < 1.0 and queueing.wait_within_cap_by_bound(instances * batch, offered_load, cap):
+        return True
     return _slot_wait_ok(pb, slot_wait_probability(pb, offered_load, instances, batch))
 
 

@@ -109,7 +109,7 @@ def test_the_wait_bound_never_passes_a_pool_the_closed_form_fails() -> None:
             within = q._within_cap_by_bound(cs, loads, cap)
             assert not np.any(within & (q.erlang_c_array(cs, loads) > cap))
             for load, w in zip(loads.tolist(), within.tolist(), strict=True):
-                assert w == q._within_cap_by_bound_scalar(servers, load, cap)
+                assert w == q.wait_within_cap_by_bound(servers, load, cap)
 
 
 def test_units_for_wait_with_the_bound_are_the_closed_forms_counts() -> None:
