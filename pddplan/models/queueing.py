@@ -148,68 +148,84 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
         return n
     a, k, n = np.broadcast_arrays(a, k, n)
     n = n.copy()
-    need = (a > 0) & ~_within_cap_by_bound(n * k, a, wait_probability_max)
-    need[need] = erlang_c_array(n[need] * k[need], a[need]) > wait_probability_max
+    need = (a > 0) & _over_cap(n * k, a, wait_probability_max)
     while np.any(need):
         n[need] += 1
-        c, load = n[need] * k[need], a[need]
-        over = ~_within_cap_by_bound(c, load, wait_probability_max)
-        over[over] = erlang_c_array(c[over], load[over]) > wait_probability_max
-        need[need] = over
+        need[need] = _over_cap(n[need] * k[need], a[need], wait_probability_max)
     return n
 
 
-#: Relative margin of :func:`_within_cap_by_bound` below the cap [-]: far above the rounding of
-#: the bound and of Erlang C's closed form (about 1e-12 relative), so that where the bound
-#: says "within", :func:`erlang_c` says so too.
+def _over_cap(servers: np.ndarray, offered_load: np.ndarray, cap: float) -> np.ndarray:
+    """``erlang_c_array(servers, offered_load) > cap``, with the closed form run only where
+    :func:`_wait_bounds` cannot tell (arrays of one shape, loads above 0)."""
+    lo, hi = _wait_bounds(servers, offered_load)
+    over = lo > cap * (1.0 + _BOUND_MARGIN)
+    open_ = ~over & ~(hi <= cap * (1.0 - _BOUND_MARGIN))
+    if np.any(open_):
+        over[open_] = erlang_c_array(servers[open_], offered_load[open_]) > cap
+    return over
+
+
+#: Relative margin of the bounds' decisions (:func:`_wait_bounds`) on either side of the cap
+#: [-]: far above the rounding of the bounds and of Erlang C's closed form (about 1e-12
+#: relative), so that where a bound decides, :func:`erlang_c` decides the same way.
 _BOUND_MARGIN = 1e-6
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-def _within_cap_by_bound(servers, offered_load, wait_probability_max: float) -> np.ndarray:
-    """Where a bound alone shows Erlang C at most ``wait_probability_max`` (elementwise; False
-    where it cannot tell, and the closed form decides).
+def _wait_bounds(servers, offered_load):
+    """``(lower, upper)`` bounds on Erlang C (floats or arrays): ``(0, inf)`` where they do not
+    hold (no load, or fewer than ``a + 1/3`` servers).
 
     Notes
     -----
-    ``C = B / (1 - rho (1 - B)) <= B / (1 - rho)`` and Erlang B is the Poisson ratio
-    ``B = P(N = c) / P(N <= c)`` (:func:`erlang_c`), with ``P(N <= c) >= 1/2`` once
-    ``c >= a + 1/3``: a Poisson's median is below its mean plus 1/3 (Choi, "On the medians of
-    gamma distributions and an equation of Ramanujan", Proc. AMS 121(1), 1994). ``P(N = c) =
-    exp(c ln a - a - ln Gamma(c + 1))`` is bounded above with Stirling's lower bound
-    ``ln Gamma(x) > (x - 1/2) ln x - x + ln(2 pi) / 2`` (Binet's remainder is positive). So
-    ``C <= 2 P(N = c) / (1 - rho)``; where that is below the cap by :data:`_BOUND_MARGIN`, the
-    closed form's value (its own Poisson tail a series of up to ``sqrt(74 c)`` terms) is too.
-    A sizing loop then runs the closed form only near the cap; its counts are unchanged.
+    Erlang B is the Poisson ratio ``B = P(N = c) / P(N <= c)`` (:func:`erlang_c`), and
+    ``C = B / (1 - rho + rho B)`` grows with ``B``.
+
+    - Upper: ``P(N <= c) >= 1/2`` once ``c >= a + 1/3``, as a Poisson's median is below its
+      mean plus 1/3 (Choi, "On the medians of gamma distributions and an equation of
+      Ramanujan", Proc. AMS 121(1), 1994); so ``B <= 2 P(N = c)`` and
+      ``C <= B / (1 - rho) <= 2 P(N = c) / (1 - rho)``.
+    - Lower: ``B >= P(N = c)``, so ``C >= P(N = c) / (1 - rho + rho P(N = c))``.
+
+    ``P(N = c) = exp(c ln a - a - ln Gamma(c + 1))`` is bounded on both sides with Stirling's
+    series, ``0 < ln Gamma(x) - ((x - 1/2) ln x - x + ln(2 pi) / 2) < 1 / (12 x)`` (Binet's
+    remainder). The sizing searches need only whether C is over their cap: the closed form
+    (a Poisson tail by a series of up to ``sqrt(74 c)`` terms) then runs only where the cap
+    lies between the two bounds, within about a factor of two of C.
     """
     c = np.asarray(servers, dtype=float)
     a = np.asarray(offered_load, dtype=float)
-    out = np.zeros(c.shape, dtype=bool)
     ok = (a > 0) & (c >= a + 1.0 / 3.0)
-    if np.any(ok):
-        out[ok] = _erlang_c_upper(c[ok], a[ok]) <= wait_probability_max * (1.0 - _BOUND_MARGIN)
-    return out
+    # stand-ins where they do not hold
+    lower, upper = _bounds_where_held(np.where(ok, c, 2.0), np.where(ok, a, 1.0), np.log, np.exp)
+    return np.where(ok, lower, 0.0), np.where(ok, upper, np.inf)
 
 
-def wait_within_cap_by_bound(servers: float, offered_load: float, cap: float) -> bool:
-    """Whether a bound alone shows that an arrival at ``servers`` servers and
-    ``offered_load`` Erlangs waits with probability at most ``cap`` (Erlang C): True only where
-    :func:`erlang_c` is at most ``cap`` too; False where the bound cannot tell. One pool's
-    :func:`_within_cap_by_bound` (no array overhead), for searches that need only the
+def _bounds_where_held(c, a, log, exp):
+    """:func:`_wait_bounds` for ``a > 0`` and ``c >= a + 1/3`` (``log``, ``exp``: :mod:`math`'s
+    for floats, numpy's for arrays)."""
+    x = c + 1.0
+    log_pmf_hi = c * log(a) - a - ((x - 0.5) * log(x) - x + _HALF_LOG_2PI)
+    pmf_hi = exp(log_pmf_hi)
+    pmf_lo = exp(log_pmf_hi - 1.0 / (12.0 * x))
+    rho = a / c
+    return pmf_lo / (1.0 - rho + rho * pmf_lo), 2.0 * pmf_hi / (1.0 - rho)
+
+
+def wait_over_cap(servers: int, offered_load: float, cap: float) -> bool:
+    """Whether an arrival at ``servers`` servers and ``offered_load`` Erlangs waits with
+    probability above ``cap``: ``erlang_c(servers, offered_load) > cap``, the closed form run
+    only where the bounds of :func:`_wait_bounds` cannot tell. For searches that need the
     comparison, never the probability."""
     c, a = float(servers), float(offered_load)
-    if not (a > 0 and c >= a + 1.0 / 3.0):
-        return False
-    return bool(_erlang_c_upper(c, a) <= cap * (1.0 - _BOUND_MARGIN))
-
-
-def _erlang_c_upper(c, a):
-    """``2 P(N = c) / (1 - a / c)`` with ``P(N = c)`` bounded above through Stirling (see
-    :func:`_within_cap_by_bound`, where it bounds Erlang C for ``c >= a + 1/3``): floats or
-    arrays."""
-    x = c + 1.0
-    log_pmf = c * np.log(a) - a - ((x - 0.5) * np.log(x) - x + _HALF_LOG_2PI)
-    return 2.0 * np.exp(log_pmf) / (1.0 - a / c)
+    if a > 0 and c >= a + 1.0 / 3.0:
+        lower, upper = _bounds_where_held(c, a, math.log, math.exp)
+        if upper <= cap * (1.0 - _BOUND_MARGIN):
+            return False
+        if lower > cap * (1.0 + _BOUND_MARGIN):
+            return True
+    return erlang_c(servers, a) > cap
 
 
 def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_max: float) -> int:
@@ -226,9 +242,7 @@ def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_
     n = max(whole_count(a / k), 1)
     if wait_probability_max >= 1.0:
         return n
-    while not wait_within_cap_by_bound(n * k, a, wait_probability_max) and (
-        erlang_c(n * k, a) > wait_probability_max
-    ):
+    while wait_over_cap(n * k, a, wait_probability_max):
         n += 1
     return n
 

@@ -170,13 +170,13 @@ def _slot_wait_over(pb: Problem, probability: float | None) -> float:
 
 def slots_ok(pb: Problem, offered_load: float, instances: int, batch: int) -> bool:
     """The pool's slot-wait bound at this load (the sizing's,
-    ``Problem.decode_slot_wait_probability_cap``); a pool that a bound on Erlang C already
-    shows within it (:func:`~pddplan.models.queueing.wait_within_cap_by_bound`) passes without
-    the closed form (the same answer)."""
+    ``Problem.decode_slot_wait_probability_cap``): Erlang C compared with the cap by
+    :func:`~pddplan.models.queueing.wait_over_cap` (bounds first, the closed form where they
+    cannot tell) with the SLA's slack, as :func:`check_fleet` compares it."""
     cap = pb.decode_slot_wait_probability_cap
-    if cap < 1.0 and queueing.wait_within_cap_by_bound(instances * batch, offered_load, cap):
+    if cap >= 1.0 or offered_load <= 0:
         return True
-    return _slot_wait_ok(pb, slot_wait_probability(pb, offered_load, instances, batch))
+    return not queueing.wait_over_cap(instances * batch, offered_load, sla.slack_cap(cap))
 
 
 def within_goodput_precision(bcr_ratio: float) -> bool:

@@ -24,7 +24,12 @@ COUNT_ABSOLUTE_SLACK = units.COUNT_ROUNDING
 
 def within(value: float, target: float) -> bool:
     """Whether ``value`` is at most ``target``, within the relative slack."""
-    return value <= target * (1 + SLA_RELATIVE_SLACK)
+    return value <= slack_cap(target)
+
+
+def slack_cap(target: float) -> float:
+    """``target`` with the relative slack of :func:`within`: the largest value within it."""
+    return target * (1 + SLA_RELATIVE_SLACK)
 
 
 def meets_targets(values: Iterable[float], targets: Iterable[float]) -> bool:
@@ -35,7 +40,7 @@ def meets_targets(values: Iterable[float], targets: Iterable[float]) -> bool:
 def slack_targets(targets: Iterable[float]) -> list[float]:
     """Each target with the relative slack of :func:`within`: the time at which a TTFT
     distribution's CDF is read by :func:`reaches_percentiles` [s]."""
-    return [t * (1 + SLA_RELATIVE_SLACK) for t in targets]
+    return [slack_cap(t) for t in targets]
 
 
 def reaches_percentiles(cdf_at_targets: Iterable[float], percentiles: Iterable[float]) -> bool:

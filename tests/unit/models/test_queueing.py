@@ -85,19 +85,22 @@ def _units_by_closed_form(a: float, k: int, cap: float, n: int) -> int:
     return n
 
 
-def test_the_wait_bound_never_passes_a_pool_the_closed_form_fails() -> None:
-    """C <= 2 P(N = c) / (1 - rho) (q._within_cap_by_bound): wherever it says "within the
-    cap", Erlang C's closed form says so too: random pools from 1 to 30,000 slots at every
-    load, and loads within 0.1% of where C crosses the cap."""
+def test_the_wait_bounds_hold_and_decide_as_the_closed_form() -> None:
+    """Erlang C's bounds (q._wait_bounds: 2 P(N = c) / (1 - rho) above, P(N = c) / (1 - rho +
+    rho P(N = c)) below) hold, and the comparison with a cap they shortcut (q._over_cap,
+    q.wait_over_cap) is the closed form's: random pools from 1 to 30,000 slots at every load,
+    and loads within 0.1% of where C crosses the cap."""
     rng = np.random.default_rng(11)
     c = np.floor(10 ** rng.uniform(0, 4.5, 40_000)) + 1
     a = c * rng.uniform(0.0, 1.0, 40_000)
-    proven = 0
+    exact = q.erlang_c_array(c, a)
+    lower, upper = q._wait_bounds(c, a)
+    assert np.all(lower <= exact * (1 + 1e-9)) and np.all(exact <= upper * (1 + 1e-9))
+    held = np.isfinite(upper)
+    undecided = (lower <= 0.05) & (0.05 <= upper)
+    assert held.mean() > 0.9 and undecided.mean() < 0.1  # the bounds decide nearly every pool
     for cap in (0.001, 0.01, 0.05, 0.2, 0.5):
-        within = q._within_cap_by_bound(c, a, cap)
-        assert not np.any(within & (q.erlang_c_array(c, a) > cap))
-        proven += int(within.sum())
-    assert proven > 40_000  # and it passes most pools (it is not a bound that never holds)
+        assert np.array_equal(q._over_cap(c, a, cap), exact > cap)
     for servers in (2, 5, 17, 64, 256, 1000, 4096, 20000):
         for cap in (0.05, 0.01):
             lo, hi = 0.0, float(servers)
@@ -106,10 +109,10 @@ def test_the_wait_bound_never_passes_a_pool_the_closed_form_fails() -> None:
                 lo, hi = (lo, mid) if q.erlang_c(servers, mid) > cap else (mid, hi)
             loads = lo * (1 + np.linspace(-1e-3, 1e-3, 401))
             cs = np.full(loads.shape, float(servers))
-            within = q._within_cap_by_bound(cs, loads, cap)
-            assert not np.any(within & (q.erlang_c_array(cs, loads) > cap))
-            for load, w in zip(loads.tolist(), within.tolist(), strict=True):
-                assert w == q.wait_within_cap_by_bound(servers, load, cap)
+            want = q.erlang_c_array(cs, loads) > cap
+            assert np.array_equal(q._over_cap(cs, loads, cap), want)
+            scalar = [q.wait_over_cap(servers, x, cap) for x in loads.tolist()]
+            assert scalar == want.tolist()
 
 
 def test_units_for_wait_with_the_bound_are_the_closed_forms_counts() -> None:
