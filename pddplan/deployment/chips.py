@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pddplan import units
+from pddplan.deployment.keys import HashedKey
 from pddplan.deployment.layouts import COMBINE_BYTES, FP8_BLOCK_SCALED_BYTES, Layout
 from pddplan.deployment.models import ModelNumbers
 from pddplan.models import compute, memory
@@ -377,15 +378,18 @@ class Instance:
         return _physics_cache(self.physics_key, "batch")
 
     @cached_property
-    def physics_key(self) -> tuple[Any, ...]:
-        """What the instance's timings depend on: not the price. Equal keys share caches."""
-        return (
-            self.chip.datasheet.model_dump_json(exclude={"source", "estimated"}),
-            self.chip.derates.model_dump_json(exclude={"source", "estimated"}),
-            self.model,
-            self.tensor_parallel,
-            self.memory_utilization,
-            self.layout,
+    def physics_key(self) -> HashedKey:
+        """What the instance's timings depend on: not the price. Equal keys share caches; the
+        key's hash is computed once (its model and layout numbers are large dataclasses)."""
+        return HashedKey.of(
+            (
+                self.chip.datasheet.model_dump_json(exclude={"source", "estimated"}),
+                self.chip.derates.model_dump_json(exclude={"source", "estimated"}),
+                self.model,
+                self.tensor_parallel,
+                self.memory_utilization,
+                self.layout,
+            )
         )
 
     def cache(self, name: str) -> dict[Any, Any]:
@@ -420,11 +424,11 @@ class Instance:
         return output_tokens / per_request_s / self.tensor_parallel
 
 
-_PHYSICS: dict[tuple[Any, ...], dict[str, dict[Any, Any]]] = {}
+_PHYSICS: dict[HashedKey, dict[str, dict[Any, Any]]] = {}
 _PHYSICS_MAX = 4096
 
 
-def _physics_cache(key: tuple[Any, ...], name: str) -> dict[Any, Any]:
+def _physics_cache(key: HashedKey, name: str) -> dict[Any, Any]:
     """Memo tables keyed by an instance's physics, so that what-if points that change only
     prices (or nothing the instance sees) reuse its timings."""
     tables = _PHYSICS.get(key)

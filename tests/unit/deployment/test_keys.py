@@ -1,0 +1,36 @@
+"""Memo keys hashed once (pddplan.deployment.keys.HashedKey): equal values give one interned
+key, and a key sent to another process is hashed there (a string's hash differs between
+processes), never carried over."""
+
+from __future__ import annotations
+
+import pickle
+
+from pddplan.deployment import Instance
+from pddplan.deployment.keys import HashedKey
+from pddplan.io.loader import Registry
+
+
+def test_equal_values_give_one_interned_key() -> None:
+    a = HashedKey.of(("gpu-a", 8, (1.0, 2.0)))
+    b = HashedKey.of(("gpu-a", 8, (1.0, 2.0)))
+    assert a is b and hash(a) == hash(("gpu-a", 8, (1.0, 2.0)))
+    assert HashedKey(("gpu-a", 8, (1.0, 2.0))) == a  # equal by value when not interned
+    assert a != ("gpu-a", 8, (1.0, 2.0))  # never equal to the bare value
+
+
+def test_an_unpickled_key_is_hashed_afresh() -> None:
+    key = HashedKey(("gpu-a", 8))
+    key._hash = 12345  # as if hashed in a process with another string hash seed
+    again = pickle.loads(pickle.dumps(key))
+    assert hash(again) == hash(("gpu-a", 8)) and again.value == key.value
+
+
+def test_instances_of_equal_physics_share_one_physics_key() -> None:
+    from pddplan.deployment import model_numbers
+
+    reg = Registry.default()
+    chip, model = reg.load("chip", "gpu-a"), model_numbers(reg.load("model", "qwen3-235b-a22b"))
+    one, two = Instance(chip, model, 8), Instance(chip, model, 8)
+    assert one.physics_key is two.physics_key
+    assert Instance(chip, model, 4).physics_key != one.physics_key
