@@ -340,9 +340,7 @@ class Sizing:
         ps = plan.prefill
         if ps.has_figures:
             return plan
-        inst = plan.roles["P"][0]  # type: ignore[index]
-        count = PrefillCount(ps.instances, ps.bound_by, ps.meets_ttft)
-        figures = self.prefill_figures(inst, count, plan.rate_rps, plan.route)
+        figures = self._figures_of(plan)
         binding = plan.binding
         if figures.bound_by != ps.bound_by:
             was = f"P: {ps.bound_by}"
@@ -350,8 +348,17 @@ class Sizing:
         return replace(plan, prefill=figures, binding=binding)
 
     def plan_ttft_s(self, plan: Plan) -> tuple[float, float, float]:
-        """A plan's TTFT p50/p90/p99 at its prefill sizing [s] (computed if need be)."""
-        return self.with_figures(plan).prefill.ttft_s
+        """A plan's TTFT p50/p90/p99 at its prefill sizing [s] (computed if need be; the plan
+        is not rebuilt with them, as :meth:`with_figures` does)."""
+        ps = plan.prefill
+        return ps.ttft_s if ps.has_figures else self._figures_of(plan).ttft_s
+
+    def _figures_of(self, plan: Plan) -> PrefillSizing:
+        """The figures of a candidate's prefill sizing (:meth:`prefill_figures` of its count)."""
+        ps = plan.prefill
+        inst = plan.roles["P"][0]  # type: ignore[index]
+        count = PrefillCount(ps.instances, ps.bound_by, ps.meets_ttft)
+        return self.prefill_figures(inst, count, plan.rate_rps, plan.route)
 
     def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:
         pb = self.pb
