@@ -8,7 +8,7 @@ import copy
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -141,8 +141,19 @@ class Registry(SearchPath):
         return _load_cached(self.path(kind, name), kind)
 
 
-@cache
 def _load_cached(path: Path, kind: str) -> Any:
+    """:func:`load_file`, memoized on the file's path, size and modification time, as the parse
+    is (:func:`~pddplan.io.yamldoc.read_yaml`): a long-lived process (a notebook) that edits a
+    profile between two solves reads it again."""
+    try:
+        st = path.stat()
+    except OSError:
+        return load_file(path, kind)  # the error, with the file named
+    return _load_at(path, kind, st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=512)
+def _load_at(path: Path, kind: str, size: int, mtime_ns: int) -> Any:
     return load_file(path, kind)
 
 

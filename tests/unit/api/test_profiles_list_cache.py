@@ -31,7 +31,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     def clear() -> None:
         parse_cache.cache_dir.cache_clear()
         yamldoc._read_yaml_cached.cache_clear()
-        loader._load_cached.cache_clear()
+        loader._load_at.cache_clear()
 
     clear()
     yield d
@@ -54,7 +54,7 @@ def test_a_kept_listing_is_the_computed_one(cache: Path) -> None:
     cold = profiles_api.list_profiles().to_json()
     entry = _listing_entry(cache)
     assert entry.is_file()
-    loader._load_cached.cache_clear()
+    loader._load_at.cache_clear()
     warm = profiles_api.list_profiles().to_json()
     assert warm == cold
     assert sum(len(v) for v in cold["profiles"].values()) >= 40

@@ -198,3 +198,23 @@ def test_the_validated_key_covers_every_module_a_validation_runs() -> None:
                     rel = Path(*name.split(".")[1:])
                     needed |= {p for p in (package / f"{rel}.py",) if p.is_file()}
     assert needed and needed <= salted, sorted(str(p) for p in needed - salted)
+
+
+def test_a_profile_edited_between_two_loads_of_one_process_is_read_again(
+    cache: Path, tmp_path: Path
+) -> None:
+    """A long-lived process (a notebook) that edits a profile between two solves sees the edit:
+    the registry's in-process memo is keyed on the file's size and modification time too."""
+    user = tmp_path / "mine"
+    (user / "chips").mkdir(parents=True)
+    f = user / "chips" / "gpu-a.yaml"
+    text = CHIP.read_text(encoding="utf-8")
+    reg = loader.Registry.default([user])
+    prices = []
+    for price in (11.5, 12.25):
+        f.write_text(
+            re.sub(r"(rental_usd_per_hour: )\S+", rf"\g<1>{price}", text), encoding="utf-8"
+        )
+        os.utime(f, ns=(int(price * 1e9), int(price * 1e9)))  # a later edit, a later time
+        prices.append(reg.load("chip", "gpu-a").price.rental_usd_per_hour)
+    assert prices == [11.5, 12.25]
