@@ -174,8 +174,9 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _wait_bounds(servers, offered_load):
-    """``(lower, upper)`` bounds on Erlang C (floats or arrays): ``(0, inf)`` where they do not
-    hold (no load, or fewer than ``a + 1/3`` servers).
+    """``(lower, upper)`` bounds on Erlang C (arrays): ``(0, inf)`` where they do not hold or are
+    not used (:func:`_bounds_hold`: no load, fewer than ``a + 1/3`` servers, or more than
+    :data:`_BOUND_MAX_SERVERS`).
 
     Notes
     -----
@@ -196,15 +197,28 @@ def _wait_bounds(servers, offered_load):
     """
     c = np.asarray(servers, dtype=float)
     a = np.asarray(offered_load, dtype=float)
-    ok = (a > 0) & (c >= a + 1.0 / 3.0)
+    ok = _bounds_hold(c, a)
     # stand-ins where they do not hold
     lower, upper = _bounds_where_held(np.where(ok, c, 2.0), np.where(ok, a, 1.0), np.log, np.exp)
     return np.where(ok, lower, 0.0), np.where(ok, upper, np.inf)
 
 
+#: Most servers the bounds of :func:`_wait_bounds` are used for: beyond, the two terms of
+#: ``ln P(N = c)`` (each about ``c ln c``) cancel so far that their rounding nears the bounds'
+#: margin (4e-6 of the log at 2e8 servers); the closed form decides there (no pool of a fleet
+#: comes near: a thousand instances of 512 slots are 5e5).
+_BOUND_MAX_SERVERS = 1e6
+
+
+def _bounds_hold(c, a):
+    """Where :func:`_wait_bounds` hold and are computed accurately (floats or arrays): some
+    load, at least one server, ``c >= a + 1/3`` and at most :data:`_BOUND_MAX_SERVERS`."""
+    return (a > 0) & (c >= 1.0) & (c >= a + 1.0 / 3.0) & (c <= _BOUND_MAX_SERVERS)
+
+
 def _bounds_where_held(c, a, log, exp):
-    """:func:`_wait_bounds` for ``a > 0`` and ``c >= a + 1/3`` (``log``, ``exp``: :mod:`math`'s
-    for floats, numpy's for arrays)."""
+    """:func:`_wait_bounds` where :func:`_bounds_hold` (``log``, ``exp``: :mod:`math`'s for
+    floats, numpy's for arrays)."""
     x = c + 1.0
     log_pmf_hi = c * log(a) - a - ((x - 0.5) * log(x) - x + _HALF_LOG_2PI)
     pmf_hi = exp(log_pmf_hi)
@@ -218,8 +232,8 @@ def wait_over_cap(servers: int, offered_load: float, cap: float) -> bool:
     probability above ``cap``: ``erlang_c(servers, offered_load) > cap``, the closed form run
     only where the bounds of :func:`_wait_bounds` cannot tell. For searches that need the
     comparison, never the probability."""
-    c, a = float(servers), float(offered_load)
-    if a > 0 and c >= a + 1.0 / 3.0:
+    c, a = float(int(servers)), float(offered_load)  # whole servers, as erlang_c counts them
+    if _bounds_hold(c, a):
         lower, upper = _bounds_where_held(c, a, math.log, math.exp)
         if upper <= cap * (1.0 - _BOUND_MARGIN):
             return False

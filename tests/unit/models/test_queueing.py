@@ -115,6 +115,20 @@ def test_the_wait_bounds_hold_and_decide_as_the_closed_form() -> None:
             assert scalar == want.tolist()
 
 
+def test_the_wait_bounds_leave_huge_pools_and_part_servers_to_the_closed_form() -> None:
+    """Past a million servers the bound's log terms cancel to within their margin (a pool of
+    1e9 Erlangs gave a count one too high), at 2**53 servers ``a + 1/3`` rounds to ``a``, and
+    Erlang C counts whole servers: each is decided by the closed form."""
+    a, k = 957943336.5915468, 239548847
+    cap = q.erlang_c(4 * k, a)
+    assert q.units_for_wait(a, k, cap) == 4
+    assert q.units_for_wait_array(np.array([a]), np.array([k]), np.array([1]), cap).tolist() == [4]
+    assert not q.wait_over_cap(958195388, a, cap)
+    assert q.wait_over_cap(2**53, 2.0**53, 0.5)  # saturated: C = 1, no division by zero
+    assert q.wait_over_cap(2.9, 1.0, 0.22) == (q.erlang_c(2, 1.0) > 0.22)  # type: ignore[arg-type]
+    assert q.wait_over_cap(0.5, 0.01, 0.5)  # type: ignore[arg-type]  # no whole server: C = 1
+
+
 def test_units_for_wait_with_the_bound_are_the_closed_forms_counts() -> None:
     rng = np.random.default_rng(12)
     a = 10 ** rng.uniform(-1, 4, 600)
