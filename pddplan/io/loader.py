@@ -18,7 +18,6 @@ from pddplan.errors import NotFoundError, ProfileError, did_you_mean
 from pddplan.io import parse_cache
 from pddplan.io.bundled import bundled_profiles_dir as bundled_profiles_dir  # re-exported
 from pddplan.io.search_path import ENV_VAR as ENV_VAR  # re-exported
-from pddplan.io.search_path import WORKLOAD_FILE_SUFFIXES as WORKLOAD_FILE_SUFFIXES
 from pddplan.io.search_path import SearchPath
 from pddplan.io.search_path import is_workload_path as is_workload_path  # re-exported
 from pddplan.io.yamldoc import YamlDoc as YamlDoc  # re-exported: the document and its parser

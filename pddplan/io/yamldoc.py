@@ -254,12 +254,17 @@ def read_yaml(path: Path) -> YamlDoc:
 @functools.lru_cache(maxsize=512)
 def _read_yaml_cached(path: str, size: int, mtime_ns: int) -> YamlDoc:
     if size > MAX_DOCUMENT_BYTES:
-        raise ProfileError(
-            f"the file is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not a profile "
-            "or scenario",
-            file=path,
-        )
+        raise _too_large(path)
     return doc_from_bytes(path, read_document_bytes(Path(path)))
+
+
+def _too_large(path: str) -> ProfileError:
+    """The error of a file over :data:`MAX_DOCUMENT_BYTES`."""
+    return ProfileError(
+        f"the file is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not a profile "
+        "or scenario",
+        file=path,
+    )
 
 
 def read_document_bytes(path: Path) -> bytes:
@@ -271,11 +276,7 @@ def read_document_bytes(path: Path) -> bytes:
     except OSError as exc:
         raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
     if len(raw) > MAX_DOCUMENT_BYTES:
-        raise ProfileError(
-            f"the file is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not a profile "
-            "or scenario",
-            file=str(path),
-        )
+        raise _too_large(str(path))
     return raw
 
 

@@ -158,9 +158,9 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
 def _over_cap(servers: np.ndarray, offered_load: np.ndarray, cap: float) -> np.ndarray:
     """``erlang_c_array(servers, offered_load) > cap``, with the closed form run only where
     :func:`_wait_bounds` cannot tell (arrays of one shape, loads above 0)."""
-    lo, hi = _wait_bounds(servers, offered_load)
-    over = lo > cap * (1.0 + _BOUND_MARGIN)
-    open_ = ~over & ~(hi <= cap * (1.0 - _BOUND_MARGIN))
+    lower, upper = _wait_bounds(servers, offered_load)
+    over, within = _bounds_decide(lower, upper, cap)
+    open_ = ~over & ~within
     if np.any(open_):
         over[open_] = erlang_c_array(servers[open_], offered_load[open_]) > cap
     return over
@@ -235,11 +235,16 @@ def wait_over_cap(servers: int, offered_load: float, cap: float) -> bool:
     c, a = float(int(servers)), float(offered_load)  # whole servers, as erlang_c counts them
     if _bounds_hold(c, a):
         lower, upper = _bounds_where_held(c, a, math.log, math.exp)
-        if upper <= cap * (1.0 - _BOUND_MARGIN):
-            return False
-        if lower > cap * (1.0 + _BOUND_MARGIN):
-            return True
+        over, within = _bounds_decide(lower, upper, cap)
+        if over or within:
+            return bool(over)
     return erlang_c(servers, a) > cap
+
+
+def _bounds_decide(lower, upper, cap: float):
+    """``(over, within)``: where Erlang C's bounds alone show it above ``cap``, or at most it,
+    each by :data:`_BOUND_MARGIN` (floats or arrays; neither: the closed form decides)."""
+    return lower > cap * (1.0 + _BOUND_MARGIN), upper <= cap * (1.0 - _BOUND_MARGIN)
 
 
 def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_max: float) -> int:
