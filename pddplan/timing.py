@@ -160,7 +160,24 @@ def _transfer_phases_memo(link: LinkNumbers, shape: tuple[int, ...], payload: by
 
 
 def transfer_s(link: LinkNumbers, payload_bytes, utilization=0.0):
-    """Mean time to move payloads over a link carrying ``utilization`` of its goodput [s]."""
+    """Mean time to move payloads over a link carrying ``utilization`` of its goodput [s].
+
+    A search asks for the same few payload arrays at one line load for every routing and
+    prefill option (and the RDMA copy at every rate): small ones at a scalar load are memoized
+    on their exact values (a fresh copy is returned)."""
+    x = np.asarray(payload_bytes, dtype=float)
+    if isinstance(utilization, float | int) and x.size <= _PHASES_MEMO_MAX_SIZE:
+        return _transfer_s_memo(link, x.shape, x.tobytes(), float(utilization)).copy()
+    return _transfer_s(link, x, utilization)
+
+
+@lru_cache(maxsize=1024)
+def _transfer_s_memo(link: LinkNumbers, shape: tuple[int, ...], payload: bytes, utilization: float):
+    """:func:`transfer_s` of the payload array ``np.frombuffer(payload).reshape(shape)``."""
+    return _transfer_s(link, np.frombuffer(payload, dtype=float).reshape(shape), utilization)
+
+
+def _transfer_s(link: LinkNumbers, payload_bytes, utilization):
     lead, line_bytes, cap, tail = transfer_phases(link, payload_bytes)
     return (
         lead

@@ -143,6 +143,33 @@ def test_transfer_s_window_ceiling_under_load() -> None:
     assert float(timing.transfer_s(capped, 5e8, 0.9)) == pytest.approx(4.01, rel=1e-9)
 
 
+def test_transfer_s_memo_gives_the_computed_times_in_fresh_arrays() -> None:
+    # small payload arrays at a scalar load are memoized: the same bits as the computation
+    # itself (timing._transfer_s), a fresh writable array each call, and a load given as an
+    # array (calibrate, transfer) is computed each time
+    cold = dataclasses.replace(WAN, connection_reuse=False, slow_start_after_idle=True)
+    x = np.array([0.0, 1.0, 14480.0, 5e6, 5e8, 3.3e9])
+    for link in (WAN, cold, RDMA):
+        for util in (0.0, 0.37, np.float64(0.5), 0.999999):
+            want = timing._transfer_s(link, x, float(util))
+            a = timing.transfer_s(link, x, util)
+            assert a.tobytes() == want.tobytes()
+            a[:] = -1.0  # the caller's copy: the memo keeps its own
+            b = timing.transfer_s(link, x.copy(), util)
+            assert b.tobytes() == want.tobytes() and b.flags.writeable and b is not a
+    grid = x[:, None] * np.array([0.5, 1.0, 2.0])[None, :]
+    assert (
+        timing.transfer_s(WAN, grid, 0.2).tobytes() == timing._transfer_s(WAN, grid, 0.2).tobytes()
+    )
+    rho = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    np.testing.assert_array_equal(
+        timing.transfer_s(WAN, x, rho),
+        [float(timing.transfer_s(WAN, v, float(r))) for v, r in zip(x, rho, strict=True)],
+    )
+    # a scalar payload stays a scalar
+    assert np.ndim(timing.transfer_s(WAN, 5e8, 0.5)) == 0
+
+
 def test_rdma_copy_s_scalar_and_array() -> None:
     # the whole context, no prefix cache on RLD: 1e9 / 5e10 + 1 ms latency + 1 ms tail
     assert float(timing.rdma_copy_s(RDMA, 10000, KV_BYTES_PER_TOKEN)) == pytest.approx(
