@@ -224,11 +224,12 @@ def resolve(
     doc: YamlDoc,
     registry: Registry,
     read: Callable[[Path], YamlDoc] = read_yaml,
+    load: Callable[[Path, str], Any] = _load_cached,
 ) -> ResolvedScenario:
     """The profiles ``scen`` names, loaded, with its ``overrides`` merged and validated.
 
-    ``read`` parses a profile file that has overrides (a caller that resolves many variants of
-    one scenario passes a memoized reader).
+    ``read`` parses a profile file that has overrides and ``load`` loads one that has none
+    (a caller that resolves many variants of one scenario passes memoized ones).
     """
     file = doc.file
 
@@ -268,7 +269,7 @@ def resolve(
         group = next(g for g, k in _OVERRIDE_KINDS.items() if k == kind)
         ov = scen.overrides.get(group, {}).get(name)
         if not ov:
-            return _load_cached(ppath, kind)
+            return load(ppath, kind)
         base = read(ppath)
         merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
         try:

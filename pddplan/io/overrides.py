@@ -35,6 +35,7 @@ from pddplan.io.loader import (
     ResolvedScenario,
     YamlDoc,
     _deep_merge,
+    _load_cached,
     is_workload_path,
     read_yaml,
     resolve,
@@ -261,19 +262,29 @@ class ScenarioSource:
     """A scenario file's parsed document and the registry its profile names resolve in.
 
     The YAML is read once; :meth:`resolve` validates any set of overrides from the document in
-    memory. The unpatched scenario is resolved once and kept.
+    memory. The unpatched scenario is resolved once and kept, and so is each profile: read
+    once per source, as the scenario is (a robust study or a verdict check resolves hundreds of
+    variants; a new source reads the files again).
     """
 
     doc: YamlDoc
     registry: Registry
     _base: ResolvedScenario | None = field(default=None, repr=False, compare=False)
     _profile_docs: dict[Path, YamlDoc] = field(default_factory=dict, repr=False, compare=False)
+    _profiles: dict[tuple[Path, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def _read(self, path: Path) -> YamlDoc:
         """A profile's parsed document, read once per source."""
         if path not in self._profile_docs:
             self._profile_docs[path] = read_yaml(path)
         return self._profile_docs[path]
+
+    def _load(self, path: Path, kind: str) -> Any:
+        """A profile without overrides, loaded (:meth:`Registry.load`'s way) once per source."""
+        key = (path, kind)
+        if key not in self._profiles:
+            self._profiles[key] = _load_cached(path, kind)
+        return self._profiles[key]
 
     @classmethod
     def open(cls, name_or_path: str | None, registry: Registry) -> ScenarioSource:
@@ -296,7 +307,9 @@ class ScenarioSource:
     def base(self) -> ResolvedScenario:
         """The scenario as the file says, with its own ``overrides:`` applied."""
         if self._base is None:
-            self._base = resolve(validate(Scenario, self.doc), self.doc, self.registry, self._read)
+            self._base = resolve(
+                validate(Scenario, self.doc), self.doc, self.registry, self._read, self._load
+            )
         return self._base
 
     def check(self, overrides: Mapping[str, Any]) -> None:
@@ -341,7 +354,7 @@ class ScenarioSource:
         patch, leaves = self.patch(overrides)
         doc = YamlDoc(data=_deep_merge(self.doc.data, patch), lines={}, file=self.doc.file)
         try:
-            return resolve(validate(Scenario, doc), doc, self.registry, self._read)
+            return resolve(validate(Scenario, doc), doc, self.registry, self._read, self._load)
         except ProfileError as exc:
             raise _blame(exc, overrides, leaves) from None
 

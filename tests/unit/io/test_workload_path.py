@@ -152,3 +152,42 @@ def test_override_unknown_workload_name(tmp_path: Path) -> None:
     src = ScenarioSource.open(None, Registry.default())
     with pytest.raises(OverrideError, match="did you mean 'agent-64k'.*path to a workload file"):
         src.resolve({"workload": "agent-64"})
+
+
+def test_a_source_loads_each_profile_once_and_a_new_source_reads_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a source is a snapshot: its variants share the profiles it loaded (a robust study
+    # resolves hundreds), and a new source (a new command, a new notebook load) reads them again
+    from pddplan.io import loader
+
+    user = tmp_path / "mine"
+    (user / "chips").mkdir(parents=True)
+    chip = user / "chips" / "gpu-a.yaml"
+    chip.write_text((bundled_profiles_dir() / "chips" / "gpu-a.yaml").read_text("utf-8"), "utf-8")
+    reg = Registry.default([user])
+    calls: list[tuple[Path, str]] = []
+    real = loader._load_cached
+
+    def counted(path: Path, kind: str):  # type: ignore[no-untyped-def]
+        calls.append((path, kind))
+        return real(path, kind)
+
+    monkeypatch.setattr("pddplan.io.overrides._load_cached", counted)
+    src = ScenarioSource.open(None, reg)
+    one = src.resolve({"rate_rps": 1.5})
+    first = len(calls)
+    assert first > 0 and ("chip" in {k for _, k in calls})
+    two = src.resolve({"rate_rps": 2.5, "link.rtt_ms": 30.0})
+    assert len(calls) == first  # nothing loaded again
+    assert two.chips["gpu-a"] is one.chips["gpu-a"] and two.link.rtt_ms == 30.0
+    price = one.chips["gpu-a"].price.rental_usd_per_hour
+    text = chip.read_text("utf-8").replace(
+        f"rental_usd_per_hour: {price:g}", f"rental_usd_per_hour: {price + 1:g}"
+    )
+    assert text != chip.read_text("utf-8")
+    chip.write_text(text, "utf-8")
+    os.utime(chip, ns=(1, 1))
+    assert src.resolve({"rate_rps": 1.5}).chips["gpu-a"].price.rental_usd_per_hour == price
+    again = ScenarioSource.open(None, reg).resolve({"rate_rps": 1.5})
+    assert again.chips["gpu-a"].price.rental_usd_per_hour == price + 1
