@@ -377,3 +377,25 @@ def test_a_merge_shares_nothing_with_its_inputs() -> None:
     out["a"]["e"]["f"].append(6)
     out["tiers"][0]["x"] = 7
     assert repr(base) == before_base and repr(patch) == before_patch
+
+
+def test_a_document_copy_is_deepcopy_s() -> None:
+    """``_copy_document`` (``_deep_merge``'s copy) gives what ``copy.deepcopy`` gives: equal
+    values, no container shared with the input, an alias (``*name``) one container in the copy
+    as in the input, and other types deep-copied."""
+    import copy
+
+    from pddplan.io.loader import _copy_document, bundled_profiles_dir, read_yaml
+
+    for f in sorted(bundled_profiles_dir().glob("*/*.yaml"))[:40]:
+        doc = read_yaml(f).data
+        assert _copy_document(doc) == copy.deepcopy(doc)
+    shared = {"x": [1, 2.5, None, True, "s"]}
+    odd = {1, 2}
+    doc = {"a": shared, "b": [shared, {"c": shared}], 3: odd, "t": (1, [2])}
+    out = _copy_document(doc)
+    assert out == copy.deepcopy(doc)
+    assert out["a"] is out["b"][0] is out["b"][1]["c"] and out["a"] is not shared
+    assert out[3] == odd and out[3] is not odd and out["t"][1] is not doc["t"][1]
+    out["a"]["x"].append(0)
+    assert shared == {"x": [1, 2.5, None, True, "s"]}
