@@ -4,6 +4,7 @@ the numbers a layout step takes, and the step, prefill and decode times built on
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,6 +16,7 @@ from pddplan import units
 from pddplan.deployment.keys import HashedKey
 from pddplan.deployment.layouts import COMBINE_BYTES, FP8_BLOCK_SCALED_BYTES, Layout
 from pddplan.deployment.models import ModelNumbers
+from pddplan.io import physics_disk
 from pddplan.models import compute, memory
 from pddplan.spec import DEFAULT_CHUNK_SIZE_TOKENS, DEFAULT_MEMORY_UTILIZATION, Chip, ChipDerates
 
@@ -426,6 +428,8 @@ class Instance:
 
 _PHYSICS: dict[HashedKey, dict[str, dict[Any, Any]]] = {}
 _PHYSICS_MAX = 4096
+# the tables that grew in this process are kept for the next (pddplan.io.physics_disk)
+atexit.register(lambda: physics_disk.save(_PHYSICS))
 
 
 def _physics_cache(key: HashedKey, name: str) -> dict[Any, Any]:
@@ -435,5 +439,5 @@ def _physics_cache(key: HashedKey, name: str) -> dict[Any, Any]:
     if tables is None:
         if len(_PHYSICS) >= _PHYSICS_MAX:
             _PHYSICS.clear()
-        tables = _PHYSICS[key] = {}
+        tables = _PHYSICS[key] = physics_disk.load(key)  # kept from earlier runs, if any
     return tables.setdefault(name, {})

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pddplan.deployment import Instance
+from pddplan.io import physics_disk
 from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
@@ -346,6 +347,7 @@ def evaluate_chunk(
 ) -> list[SampleRecord]:
     """Evaluate samples (index, overrides): the point fleet's SLA, margin, cost and goodput (when
     ``point`` is given), each configuration's least counts, and the instances' prices."""
+    physics_disk.transient()  # each sample's chips are its own: none is kept for a later run
     out: list[SampleRecord] = []
     for index, ov in chunk:
         solver = sample_solver(setup, index, ov)
