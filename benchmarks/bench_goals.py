@@ -87,6 +87,16 @@ def cpu_s(argv: list[str], env: dict[str, str], runs: int, ok: bool = True) -> f
     return statistics.median(out)
 
 
+def first_run_cpu_s(argv: list[str], env: dict[str, str], runs: int, root: Path) -> float:
+    """:func:`cpu_s` of a first run: each in an empty cache directory of its own
+    (``PDDPLAN_CACHE_DIR``: no parsed profile, no physics table kept from an earlier run)."""
+    out = []
+    for i in range(runs):
+        first = dict(env, PDDPLAN_CACHE_DIR=str(root / f"empty-{i}"))
+        out.append(cpu_s(argv, first, 1))
+    return statistics.median(out)
+
+
 def wall_s(argv: list[str], env: dict[str, str]) -> float:
     """Wall time of one run of ``argv`` [s] (for the multi-process robust study)."""
     t0 = time.perf_counter()
@@ -154,6 +164,12 @@ def main() -> None:
             subprocess.run([*pdd, *args], check=ok, capture_output=True, env=env)
         for label, args, goal, ok in cases:
             add(label, cpu_s([*pdd, *args], env, runs, ok), "s CPU", goal)
+        # the same commands on a machine that has run none before (nothing kept on disk)
+        for label, args in (
+            ("pddplan solve, first run", ["solve", "-f", "json"]),
+            ("full catalog x3, every layout, first run", ["solve", str(lay), "-f", "json"]),
+        ):
+            add(label, first_run_cpu_s([*pdd, *args], env, runs, Path(d)), "s CPU", math.nan, "")
         # what no command can go below: the interpreter and the libraries a solve imports
         floor = [sys.executable, "-c", "import numpy, pydantic, rich.console, typer, yaml"]
         add(
