@@ -15,7 +15,7 @@ model and layout) and so also by the source of every pddplan module: a changed p
 changed model meets no old entry. An entry holds exactly the values the computation gave, so a
 run that reads it gives the same answers as one that does not. The tables that grew in a
 process are written when it ends (:mod:`pddplan.deployment.chips` registers :func:`save`; at
-most :data:`MAX_WRITES` keys); a process that evaluates sampled physics (``robust``'s samples,
+most :data:`MAX_WRITES` keys a run, :data:`MAX_KEPT` in all, the oldest removed first); a process that evaluates sampled physics (``robust``'s samples,
 ``calibrate``'s fit: a new key at every step) reads and writes none from then on
 (:func:`transient`).
 """
@@ -28,6 +28,10 @@ from typing import Any
 #: Physics keys whose tables one run writes at most (a sweep over a chip's numbers makes a
 #: new key per point).
 MAX_WRITES = 256
+#: Entries kept at most (about 5 KB each): past it, the ones written longest ago go first.
+MAX_KEPT = 2048
+#: The entries' names start with it (the parse cache's directory holds other entries too).
+PREFIX = "physics-"
 
 _transient = False
 #: Each table's entries when its key's tables were read (or created), per physics key.
@@ -44,7 +48,7 @@ def _name(key: Any) -> str:
     """The entry's name of a physics key (a ``HashedKey``: its value's ``repr``)."""
     from pddplan.io import parse_cache
 
-    return parse_cache.derived_key("physics-tables", [repr(key.value).encode()])
+    return PREFIX + parse_cache.derived_key("physics-tables", [repr(key.value).encode()])
 
 
 def load(key: Any) -> dict[str, dict[Any, Any]]:
@@ -86,4 +90,29 @@ def save(physics: Mapping[Any, dict[str, dict[Any, Any]]]) -> int:
             continue
         _SIZES[key] = {n: len(t) for n, t in tables.items()}
         written += 1
+    if written:
+        _prune()
     return written
+
+
+def _prune() -> None:
+    """Remove the entries written longest ago beyond :data:`MAX_KEPT`."""
+    from pddplan.io import parse_cache
+
+    d = parse_cache.cache_dir()
+    if d is None:
+        return
+    aged = []
+    for f in d.glob(f"{PREFIX}*.pickle"):
+        try:
+            aged.append((f.stat().st_mtime_ns, f.name, f))
+        except OSError:
+            continue
+    if len(aged) <= MAX_KEPT:
+        return
+    aged.sort()
+    for _, _, f in aged[: len(aged) - MAX_KEPT]:
+        try:
+            f.unlink()
+        except OSError:
+            pass

@@ -108,6 +108,21 @@ def test_writes_stop_at_the_cap(store: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert physics_disk.save(chips_mod._PHYSICS) == 2 and len(_entries(store)) == 2
 
 
+def test_the_oldest_entries_go_past_the_bound(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(physics_disk, "MAX_KEPT", 2)
+    parse_cache.put("unrelated", {"a": 1})  # another kind of entry is never removed
+    names = []
+    for v in (1.1, 1.2, 1.3):
+        inst = _instance(step_overhead_ms=v)
+        inst.max_batch_at_tpot(20_000.0, 0.05)
+        assert physics_disk.save(chips_mod._PHYSICS) == 1
+        names.append(physics_disk._name(inst.physics_key) + ".pickle")
+        older = store / names[0]
+        if older.exists():
+            os.utime(older, ns=(1, 1))  # written long ago
+    assert _entries(store) == {"unrelated.pickle", *names[1:]}
+
+
 def test_two_runs_of_a_command_give_the_same_output(tmp_path: Path) -> None:
     # the first run computes the tables and keeps them, the second reads them
     env = dict(os.environ, **{parse_cache.ENV_DIR: str(tmp_path / "cache")})
