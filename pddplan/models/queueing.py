@@ -147,12 +147,27 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
     if wait_probability_max >= 1.0:
         return n
     a, k, n = np.broadcast_arrays(a, k, n)
+    if a.size <= _ERLANG_SMALL:  # numpy's per-call cost dominates: element by element
+        flat = zip(a.ravel().tolist(), k.ravel().tolist(), n.ravel().tolist(), strict=True)
+        out = [
+            _units_from(ai, ki, ni, wait_probability_max) if ai > 0 else ni for ai, ki, ni in flat
+        ]
+        return np.array(out, dtype=np.int64).reshape(a.shape)
     n = n.copy()
     need = (a > 0) & _over_cap(n * k, a, wait_probability_max)
     while np.any(need):
         n[need] += 1
         need[need] = _over_cap(n[need] * k[need], a[need], wait_probability_max)
     return n
+
+
+def _units_from(offered_load: float, servers_per_unit: float, units: int, cap: float) -> int:
+    """``units`` raised until :func:`wait_over_cap` is false (one element of
+    :func:`units_for_wait_array`: the same comparison, decided by the same bounds or the closed
+    form)."""
+    while wait_over_cap(units * servers_per_unit, offered_load, cap):  # type: ignore[arg-type]
+        units += 1
+    return units
 
 
 def _over_cap(servers: np.ndarray, offered_load: np.ndarray, cap: float) -> np.ndarray:

@@ -115,6 +115,35 @@ def test_the_wait_bounds_hold_and_decide_as_the_closed_form() -> None:
             assert scalar == want.tolist()
 
 
+def test_small_arrays_taken_element_by_element_give_the_array_form_s_counts() -> None:
+    # arrays of at most q._ERLANG_SMALL elements go element by element (q.wait_over_cap): the
+    # same counts as the array form on the same pools, loads near each crossing included
+    rng = np.random.default_rng(13)
+    a = np.concatenate([10 ** rng.uniform(-1, 4, 800), np.zeros(8)])
+    k = rng.integers(1, 300, a.size).astype(float)
+    n0 = np.maximum(np.ceil(a / k - 1e-9), 1).astype(np.int64)
+    for cap in (0.01, 0.05, 0.3):
+        whole = q.units_for_wait_array(a, k, n0, cap)  # the array form (800 elements)
+        near = np.array([_units_by_closed_form(float(x), 7, cap, 1) for x in a[:16]])
+        for size in (1, 2, 3, 7, 16):
+            for i in range(0, a.size - size, 97):
+                part = q.units_for_wait_array(
+                    a[i : i + size], k[i : i + size], n0[i : i + size], cap
+                )
+                assert part.tolist() == whole[i : i + size].tolist()
+        # one unit of 7 servers at a load just below and above where C crosses the cap
+        for x in a[:16]:
+            m = int(near[int(np.flatnonzero(a[:16] == x)[0])])
+            if m > 1:
+                lo, hi = 0.0, float(7 * m)
+                for _ in range(60):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (lo, mid) if q.erlang_c(7 * m, mid) > cap else (mid, hi)
+                for y in (lo * (1 - 1e-12), lo, hi, hi * (1 + 1e-12)):
+                    got = q.units_for_wait_array(np.array([y]), np.array([7.0]), np.array([1]), cap)
+                    assert got.tolist() == [_units_by_closed_form(y, 7, cap, 1)]
+
+
 def test_the_wait_bounds_leave_huge_pools_and_part_servers_to_the_closed_form() -> None:
     """Past a million servers the bound's log terms cancel to within their margin (a pool of
     1e9 Erlangs gave a count one too high), at 2**53 servers ``a + 1/3`` rounds to ``a``, and
