@@ -80,8 +80,21 @@ def catch_up_handover(
     t = float(threshold_tokens)
     e_t = extend_fixed_s + extend_per_token_s * t
     gain = t - e_t / rld_tpot_s  # backlog reduction per round
+    if np.ndim(gain):  # several MD options at once (extend terms as arrays): each its own case
+        shot = one_shot_handover(k, extend_fixed_s, extend_per_token_s, handover_transfer_s)
+        conv = gain > 0
+        with np.errstate(divide="ignore", invalid="ignore"):  # the diverging ones: not taken
+            catch = _catch_up(
+                k, t, extend_fixed_s, extend_per_token_s, e_t, gain, handover_transfer_s
+            )
+        return tuple(np.where(conv, c, o) for c, o in zip(catch, shot, strict=True))
     if gain <= 0:
         return one_shot_handover(k, extend_fixed_s, extend_per_token_s, handover_transfer_s)
+    return _catch_up(k, t, extend_fixed_s, extend_per_token_s, e_t, gain, handover_transfer_s)
+
+
+def _catch_up(k, t, extend_fixed_s, extend_per_token_s, e_t, gain, handover_transfer_s):
+    """:func:`catch_up_handover` where it converges (``gain > 0``)."""
     rounds_full = np.where(k > t, np.ceil((k - t) / gain), 0.0)
     rounds_full = np.minimum(rounds_full, MAX_CATCH_UP_ROUNDS)
     backlog = np.maximum(k - rounds_full * gain, 0.0)

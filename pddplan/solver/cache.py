@@ -46,6 +46,10 @@ class SearchCache:
             data.popitem(last=False)
         return value
 
+    def __contains__(self, key: Hashable) -> bool:
+        """Whether ``key`` has a value kept (its use is not recorded)."""
+        return key in self._data
+
     def clear(self) -> None:
         self._data.clear()
         self.hits = self.misses = 0

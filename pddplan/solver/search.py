@@ -179,10 +179,9 @@ class Solver(Sizing):
         w = pb.classes.weight
         has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
         md_rows = []
-        for oi, m in enumerate(pb.options["MD"]):
-            ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = self.decode_load(
-                route, m, mode
-            )
+        loads = self.decode_loads(route, pb.options["MD"], mode)
+        for oi, (m, load) in enumerate(zip(pb.options["MD"], loads, strict=True)):
+            ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = load
             md = self.size_decode(m, rate, md_time, ctx, float(np.sum(w * ext_busy)))
             if md is not None:
                 md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))

@@ -425,6 +425,32 @@ class Sizing:
             d.rld_extra_s,
         )
 
+    def decode_loads(self, route: Route, mds: list[Instance], mode: str) -> list[tuple]:
+        """:meth:`decode_load` of every MD option in ``mds``: those not memoized yet in one
+        :func:`~pddplan.timing.decode_split` over their extend terms (a column each; the split
+        is elementwise, so each option's row holds the values its own call gives)."""
+        keys = [
+            ("decode", self._key, m.physics_key, route.link_utilization, route.routing, mode)
+            for m in mds
+        ]
+        todo = {k: m for k, m in zip(keys, mds, strict=True) if k not in self.cache}
+        if len(todo) > 1:
+            ctx_md = self.md_context_tokens()
+            terms = [m.extend_affine(ctx_md) for m in todo.values()]
+            e0 = np.array([e[0] for e in terms])[:, None]
+            e1 = np.array([e[1] for e in terms])[:, None]
+            d = timing.decode_split(
+                self.pb.paths, route, self.pb.classes.output_tokens, mode, e0, e1
+            )
+            parts = (d.md_busy_s, d.extend_busy_s, d.md_stall_s, d.rld_busy_s)
+            parts += (d.rld_tokens, d.rld_extra_s)
+            shape = (len(todo), len(self.pb.classes))
+            rows = [np.broadcast_to(a, shape) for a in parts]
+            for j, key in enumerate(todo):
+                value = (ctx_md, *(r[j] for r in rows))
+                self.cache.get(key, lambda v=value: v)  # type: ignore[misc]
+        return [self.decode_load(route, m, mode) for m in mds]
+
     def rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences on a route [tokens] (memoized)."""
         key = ("rld-ctx", self._key, route.link_utilization, route.routing)

@@ -140,3 +140,23 @@ def test_rld_output_share() -> None:
 def test_little_concurrency() -> None:
     assert pl.little_concurrency(2.0, 3.0) == 6.0
     np.testing.assert_array_equal(pl.little_concurrency(np.array([1.0, 2.0]), 3.0), [3.0, 6.0])
+
+
+def test_catch_up_over_several_md_options_is_each_option_s_own() -> None:
+    # extend terms as a column (one MD option a row): each row is the scalar call's values to
+    # the bit, a row whose catch-up cannot converge (e(T) >= T tpot) is its one-shot
+    rng = np.random.default_rng(5)
+    k = np.concatenate([[0.0, 3.0, 4.0, 5.0], rng.uniform(0, 400, 40)])
+    e0 = np.array([0.002, 0.02, 0.15, 0.3, 0.04])
+    e1 = np.array([0.0001, 0.001, 0.002, 0.02, 0.0])
+    many = pl.catch_up_handover(k, 4, e0[:, None], e1[:, None], 0.05, 0.01)
+    diverges = 0
+    for i in range(len(e0)):
+        one = pl.catch_up_handover(k, 4, float(e0[i]), float(e1[i]), 0.05, 0.01)
+        diverges += (e0[i] + e1[i] * 4) >= 4 * 0.05
+        for got, want in zip(many, one, strict=True):
+            assert (
+                np.broadcast_to(got, (len(e0), len(k)))[i].tobytes()
+                == np.broadcast_to(want, k.shape).tobytes()
+            )
+    assert 0 < diverges < len(e0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from pddplan import api
 from pddplan.io.loader import Registry, load_scenario
 from pddplan.sim.plan import plan_from_json
@@ -33,3 +35,26 @@ def test_a_plan_names_its_layout_and_simulate_finds_it_again() -> None:
     assert p_role["layout"] == r.plan.roles["P"][0].lay.label
     sp = plan_from_json(doc, r.outcome.plan.problem)
     assert sp.roles["P"].instance.lay.label == p_role["layout"]
+
+
+def test_decode_loads_of_every_md_option_are_each_option_s_own() -> None:
+    # Sizing.decode_loads (one decode_split over every MD option's extend terms) gives each
+    # option the values Sizing.decode_load gives it alone, to the bit, on every route and mode
+    from pddplan.solver import Solver
+    from pddplan.solver.cache import SearchCache
+
+    patch = {"roles": {r: {"chips": ["*"], "layouts": ALL} for r in ("P", "RLD", "MD")}}
+    pb = build_problem(load_scenario("examples/pdd-paper.yaml", Registry.default(), patch), PDD)
+    mds = pb.options["MD"]
+    assert len(mds) > 10
+    batched, alone = Solver(pb, SearchCache()), Solver(pb, SearchCache())
+    for routing in pb.routings[:: max(len(pb.routings) // 3, 1)]:
+        for mode in pb.handover_modes:
+            route = batched.route(1.7, routing)
+            for m, got in zip(mds, batched.decode_loads(route, mds, mode), strict=True):
+                want = alone.decode_load(alone.route(1.7, routing), m, mode)
+                assert got[0] == want[0]
+                assert all(
+                    np.asarray(g).tobytes() == np.asarray(w).tobytes()
+                    for g, w in zip(got[1:], want[1:], strict=True)
+                )
