@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,6 @@ import pytest
 from pddplan.io import loader, parse_cache, yamldoc
 
 CHIP = Path(loader.bundled_profiles_dir()) / "chips" / "gpu-a.yaml"
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    d = tmp_path / "cache"
-    monkeypatch.setenv(parse_cache.ENV_DIR, str(d))
-    parse_cache.cache_dir.cache_clear()
-    yamldoc._read_yaml_cached.cache_clear()
-    yield d
-    parse_cache.cache_dir.cache_clear()
-    yamldoc._read_yaml_cached.cache_clear()
 
 
 def test_a_kept_document_is_the_parse_itself(cache: Path) -> None:

@@ -8,29 +8,23 @@ import dataclasses
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pddplan.deployment import chips as chips_mod
 from pddplan.deployment import model_numbers
-from pddplan.io import parse_cache, physics_disk, yamldoc
+from pddplan.io import parse_cache, physics_disk
 from pddplan.io.loader import Registry
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    d = tmp_path / "cache"
-    monkeypatch.setenv(parse_cache.ENV_DIR, str(d))
-    parse_cache.cache_dir.cache_clear()
-    yamldoc._read_yaml_cached.cache_clear()
+def store(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The parse cache of the test's own (``cache``), no physics table read or kept before."""
     monkeypatch.setattr(physics_disk, "_transient", False)
     monkeypatch.setattr(physics_disk, "_SIZES", {})
     monkeypatch.setattr(chips_mod, "_PHYSICS", {})
-    yield d
-    parse_cache.cache_dir.cache_clear()
-    yamldoc._read_yaml_cached.cache_clear()
+    return cache
 
 
 def _instance(**derates: float) -> chips_mod.Instance:
