@@ -407,32 +407,25 @@ class Sizing:
         )
 
     def decode_load(self, route: Route, md: Instance, mode: str):
-        """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option."""
-        key = ("decode", self._key, md.physics_key, route.link_utilization, route.routing, mode)
+        """MD's per-class busy time and stall, and RLD's per-class occupancy, for one MD option:
+        ``(MD context, MD busy, extend busy, MD stall, RLD busy, RLD tokens, RLD extra)``."""
+        key = self._decode_key(route, md, mode)
         return self.cache.get(key, lambda: self._decode_load(route, md, mode))
+
+    def _decode_key(self, route: Route, md: Instance, mode: str) -> tuple:
+        return ("decode", self._key, md.physics_key, route.link_utilization, route.routing, mode)
 
     def _decode_load(self, route: Route, md: Instance, mode: str):
         ctx_md = self.md_context_tokens()
         e0, e1 = md.extend_affine(ctx_md)
         d = timing.decode_split(self.pb.paths, route, self.pb.classes.output_tokens, mode, e0, e1)
-        return (
-            ctx_md,
-            d.md_busy_s,
-            d.extend_busy_s,
-            d.md_stall_s,
-            d.rld_busy_s,
-            d.rld_tokens,
-            d.rld_extra_s,
-        )
+        return _load_of(ctx_md, d)
 
     def decode_loads(self, route: Route, mds: list[Instance], mode: str) -> list[tuple]:
         """:meth:`decode_load` of every MD option in ``mds``: those not memoized yet in one
         :func:`~pddplan.timing.decode_split` over their extend terms (a column each; the split
         is elementwise, so each option's row holds the values its own call gives)."""
-        keys = [
-            ("decode", self._key, m.physics_key, route.link_utilization, route.routing, mode)
-            for m in mds
-        ]
+        keys = [self._decode_key(route, m, mode) for m in mds]
         todo = {k: m for k, m in zip(keys, mds, strict=True) if k not in self.cache}
         if len(todo) > 1:
             ctx_md = self.md_context_tokens()
@@ -442,12 +435,9 @@ class Sizing:
             d = timing.decode_split(
                 self.pb.paths, route, self.pb.classes.output_tokens, mode, e0, e1
             )
-            parts = (d.md_busy_s, d.extend_busy_s, d.md_stall_s, d.rld_busy_s)
-            parts += (d.rld_tokens, d.rld_extra_s)
             shape = (len(todo), len(self.pb.classes))
-            rows = [np.broadcast_to(a, shape) for a in parts]
             for j, key in enumerate(todo):
-                value = (ctx_md, *(r[j] for r in rows))
+                value = _load_of(ctx_md, d, lambda a, j=j: np.broadcast_to(a, shape)[j])
                 self.cache.get(key, lambda v=value: v)  # type: ignore[misc]
         return [self.decode_load(route, m, mode) for m in mds]
 
@@ -596,3 +586,10 @@ def fixed_point(phi, start: float, tol: float, max_steps: int = 60) -> float:
         moved = acc - s
         s = acc if math.isfinite(acc) and moved * step > 0 and abs(moved) <= 100 * abs(step) else s2
     return phi(s)
+
+
+def _load_of(ctx_md: float, d: timing.DecodeSplit, row=lambda a: a) -> tuple:
+    """:meth:`Sizing.decode_load`'s tuple of a split (``row`` picks one option's row of a split
+    over several, :meth:`Sizing.decode_loads`)."""
+    parts = (d.md_busy_s, d.extend_busy_s, d.md_stall_s, d.rld_busy_s, d.rld_tokens, d.rld_extra_s)
+    return (ctx_md, *(row(a) for a in parts))
