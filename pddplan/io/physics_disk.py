@@ -36,6 +36,8 @@ PREFIX = "physics-"
 _transient = False
 #: Each table's entries when its key's tables were read (or created), per physics key.
 _SIZES: dict[Any, dict[str, int]] = {}
+#: Keys whose sizes :data:`_SIZES` holds at most (as many as the in-process tables).
+_SIZES_MAX = 4096
 
 
 def transient() -> None:
@@ -66,7 +68,10 @@ def load(key: Any) -> dict[str, dict[Any, Any]]:
             tables = kept
         elif kept is not None:
             parse_cache.damaged(name, "physics tables computed")
-    _SIZES[key] = {n: len(t) for n, t in tables.items()}
+    if not _transient:  # a transient process writes nothing: nothing to compare with
+        if len(_SIZES) >= _SIZES_MAX:  # a long session's: at worst, kept tables are rewritten
+            _SIZES.clear()
+        _SIZES[key] = {n: len(t) for n, t in tables.items()}
     return tables
 
 

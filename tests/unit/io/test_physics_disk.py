@@ -136,3 +136,16 @@ def test_a_changed_instance_class_field_changes_the_key() -> None:
     inst = _instance()
     changed = dataclasses.replace(inst, memory_utilization=0.85)
     assert physics_disk._name(inst.physics_key) != physics_disk._name(changed.physics_key)
+
+
+def test_what_a_session_remembers_is_bounded(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the sizes read are kept for as many keys as the in-process tables; a transient process
+    # keeps none (it writes nothing)
+    monkeypatch.setattr(physics_disk, "_SIZES_MAX", 2)
+    for v in (1.1, 1.2, 1.3):
+        _instance(step_overhead_ms=v).max_batch_at_tpot(20_000.0, 0.05)
+    assert 0 < len(physics_disk._SIZES) <= 2
+    physics_disk.transient()
+    physics_disk._SIZES.clear()
+    _instance(step_overhead_ms=1.4).max_batch_at_tpot(20_000.0, 0.05)
+    assert not physics_disk._SIZES
