@@ -416,8 +416,8 @@ def handover(
     mode: str,
     eager_tokens,
     threshold_tokens: int,
-    extend_fixed_s: float,
-    extend_per_token_s: float,
+    extend_fixed_s: float | np.ndarray,
+    extend_per_token_s: float | np.ndarray,
     rld_step_s: float,
     handover_s: float,
 ):
@@ -453,7 +453,12 @@ def _catch_up_batch_transfer_s(wan: LinkNumbers, tokens: int) -> float:
 
 
 def _handover_on_path(
-    paths: Paths, mode: str, eager_tokens, e0: float, e1: float, rld_step_s: float
+    paths: Paths,
+    mode: str,
+    eager_tokens,
+    e0: float | np.ndarray,
+    e1: float | np.ndarray,
+    rld_step_s: float,
 ):
     """:func:`handover` with the path's Catch-Up batch and its token-ID transfer time."""
     ho_s = _catch_up_batch_transfer_s(paths.wan, paths.catch_up_threshold_tokens)
@@ -478,10 +483,13 @@ def decode_split(
     tl: Timeline,
     output_tokens,
     mode: str,
-    extend_fixed_s: float,
-    extend_per_token_s: float,
+    extend_fixed_s: float | np.ndarray,
+    extend_per_token_s: float | np.ndarray,
 ) -> DecodeSplit:
     """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT.
+
+    The extend terms may be columns (one MD option a row, :meth:`~pddplan.solver.sizing.Sizing.
+    decode_loads`): the split is elementwise, so each row is that option's own split.
 
     Notes
     -----
