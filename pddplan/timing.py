@@ -171,7 +171,7 @@ def transfer_s(link: LinkNumbers, payload_bytes, utilization=0.0):
     return _transfer_s(link, x, utilization)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)  # a search's few payloads at a rate; each key up to 32 KB of payload
 def _transfer_s_memo(link: LinkNumbers, shape: tuple[int, ...], payload: bytes, utilization: float):
     """:func:`transfer_s` of the payload array ``np.frombuffer(payload).reshape(shape)``."""
     return _transfer_s(link, np.frombuffer(payload, dtype=float).reshape(shape), utilization)
