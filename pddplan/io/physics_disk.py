@@ -15,9 +15,9 @@ model and layout) and so also by the source of every pddplan module: a changed p
 changed model meets no old entry. An entry holds exactly the values the computation gave, so a
 run that reads it gives the same answers as one that does not. The tables that grew in a
 process are written when it ends (:mod:`pddplan.deployment.chips` registers :func:`save`; at
-most :data:`MAX_WRITES` keys a run, :data:`MAX_KEPT` in all, the oldest removed first); a process that evaluates sampled physics (``robust``'s samples,
-``calibrate``'s fit: a new key at every step) reads and writes none from then on
-(:func:`transient`).
+most :data:`MAX_WRITES` keys a run, :data:`MAX_KEPT` in all, the oldest removed first); a
+process that evaluates sampled physics (``robust``'s samples, ``calibrate``'s fit: a new key at
+every step) reads and writes none from then on (:func:`transient`).
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ def _name(key: Any) -> str:
 def load(key: Any) -> dict[str, dict[Any, Any]]:
     """The tables kept for the physics key ``key`` (a new dict each call; empty when none are
     kept, the cache is off or the process is :func:`transient`)."""
-    tables: dict[str, dict[Any, Any]] = {}
     from pddplan.io import parse_cache
 
+    tables: dict[str, dict[Any, Any]] = {}
     if not _transient and parse_cache.cache_dir() is not None:
         name = _name(key)
         kept = parse_cache.get(name, "physics tables computed")

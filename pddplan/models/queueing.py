@@ -162,9 +162,8 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
 
 
 def _units_from(offered_load: float, servers_per_unit: float, units: int, cap: float) -> int:
-    """``units`` raised until :func:`wait_over_cap` is false (one element of
-    :func:`units_for_wait_array`: the same comparison, decided by the same bounds or the closed
-    form)."""
+    """``units`` raised until :func:`wait_over_cap` is false: :func:`units_for_wait`'s search,
+    and one element of :func:`units_for_wait_array`'s (the same bounds or closed form decide)."""
     while wait_over_cap(units * servers_per_unit, offered_load, cap):  # type: ignore[arg-type]
         units += 1
     return units
@@ -276,9 +275,7 @@ def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_
     n = max(whole_count(a / k), 1)
     if wait_probability_max >= 1.0:
         return n
-    while wait_over_cap(n * k, a, wait_probability_max):
-        n += 1
-    return n
+    return _units_from(a, k, n, wait_probability_max)
 
 
 def waiting_time_params(
