@@ -105,7 +105,9 @@ PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
 #: and its depth effect are kernel microbenchmark fits (DeepGEMM) that step latencies of one
 #: layout cannot tell apart from the linear layers' curve; the ring step latency of a scale-up all-reduce is NCCL's cost
 #: model constant, which step latencies cannot tell apart from the collective's alpha
-#: (``scaleup_latency_us``) without collective measurements at several ring sizes.
+#: (``scaleup_latency_us``) without collective measurements at several ring sizes; the fused-MoE
+#: call's routing kernels and its GEMMs' K-block latency are kernel measurements
+#: (benchmarks/gpu_fused_moe.py) that step latencies cannot tell apart from the layer floor.
 FIXED_DERATES = (
     "fp8_grouped_gemm_efficiency",
     "fp8_grouped_gemm_half_saturation_tokens",
@@ -114,6 +116,8 @@ FIXED_DERATES = (
     "bf16_grouped_gemm_efficiency",
     "bf16_grouped_gemm_half_saturation_tokens",
     "scaleup_step_latency_us",
+    "moe_routing_latency_us",
+    "gemm_k_block_latency_us",
 )
 #: Per-request time in a client-measured TTFT outside the engine's steps (a nuisance parameter:
 #: fitted only when ``ttft`` rows exist, never part of a chip profile). Up to 10 s.

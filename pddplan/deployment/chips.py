@@ -251,6 +251,8 @@ class Instance:
             scaleout_latency_s=d.scaleout_latency_us * 1e-6,
             expert_skew=skew,
             layer_latency_s=d.layer_latency_us * 1e-6,
+            moe_routing_latency_s=d.moe_routing_latency_us * 1e-6,
+            gemm_k_block_latency_s=d.gemm_k_block_latency_us * 1e-6,
             step_overhead_s=units.ms_to_s(d.step_overhead_ms),
             overlap=lay.overlap,
             scaleup_step_latency_s=d.scaleup_step_latency_us * 1e-6,

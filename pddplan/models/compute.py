@@ -15,6 +15,7 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -419,6 +420,11 @@ class LayoutNumbers:
     expert_skew : [-] see :func:`expert_imbalance`.
     layer_latency_s : [s] kernel-latency floor of one layer; ``step_overhead_s`` [s] per step
         (sampling, scheduling).
+    moe_routing_latency_s : [s] the kernels of one fused-MoE call that a dense FFN does not run
+        (routing top-k, alignment, sum over the ``k`` experts), once per MoE layer
+        (:func:`step_latency_s`); 0: not modelled.
+    gemm_k_block_latency_s : [s] one 128-deep K block of a latency-bound grouped GEMM's tile
+        loop (:func:`expert_k_loop_floor_s`); 0: no floor.
     overlap : bool, two-batch overlap: the step runs as two micro-batches of ``n / 2`` whose
         communication hides under each other's compute.
     overlap_gain : [-] the most two-batch overlap speeds a step up over the same step without
@@ -453,6 +459,8 @@ class LayoutNumbers:
     expert_input_bytes_per_element: float = 2.0
     expert_half_depth_elements: float = 0.0
     expert_memory_half_depth_elements: float = 0.0
+    moe_routing_latency_s: float = 0.0
+    gemm_k_block_latency_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -625,7 +633,38 @@ def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
     memory_s = (
         depth_weight_read * touched * shape.expert_weight_bytes / lay.chips + gemm_bytes
     ) / lay.memory_bytes_per_s
-    return compute_s, memory_s
+    return compute_s, np.maximum(memory_s, expert_k_loop_floor_s(n, shape, lay))
+
+
+#: [elements] depth of one K block of the fused-MoE kernels' tile loop: the 128 x 128 blocks of
+#: block-scaled FP8 and the Triton configs' ``BLOCK_SIZE_K`` (SGLang's and vLLM's ``fused_moe``).
+GEMM_K_BLOCK_ELEMENTS = 128
+
+
+def expert_k_loop_floor_s(tokens, shape: ModelShape, lay: LayoutNumbers):
+    """The least time the routed experts' two grouped GEMMs take in a step, whatever their
+    bytes: each runs its K loop block after block [s].
+
+    Notes
+    -----
+    A tile of a grouped GEMM walks its reduction dimension ``K`` in blocks of
+    :data:`GEMM_K_BLOCK_ELEMENTS`; at decode sizes few tiles are in flight (at one token, the
+    ``k`` touched experts times a few column tiles, against 132 SMs on Hopper) and each block
+    waits on its loads, so a GEMM takes ``ceil(K / 128) t_b`` however few bytes it reads: the
+    gate-up GEMM reduces over the hidden size ``h``, the down GEMM over the sliced intermediate
+    ``I_s``, once per MoE layer. ``t_b`` is :attr:`LayoutNumbers.gemm_k_block_latency_s`
+    (measured: benchmarks/gpu_fused_moe.py). It bounds the weight read from below (where the
+    bytes take longer, they decide); more tiles than SMs (several waves) are not counted, since
+    the bytes decide there. Zero without tokens, for a dense model or without a measured ``t_b``.
+    """
+    n = np.asarray(tokens, dtype=float)
+    if not shape.experts or not shape.expert_intermediate_size or not lay.gemm_k_block_latency_s:
+        return 0.0 * n
+    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+    blocks = math.ceil(shape.hidden_size / GEMM_K_BLOCK_ELEMENTS) + math.ceil(
+        i_s / GEMM_K_BLOCK_ELEMENTS
+    )
+    return np.where(n > 0, shape.moe_layers * blocks * lay.gemm_k_block_latency_s, 0.0)
 
 
 def expert_activation_bytes(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
@@ -769,9 +808,15 @@ def expert_alltoall_s(
 
 
 def step_latency_s(tokens, shape: ModelShape, lay: LayoutNumbers):
-    """Kernel-latency floor and fixed overhead of one step, ``L t_layer + t_0`` [s]."""
+    """Kernel-latency floor and fixed overhead of one step, ``L t_layer + L_moe t_r + t_0`` [s].
+
+    ``t_layer`` is a layer's kernels' floor, ``t_r`` the kernels a fused-MoE call runs beyond a
+    dense FFN's (routing top-k, alignment, sum over the experts; its GEMMs, quantization and
+    activation take the dense FFN's place in ``t_layer``), once per MoE layer ``L_moe``.
+    """
     n = np.asarray(tokens, dtype=float)
-    return shape.layers * lay.layer_latency_s + lay.step_overhead_s + 0.0 * n
+    moe = shape.moe_layers * lay.moe_routing_latency_s if shape.experts else 0.0
+    return shape.layers * lay.layer_latency_s + moe + lay.step_overhead_s + 0.0 * n
 
 
 def two_batch_overlap(whole: StepParts, half: StepParts, overlap_gain) -> StepParts:

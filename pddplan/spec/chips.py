@@ -115,6 +115,19 @@ class ChipDerates(Sourced):
     scaleup_latency_us: Micros = Field(
         default=0.0, description="fixed cost (alpha) of one scale-up collective, in microseconds"
     )
+    moe_routing_latency_us: Micros = Field(
+        default=0.0,
+        description="kernels of one fused-MoE call that a dense FFN does not run (routing "
+        "top-k, token-to-expert alignment, sum over the k experts) under CUDA-graph replay, in "
+        "microseconds, once per MoE layer of a step; 0: not modelled",
+    )
+    gemm_k_block_latency_us: Micros = Field(
+        default=0.0,
+        description="time of one 128-deep K block of a grouped GEMM's tile loop when latency "
+        "binds it (decode-sized expert GEMMs, few tiles in flight), in microseconds: the "
+        "routed experts' weight read takes at least the two GEMMs' K blocks times this; 0: no "
+        "such floor",
+    )
     scaleup_step_latency_us: Micros = Field(
         default=0.0,
         description="latency of one ring step of a bulk-protocol scale-up all-reduce, in "

@@ -150,35 +150,61 @@ routing): 73.48 / 107.08 / 183.13 / 339.56 / 546.49 / 715.77 / 847.41 us measure
 (+11%) / 813.4 (+14%) / 973.4 (+15%): six of seven within 20%. A kernel of 2026 streams
 DeepSeek's sliced experts at the rate the model takes (its 8-token row reads ~57 experts' 22 MB
 slices, 1.25 GB, in 340 us: 3.7 TB/s, 0.77 of HBM), where vLLM's kernel of February 2025 (the
-TP4/TP8 rows above) streamed them at ~27%. The one-token row misses by the same ~26 us per call
-as the Qwen3 rows below.
+TP4/TP8 rows above) streamed them at ~27%. The one-token row missed by the same ~26 us per call
+as the Qwen3 rows below (-11% now, with the call's fixed costs).
 
-The Qwen3-235B kernel rows miss by a near-constant amount, not a ratio: measured minus model is
-25.2 / 23.9 / 25.9 / 24.6 / 24.5 / 34.0 / 32.1 us from 1 to 32 tokens, while the model's own
-term grows from 6.5 to 93 us. What the model counts (the touched experts' weights, 2.36 MB each
-on a rank, read at 0.80 of HBM, the GEMMs' depth and their rows' traffic) tracks the growth; what
-it lacks is a cost per fused-MoE call that does not grow with the tokens: the call is five or six
-kernels (token-to-expert alignment, the input's FP8 quantization, the gate-up grouped GEMM, the
-activation with its quantization, the down grouped GEMM, the sum over the ``k`` experts), each
-with a launch gap and a tail under CUDA-graph replay, and at a few tokens the gate-up GEMM runs
-few thread blocks (8 experts x 3 column tiles of 128 = 24 of 132 SMs), too few to stream HBM at
-its achievable rate. The step model carries such costs only as the estimated 25 us per layer of
-``layer_latency_us`` (all of a layer's ~10-12 kernels), which the kernel comparison leaves out.
-The Qwen3-30B rows on H100 under vLLM show the same offset (29 / 31 / 36 / 32 / 30 / 26 / 27 /
-26 / 23 / 26 / 27 us from 1 to 128 tokens), Mixtral's at most ~13 us (its one-token row; a BF16
-call runs no FP8 quantization kernels, and its larger rows hide a fixed part under a read the
-model prices 9-11% slow), and DeepSeek-V3's one-token row at TP2 on H200 (vLLM PR #36559, 2026)
-~26 us. Four kernel data sets, two frameworks, two chips: the cost is real. It is not yet a term
-of the model because its size beyond what the model already counts is not measured apart: the
-kernel benchmarks replay the call under a CUDA graph, so their offset holds the call's five or
-six kernels' launch gaps and tails, which the step's latency floor (``layer_latency_us``, 25 us
-a layer for its ~10-12 kernels, an estimate) already covers in part; a term would need that
-split measured (a per-kernel gap under graph replay on the chip, or a traced step's kernel
-timeline), not fitted to these rows. In a step the model's floor
-gives every layer 25 us (estimated) for all its kernels; were the MoE call's ~25 us to come on
-top of it, DeepSeek-V3's 58 MoE layers would add ~1.45 ms per decode step: 40-60% of the H200
-decode rows' gaps (batch 4: 3.6 ms short; batch 8: 3.1 ms, of which new requests' prefill stalls
-are ~0.5-0.8 ms; batch 16: 2.5 ms). The rest is not traced.
+The Qwen3-235B kernel rows missed by a near-constant amount, not a ratio: measured minus model
+was 25.2 / 23.9 / 25.9 / 24.6 / 24.5 / 34.0 / 32.1 us from 1 to 32 tokens while the model's own
+term grew from 6.5 to 93 us; the Qwen3-30B rows on H100 showed the same offset (~30 us from 1 to
+128 tokens) and DeepSeek-V3's one-token row at TP2 on H200 ~26 us. What the model counted (the
+touched experts' weights read at 0.80 of HBM, the GEMMs' depth and their rows' traffic) tracks
+the growth; what it lacked is the call's fixed part, which benchmarks/gpu_fused_moe.py measured
+apart on one H200 (2026-12-04; figures in benchmarks/measured/fused-moe-h200.json). That script
+runs a block-scaled FP8 fused-MoE call written after SGLang's and vLLM's Triton ``fused_moe``
+(top-k routing, token alignment, input quantization, gate-up grouped GEMM, SiLU-and-multiply
+with its quantization, down grouped GEMM, sum over the ``k`` experts) under CUDA-graph replay,
+the whole call and each kernel alone, with cold weights. Its whole call is within 10% of vLLM's
+measured DeepSeek-V3 TP2 kernel at 1-32 tokens (66.9 / 105.6 / 184.7 / 309.9 / 532.1 / 729.8 /
+846.7 us) and at or under SGLang's default-config Qwen3-235B TP8 kernel (31.7 / 36.6 / 45.9 /
+59.5 / 78.2 / 92.6 / 98.8 us against 31.7 to 125.0), so it stands for the kernels measured. The
+split: a kernel that only stores one value costs 0.6-1.3 us a launch in a graph; the routing,
+alignment and sum kernels, which a dense FFN does not run, 7.5-11.6 us a call at 1-32 tokens
+(median 8.6 over the three shapes); the quantization and activation kernels ~1.3-2 us each; and
+each grouped GEMM ``a + max(W / B, ceil(K / 128) t_b)`` with a = 4.0 us and t_b = 0.34 us per
+128-deep K block (a least-squares fit to its 12 GEMM times at 1 and 2 tokens, within 20% of
+each): at one token Qwen3's gate-up GEMM walks K = 4,096 in 32 blocks, 14.5 us for 12.6 MB that
+the bytes alone would read in 3.3 us. The model now carries the routing kernels once per MoE
+layer (``moe_routing_latency_us`` 8.6, models/compute.py step_latency_s) and the K-loop floor
+under the experts' weight read (``gemm_k_block_latency_us`` 0.34, expert_k_loop_floor_s), both
+on the SM90 profiles (measured on H200, taken for H100 and H800); the GEMM and activation
+kernels' fixed parts stay in the estimated layer floor (25 us for a layer's ~11 kernels), of
+which a kernel-level comparison here adds the FFN kernels' share (4 of 11 in FP8, 3 in BF16;
+:func:`_fused_moe_layer_us`). In a step, DeepSeek-V3's 58 MoE layers add 0.50 ms: the H200 decode
+rows move from -33% / -24% to -28% / -20.1% (batch 4 / 8), still outside; the rest is not
+traced.
+
+Kernel rows before (the routed term alone, as at 9d83921) and now (the call with its fixed
+costs), uniform routing:
+
+=================================== ========== ============== ==============
+row                                 measured   before         now
+=================================== ========== ============== ==============
+H200 TP8 Qwen3 fused MoE 1 tok      31.70 us   6.5 (-79%)     29.3 (-8%)
+H200 TP8 Qwen3 fused MoE 2 tok      36.56 us   12.7 (-65%)    30.4 (-17%)
+H200 TP8 Qwen3 fused MoE 4 tok      49.67 us   23.8 (-52%)    41.5 (-16%)
+H200 TP8 Qwen3 fused MoE 8 tok      66.87 us   42.3 (-37%)    60.0 (-10%)
+H200 TP8 Qwen3 fused MoE 16 tok     92.36 us   67.9 (-27%)    85.5 (-7%)
+H200 TP8 Qwen3 fused MoE 24 tok     117.38 us  83.4 (-29%)    101.0 (-14%)
+H200 TP8 Qwen3 fused MoE 32 tok     124.99 us  92.9 (-26%)    110.6 (-12%)
+H200 TP2 DeepSeek fused MoE 1 tok   73.48 us   47.6 (-35%)    65.3 (-11%)
+H200 TP2 DeepSeek 2 / 32 tok        107 / 847  93.8 / 973     111.5 (+4%) / 991.1 (+17%)
+H100 TP1 Qwen3-30B 1 / 2 tok        44.5 / 59.9 15.1 / 29.2   32.8 (-26%) / 46.9 (-22%)
+H100 TP1 Qwen3-30B 4 / 8 tok        90.5 / 129.8 54.8 / 97.3  72.5 (-20%) / 115.0 (-11%)
+H100 TP2 Mixtral 1 / 16-128 tok     144.0 / 471-494 131.5 / 522-537 147.0 (+2%) / +11% to +14%
+H200 TP8 DeepSeek decode batch 4    10.93 ms   7.34 (-33%)    7.84 (-28%)
+H200 TP8 DeepSeek decode batch 8    12.8 ms    9.72 (-24%)    10.22 (-20.1%)
+H200 TP8 decode batch 16 (#14764)   16.20 ms   13.73 (-15%)   14.23 (-12%)
+=================================== ========== ============== ==============
 
 The depth: under tensor parallelism the experts' down GEMM reduces over the sliced intermediate
 width (DeepSeek's I = 2,048 over TP8: K = 256), where a tiled GEMM's fixed cost per output tile
@@ -225,15 +251,15 @@ OUTPUT_TOKENS = 128
 SGLANG_16XH100 = {2048: (190.5, 23.3), 3072: (200.4, 23.6), 4096: (199.7, 23.7)}
 
 DECODE_GAP = (
-    "model ~6.0 ms vs 23.3-23.7 ms measured (-75%): the batch-1 step is the layers' kernel "
-    "latencies (61 x 25 us, estimated), two all-reduces per layer over InfiniBand and the touched "
+    "model ~7.0 ms vs 23.3-23.7 ms measured (-70%): the batch-1 step is the layers' kernel "
+    "latencies (61 x 25 us, estimated; 58 MoE layers x 8.6 us of routing kernels), two all-reduces per layer over InfiniBand and the touched "
     "experts' weights; SGLang's serving loop (scheduler, sampling, detokenization between steps "
     "at concurrency 1) and the cross-node all-reduce's real latency are not in it. Before the "
     "per-expert change (main 4cd7738) the model said 12.4 ms (-47%): the curve extrapolated below "
     "one token per expert inflated it; it was never right for the right reason"
 )
 PREFILL_GAP = (
-    "model 63.1 / 84.4 / 106.4 ms at 2,048 / 3,072 / 4,096 tokens (-67% / -58% / -47%) vs a flat "
+    "model 63.6 / 84.9 / 106.9 ms at 2,048 / 3,072 / 4,096 tokens (-67% / -58% / -46%) vs a flat "
     "190.5 / 200.4 / 199.7 ms: the measurement grows 9 ms from 2,048 to 4,096 tokens, about what "
     "the extra tokens' FLOPs cost at the FP8 peak, so ~180 ms of it is fixed (client, scheduler; "
     "the layout is not published) and outside the model. The 2,048 row passed (196.6 ms) while "
@@ -291,7 +317,7 @@ VLLM_FUSED_MOE_H100 = {
 }
 
 TP8_PREFILL_GAP = (
-    "model 197.3 ms vs 288.9 ms (-32%; -43% before the grouped GEMMs' reduction depth, -49% "
+    "model 197.8 ms vs 288.9 ms (-32%; -43% before the grouped GEMMs' reduction depth, -49% "
     "before the experts' activation traffic): with TP8 the experts' down GEMM reduces over "
     "K = 256, costed from DeepGEMM's dense-GEMM depth fit (1.69x the grouped curve's compute, "
     "1.12x the weight read); the rest is not traced, as no measurement of a current fused-MoE "
@@ -327,8 +353,8 @@ def test_sglang_h200_tp8_prefill_within_tolerance() -> None:
 
 
 def test_sglang_h200_tp8_decode_within_tolerance() -> None:
-    """Within 20% since the experts' GEMMs carry their reduction depth (13.73 ms, -15%; 12.76,
-    -21%, before)."""
+    """Within 20% since the experts' GEMMs carry their reduction depth (14.23 ms, -12%, with the
+    fused-MoE call's routing kernels; 13.73, -15%, without; 12.76, -21%, before the depth)."""
     b, isl, ctx, _, decode_ms = SGLANG_H200_TP8
     r = _tp8_step("h200-sxm", b, isl, ctx)
     assert r.decode_step_s * 1e3 == pytest.approx(decode_ms, rel=TOLERANCE)
@@ -341,21 +367,42 @@ def test_sglang_mi300x_tp8_decode_within_tolerance() -> None:
     assert r.decode_step_s * 1e3 == pytest.approx(decode_ms, rel=TOLERANCE)
 
 
+#: Kernels of a layer the profiles' ``layer_latency_us`` covers ("~10-12", their sources) and,
+#: of them, those a fused-MoE call shares with a dense FFN: the gate-up GEMM, the activation and
+#: the down GEMM, plus the input's quantization where the experts run in FP8.
+KERNELS_PER_LAYER = 11
+FFN_KERNELS_BF16, FFN_KERNELS_FP8 = 3, 4
+
+
 def _fused_moe_layer_us(
-    tp: int, tokens: int, model_name: str = "deepseek-v3", chip_name: str = "h100-sxm"
+    tp: int,
+    tokens: int,
+    model_name: str = "deepseek-v3",
+    chip_name: str = "h100-sxm",
+    call_fixed_costs: bool = True,
 ) -> float:
-    """The model's routed experts of one MoE layer on TP-``tp`` chips [us]: grouped GEMMs'
-    roofline plus the memory-bound kernels between and after them, uniform routing as the
-    benchmark's random gating (DeepSeek-V3 on H100 unless named)."""
+    """The model's fused-MoE call of one MoE layer on TP-``tp`` chips [us], uniform routing as
+    the benchmark's random gating (DeepSeek-V3 on H100 unless named): the grouped GEMMs'
+    roofline (with their K-loop floor), the memory-bound kernels between and after them, the
+    call's routing kernels (``moe_routing_latency_us``) and its FFN kernels' share of the
+    layer's kernel floor, as a step counts them (``call_fixed_costs=False``: the routing kernels,
+    the floor's share and the K-loop floor left out, as the model was before they were
+    measured)."""
     reg = Registry.default()
     model = reg.load("model", model_name).model_copy(update={"speculative": None})
     chip = reg.load("chip", chip_name)
     m = dataclasses.replace(model_numbers(model), expert_shares=None)
     inst = Instance(chip, m, tp, 0.9, Layout(tp))
     shape, lay = inst.step_shape, inst.layout_numbers
+    if not call_fixed_costs:
+        lay = dataclasses.replace(lay, gemm_k_block_latency_s=0.0)
     c, mem = compute.routed_expert_s(float(tokens), 1.0, shape, lay)
     _, between = compute.expert_elementwise_s(float(tokens), 1.0, shape, lay)
-    return float(max(c, mem) + between) / shape.moe_layers * 1e6
+    if not call_fixed_costs:
+        return float(max(c, mem) + between) / shape.moe_layers * 1e6
+    ffn = FFN_KERNELS_FP8 if lay.expert_input_bytes_per_element < 2.0 else FFN_KERNELS_BF16
+    fixed_s = lay.moe_routing_latency_s + ffn * lay.layer_latency_s / KERNELS_PER_LAYER
+    return (float(max(c, mem) + between) / shape.moe_layers + fixed_s) * 1e6
 
 
 @pytest.mark.xfail(strict=True, reason=KERNEL_GAP)
@@ -391,43 +438,34 @@ INFERENCEX_H200_TP8_DECODE = (4, 1024, 5120, 10.93)
 #: The same issue's 1,024 / 1,024 sweep at concurrency 8: (batch, input, context, mean TPOT ms).
 INFERENCEX_H200_TP8_DECODE_CONC8 = (8, 1024, 1536, 12.8)
 
-QWEN3_KERNEL_GAP = (
-    "model 6.5 / 12.7 / 23.8 / 42.3 / 67.9 / 83.4 / 92.9 us at 1 / 2 / 4 / 8 / 16 / 24 / 32 tokens "
-    "vs 31.7 / 36.6 / 49.7 / 66.9 / 92.4 / 117.4 / 125.0 us measured (-79% to -26%): a near-"
-    "constant 24-34 us per call is missing (the call's five or six kernels' launch gaps and "
-    "tails, and a gate-up GEMM of 24 thread blocks on 132 SMs at a few tokens), which the model "
-    "has no sourced term for; see the module docstring"
-)
 INFERENCEX_DECODE_GAP = (
-    "model 7.34 ms vs 10.93 ms mean TPOT (-33%): memory 3.53, all-reduce 1.28, latency floor 2.52 "
-    "ms; 58 MoE layers x the ~25 us per fused-MoE call that the kernel rows show unmodelled "
-    "would be ~1.45 ms of the 3.6 ms missing; the rest (the serving loop's per-step cost, the "
-    "attention side's fixed costs) is not traced"
+    "model 7.84 ms vs 10.93 ms mean TPOT (-28%; -33% before the fused-MoE call's routing kernels, "
+    "58 MoE layers x 8.6 us measured on H200): memory 3.53, all-reduce 1.28, latency floor 3.02 "
+    "ms; the rest (the serving loop's per-step cost, the attention side's fixed costs) is not "
+    "traced"
 )
 INFERENCEX_DECODE_CONC8_GAP = (
-    "model 9.72 ms vs 12.8 ms mean TPOT (-24%; about -20% against the TPOT less the 4-6% that "
-    "new requests' prefills stall it): the same unmodelled per-call MoE cost as the batch-4 "
-    "row, which would be ~1.45 ms of the 3.1 ms"
+    "model 10.22 ms vs 12.8 ms mean TPOT (-20.1%; -24% before the fused-MoE call's routing "
+    "kernels; about -16% against the TPOT less the 4-6% that new requests' prefills stall it): "
+    "the same untraced per-step cost as the batch-4 row"
 )
 
 
-@pytest.mark.xfail(strict=True, reason=QWEN3_KERNEL_GAP)
 @pytest.mark.parametrize("tokens", sorted(SGLANG_QWEN3_FUSED_MOE_H200_TP8))
 def test_sglang_qwen3_fused_moe_kernel_within_tolerance(tokens: int) -> None:
+    """Qwen3-235B's experts at the TP8 shape on H200: -17% to -7% from 1 to 32 tokens with the
+    call's routing kernels and the GEMMs' K-loop floor (-79% to -26% without them)."""
     measured = SGLANG_QWEN3_FUSED_MOE_H200_TP8[tokens]
     model_us = _fused_moe_layer_us(8, tokens, "qwen3-235b-a22b", "h200-sxm")
     assert model_us == pytest.approx(measured, rel=TOLERANCE)
 
 
-def test_qwen3_kernel_gap_is_a_fixed_cost() -> None:
-    """What the Qwen3-235B kernel rows miss does not grow with the tokens (24-34 us from 1 to 32
-    tokens while the model's term grows 14-fold): the missing part is a cost per call, not an
-    efficiency. A model change that moves the gap into a ratio turns this into a failure."""
-    gaps = [
-        measured - _fused_moe_layer_us(8, n, "qwen3-235b-a22b", "h200-sxm")
-        for n, measured in SGLANG_QWEN3_FUSED_MOE_H200_TP8.items()
-    ]
-    assert 20.0 < min(gaps) and max(gaps) < 40.0
+def test_qwen3_kernel_rows_need_the_call_fixed_costs() -> None:
+    """Without the measured routing kernels and K-loop floor the 1-4-token Qwen3-235B rows fall
+    back outside 20% (the 24-34 us per call they missed): the two terms are what closes them."""
+    for n in (1, 2, 4):
+        bare = _fused_moe_layer_us(8, n, "qwen3-235b-a22b", "h200-sxm", call_fixed_costs=False)
+        assert bare < (1.0 - TOLERANCE) * SGLANG_QWEN3_FUSED_MOE_H200_TP8[n]
 
 
 @pytest.mark.xfail(strict=True, reason=INFERENCEX_DECODE_GAP)
@@ -483,8 +521,9 @@ VLLM_QWEN3_30B_FUSED_MOE_H100_TP1 = {
     4096: 1647.57,
 }
 QWEN3_30B_SMALL_GAP = (
-    "model 15.1 / 29.2 / 54.8 / 97.3 us at 1 / 2 / 4 / 8 tokens vs 44.5 / 59.9 / 90.5 / 129.8 us "
-    "(-66% to -25%): the same near-constant ~30 us per call as the Qwen3-235B rows on H200"
+    "model 32.8 / 46.9 us at 1 / 2 tokens vs 44.5 / 59.9 us (-26% / -22%; -66% / -51% before the "
+    "call's routing kernels and the layer floor's share): vLLM's untuned September 2025 kernel "
+    "on H100, with the fixed costs measured on H200 and taken for H100; 4 and 8 tokens now pass"
 )
 QWEN3_30B_LARGE_GAP = (
     "model 254 to 568 us at 256 to 4,096 tokens vs 355 to 1,648 us (-28% to -66%): vLLM's default "
@@ -502,7 +541,7 @@ def test_vllm_mixtral_fused_moe_kernel_within_tolerance(tokens: int) -> None:
 
 
 def _qwen3_30b_case(tokens: int):
-    if tokens < 16:
+    if tokens < 4:
         return pytest.param(
             tokens, marks=pytest.mark.xfail(strict=True, reason=QWEN3_30B_SMALL_GAP)
         )
@@ -517,8 +556,8 @@ def _qwen3_30b_case(tokens: int):
     "tokens", [_qwen3_30b_case(n) for n in sorted(VLLM_QWEN3_30B_FUSED_MOE_H100_TP1)]
 )
 def test_vllm_qwen3_30b_fused_moe_kernel_within_tolerance(tokens: int) -> None:
-    """128 small FP8 experts without slicing on H100: within 20% from 16 to 128 tokens
-    (-16% to -9%); see the module docstring for the rows outside."""
+    """128 small FP8 experts without slicing on H100: within 20% from 4 to 128 tokens
+    (-20% to -2%); see the module docstring for the rows outside."""
     measured = VLLM_QWEN3_30B_FUSED_MOE_H100_TP1[tokens]
     model_us = _fused_moe_layer_us(1, tokens, "qwen3-30b-a3b", "h100-sxm")
     assert model_us == pytest.approx(measured, rel=TOLERANCE)
@@ -535,26 +574,12 @@ VLLM_DEEPSEEK_FUSED_MOE_H200_TP2 = {
     24: 715.77,
     32: 847.41,
 }
-DEEPSEEK_TP2_ONE_TOKEN_GAP = (
-    "model 47.6 us vs 73.48 us (-35%): the near-constant ~26 us per fused-MoE call the model has "
-    "no sourced term for (see the module docstring); from 2 tokens up the rows pass"
-)
 
 
-def _deepseek_tp2_case(tokens: int):
-    if tokens == 1:
-        return pytest.param(
-            tokens, marks=pytest.mark.xfail(strict=True, reason=DEEPSEEK_TP2_ONE_TOKEN_GAP)
-        )
-    return tokens
-
-
-@pytest.mark.parametrize(
-    "tokens", [_deepseek_tp2_case(n) for n in sorted(VLLM_DEEPSEEK_FUSED_MOE_H200_TP2)]
-)
+@pytest.mark.parametrize("tokens", sorted(VLLM_DEEPSEEK_FUSED_MOE_H200_TP2))
 def test_vllm_deepseek_fused_moe_h200_kernel_within_tolerance(tokens: int) -> None:
-    """DeepSeek-V3's experts at the TP2 shape on H200, a 2026 kernel: -12% to +15% from 2 to 32
-    tokens."""
+    """DeepSeek-V3's experts at the TP2 shape on H200, a 2026 kernel: -11% to +17% from 1 to 32
+    tokens (the one-token row -35% before the call's fixed costs)."""
     measured = VLLM_DEEPSEEK_FUSED_MOE_H200_TP2[tokens]
     model_us = _fused_moe_layer_us(2, tokens, "deepseek-v3", "h200-sxm")
     assert model_us == pytest.approx(measured, rel=TOLERANCE)
