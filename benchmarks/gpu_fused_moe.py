@@ -137,19 +137,28 @@ def _align_kernel(
 
 
 @triton.jit
+def _group_columns(GP: tl.constexpr, WIDTH: tl.constexpr):
+    """A row's columns as (group, 128) and which of them lie inside ``WIDTH``."""
+    col = tl.arange(0, GP)[:, None] * 128 + tl.arange(0, 128)[None, :]
+    return col, col < WIDTH
+
+
+@triton.jit
+def _store_fp8_groups(y, col, m, q_ptr, s_ptr, r, WIDTH: tl.constexpr, G: tl.constexpr, GP):
+    """Row ``r`` of ``y`` (group, 128) as FP8 with one absmax scale per 128-wide group."""
+    scale = tl.maximum(tl.max(tl.abs(y), 1), 1e-10) / 448.0
+    tl.store(q_ptr + r * WIDTH + col, (y / scale[:, None]).to(q_ptr.dtype.element_ty), mask=m)
+    go = tl.arange(0, GP)
+    tl.store(s_ptr + r * G + go, scale, mask=go < G)
+
+
+@triton.jit
 def _quant_kernel(x_ptr, q_ptr, s_ptr, COLS: tl.constexpr, G: tl.constexpr, GP: tl.constexpr):
     """One row a program: per-128-group absmax scale and FP8 values."""
     r = tl.program_id(0)
-    g = tl.arange(0, GP)[:, None]
-    c = tl.arange(0, 128)[None, :]
-    col = g * 128 + c
-    m = col < COLS
+    col, m = _group_columns(GP, COLS)
     x = tl.load(x_ptr + r * COLS + col, mask=m, other=0.0).to(tl.float32)
-    amax = tl.maximum(tl.max(tl.abs(x), 1), 1e-10)
-    scale = amax / 448.0
-    tl.store(q_ptr + r * COLS + col, (x / scale[:, None]).to(q_ptr.dtype.element_ty), mask=m)
-    go = tl.arange(0, GP)
-    tl.store(s_ptr + r * G + go, scale, mask=go < G)
+    _store_fp8_groups(x, col, m, q_ptr, s_ptr, r, COLS, G, GP)
 
 
 @triton.jit
@@ -158,18 +167,10 @@ def _act_quant_kernel(
 ):
     """One assignment a program: SiLU(gate) * up of the gate-up output, then FP8 per group."""
     r = tl.program_id(0)
-    g = tl.arange(0, GP)[:, None]
-    c = tl.arange(0, 128)[None, :]
-    col = g * 128 + c
-    m = col < WIDTH
+    col, m = _group_columns(GP, WIDTH)
     gate = tl.load(x_ptr + r * 2 * WIDTH + col, mask=m, other=0.0).to(tl.float32)
     up = tl.load(x_ptr + r * 2 * WIDTH + WIDTH + col, mask=m, other=0.0).to(tl.float32)
-    y = gate / (1.0 + tl.exp(-gate)) * up
-    amax = tl.maximum(tl.max(tl.abs(y), 1), 1e-10)
-    scale = amax / 448.0
-    tl.store(q_ptr + r * WIDTH + col, (y / scale[:, None]).to(q_ptr.dtype.element_ty), mask=m)
-    go = tl.arange(0, GP)
-    tl.store(s_ptr + r * G + go, scale, mask=go < G)
+    _store_fp8_groups(gate / (1.0 + tl.exp(-gate)) * up, col, m, q_ptr, s_ptr, r, WIDTH, G, GP)
 
 
 @triton.jit
