@@ -21,7 +21,13 @@ What it measures (every time is a CUDA-event time over graph replays, after warm
    kernel benchmarks replay them (weights that fit stay in L2). The GEMMs take the fastest of a
    few tile configurations at each size, as a tuned kernel would.
 
-Run: ``python benchmarks/gpu_fused_moe.py > out.json`` (``SHAPES=name,...`` to measure fewer).
+3. ``fused_moe_prefill`` (with ``PREFILL_TOKENS=512,2048,...``): the same kernels at prefill
+   sizes for the TP8 shapes of the published H200 rows, the alignment done once in PyTorch and
+   left out of the times, the GEMMs at the fastest of six tile configs.
+
+Run: ``python benchmarks/gpu_fused_moe.py > out.json`` (``SHAPES=name,...`` to measure fewer
+decode-sized shapes, ``SHAPES=`` none). Figures measured on an H200 are in
+``benchmarks/measured/``.
 """
 
 from __future__ import annotations
@@ -46,6 +52,20 @@ SHAPES = {
     "deepseek-v3-tp2": (256, 8, 7168, 2048 // 2),
     "qwen3-30b-a3b-tp1": (128, 8, 2048, 768),
 }
+#: prefill-sized calls (``PREFILL_TOKENS=2048,8192``): the TP8 shapes of the published H200 rows
+PREFILL_SHAPES = {
+    "deepseek-v3-tp8": (256, 8, 7168, 2048 // 8),
+    "qwen3-235b-a22b-tp8": (128, 8, 4096, 1536 // 8),
+}
+PREFILL_CONFIGS = (
+    (64, 128, 128, 4, 3),
+    (128, 128, 128, 8, 3),
+    (64, 64, 128, 4, 4),
+    (128, 64, 128, 4, 3),
+    (64, 128, 128, 8, 4),
+    (128, 256, 128, 8, 3),
+)
+PREFILL_CALLS = 4
 TOKENS = (1, 2, 4, 8, 16, 24, 32, 64, 128)
 #: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages)
 CONFIGS = (
@@ -311,6 +331,27 @@ class MoECall:
             getattr(self, s)()
 
 
+class PrefillCall(MoECall):
+    """A prefill-sized call: the alignment done once in PyTorch (a one-program sort does not
+    scale to 10^4-10^5 assignments), the other kernels as :class:`MoECall`'s."""
+
+    STAGES = ("topk_", "quant", "gemm1", "act", "gemm2", "sum_")
+
+    def align(self):
+        ids = self.ids.long()
+        order = torch.sort(ids, stable=True).indices
+        counts = torch.bincount(ids, minlength=self.e)
+        padded = (counts + self.bm - 1) // self.bm * self.bm
+        padded_off = torch.cumsum(padded, 0) - padded
+        off = torch.cumsum(counts, 0) - counts
+        e_sorted = ids[order]
+        dest = padded_off[e_sorted] + torch.arange(self.nk, device=ids.device) - off[e_sorted]
+        self.sorted.fill_(self.nk)
+        self.sorted[dest] = order.int()
+        self.expert_ids[dest // self.bm] = e_sorted.int()
+        self.npost.fill_(int(padded.sum()))
+
+
 def make_weights(shape, device, fp8, seed):
     e, _, h, i = shape
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -451,6 +492,59 @@ def measure_shape(name, shape, device, fp8, log) -> dict:
     return {"experts": e, "top_k": topk, "hidden": h, "intermediate_sliced": i, "rows": rows}
 
 
+def measure_prefill(name, shape, tokens_list, device, fp8, log) -> dict:
+    """Each prefill size's kernels (alignment excluded), the GEMMs at the fastest config."""
+    weights = make_weights(shape, device, fp8, 100)
+    rows = []
+    for n in tokens_list:
+        best = None
+        for cfg in PREFILL_CONFIGS:
+            calls = [
+                PrefillCall(shape, n, weights, cfg, device, 1000 * n + k, fp8)
+                for k in range(PREFILL_CALLS)
+            ]
+            for c in calls:
+                c.topk_()
+                c.align()
+                c.quant()
+                c.gemm1()
+                c.act()
+            torch.cuda.synchronize()
+            g1 = graph_time_us([c.gemm1 for c in calls], replays=5) / PREFILL_CALLS
+            g2 = graph_time_us([c.gemm2 for c in calls], replays=5) / PREFILL_CALLS
+            log(f"{name} prefill n={n} {cfg}: {g1:.1f} + {g2:.1f} us")
+            if best is None or g1 + g2 < best[0]:
+                best = (g1 + g2, cfg, calls, g1, g2)
+            else:
+                del calls
+        _, cfg, calls, g1, g2 = best
+        e, topk, h, i = shape
+        kernels = {
+            s.rstrip("_"): round(
+                graph_time_us([getattr(c, s) for c in calls], replays=5) / PREFILL_CALLS, 2
+            )
+            for s in PrefillCall.STAGES
+        }
+        flops = 2.0 * n * topk * 3 * h * i
+        row = {
+            "tokens": n,
+            "config": list(cfg),
+            "kernels_us": kernels,
+            "call_without_alignment_us": round(
+                graph_time_us(list(calls), replays=5) / PREFILL_CALLS, 2
+            ),
+            "gemm_tflops": round(flops / ((kernels["gemm1"] + kernels["gemm2"]) * 1e-6) / 1e12, 1),
+        }
+        rows.append(row)
+        log(f"{name} prefill n={n}: {row}")
+        del best, calls
+        torch.cuda.empty_cache()
+    del weights
+    torch.cuda.empty_cache()
+    return {"experts": shape[0], "top_k": shape[1], "hidden": shape[2],
+            "intermediate_sliced": shape[3], "rows": rows}  # fmt: skip
+
+
 def main() -> None:
     device = "cuda"
     fp8 = torch.float8_e4m3fn
@@ -474,13 +568,25 @@ def main() -> None:
     path = os.environ.get("FUSED_MOE_OUT")  # written after each shape, so a cut run keeps some
     doc["fused_moe"] = {}
     for name, shape in SHAPES.items():
-        if only and name not in only.split(","):
+        if only is not None and name not in only.split(","):
             continue
         doc["fused_moe"][name] = measure_shape(name, shape, device, fp8, log)
         doc["wall_s"] = round(time.time() - t0, 1)
         if path:
             with open(path, "w") as f:
                 json.dump(doc, f, indent=1)
+    prefill = os.environ.get("PREFILL_TOKENS")
+    if prefill:
+        tokens_list = [int(x) for x in prefill.split(",")]
+        doc["fused_moe_prefill"] = {}
+        for name, shape in PREFILL_SHAPES.items():
+            doc["fused_moe_prefill"][name] = measure_prefill(
+                name, shape, tokens_list, device, fp8, log
+            )
+            doc["wall_s"] = round(time.time() - t0, 1)
+            if path:
+                with open(path, "w") as f:
+                    json.dump(doc, f, indent=1)
     print(json.dumps(doc, indent=1))
 
 

@@ -320,8 +320,11 @@ TP8_PREFILL_GAP = (
     "model 197.8 ms vs 288.9 ms (-32%; -43% before the grouped GEMMs' reduction depth, -49% "
     "before the experts' activation traffic): with TP8 the experts' down GEMM reduces over "
     "K = 256, costed from DeepGEMM's dense-GEMM depth fit (1.69x the grouped curve's compute, "
-    "1.12x the weight read); the rest is not traced, as no measurement of a current fused-MoE "
-    "kernel at TP8-sliced shapes and prefill sizes is at hand"
+    "1.12x the weight read). A Triton fused-MoE call measured at this TP8 shape on one H200 "
+    "(benchmarks/gpu_fused_moe.py, best of six tile configs) takes 2.32 ms a layer at 8,192 "
+    "tokens where the model says 1.72 ms (its GEMMs at 0.19 of the FP8 peak): were SGLang's "
+    "kernel as slow, 58 layers would add 35 ms and the row would read -20%; the rest (attention, "
+    "all-reduces at prefill size) is not traced"
 )
 MI300X_DECODE_GAP = (
     "model 12.3 ms vs 38.5 ms (-68%): ROCm SGLang of February 2025 (before its fused MLA decode "
@@ -582,4 +585,64 @@ def test_vllm_deepseek_fused_moe_h200_kernel_within_tolerance(tokens: int) -> No
     tokens (the one-token row -35% before the call's fixed costs)."""
     measured = VLLM_DEEPSEEK_FUSED_MOE_H200_TP2[tokens]
     model_us = _fused_moe_layer_us(2, tokens, "deepseek-v3", "h200-sxm")
+    assert model_us == pytest.approx(measured, rel=TOLERANCE)
+
+
+#: This repository's own measurement (benchmarks/gpu_fused_moe.py on one H200, 2026-12-04;
+#: benchmarks/measured/fused-moe-h200.json and fused-moe-prefill-h200.json): one block-scaled FP8
+#: fused-MoE call of seven Triton kernels under CUDA-graph replay, cold weights, random routing,
+#: the GEMMs at the fastest of a few tile configs: {(shape, TP): {tokens: us}}. The decode-sized
+#: calls carry the alignment kernel (``call_cold_us``); the prefill-sized ones do not (it ran in
+#: PyTorch, outside the timing: ``call_without_alignment_us``). The two derates the model takes
+#: from this measurement were fitted on other figures of it (the GEMM kernels alone at 1 and 2
+#: tokens; the routing kernels alone), so the rows from 4 tokens up test the sum, not the fit.
+OWN_H200_DECODE = {
+    ("qwen3-235b-a22b", 8): {4: 45.88, 8: 59.49, 16: 78.19, 32: 98.8, 64: 109.0, 128: 118.51},
+    ("deepseek-v3", 2): {4: 184.72, 8: 309.94, 16: 532.1, 32: 846.7, 64: 1146.19, 128: 1362.98},
+    ("qwen3-30b-a3b", 1): {4: 56.13, 8: 81.83, 16: 114.62, 32: 150.27, 64: 165.41, 128: 175.94},
+}
+OWN_H200_PREFILL_TP8 = {
+    "deepseek-v3": {512: 509.42, 2048: 803.71, 8192: 2321.57},
+    "qwen3-235b-a22b": {512: 172.22, 2048: 358.78, 8192: 1219.98},
+}
+OWN_PREFILL_8192_GAP = (
+    "model 1,719 / 799 us vs 2,322 / 1,220 us measured (-26% / -35%, DeepSeek-V3 / Qwen3-235B at "
+    "TP8, 8,192 tokens): the measured Triton GEMMs run at 0.19 / 0.17 of the FP8 peak (381 / 338 "
+    "TFLOPS, best of six configs, no grouped tile order) where the model's grouped-GEMM curve is "
+    "DeepGEMM's; at 512 and 2,048 tokens the rows pass (-19% to -1%)"
+)
+
+
+@pytest.mark.parametrize(
+    ("model_name", "tp", "tokens"),
+    [(m, tp, n) for (m, tp), rows in OWN_H200_DECODE.items() for n in rows],
+)
+def test_own_h200_fused_moe_decode_within_tolerance(model_name: str, tp: int, tokens: int) -> None:
+    """The model's call against this repository's H200 measurement, 4 to 128 tokens: -10% to
+    +17% over the three shapes."""
+    measured = OWN_H200_DECODE[(model_name, tp)][tokens]
+    model_us = _fused_moe_layer_us(tp, tokens, model_name, "h200-sxm")
+    assert model_us == pytest.approx(measured, rel=TOLERANCE)
+
+
+def _own_prefill_case(model_name: str, tokens: int):
+    if tokens == 8192:
+        return pytest.param(
+            model_name,
+            tokens,
+            marks=pytest.mark.xfail(strict=True, reason=OWN_PREFILL_8192_GAP),
+        )
+    return (model_name, tokens)
+
+
+@pytest.mark.parametrize(
+    ("model_name", "tokens"),
+    [_own_prefill_case(m, n) for m, rows in OWN_H200_PREFILL_TP8.items() for n in rows],
+)
+def test_own_h200_fused_moe_prefill_within_tolerance(model_name: str, tokens: int) -> None:
+    """Prefill-sized calls at the TP8 shapes on H200: -19% to -1% at 512 and 2,048 tokens. The
+    measured call leaves its alignment kernel out (1.4-7.7 us at decode sizes), the model's
+    routing latency keeps it: a few microseconds against 170-2,300."""
+    measured = OWN_H200_PREFILL_TP8[model_name][tokens]
+    model_us = _fused_moe_layer_us(8, tokens, model_name, "h200-sxm")
     assert model_us == pytest.approx(measured, rel=TOLERANCE)
