@@ -230,8 +230,11 @@ row above (16.2 ms for 61 layers at batch 16) could not be reached with expert w
 at 27% (the touched experts' read alone, 8.1 ms at 0.80, would be 24 ms), so the kernel figure
 describes that kernel and not today's. vLLM's kernel of March 2026 (PR #36559, above) bears
 that out at the TP2 shape, streaming the sliced experts at ~0.77 of HBM; SGLang's of October
-2025 at the TP8 shape (PR #11730) is measured at decode sizes only (1-32 tokens). No measurement
-of a current fused-MoE kernel at TP8-sliced shapes and prefill sizes is at hand.
+2025 at the TP8 shape (PR #11730) is measured at decode sizes only (1-32 tokens). At prefill
+sizes and the TP8 shapes the only measurement is this repository's own (the last rows below:
+benchmarks/gpu_fused_moe.py on one H200): within 20% of the model at 512 and 2,048 tokens, and
+1.35-1.53x the model at 8,192, where its Triton GEMMs run at 0.17-0.19 of the FP8 peak; how
+close a tuned engine's kernel comes to the model's DeepGEMM-derived curve there is not measured.
 """
 
 from __future__ import annotations
@@ -323,7 +326,7 @@ TP8_PREFILL_GAP = (
     "1.12x the weight read). A Triton fused-MoE call measured at this TP8 shape on one H200 "
     "(benchmarks/gpu_fused_moe.py, best of six tile configs) takes 2.32 ms a layer at 8,192 "
     "tokens where the model says 1.72 ms (its GEMMs at 0.19 of the FP8 peak): were SGLang's "
-    "kernel as slow, 58 layers would add 35 ms and the row would read -20%; the rest (attention, "
+    "kernel as slow, 58 layers would add 35 ms and the row would read -19%; the rest (attention, "
     "all-reduces at prefill size) is not traced"
 )
 MI300X_DECODE_GAP = (
