@@ -21,7 +21,9 @@ What it measures (every time is a CUDA-event time over graph replays, after warm
    kernel benchmarks replay them (weights that fit stay in L2). The GEMMs take the fastest of a
    few tile configurations at each size, as a tuned kernel would.
 
-3. ``fused_moe_prefill`` (with ``PREFILL_TOKENS=512,2048,...``): the same kernels at prefill
+3. ``k_sweep`` (with ``KSWEEP=1``): the two GEMM kernels at one token over 8 experts, the
+   gate-up GEMM's K from 512 to 16,384, where few tiles run and each waits on its K loop.
+4. ``fused_moe_prefill`` (with ``PREFILL_TOKENS=512,2048,...``): the same kernels at prefill
    sizes for the TP8 shapes of the published H200 rows, the alignment done once in PyTorch and
    left out of the times, the GEMMs at the fastest of six tile configs.
 
@@ -66,6 +68,10 @@ PREFILL_CONFIGS = (
     (128, 256, 128, 8, 3),
 )
 PREFILL_CALLS = 4
+#: the K-loop sweep (``KSWEEP=1``): one token over 8 experts (all touched), the gate-up GEMM's
+#: reduction depth K varied at a fixed sliced width, so that few tiles run and the K loop binds
+KSWEEP_DEPTHS = (512, 1024, 2048, 4096, 8192, 16384)
+KSWEEP_SHAPE = (8, 8, None, 192)
 TOKENS = (1, 2, 4, 8, 16, 24, 32, 64, 128)
 #: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages)
 CONFIGS = (
@@ -467,6 +473,7 @@ def measure_shape(name, shape, device, fp8, log) -> dict:
             torch.cuda.synchronize()
             ref = reference(c)
             err = float((c.out.float() - ref).norm() / ref.norm())
+            assert err < 0.05, f"{name} n={n}: the call is {err:.1%} off the reference"
         row = {
             "tokens": n,
             "config": list(cfg),
@@ -545,6 +552,30 @@ def measure_prefill(name, shape, tokens_list, device, fp8, log) -> dict:
             "intermediate_sliced": shape[3], "rows": rows}  # fmt: skip
 
 
+def measure_k_sweep(device, fp8, log) -> dict:
+    """The gate-up and down GEMM kernels at one token for each K of :data:`KSWEEP_DEPTHS` (cold:
+    every call of a graph on its own weight copy), at the decode configs."""
+    e, topk, _, i = KSWEEP_SHAPE
+    rows = []
+    for k in KSWEEP_DEPTHS:
+        shape = (e, topk, k, i)
+        weights = [make_weights(shape, device, fp8, 300 + c) for c in range(CALLS)]
+        row = {"k": k, "touched_weight_mb": round(e * 3 * k * i / 1e6, 3), "configs": {}}
+        for cfg in CONFIGS[:3]:
+            calls = [MoECall(shape, 1, weights[c], cfg, device, 7 + c, fp8) for c in range(CALLS)]
+            for c in calls:
+                c()
+            torch.cuda.synchronize()
+            g1 = graph_time_us([c.gemm1 for c in calls]) / CALLS
+            g2 = graph_time_us([c.gemm2 for c in calls]) / CALLS
+            row["configs"][str(list(cfg))] = {"gemm1_us": round(g1, 2), "gemm2_us": round(g2, 2)}
+        rows.append(row)
+        log(f"k-sweep K={k}: {row}")
+        del weights
+        torch.cuda.empty_cache()
+    return {"experts": e, "top_k": topk, "intermediate_sliced": i, "rows": rows}
+
+
 def main() -> None:
     device = "cuda"
     fp8 = torch.float8_e4m3fn
@@ -572,6 +603,11 @@ def main() -> None:
             continue
         doc["fused_moe"][name] = measure_shape(name, shape, device, fp8, log)
         doc["wall_s"] = round(time.time() - t0, 1)
+        if path:
+            with open(path, "w") as f:
+                json.dump(doc, f, indent=1)
+    if os.environ.get("KSWEEP"):
+        doc["k_sweep"] = measure_k_sweep(device, fp8, log)
         if path:
             with open(path, "w") as f:
                 json.dump(doc, f, indent=1)

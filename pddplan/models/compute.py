@@ -629,11 +629,33 @@ def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
         * shape.expert_flops_per_token
         / (lay.chips * lay.linear_peak_flops_per_s * lay.expert_efficiency)
     )
-    gemm_bytes, _ = expert_activation_bytes(n, load_factor, shape, lay)
-    memory_s = (
-        depth_weight_read * touched * shape.expert_weight_bytes / lay.chips + gemm_bytes
-    ) / lay.memory_bytes_per_s
-    return compute_s, np.maximum(memory_s, expert_k_loop_floor_s(n, shape, lay))
+    weight_bytes = touched * shape.expert_weight_bytes / lay.chips
+    if not lay.gemm_k_block_latency_s:
+        gemm_bytes, _ = expert_activation_bytes(n, load_factor, shape, lay)
+        memory_s = (depth_weight_read * weight_bytes + gemm_bytes) / lay.memory_bytes_per_s
+        return compute_s, memory_s
+    # each GEMM's weight read and rows against its own K loop (expert_k_loop_floor_s); where
+    # neither floor binds the sum is the expression above
+    gate_up_bytes, down_bytes, _ = expert_activation_bytes(n, load_factor, shape, lay, split=True)
+    depth_gate_up, depth_down = _expert_weight_read_depths(shape, lay)
+    floor_gate_up, floor_down = expert_k_loop_floor_s(n, shape, lay)
+    memory_s = np.maximum(
+        (2.0 / 3.0 * depth_gate_up * weight_bytes + gate_up_bytes) / lay.memory_bytes_per_s,
+        floor_gate_up,
+    ) + np.maximum(
+        (1.0 / 3.0 * depth_down * weight_bytes + down_bytes) / lay.memory_bytes_per_s,
+        floor_down,
+    )
+    return compute_s, memory_s
+
+
+def _expert_weight_read_depths(shape: ModelShape, lay: LayoutNumbers) -> tuple[float, float]:
+    """The gate-up and down GEMMs' weight-read multipliers for their depths, ``1 / d_m(h)`` and
+    ``1 / d_m(I_s)`` (:func:`expert_depth_factors` weighs them 2 : 1 into one) [-]."""
+    h = float(shape.hidden_size)
+    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+    half = lay.expert_memory_half_depth_elements
+    return 1.0 / gemm_depth_efficiency(h, half), 1.0 / gemm_depth_efficiency(i_s, half)
 
 
 #: [elements] depth of one K block of the fused-MoE kernels' tile loop: the 128 x 128 blocks of
@@ -642,8 +664,8 @@ GEMM_K_BLOCK_ELEMENTS = 128
 
 
 def expert_k_loop_floor_s(tokens, shape: ModelShape, lay: LayoutNumbers):
-    """The least time the routed experts' two grouped GEMMs take in a step, whatever their
-    bytes: each runs its K loop block after block [s].
+    """The least time each of the routed experts' two grouped GEMMs takes in a step, whatever
+    its bytes, as ``(gate-up, down)``: each runs its K loop block after block [s].
 
     Notes
     -----
@@ -653,21 +675,27 @@ def expert_k_loop_floor_s(tokens, shape: ModelShape, lay: LayoutNumbers):
     waits on its loads, so a GEMM takes ``ceil(K / 128) t_b`` however few bytes it reads: the
     gate-up GEMM reduces over the hidden size ``h``, the down GEMM over the sliced intermediate
     ``I_s``, once per MoE layer. ``t_b`` is :attr:`LayoutNumbers.gemm_k_block_latency_s`
-    (measured: benchmarks/gpu_fused_moe.py). It bounds the weight read from below (where the
-    bytes take longer, they decide); more tiles than SMs (several waves) are not counted, since
-    the bytes decide there. Zero without tokens, for a dense model or without a measured ``t_b``.
+    (measured: benchmarks/gpu_fused_moe.py, FP8 blocks; a BF16 block, twice the bytes, is
+    taken at the same latency). Each bounds its GEMM's weight read and rows from below
+    (:func:`routed_expert_s`: where the bytes take longer, they decide); more tiles than SMs
+    (several waves) are not counted, since the bytes decide there. Under two-batch overlap each
+    micro-batch runs its own GEMMs and pays it (the step's latency floor, by contrast, is paid
+    once). Zeros without tokens, for a dense model or without a measured ``t_b``.
     """
     n = np.asarray(tokens, dtype=float)
     if not shape.experts or not shape.expert_intermediate_size or not lay.gemm_k_block_latency_s:
-        return 0.0 * n
+        return 0.0 * n, 0.0 * n
     i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
-    blocks = math.ceil(shape.hidden_size / GEMM_K_BLOCK_ELEMENTS) + math.ceil(
-        i_s / GEMM_K_BLOCK_ELEMENTS
+    per_block = np.where(n > 0, shape.moe_layers * lay.gemm_k_block_latency_s, 0.0)
+    return (
+        math.ceil(shape.hidden_size / GEMM_K_BLOCK_ELEMENTS) * per_block,
+        math.ceil(i_s / GEMM_K_BLOCK_ELEMENTS) * per_block,
     )
-    return np.where(n > 0, shape.moe_layers * blocks * lay.gemm_k_block_latency_s, 0.0)
 
 
-def expert_activation_bytes(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
+def expert_activation_bytes(
+    tokens, load_factor, shape: ModelShape, lay: LayoutNumbers, split: bool = False
+):
     """Activation bytes the routed experts move through one chip's memory in a step, all MoE
     layers: ``(in the two grouped GEMMs, in the kernels between and after them)`` [bytes].
 
@@ -693,7 +721,8 @@ def expert_activation_bytes(tokens, load_factor, shape: ModelShape, lay: LayoutN
     ``b_in`` is :attr:`LayoutNumbers.expert_input_bytes_per_element`, ``b_o`` the BF16
     ``activation_bytes``. This is compulsory traffic (every byte once; a cache can only hold a
     step's rows when they are small, where the weight read dominates anyway), with no fitted
-    constant. Tensor parallelism slices the weights and FLOPs ``s`` ways but not the ``h``-wide
+    constant. With ``split`` the GEMMs' bytes come as the gate-up's and the down's:
+    ``(gate-up, down, between)``. Tensor parallelism slices the weights and FLOPs ``s`` ways but not the ``h``-wide
     rows: every rank reads and writes the whole hidden state of every assignment, so at ``s = 8``
     the rows' bytes are comparable to the FLOPs (arithmetic intensity about
     ``6 h I_s / (h (b_in + 3 b_o) + ...)`` falls under the chip's ridge point), which is why the
@@ -703,16 +732,19 @@ def expert_activation_bytes(tokens, load_factor, shape: ModelShape, lay: LayoutN
     """
     n = np.asarray(tokens, dtype=float)
     if not shape.experts or not shape.expert_intermediate_size:
-        return 0.0 * n, 0.0 * n
+        return (0.0 * n, 0.0 * n, 0.0 * n) if split else (0.0 * n, 0.0 * n)
     b_in = lay.expert_input_bytes_per_element
     b_o = lay.activation_bytes
     h = float(shape.hidden_size)
     i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
     a = load_factor * n * shape.top_k / lay.expert_parallel
-    gemm = a * (h * (b_in + b_o) + i_s * (2.0 * b_o + b_in))
     between = (
         a * (i_s * (2.0 * b_o + b_in) + h * b_o) + tokens_per_attention_group(n, lay) * h * b_o
     )
+    if split:
+        gate_up, down = a * (h * b_in + 2.0 * i_s * b_o), a * (i_s * b_in + h * b_o)
+        return shape.moe_layers * gate_up, shape.moe_layers * down, shape.moe_layers * between
+    gemm = a * (h * (b_in + b_o) + i_s * (2.0 * b_o + b_in))
     return shape.moe_layers * gemm, shape.moe_layers * between
 
 
@@ -812,10 +844,14 @@ def step_latency_s(tokens, shape: ModelShape, lay: LayoutNumbers):
 
     ``t_layer`` is a layer's kernels' floor, ``t_r`` the kernels a fused-MoE call runs beyond a
     dense FFN's (routing top-k, alignment, sum over the experts; its GEMMs, quantization and
-    activation take the dense FFN's place in ``t_layer``), once per MoE layer ``L_moe``.
+    activation take the dense FFN's place in ``t_layer``), once per MoE layer ``L_moe`` where
+    the experts are not expert-parallel: under expert parallelism the dispatch and combine
+    kernels take the alignment's and the sum's place, with their own fixed cost
+    (:func:`expert_alltoall_s`). Paid once a step, under two-batch overlap too.
     """
     n = np.asarray(tokens, dtype=float)
-    moe = shape.moe_layers * lay.moe_routing_latency_s if shape.experts else 0.0
+    fused = shape.experts and lay.expert_parallel == 1
+    moe = shape.moe_layers * lay.moe_routing_latency_s if fused else 0.0
     return shape.layers * lay.layer_latency_s + moe + lay.step_overhead_s + 0.0 * n
 
 

@@ -118,15 +118,16 @@ class ChipDerates(Sourced):
     moe_routing_latency_us: Micros = Field(
         default=0.0,
         description="kernels of one fused-MoE call that a dense FFN does not run (routing "
-        "top-k, token-to-expert alignment, sum over the k experts) under CUDA-graph replay, in "
-        "microseconds, once per MoE layer of a step; 0: not modelled",
+        "top-k, token-to-expert alignment, sum over the k experts) under CUDA-graph replay at "
+        "decode sizes (1-32 tokens), in microseconds, once per MoE layer of a step whose "
+        "experts are not expert-parallel; 0: not modelled",
     )
     gemm_k_block_latency_us: Micros = Field(
         default=0.0,
         description="time of one 128-deep K block of a grouped GEMM's tile loop when latency "
-        "binds it (decode-sized expert GEMMs, few tiles in flight), in microseconds: the "
-        "routed experts' weight read takes at least the two GEMMs' K blocks times this; 0: no "
-        "such floor",
+        "binds it (decode-sized expert GEMMs, few tiles in flight), in microseconds: each of "
+        "the routed experts' two GEMMs reads its weights in at least its K blocks times this; "
+        "0: no such floor",
     )
     scaleup_step_latency_us: Micros = Field(
         default=0.0,
