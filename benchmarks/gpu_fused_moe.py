@@ -423,6 +423,24 @@ def graph_time_us(fns, replays=REPLAYS) -> float:
     return start.elapsed_time(end) * 1e3 / replays
 
 
+def gemm_times_us(calls, replays=REPLAYS) -> tuple[float, float]:
+    """The gate-up and the down GEMM's time per call [us], each in a graph of its own over
+    ``calls``, after every call's kernels up to the activation ran once (so the GEMMs are timed
+    on their real blocks)."""
+    for c in calls:
+        c.topk_()
+        c.align()
+        c.quant()
+        c.gemm1()
+        c.act()
+    torch.cuda.synchronize()
+    n = len(calls)
+    return (
+        graph_time_us([c.gemm1 for c in calls], replays) / n,
+        graph_time_us([c.gemm2 for c in calls], replays) / n,
+    )
+
+
 def graph_kernel_us(device) -> dict:
     out = torch.zeros(1, device=device)
     rows = {}
@@ -453,15 +471,7 @@ def measure_shape(name, shape, device, fp8, log) -> dict:
                 MoECall(shape, n, weights[k % copies], cfg, device, 1000 * n + k, fp8)
                 for k in range(CALLS)
             ]
-            for c in cold:  # routing first, so the GEMMs are timed on their real blocks
-                c.topk_()
-                c.align()
-                c.quant()
-                c.gemm1()
-                c.act()
-            torch.cuda.synchronize()
-            g1 = graph_time_us([c.gemm1 for c in cold]) / CALLS
-            g2 = graph_time_us([c.gemm2 for c in cold]) / CALLS
+            g1, g2 = gemm_times_us(cold)
             if best is None or g1 + g2 < best[0]:
                 best = (g1 + g2, cfg, cold, g1, g2)
         _, cfg, cold, g1, g2 = best
@@ -510,15 +520,7 @@ def measure_prefill(name, shape, tokens_list, device, fp8, log) -> dict:
                 PrefillCall(shape, n, weights, cfg, device, 1000 * n + k, fp8)
                 for k in range(PREFILL_CALLS)
             ]
-            for c in calls:
-                c.topk_()
-                c.align()
-                c.quant()
-                c.gemm1()
-                c.act()
-            torch.cuda.synchronize()
-            g1 = graph_time_us([c.gemm1 for c in calls], replays=5) / PREFILL_CALLS
-            g2 = graph_time_us([c.gemm2 for c in calls], replays=5) / PREFILL_CALLS
+            g1, g2 = gemm_times_us(calls, replays=5)
             log(f"{name} prefill n={n} {cfg}: {g1:.1f} + {g2:.1f} us")
             if best is None or g1 + g2 < best[0]:
                 best = (g1 + g2, cfg, calls, g1, g2)
@@ -563,11 +565,7 @@ def measure_k_sweep(device, fp8, log) -> dict:
         row = {"k": k, "touched_weight_mb": round(e * 3 * k * i / 1e6, 3), "configs": {}}
         for cfg in CONFIGS[:3]:
             calls = [MoECall(shape, 1, weights[c], cfg, device, 7 + c, fp8) for c in range(CALLS)]
-            for c in calls:
-                c()
-            torch.cuda.synchronize()
-            g1 = graph_time_us([c.gemm1 for c in calls]) / CALLS
-            g2 = graph_time_us([c.gemm2 for c in calls]) / CALLS
+            g1, g2 = gemm_times_us(calls)
             row["configs"][str(list(cfg))] = {"gemm1_us": round(g1, 2), "gemm2_us": round(g2, 2)}
         rows.append(row)
         log(f"k-sweep K={k}: {row}")
