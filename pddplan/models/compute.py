@@ -534,6 +534,12 @@ def expert_load_factor(tokens, shape: ModelShape, lay: LayoutNumbers):
     )
 
 
+def sliced_intermediate(shape: ModelShape, lay: LayoutNumbers) -> float:
+    """[elements] ``I_s = I e / N``: one routed expert's intermediate width on a rank, which
+    tensor parallelism slices ``N / e`` ways (the down GEMM's reduction depth)."""
+    return shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+
+
 def expert_depth_factors(shape: ModelShape, lay: LayoutNumbers):
     """How much longer the routed experts' grouped GEMMs take for their reduction depths than
     on the profile's curve: ``(compute, weight read)`` multipliers [-].
@@ -563,7 +569,7 @@ def expert_depth_factors(shape: ModelShape, lay: LayoutNumbers):
     if not shape.experts or not shape.expert_intermediate_size:
         return 1.0, 1.0
     h = float(shape.hidden_size)
-    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+    i_s = sliced_intermediate(shape, lay)
 
     def inverse_mean(half, gate_up_depth, down_depth):
         return float(
@@ -653,7 +659,7 @@ def _expert_weight_read_depths(shape: ModelShape, lay: LayoutNumbers) -> tuple[f
     """The gate-up and down GEMMs' weight-read multipliers for their depths, ``1 / d_m(h)`` and
     ``1 / d_m(I_s)`` (:func:`expert_depth_factors` weighs them 2 : 1 into one) [-]."""
     h = float(shape.hidden_size)
-    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+    i_s = sliced_intermediate(shape, lay)
     half = lay.expert_memory_half_depth_elements
     return 1.0 / gemm_depth_efficiency(h, half), 1.0 / gemm_depth_efficiency(i_s, half)
 
@@ -685,7 +691,7 @@ def expert_k_loop_floor_s(tokens, shape: ModelShape, lay: LayoutNumbers):
     n = np.asarray(tokens, dtype=float)
     if not shape.experts or not shape.expert_intermediate_size or not lay.gemm_k_block_latency_s:
         return 0.0 * n, 0.0 * n
-    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+    i_s = sliced_intermediate(shape, lay)
     per_block = np.where(n > 0, shape.moe_layers * lay.gemm_k_block_latency_s, 0.0)
     return (
         math.ceil(shape.hidden_size / GEMM_K_BLOCK_ELEMENTS) * per_block,
@@ -736,7 +742,7 @@ def expert_activation_bytes(
     b_in = lay.expert_input_bytes_per_element
     b_o = lay.activation_bytes
     h = float(shape.hidden_size)
-    i_s = shape.expert_intermediate_size * lay.expert_parallel / lay.chips
+    i_s = sliced_intermediate(shape, lay)
     a = load_factor * n * shape.top_k / lay.expert_parallel
     between = (
         a * (i_s * (2.0 * b_o + b_in) + h * b_o) + tokens_per_attention_group(n, lay) * h * b_o
