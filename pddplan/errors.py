@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 
 class PddplanError(Exception):
@@ -193,6 +194,24 @@ def dotted(path: Iterable[str | int]) -> str:
         else:
             out += ("." if out else "") + part
     return out or "(top level)"
+
+
+def unknown_key(key: str, allowed: list[str]) -> str:
+    """The message for a key that the schema at its place does not know, ``allowed`` being
+    the keys it does know (sorted): the one wording for every unknown key of a document, named
+    by the validation (:func:`pddplan.spec.validation.validation_to_profile_error`) or by the
+    early key check (:mod:`pddplan.io.key_check`)."""
+    return f"unknown key {key!r}{did_you_mean(key, allowed)} (allowed: {', '.join(allowed)})"
+
+
+def line_for(doc: Any, path: tuple[str | int, ...]) -> int | None:
+    """The line of the key ``path`` in ``doc`` (its ``lines``: key path -> 1-based line), or of
+    its nearest enclosing key; None where the document has no lines."""
+    for n in range(len(path), -1, -1):
+        line = doc.lines.get(path[:n])
+        if line is not None:
+            return line
+    return None
 
 
 def did_you_mean(word: str, choices: Iterable[str], n: int = 3, *, within: str = "") -> str:

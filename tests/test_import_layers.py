@@ -269,3 +269,41 @@ def test_a_yaml_error_loads_neither_the_schemas_nor_the_solver(tmp_path: Path) -
     lines = out.stdout.strip().splitlines()
     assert lines == ["EXIT: 1", "HEAVY:", "EXIT: 1"], out.stdout[-300:]
     assert out.stderr.count(f"{bad}:3: invalid YAML") == 2, out.stderr
+
+
+def test_an_unknown_top_level_key_loads_neither_the_schemas_nor_the_solver(
+    tmp_path: Path,
+) -> None:
+    """A scenario file's unknown top-level key is reported (file, line, exit code 1) before a
+    command loads pydantic, the specs or numpy, once a run has kept the schema's keys in the
+    parse cache (:mod:`pddplan.io.key_check`); the first run, which reads them from the schemas,
+    reports the same line."""
+    import os
+    import subprocess
+    import sys
+
+    bad = tmp_path / "unknown.yaml"
+    bad.write_text("kind: scenario\nname: x\nmodel: qwen3-235b-a22b\nbogus_key: 1\n")
+    code = (
+        "import sys\n"
+        "from pddplan.cli import main\n"
+        "try:\n"
+        f"    main(['solve', {str(bad)!r}])\n"
+        "except SystemExit as exc:\n"
+        "    print('EXIT:', exc.code)\n"
+        "heavy = [m for m in ('pydantic', 'pddplan.spec', 'numpy') if m in sys.modules]\n"
+        "print('HEAVY:' + ','.join(heavy))\n"
+    )
+    env = {**os.environ, "PDDPLAN_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+        for _ in range(2)
+    ]
+    first, warm = (r.stdout.strip().splitlines() for r in runs)
+    assert first[0] == "EXIT: 1" and first[1].startswith("HEAVY:pydantic"), first
+    assert warm == ["EXIT: 1", "HEAVY:"], warm
+    line = f"{bad}:4: bogus_key: unknown key 'bogus_key'"
+    assert all(r.stderr.count(line) == 1 for r in runs), [r.stderr for r in runs]
+    assert runs[0].stderr == runs[1].stderr

@@ -363,13 +363,21 @@ def data_file(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def parse_file(path: str | Path) -> None:
+def parse_file(path: str | Path, *, scenario: bool = False) -> None:
     """Parse a scenario or profile file as YAML, strictly (:func:`pddplan.io.yamldoc.read_yaml`,
     cached): a file that is not YAML raises :class:`~pddplan.errors.ProfileError` naming the
-    file and the line, without loading any schema. Loading the file later reads this parse."""
+    file and the line, without loading any schema. Loading the file later reads this parse.
+
+    With ``scenario``, the file is a scenario's, and its first unknown top-level key raises the
+    error that validating it would (:func:`pddplan.io.key_check.check`: where a validation has
+    kept the schema's keys), still without loading any schema."""
     from pddplan.io.yamldoc import read_yaml
 
-    read_yaml(Path(path))
+    doc = read_yaml(Path(path))
+    if scenario:
+        from pddplan.io import key_check
+
+        key_check.check(doc)
 
 
 def bundled_names(text: str) -> str:

@@ -378,7 +378,9 @@ def read_scenario_early(scenario: str | None) -> None:
     after the schemas and options are imported (0.25 -> 0.13 s of CPU on the 2-core machine,
     ``benchmarks/bench_goals.py``). The parse is the loader's own (:func:`pddplan.api.profiles.
     parse_file`, cached), so the API reads the document again for nothing and raises the same
-    error; a bundled scenario's name (no such file) is left to the API."""
+    error; a bundled scenario's name (no such file) is left to the API. An unknown top-level
+    key is named here too, where a validation has kept the schema's keys
+    (:mod:`pddplan.io.key_check`): the error the API would raise, without its imports."""
     if not scenario:
         return
     from pathlib import Path
@@ -387,7 +389,7 @@ def read_scenario_early(scenario: str | None) -> None:
     if path.suffix.lower() in (".yaml", ".yml") and path.is_file():
         from pddplan.api.profiles import parse_file
 
-        parse_file(path)
+        parse_file(path, scenario=True)
 
 
 # ------------------------------------------------------------------ options to flags

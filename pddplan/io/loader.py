@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pddplan.errors import NotFoundError, ProfileError, did_you_mean
-from pddplan.io import parse_cache
+from pddplan.io import key_check, parse_cache
 from pddplan.io.bundled import bundled_profiles_dir as bundled_profiles_dir  # re-exported
 from pddplan.io.search_path import ENV_VAR as ENV_VAR  # re-exported
 from pddplan.io.search_path import SearchPath
@@ -39,6 +39,8 @@ from pddplan.spec.validation import (
 def validate(cls: type[Strict], doc: YamlDoc) -> Any:
     if not isinstance(doc.data, dict):
         raise ProfileError("expected a mapping of keys at the top level", file=doc.file, line=1)
+    if cls is Scenario:
+        key_check.keep()
     try:
         return cls.model_validate(doc.data)
     except ValidationError as exc:

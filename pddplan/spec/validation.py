@@ -14,8 +14,9 @@ from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from pddplan.errors import ProfileError, did_you_mean
+from pddplan.errors import ProfileError, unknown_key
 from pddplan.errors import dotted as dotted  # re-exported
+from pddplan.errors import line_for as line_for  # re-exported
 
 Path_ = tuple[str | int, ...]
 
@@ -98,14 +99,6 @@ def data_path(loc: tuple[Any, ...], data: Any) -> Path_:
     return tuple(out)
 
 
-def line_for(doc: Document, path: Path_) -> int | None:
-    for n in range(len(path), -1, -1):
-        line = doc.lines.get(path[:n])
-        if line is not None:
-            return line
-    return None
-
-
 def validation_to_profile_error(
     exc: ValidationError, cls: type[BaseModel], doc: Document
 ) -> ProfileError:
@@ -126,8 +119,7 @@ def validation_to_profile_error(
     if best["type"] == "extra_forbidden":
         key = str(path[-1]) if path else "?"
         allowed = sorted({f for c in classes_at(cls, path[:-1]) for f in c.model_fields})
-        msg = f"unknown key {key!r}{did_you_mean(key, allowed)}"
-        msg += f" (allowed: {', '.join(allowed)})"
+        msg = unknown_key(key, allowed)
     elif best["type"] == "missing":
         missing = best["loc"][-1] if best["loc"] else "?"
         if path and path[-1] == missing:
