@@ -153,6 +153,7 @@ def main() -> None:
             ("pddplan --help", ["--help"], 0.15, True),
             ("a validation error (solve typo.yaml)", ["solve", str(bad)], 0.2, False),
             ("an unknown key (solve unknown.yaml)", ["solve", str(files["unknown"])], 0.2, False),
+            ("a value out of range (solve value.yaml)", ["solve", str(files["value"])], 0.2, False),
             ("pddplan profiles list", ["profiles", "list"], 0.3, True),
             ("pddplan solve (default scenario)", ["solve", "-f", "json"], 0.25, True),
             ("solve --max-bcr (default scenario)", ["solve", "--max-bcr", "-f", "json"], 1.0, True),

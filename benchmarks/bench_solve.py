@@ -63,11 +63,13 @@ rate_rps: 2.35
 
 def scenario_files(d: Path) -> dict[str, Path]:
     """The benchmark's input files written into ``d``: ``typo`` (a YAML syntax error),
-    ``unknown`` (a key the schema does not know), ``full`` (the full catalog), ``layouts`` (it
+    ``unknown`` (a key the schema does not know), ``value`` (a value out of its range), ``full`` (the full catalog), ``layouts`` (it
     with every layout) and ``paper-layouts``."""
     texts = {
         "typo": "kind: scenario\nrate_rps: [\n",
         "unknown": "kind: scenario\nname: x\nmodel: qwen3-235b-a22b\nbogus_key: 1\n",
+        "value": "kind: scenario\nname: x\nmodel: qwen3-235b-a22b\nworkload: agent-64k\n"
+        "rate_rps: -1\n",
         "full": FULL_CATALOG,
         "layouts": LAYOUTS,
         "paper-layouts": PAPER_LAYOUTS,
