@@ -61,6 +61,23 @@ rate_rps: 2.35
 """
 
 
+#: A complete scenario with one value out of its range (``rate_rps`` below 0): the schemas load
+#: to reject it.
+VALUE_ERROR = """kind: scenario
+name: value-error
+model: qwen3-235b-a22b
+workload: agent-64k
+link: wan-100g-cross-city
+rdma: rdma-400g
+roles:
+  P: {chips: [gpu-a], chips_per_instance: [8]}
+  RLD: {chips: [gpu-a], chips_per_instance: [8]}
+  MD: {chips: [gpu-b], chips_per_instance: [8]}
+sla: {ttft_p50_s: 5.0, ttft_p90_s: 10.0, ttft_p99_s: 20.0, tpot_ms: 50.0}
+rate_rps: -1
+"""
+
+
 def scenario_files(d: Path) -> dict[str, Path]:
     """The benchmark's input files written into ``d``: ``typo`` (a YAML syntax error),
     ``unknown`` (a key the schema does not know), ``value`` (a value out of its range), ``full`` (the full catalog), ``layouts`` (it
@@ -68,8 +85,7 @@ def scenario_files(d: Path) -> dict[str, Path]:
     texts = {
         "typo": "kind: scenario\nrate_rps: [\n",
         "unknown": "kind: scenario\nname: x\nmodel: qwen3-235b-a22b\nbogus_key: 1\n",
-        "value": "kind: scenario\nname: x\nmodel: qwen3-235b-a22b\nworkload: agent-64k\n"
-        "rate_rps: -1\n",
+        "value": VALUE_ERROR,
         "full": FULL_CATALOG,
         "layouts": LAYOUTS,
         "paper-layouts": PAPER_LAYOUTS,

@@ -379,8 +379,9 @@ def read_scenario_early(scenario: str | None) -> None:
     ``benchmarks/bench_goals.py``). The parse is the loader's own (:func:`pddplan.api.profiles.
     parse_file`, cached), so the API reads the document again for nothing and raises the same
     error; a bundled scenario's name (no such file) is left to the API. An unknown top-level
-    key is named here too, where a validation has kept the schema's keys
-    (:mod:`pddplan.io.key_check`): the error the API would raise, without its imports."""
+    key is named here too (:mod:`pddplan.io.key_check`): the error the API would raise, without
+    its imports where a validation has kept the schema's keys. Both come before any error of the
+    command's options or environment."""
     if not scenario:
         return
     from pathlib import Path
