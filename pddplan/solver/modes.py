@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Protocol
 
@@ -39,6 +39,10 @@ BASELINE_ROUTING = {NO_RELAY_RLD.name: "no-relay"}
 class RateSolver(Protocol):
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan: ...
 
+    def candidate_rate(self, rate: float, progress: Progress | None = None) -> Plan: ...
+
+    def finalized(self, candidate: Plan) -> Plan: ...
+
 
 class PlanSearch:
     """The PDD search over its variants, each an exact search of its own.
@@ -54,32 +58,59 @@ class PlanSearch:
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """The best of the variants' plans (:func:`better_plan` on their final figures, which
         are computed only for plans whose costs tie)."""
+        final = Finals(self)
+        return final(self._candidate(rate, progress, final))
+
+    def candidate_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+        """The plan :meth:`solve_rate` returns, before its final figures (:meth:`finalized`):
+        its cost, fleet and routing are final."""
+        return self._candidate(rate, progress, Finals(self))
+
+    def _candidate(self, rate: float, progress: Progress | None, final: Finals) -> Plan:
         best: Plan | None = None
         first_error: InfeasibleError | None = None
-        final: dict[int, tuple[Plan, Plan]] = {}  # id of a candidate -> (it, its final plan)
-
-        def finalized(plan: Plan) -> Plan:
-            if id(plan) not in final:
-                final[id(plan)] = (plan, solver_of[id(plan)].finalized(plan))
-            return final[id(plan)][1]
-
-        solver_of: dict[int, Solver] = {}
         for s in self.solvers:
             try:
                 plan = s.candidate_rate(rate, progress)
             except InfeasibleError as exc:
                 first_error = first_error or exc
                 continue
-            solver_of[id(plan)] = s
-            if best is None or better_plan(plan, best, lambda p: finalized(p).prefill.ttft_s):
+            if best is None or better_plan(plan, best, final.ttft_s):
                 best = plan
         if best is None:
             assert first_error is not None
             raise first_error
-        return finalized(best)
+        return best
+
+    def finalized(self, candidate: Plan) -> Plan:
+        """A candidate of :meth:`candidate_rate` with its final figures, by the variant's
+        solver that sized it (:meth:`Solver.finalized`)."""
+        for s in self.solvers:
+            if s.pb is candidate.problem:
+                return s.finalized(candidate)
+        raise ValueError("the plan was not sized by one of this search's variants")
 
     def line_rate_limit(self) -> float:
         return max(s.line_rate_limit() for s in self.solvers)
+
+
+class Finals:
+    """Candidates' final plans (``solver.finalized``), each computed once, the candidates kept
+    alive with them so that no other plan meets their ``id``."""
+
+    def __init__(self, solver: RateSolver) -> None:
+        self._solver = solver
+        self._final: dict[int, tuple[Plan, Plan]] = {}  # id of a candidate -> (it, final)
+
+    def __call__(self, plan: Plan) -> Plan:
+        kept = self._final.get(id(plan))
+        if kept is None:
+            kept = self._final[id(plan)] = (plan, self._solver.finalized(plan))
+        return kept[1]
+
+    def ttft_s(self, plan: Plan) -> tuple[float, float, float]:
+        """The final plan's TTFT p50/p90/p99 [s]: what :func:`better_plan` ranks ties by."""
+        return self(plan).prefill.ttft_s
 
 
 def solver_for(plan: Plan) -> Solver:
@@ -104,7 +135,10 @@ def walk_fleets(
     solver: RateSolver, hi_rate: float, ended: list[InfeasibleError] | None = None
 ) -> Iterator[Plan]:
     """Every fleet the rate search returns for a rate in ``(0, hi_rate]``, in rate order, each
-    with its fleet goodput.
+    with its fleet goodput, as a candidate (:meth:`RateSolver.candidate_rate`): its final
+    figures (:meth:`RateSolver.finalized`, through :class:`Finals`) are computed where a
+    caller needs them, for a tie and for the plan it returns, not for every fleet walked (they
+    change neither the fleet, its goodput nor the step it ends).
 
     Notes
     -----
@@ -124,7 +158,7 @@ def walk_fleets(
     r = hi_rate * WALK_START_SHARE
     while r <= hi_rate:
         try:
-            plan = solver.solve_rate(r)
+            plan = solver.candidate_rate(r)
         except InfeasibleError as exc:
             if r <= hi_rate * WALK_START_SHARE:
                 raise
@@ -154,12 +188,13 @@ def solve_budget(
     ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached ``hi_rate``."""
     best: Plan | None = None
     ended: list[InfeasibleError] = []
+    final = Finals(solver)
     for plan in walk_fleets(solver, hi_rate, ended):
         if plan.cost_usd_per_hour > budget_usd_per_hour * (1 + 1e-12):
             if stopped is not None:
                 stopped.append("budget")
             break  # the least cost never falls as the rate grows
-        if best is None or _more_goodput(plan, best):
+        if best is None or _more_goodput(plan, best, final.ttft_s):
             best = plan
     if best is None:
         raise InfeasibleError(
@@ -167,7 +202,7 @@ def solve_budget(
         )
     if stopped is not None and ended:
         stopped.append(ended[0].binding)
-    return best
+    return final(best)
 
 
 def solve_max_bcr(solver: RateSolver, hi_rate: float) -> Plan:
@@ -182,31 +217,34 @@ def solve_max_bcr(solver: RateSolver, hi_rate: float) -> Plan:
     TTFT targets could then lower the best BCR; tests/property/test_solver_metamorphic.py).
     """
     best: Plan | None = None
+    final = Finals(solver)
     for plan in walk_fleets(solver, hi_rate):
         if plan.fleet_goodput_rps is not None and plan.fleet_goodput_rps > hi_rate:
             plan = replace(plan, fleet_goodput_rps=hi_rate)
-        if best is None or _higher_bcr(plan, best):
+        if best is None or _higher_bcr(plan, best, final.ttft_s):
             best = plan
     assert best is not None  # walk_fleets raises when nothing fits at its first rate
-    return best
+    return final(best)
 
 
 def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
     return a == b or abs(a - b) <= rtol * max(abs(a), abs(b))
 
 
-def _more_goodput(a: Plan, b: Plan) -> bool:
+def _more_goodput(a: Plan, b: Plan, ttft_s: Callable[[Plan], tuple[float, float, float]]) -> bool:
+    """Whether ``a`` has more goodput than ``b``; ties by :func:`better_plan` on the TTFT
+    percentiles ``ttft_s`` gives (the final plans')."""
     if not _close(a.goodput_rps, b.goodput_rps, EXACT_GOODPUT_RTOL * 10):
         return a.goodput_rps > b.goodput_rps
-    return better_plan(a, b)
+    return better_plan(a, b, ttft_s)
 
 
-def _higher_bcr(a: Plan, b: Plan) -> bool:
+def _higher_bcr(a: Plan, b: Plan, ttft_s: Callable[[Plan], tuple[float, float, float]]) -> bool:
+    """Whether ``a`` has a higher BCR than ``b``; ties by goodput, then as
+    :func:`_more_goodput`."""
     if not _close(a.bcr_requests_per_usd, b.bcr_requests_per_usd, EXACT_GOODPUT_RTOL * 10):
         return a.bcr_requests_per_usd > b.bcr_requests_per_usd
-    if not _close(a.goodput_rps, b.goodput_rps, EXACT_GOODPUT_RTOL * 10):
-        return a.goodput_rps > b.goodput_rps
-    return better_plan(a, b)
+    return _more_goodput(a, b, ttft_s)
 
 
 def baseline_at_rate(
