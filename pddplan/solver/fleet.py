@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from pddplan.models import queueing
 from pddplan.solver import sla
-from pddplan.solver.plan import Plan
+from pddplan.solver.plan import Plan, Route
 from pddplan.solver.problem import PERCENTILES, Problem
 from pddplan.solver.search import Solver
 
@@ -94,11 +95,51 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
         over = [_over(1.0 - f, 1.0 - p) for f, p in zip(cdf, PERCENTILES, strict=True)]
     if pb.topology.cross_dc:
         over.append(route.link_utilization - 1.0)
+    d = _decode_check(solver, plan, route, rate_rps)
+    return FleetCheck(
+        rate_rps,
+        (float(q[0]), float(q[1]), float(q[2])),
+        meets_ttft,
+        d.md_need,
+        d.rld_need,
+        d.ok,
+        route.link_utilization,
+        max([*over, *d.over]),
+    )
+
+
+def meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
+    """Whether ``plan``'s fleet meets every SLA target at ``rate_rps``: ``check_fleet(solver,
+    plan, rate_rps, figures=False).meets_sla``, by the same checks, stopping at the first that
+    fails (the line, then the decode pools, then TTFT, the costliest), with no margin."""
+    pb = solver.pb
+    route = solver.route(rate_rps, plan.routing)
+    if route.link_utilization >= 1.0:
+        return False
+    if not _decode_check(solver, plan, route, rate_rps).ok:
+        return False
+    p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
+    offs, wts, _ = solver.ttft_offsets(p_inst, route)
+    return sla.reaches_percentiles(solver.ttft_cdf(p_inst, n_p, rate_rps, offs, wts), PERCENTILES)
+
+
+class _DecodeCheck(NamedTuple):
+    md_need: float  # [instances] MD instances the rate needs
+    rld_need: float  # [instances] RLD instances the rate needs
+    ok: bool  # both pools cover their loads within the slot-wait bound
+    over: list[float]  # the pools' figures over their limits, minus one (FleetCheck.margin)
+
+
+def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> _DecodeCheck:
+    """The decode pools of ``plan``'s fleet at ``rate_rps`` on ``route``: MD's and RLD's loads
+    against their instances and the slot-wait bound (:func:`check_fleet`'s decode terms)."""
+    pb = solver.pb
     w = pb.classes.weight
     md_role = plan.roles["MD"]
     md_dec = plan.decode.get("MD")
     md_need = 0.0
     ok_decode = True
+    over: list[float] = []
     mode = plan.handover if plan.handover in ("one-shot", "catch-up") else "one-shot"
     rld_time = None
     if md_role is not None and md_dec is not None:
@@ -124,16 +165,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
     elif rld_time is not None and float(np.sum(w * rld_time)) > 0:
         ok_decode = False  # the routing relays requests but the fleet has no RLD
         over.append(math.inf)
-    return FleetCheck(
-        rate_rps,
-        (float(q[0]), float(q[1]), float(q[2])),
-        meets_ttft,
-        md_need,
-        rld_need,
-        ok_decode,
-        route.link_utilization,
-        max(over),
-    )
+    return _DecodeCheck(md_need, rld_need, ok_decode, over)
 
 
 def _over(value: float, limit: float) -> float:
@@ -233,28 +265,38 @@ def _goodput_bracket(
     r0 = plan.rate_rps
     if r0 <= 0:
         return 0.0, 0.0
+
+    def probe(rate: float) -> _Probe:
+        # halving reads whether the fleet meets, guided probes read the margin too
+        if guided:
+            c = check_fleet(solver, plan, rate, figures=False)
+            return _Probe(rate, c.meets_sla, c.margin)
+        return _Probe(rate, meets_sla(solver, plan, rate), math.nan)
+
     if guided or first is None or first.rate_rps != r0:
-        first = check_fleet(solver, plan, r0, figures=False)
-    if first.meets_sla:
+        first_p = probe(r0)
+    else:
+        first_p = _Probe(r0, first.meets_sla, first.margin)
+    if first_p.meets:
         # no fleet meets its targets past the rate that saturates its prefill pool or its line;
         # only a fleet with neither bound is called unbounded, a million times its rate on
         ceiling = overload_rps(solver, plan)
         unbounded = 4.0 * ceiling if math.isfinite(ceiling) else r0 * 1e6
-        lo_c, hi_c = first, check_fleet(solver, plan, r0 * 1.25, figures=False)
-        while hi_c.meets_sla:
-            lo_c, hi_c = hi_c, check_fleet(solver, plan, hi_c.rate_rps * 2.0, figures=False)
+        lo_c, hi_c = first_p, probe(r0 * 1.25)
+        while hi_c.meets:
+            lo_c, hi_c = hi_c, probe(hi_c.rate_rps * 2.0)
             if hi_c.rate_rps > unbounded:
                 return math.inf, math.inf
     else:
-        hi_c = first
-        lo_c = check_fleet(solver, plan, r0 * 1e-6, figures=False)
-        if not lo_c.meets_sla:
+        hi_c = first_p
+        lo_c = probe(r0 * 1e-6)
+        if not lo_c.meets:
             return 0.0, r0 * 1e-6
     lo, hi = lo_c.rate_rps, hi_c.rate_rps
     if not guided:
         while hi - lo > rtol * hi:
             mid = 0.5 * (lo + hi)
-            if check_fleet(solver, plan, mid, figures=False).meets_sla:
+            if meets_sla(solver, plan, mid):
                 lo = mid
             else:
                 hi = mid
@@ -282,6 +324,15 @@ def _goodput_bracket(
                 f_lo *= 0.5
             kept = -1
     return lo, hi
+
+
+class _Probe(NamedTuple):
+    """A goodput search's check at one rate: whether the fleet meets every target there, and
+    (guided) its :attr:`FleetCheck.margin`."""
+
+    rate_rps: float
+    meets: bool
+    margin: float
 
 
 def log_margin(margin: float) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pddplan.errors import InfeasibleError
 from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver import Solver, build_problem
 from pddplan.solver import fleet as fleet_mod
@@ -22,12 +23,19 @@ def test_guided_bracket_holds_the_same_goodput_in_fewer_checks(
     solver, plan = _solver_and_plan(name, rate)
     calls = {"n": 0}
     check = fleet_mod.check_fleet
+    meets = fleet_mod.meets_sla
 
     def counted(*args, **kwargs):
         calls["n"] += 1
         return check(*args, **kwargs)
 
+    def counted_meets(*args, **kwargs):
+        calls["n"] += 1
+        return meets(*args, **kwargs)
+
+    # halving decides each probe with meets_sla, guided probes read check_fleet's margin
     monkeypatch.setattr(fleet_mod, "check_fleet", counted)
+    monkeypatch.setattr(fleet_mod, "meets_sla", counted_meets)
     rtol = 1e-7
     got = {}
     for guided in (False, True):
@@ -65,3 +73,56 @@ def test_goodput_does_not_depend_on_the_rate_the_fleet_was_sized_at(guided: bool
         assert lo_t < hi_t < 1e3  # finite
         assert max(lo, lo_t) < min(hi, hi_t), (share, (lo, hi), (lo_t, hi_t))
     assert fleet_mod.overload_rps(solver, plan) >= hi
+
+
+def _fleets():
+    """Fleets of several shapes: PDD with RLD (two scenarios), its fleet without RLD (a routing
+    that relays nothing), and the same-datacenter and no-relay baselines."""
+    from pddplan.solver.modes import NO_RELAY_RLD, baseline_at_rate
+    from pddplan.solver.problem import NO_RELAY, SAME_DC
+
+    out = []
+    for name, rate in (("default", 2.0), ("pdd-paper", 6.0)):
+        rs = load_scenario(name, Registry.default(), {"rate_rps": rate})
+        solver, plan = _solver_and_plan(name, rate)
+        out.append((solver, plan))
+        for topo in (SAME_DC, NO_RELAY, NO_RELAY_RLD):
+            try:
+                b = baseline_at_rate(rs, topo, rate)
+            except InfeasibleError:  # the line cannot carry a no-relay fleet's rate
+                continue
+            out.append((Solver(b.problem), b))
+    assert len(out) >= 6
+    return out
+
+
+def test_meets_sla_is_the_checks_verdict() -> None:
+    """meets_sla stops at the first check that fails; it says what check_fleet says, at rates
+    from far below each fleet's goodput to past its line's or prefill pool's saturation."""
+    seen = set()
+    for solver, plan in _fleets():
+        lo, hi = fleet_mod.goodput_bracket(solver, plan, 1e-4)
+        top = max(hi, plan.rate_rps) * 40.0
+        for r in (1e-6 * lo, 0.3 * lo, lo, hi, 1.01 * hi, 1.5 * hi, 3.0 * hi, top):
+            want = fleet_mod.check_fleet(solver, plan, r, figures=False)
+            assert fleet_mod.meets_sla(solver, plan, r) == want.meets_sla, (plan.roles, r)
+            seen.add((want.meets_ttft, want.meets_decode, want.link_utilization < 1.0))
+    # every way of failing was met: TTFT alone, decode alone, both, the line
+    assert {(True, True, True), (False, True, True), (True, False, True)} <= seen
+    assert any(not line for _t, _d, line in seen)
+
+
+def test_halving_with_meets_sla_is_halving_with_the_full_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The halving bracket decided by meets_sla is the one decided by check_fleet (the same
+    probes, the same ends, to the bit)."""
+    fleets = _fleets()
+    fast = [fleet_mod._goodput_bracket(s, p, 1e-3, False) for s, p in fleets]
+    monkeypatch.setattr(
+        fleet_mod,
+        "meets_sla",
+        lambda s, p, r: fleet_mod.check_fleet(s, p, r, figures=False).meets_sla,
+    )
+    slow = [fleet_mod._goodput_bracket(s, p, 1e-3, False) for s, p in fleets]
+    assert fast == slow
