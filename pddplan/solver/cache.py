@@ -46,6 +46,14 @@ class SearchCache:
             data.popitem(last=False)
         return value
 
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep ``value`` for ``key`` (replacing what was kept)."""
+        data = self._data
+        data[key] = value
+        data.move_to_end(key)
+        if len(data) > self.max_entries:
+            data.popitem(last=False)
+
     def __contains__(self, key: Hashable) -> bool:
         """Whether ``key`` has a value kept (its use is not recorded)."""
         return key in self._data

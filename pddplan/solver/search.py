@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -64,6 +64,10 @@ class Solver(Sizing):
         """The plan :meth:`solve_rate` returns, before its figures (:meth:`finalized`): its
         cost, fleet and routing are final; its TTFT figures are computed where a caller needs
         them (a tie with another problem's plan, say); raises InfeasibleError."""
+        if progress is None:
+            tabled = self._priced_candidate(rate)
+            if tabled is not None:
+                return tabled
         pb = self.pb
         best: Plan | None = None
         reasons: dict[str, int] = {}
@@ -229,18 +233,7 @@ class Solver(Sizing):
         md_rows, pairs = self._decode_sizings(rate, route, mode)
         if not md_rows or not len(pairs.rows):
             return None
-        md_opts = pb.options["MD"]
-        r_opts = pb.options["RLD"]
-        # cost of each (MD, RLD) combination: MD's, plus RLD's where there is one
-        md_cost = np.array(
-            [row[1].instances * pb.unit_usd_per_hour(md_opts[row[0]]) for row in md_rows]
-        )
-        rm_costs = md_cost[pairs.rows]
-        has_r = pairs.rld >= 0
-        if np.any(has_r):
-            r_unit = np.array([pb.unit_usd_per_hour(r) for r in r_opts])
-            with_r = rm_costs + pairs.rld_instances * r_unit[np.where(has_r, pairs.rld, 0)]
-            rm_costs = np.where(has_r, with_r, rm_costs)
+        rm_costs = _combination_costs(md_rows, pairs, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD"))
         owned = pb.pricing is not None and bool(pb.pricing.owned)
         if owned:  # the owned discount can undercut a prefill option's lower bound
             p_ok, bound = p_opts.all(), math.inf
@@ -314,6 +307,210 @@ class Solver(Sizing):
             ):
                 return _INCOMPLETE
         return chosen
+
+    # ---- the price table: a search's price-independent part, kept for the next prices
+    def _priced_candidate(self, rate: float) -> Plan | None:
+        """:meth:`candidate_rate`'s plan from the rate's price table (:class:`_PriceTable`),
+        or None where the search must run: the first search of this problem's physics at this
+        rate (its table is built at the second, so that a single solve never pays for it),
+        owned chips or inventory limits (their prices are not linear in the counts), or a
+        choice the table cannot prove to be the search's (:meth:`_table_choice`)."""
+        pb = self.pb
+        if pb.max_chips or (pb.pricing is not None and pb.pricing.owned):
+            return None
+        key = self._table_key(rate)
+        if key not in self.cache:
+            seen = ("price-table-seen", key)
+            if seen not in self.cache:
+                self.cache.get(seen, lambda: True)
+                return None
+        table: _PriceTable = self.cache.get(key, lambda: self._build_table(rate))
+        plan = self._table_choice(key, table, rate)
+        if isinstance(plan, _Unsized):
+            # prefill options the table left unsized may be cheapest at these prices: size
+            # them (as the search would) into the table, kept for the next prices
+            table = self._with_sized(table, rate, plan.options)
+            self.cache.put(key, table)
+            plan = self._table_choice(key, table, rate)
+        return None if isinstance(plan, _Unsized) else plan
+
+    def _table_key(self, rate: float) -> tuple:
+        """What a rate's price table depends on: the problem's physics, the routings tried,
+        each option's physics and chip (by position: the table holds option indices), the
+        rate; never a price."""
+        pb = self.pb
+        opts = pb.options
+        return (
+            "price-table",
+            self._key,
+            tuple(pb.routings),
+            tuple(tuple((o.physics_key, o.chip.name) for o in opts[r]) for r in ("P", "MD", "RLD")),
+            rate,
+        )
+
+    def _build_table(self, rate: float) -> _PriceTable:
+        """Every (routing, hand-over mode) the search prices at ``rate``, with the prefill
+        options it sizes there at the current prices (and the utilization-cap counts of the
+        others, which bound their cost at any price) and its decode combinations."""
+        pb = self.pb
+        modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
+        md_unit, r_unit = _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
+        position = {id(p): i for i, p in enumerate(pb.options["P"])}
+        entries: list[_TableEntry] = []
+        for routing in pb.routings:
+            route = self.route(rate, routing)
+            if pb.topology.cross_dc and route.link_utilization > pb.link_utilization_cap:
+                continue
+            p_opts = _PrefillOptions(self, rate, route)
+            if not p_opts.any_feasible():
+                continue
+            relays = bool(np.any(route.relay))
+            combos = []
+            for mode in modes if relays else modes[:1]:
+                md_rows, pairs = self._decode_sizings(rate, route, mode)
+                if not md_rows or not len(pairs.rows):
+                    continue
+                rm = _combination_costs(md_rows, pairs, md_unit, r_unit)
+                p_opts.up_to(float(np.min(rm)))  # sizes what the search sizes at these prices
+                combos.append((mode, md_rows, pairs))
+            sized = p_opts.sized()
+            unsized = p_opts.unsized()
+            for mode, md_rows, pairs in combos:
+                entries.append(
+                    _TableEntry(
+                        route=route,
+                        mode=mode,
+                        p_idx=np.array([position[id(inst)] for inst, _ in sized], dtype=np.int64),
+                        p_counts=[c for _, c in sized],
+                        p_n=np.array([c.instances for _, c in sized], dtype=np.int64),
+                        lb_idx=np.array([position[id(inst)] for inst, _ in unsized], dtype=np.int64),
+                        lb_n=np.array([n for _, n in unsized], dtype=np.int64),
+                        md_rows=md_rows,
+                        pairs=pairs,
+                    )
+                )
+        return _PriceTable(entries)
+
+    def _table_choice(self, key: tuple, table: _PriceTable, rate: float) -> Plan | None:
+        """The plan the search returns at the current prices, from ``table``; None where the
+        table cannot tell.
+
+        Every candidate's cost is the sum the search computes (the same products and sums,
+        to the bit). The search's plan is the one :func:`better_plan` ranks first among the
+        candidates within :data:`_TABLE_TIE` of the least cost, taken route by route in the
+        search's order, each route's in its visit order (cost, then index): any other costs
+        more than 1e-9 above every one of them, so it never wins a comparison, and no
+        prefill option the search leaves unsized could be among them. When a candidate costs
+        between :data:`_TABLE_TIE` and :data:`_TABLE_GAP` above the least, or an unsized
+        option's least cost reaches :data:`_TABLE_GAP`, the search decides instead. Ties are
+        ranked by TTFT and :func:`plan_key` (cost apart, nothing a price changes), so the
+        winner of one ordered tie set is kept and its plan alone is built next time."""
+        if not table.entries:
+            return None
+        pb = self.pb
+        t = table
+        a = t.p_n * _unit_prices(pb, "P")[t.p_idx]
+        b = _combination_costs_of(
+            t.md_n, t.md_oi, t.rld_n, t.rld_oi, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
+        )
+        a_min = np.minimum.reduceat(a, t.a_start)
+        b_min = np.minimum.reduceat(b, t.b_start)
+        mins = a_min + b_min
+        least = float(np.min(mins))
+        if not math.isfinite(least):
+            return None
+        tie, top = least + _TABLE_TIE, least + _TABLE_GAP
+        if t.has_lb:
+            lb_cost = t.lb_n * _unit_prices(pb, "P")[t.lb_idx]
+            lb = np.fmin.reduceat(lb_cost, t.lb_start)
+            if np.any(lb + b_min <= top):
+                # an option the search sizes at these prices might be cheapest
+                reach = np.flatnonzero(lb_cost + b_min[t.lb_entry] <= top)
+                return _Unsized(set(zip(t.lb_entry[reach].tolist(), t.lb_idx[reach].tolist())))
+        # every (prefill option, combination) of one entry whose sum can reach ``top``
+        sa = np.flatnonzero(a + b_min[t.a_entry] <= top)
+        sb = np.flatnonzero(a_min[t.b_entry] + b <= top)
+        ea, eb = t.a_entry[sa], t.b_entry[sb]
+        nb = np.bincount(eb, minlength=len(t.entries))
+        reps = nb[ea]
+        if int(np.sum(reps)) > _TABLE_MAX_TIES:
+            return None
+        ai = np.repeat(sa, reps)
+        first_b = np.cumsum(nb) - nb  # where each entry's selected combinations start in sb
+        within = np.arange(len(ai)) - np.repeat(np.cumsum(reps) - reps, reps)
+        bi = sb[np.repeat(first_b[ea], reps) + within]
+        sums = a[ai] + b[bi]
+        if np.any((sums > tie) & (sums <= top)):
+            return None  # a near tie: the search's own comparisons decide it
+        keep = sums <= tie
+        ai, bi, sums = ai[keep], bi[keep], sums[keep]
+        k = t.a_entry[ai]
+        i = ai - t.a_start[k]
+        j = bi - t.b_start[k]
+        flat = i * t.b_len[k] + j
+        order = np.lexsort((flat, sums, k))
+        members = np.stack((k[order], i[order], j[order]), axis=1)
+        won = ("price-table-winner", key, members.tobytes())
+        if won in self.cache:
+            wk, wi, wj = self.cache.get(won, lambda: (0, 0, 0))
+            return self._table_plan(rate, t.entries[wk], wi, wj)
+        best: Plan | None = None
+        best_at = (0, 0, 0)
+        ranked = (self.plan_ttft_s, self.plan_ttft_key)
+        for ek in dict.fromkeys(members[:, 0].tolist()):
+            e = t.entries[ek]
+            chosen: Plan | None = None
+            chosen_at = best_at
+            for _k, mi, mj in members[members[:, 0] == ek].tolist():
+                cand = self._table_plan(rate, e, mi, mj)
+                if chosen is None or better_plan(cand, chosen, *ranked):
+                    chosen, chosen_at = cand, (ek, mi, mj)
+            assert chosen is not None
+            if best is None or better_plan(chosen, best, *ranked):
+                best, best_at = chosen, chosen_at
+        self.cache.get(won, lambda: best_at)
+        return best
+
+    def _with_sized(
+        self, table: _PriceTable, rate: float, options: set[tuple[int, int]]
+    ) -> _PriceTable:
+        """``table`` with the prefill ``options`` (entry, option index) sized (the search's
+        own sizing, :meth:`prefill_count`; those that miss the TTFT targets dropped)."""
+        opts = self.pb.options["P"]
+        entries = []
+        for k, e in enumerate(table.entries):
+            counts = dict(zip(e.p_idx.tolist(), e.p_counts, strict=True))
+            left = []
+            for i, n in zip(e.lb_idx.tolist(), e.lb_n.tolist(), strict=True):
+                if (k, i) not in options:
+                    left.append((i, n))
+                    continue
+                c = self.prefill_count(opts[i], rate, e.route)
+                if c is not None:
+                    counts[i] = c
+            idx = sorted(counts)
+            entries.append(
+                replace(
+                    e,
+                    p_idx=np.array(idx, dtype=np.int64),
+                    p_counts=[counts[i] for i in idx],
+                    p_n=np.array([counts[i].instances for i in idx], dtype=np.int64),
+                    lb_idx=np.array([i for i, _ in left], dtype=np.int64),
+                    lb_n=np.array([n for _, n in left], dtype=np.int64),
+                )
+            )
+        return _PriceTable(entries)
+
+    def _table_plan(self, rate: float, e: _TableEntry, i: int, j: int) -> Plan:
+        """The plan of prefill option ``i`` and combination ``j`` of a table entry, built by
+        :meth:`_plan_of` on this problem (its prices) as the search builds it."""
+        pb = self.pb
+        ri = int(e.pairs.rld[j])
+        combo = (int(e.pairs.rows[j]), ri if ri >= 0 else None, e.pairs.sizing(j))
+        p_entry = (pb.options["P"][int(e.p_idx[i])], e.p_counts[i])
+        plan = self._plan_of(rate, e.route, e.mode, p_entry, combo, e.md_rows)
+        assert plan is not None  # no inventory limits: every combination fits
+        return plan
 
     def _plan_of(self, rate: float, route: Route, mode: str, p_entry, combo, md_rows):
         """The plan of one (P option, RLD/MD combination), or None when it breaks inventory."""
@@ -403,6 +600,109 @@ class Solver(Sizing):
         )
 
 
+#: A candidate within this of the least cost ties with it in a price table's choice [USD/h]
+#: (:meth:`Solver._table_choice`); :func:`better_plan` ties costs within 1e-9.
+_TABLE_TIE = 0.5e-9
+#: No candidate may cost more than :data:`_TABLE_TIE` and at most this above the least, or the
+#: search decides [USD/h]: every candidate then either ties or loses by more than 1e-9.
+_TABLE_GAP = 2.5e-9
+
+
+class _Unsized(NamedTuple):
+    """:meth:`Solver._table_choice`'s answer when prefill options the table left unsized might
+    be cheapest at the current prices: those options, as (entry, option index)."""
+
+    options: set[tuple[int, int]]
+
+#: Candidate pairs a price table's choice examines in one route at most (beyond: the search).
+_TABLE_MAX_TIES = 4096
+
+
+@dataclass(frozen=True)
+class _TableEntry:
+    """One (routing, hand-over mode) of a price table: its prefill options sized (indices into
+    the problem's P options, in their order, with their counts), the others' utilization-cap
+    counts, and its decode combinations."""
+
+    route: Route
+    mode: str
+    p_idx: np.ndarray
+    p_counts: list[PrefillCount]
+    p_n: np.ndarray
+    lb_idx: np.ndarray
+    lb_n: np.ndarray
+    md_rows: list
+    pairs: _Pairs
+
+
+class _PriceTable:
+    """What the search prices at one rate, price-independent (:meth:`Solver._build_table`):
+    a price sweep's points choose from it without searching again. The entries' prefill
+    options and combinations are also laid end to end, so that a choice prices them all in a
+    few array operations."""
+
+    def __init__(self, entries: list[_TableEntry]) -> None:
+        self.entries = entries
+        if not entries:
+            return
+        cat = np.concatenate
+        self.p_idx = cat([e.p_idx for e in entries])
+        self.p_n = cat([e.p_n for e in entries])
+        a_len = np.array([len(e.p_idx) for e in entries], dtype=np.int64)
+        self.a_start = np.cumsum(a_len) - a_len
+        self.a_entry = np.repeat(np.arange(len(entries)), a_len)
+        md_oi, md_n, rld_n, rld_oi = [], [], [], []
+        for e in entries:
+            oi = np.array([row[0] for row in e.md_rows], dtype=np.int64)
+            n = np.array([row[1].instances for row in e.md_rows], dtype=np.int64)
+            md_oi.append(oi[e.pairs.rows])
+            md_n.append(n[e.pairs.rows])
+            rld_oi.append(np.asarray(e.pairs.rld, dtype=np.int64))
+            rld_n.append(np.asarray(e.pairs.rld_instances, dtype=np.int64))
+        self.md_oi, self.md_n = cat(md_oi), cat(md_n)
+        self.rld_oi, self.rld_n = cat(rld_oi), cat(rld_n)
+        self.b_len = np.array([len(e.pairs.rows) for e in entries], dtype=np.int64)
+        self.b_start = np.cumsum(self.b_len) - self.b_len
+        self.b_entry = np.repeat(np.arange(len(entries)), self.b_len)
+        # the options left unsized, each entry's closed by one that costs nothing to skip
+        self.has_lb = any(len(e.lb_idx) for e in entries)
+        inf = np.array([np.inf])
+        self.lb_n = cat([cat((e.lb_n.astype(float), inf)) for e in entries])
+        self.lb_idx = cat([cat((e.lb_idx, [0])) for e in entries]).astype(np.int64)
+        lb_len = np.array([len(e.lb_idx) + 1 for e in entries], dtype=np.int64)
+        self.lb_start = np.cumsum(lb_len) - lb_len
+        self.lb_entry = np.repeat(np.arange(len(entries)), lb_len)
+
+
+def _unit_prices(pb: Any, role: str) -> np.ndarray:
+    """:meth:`Problem.unit_usd_per_hour` of each of a role's options [USD/h]."""
+    return np.array([pb.unit_usd_per_hour(o) for o in pb.options[role]], dtype=float)
+
+
+def _combination_costs(
+    md_rows: list, pairs: _Pairs, md_unit: np.ndarray, r_unit: np.ndarray
+) -> np.ndarray:
+    """The cost of each (MD, RLD) combination of ``pairs`` [USD/h] (see
+    :func:`_combination_costs_of`)."""
+    oi = np.array([row[0] for row in md_rows], dtype=np.int64)
+    n = np.array([row[1].instances for row in md_rows], dtype=np.int64)
+    return _combination_costs_of(
+        n[pairs.rows], oi[pairs.rows], pairs.rld_instances, pairs.rld, md_unit, r_unit
+    )
+
+
+def _combination_costs_of(md_n, md_oi, rld_n, rld_oi, md_unit, r_unit) -> np.ndarray:
+    """The cost of each (MD, RLD) combination [USD/h]: its MD instances (``md_n`` of option
+    ``md_oi``) at their unit price, plus its RLD instances where it has RLD (option ``rld_oi``
+    at least 0); ``md_unit``, ``r_unit``: :func:`_unit_prices`."""
+    costs = md_n * md_unit[md_oi]
+    has_r = rld_oi >= 0
+    if np.any(has_r):
+        with_r = costs + rld_n * r_unit[np.where(has_r, rld_oi, 0)]
+        costs = np.where(has_r, with_r, costs)
+    return costs
+
+
 _HANDOVER_RANK = {"-": 0, "one-shot": 1, "catch-up": 2}
 
 
@@ -472,9 +772,11 @@ class _PrefillOptions:
         w = pb.classes.weight
         self._unit = [pb.unit_usd_per_hour(p) for p in self._opts]
         lb = []
+        self._lb_n: list[int] = []  # each option's count at the utilization cap
         for p, unit in zip(self._opts, self._unit, strict=True):
             mean_s = float(np.sum(w * solver.prefill_s(p)))
             n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
+            self._lb_n.append(n)
             lb.append(n * unit)
         self._lb = lb
         self._order = sorted(range(len(lb)), key=lambda i: (lb[i], i))
@@ -499,6 +801,15 @@ class _PrefillOptions:
 
     def _ok(self) -> list[tuple[Instance, PrefillCount]]:
         return [(self._opts[i], s) for i, s in sorted(self._sized.items()) if s is not None]
+
+    def sized(self) -> list[tuple[Instance, PrefillCount]]:
+        """The options sized so far that meet the TTFT targets, in the options' order."""
+        return self._ok()
+
+    def unsized(self) -> list[tuple[Instance, int]]:
+        """The options not sized yet, each with its count at the utilization cap (no count
+        below it meets the targets), in the options' order."""
+        return [(p, self._lb_n[i]) for i, p in enumerate(self._opts) if i not in self._sized]
 
     def all(self) -> list[tuple[Instance, PrefillCount]]:
         """Every option that meets the TTFT targets, with its sizing, in the options' order."""

@@ -1,0 +1,177 @@
+"""The price table (:meth:`Solver._priced_candidate`) chooses the plan the search chooses.
+
+A price sweep searches one rate's physics again at new prices; from its second search on, the
+rate's price-independent part is kept in a table and each new set of prices picks from it.
+These tests solve scenarios at many random prices with the table and without it (the search
+alone) and compare every plan's figures to the bit: the PDD plan and the baselines, ties
+(equal-cost fleets ranked by TTFT) included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pddplan.io.loader import Registry
+from pddplan.io.overrides import ScenarioSource
+from pddplan.solver import search as search_mod
+from pddplan.solver import solve_scenario
+from pddplan.solver.cache import DEFAULT_CACHE
+
+MULTI = """kind: scenario
+name: multi
+model: qwen3-235b-a22b
+workload: agent-64k
+link: wan-100g-cross-city
+rdma: rdma-400g
+roles:
+  P: {chips: [gpu-a, h100-sxm, h200-sxm], chips_per_instance: [8, 16]}
+  RLD: {chips: [gpu-a, h100-sxm], chips_per_instance: [8]}
+  MD: {chips: [gpu-b, h200-sxm, h20], chips_per_instance: [8, 16]}
+baseline: {chip: gpu-a, chips_per_instance: 8}
+sla: {ttft_p50_s: 5, ttft_p90_s: 10, ttft_p99_s: 20, tpot_ms: 50}
+rate_rps: 2.35
+"""
+
+
+def _digest(plan) -> tuple:
+    """Everything a plan reports that its choice decides (floats compared to the bit)."""
+    roles = tuple(
+        (r, v[0].chip.name, v[0].tensor_parallel, v[0].layout, v[1]) if v else (r, None)
+        for r, v in sorted(plan.roles.items())
+    )
+    return (
+        plan.topology,
+        roles,
+        plan.routing,
+        plan.handover,
+        plan.cost_usd_per_hour,
+        plan.goodput_rps,
+        tuple(plan.prefill.ttft_s),
+        plan.prefill.instances,
+        plan.rld_output_token_share,
+        float(np.max(plan.md_stall_s)) if np.size(plan.md_stall_s) else 0.0,
+        tuple(plan.binding),
+    )
+
+
+def _outcome(src: ScenarioSource, overrides: dict) -> tuple:
+    out = solve_scenario(src.resolve(overrides))
+    return (_digest(out.plan), tuple(_digest(b) for b in out.baselines))
+
+
+def _chips(src: ScenarioSource) -> list[str]:
+    rs = src.resolve({})
+    names = {c.name for c in rs.chips.values()} if isinstance(rs.chips, dict) else set()
+    return sorted(names)
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of the table's answers (a plan, or None: the search decided)."""
+    seen = {"table": 0, "search": 0}
+    real = search_mod.Solver._priced_candidate
+
+    def spy(self, rate):
+        plan = real(self, rate)
+        seen["table" if plan is not None else "search"] += 1
+        return plan
+
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", spy)
+    return seen
+
+
+def _source(name_or_text: str, tmp_path) -> ScenarioSource:
+    reg = Registry.default()
+    if name_or_text.startswith("kind:"):
+        path = tmp_path / "multi.yaml"
+        path.write_text(name_or_text)
+        return ScenarioSource.open(str(path), reg)
+    return ScenarioSource.open(name_or_text, reg)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "chips"),
+    [
+        ("default", ["gpu-a", "gpu-b"]),
+        ("pdd-paper", ["gpu-a", "gpu-b"]),
+        (MULTI, ["gpu-a", "gpu-b", "h100-sxm", "h200-sxm", "h20"]),
+    ],
+    ids=["default", "pdd-paper", "multi-chip"],
+)
+def test_table_chooses_the_searchs_plan_at_random_prices(
+    scenario: str, chips: list[str], tmp_path, counted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = _source(scenario, tmp_path)
+    rng = np.random.default_rng(7)
+    points = []
+    for _ in range(24):
+        ov = {f"chips.{c}.price_usd_per_hour": round(float(rng.uniform(0.3, 6.0)), 3) for c in chips}
+        if rng.uniform() < 0.3:
+            ov["link.price_usd_per_month"] = round(float(rng.uniform(1e3, 3e5)), 1)
+        points.append(ov)
+    # ties: the same chip at one price, so that equal-cost fleets of another routing abound
+    points.append({f"chips.{c}.price_usd_per_hour": 2.0 for c in chips})
+    DEFAULT_CACHE.clear()
+    with_table = [_outcome(src, ov) for ov in points]
+    assert counted["table"] > len(points)  # most searches were answered by the table
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    search_only = [_outcome(src, ov) for ov in points]
+    assert with_table == search_only
+
+
+def test_table_sizes_the_options_it_left_unsized(
+    tmp_path, counted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table built where one prefill chip is far cheaper left the others unsized; when they
+    become the cheaper ones, the table sizes them (the search's own sizing) and still
+    chooses the search's plan."""
+    src = _source(MULTI, tmp_path)
+    grown = {"n": 0}
+    real = search_mod.Solver._with_sized
+
+    def spy(self, table, rate, options):
+        grown["n"] += 1
+        return real(self, table, rate, options)
+
+    monkeypatch.setattr(search_mod.Solver, "_with_sized", spy)
+    prices = [0.3, 0.31, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0]
+    points = [
+        {"chips.gpu-a.price_usd_per_hour": p, "chips.h100-sxm.price_usd_per_hour": 8.3 - p}
+        for p in prices
+    ]
+    DEFAULT_CACHE.clear()
+    with_table = [_outcome(src, ov) for ov in points]
+    assert grown["n"] > 0 and counted["table"] > 0
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    assert with_table == [_outcome(src, ov) for ov in points]
+
+
+def test_near_ties_are_left_to_the_search(counted, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every candidate a near tie (below the tie window, inside the gap), the table
+    answers nothing and the search decides every plan (the same plans)."""
+    monkeypatch.setattr(search_mod, "_TABLE_TIE", -1.0)
+    monkeypatch.setattr(search_mod, "_TABLE_GAP", 1e6)
+    src = ScenarioSource.open("default", Registry.default())
+    points = [{"chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.5, 3.0, 3.5)]
+    DEFAULT_CACHE.clear()
+    got = [_outcome(src, ov) for ov in points]
+    assert counted["table"] == 0 and counted["search"] > 0
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    assert got == [_outcome(src, ov) for ov in points]
+
+
+def test_one_solve_builds_no_table() -> None:
+    """A table is built at the second search of one physics and rate, never at the first: a
+    single solve does not pay for it."""
+    DEFAULT_CACHE.clear()
+    src = ScenarioSource.open("default", Registry.default())
+    solve_scenario(src.resolve({}), baselines=False)
+    keys = list(DEFAULT_CACHE._data)
+    assert any(k[0] == "price-table-seen" for k in keys if isinstance(k, tuple))
+    assert not any(k[0] == "price-table" for k in keys if isinstance(k, tuple))
+    solve_scenario(src.resolve({"chips.gpu-b.price_usd_per_hour": 3.1}), baselines=False)
+    assert any(k[0] == "price-table" for k in DEFAULT_CACHE._data if isinstance(k, tuple))
