@@ -445,7 +445,8 @@ class Solver(Sizing):
         keep = sums <= tie
         ai, bi, sums = ai[keep], bi[keep], sums[keep]
         k = t.a_entry[ai]
-        i = ai - t.a_start[k]
+        i = t.p_idx[ai]  # the prefill option (its index among the problem's, as the table's
+        # entries list theirs in that order: the visit's order)
         j = bi - t.b_start[k]
         flat = i * t.b_len[k] + j
         order = np.lexsort((flat, sums, k))
@@ -502,12 +503,15 @@ class Solver(Sizing):
         return _PriceTable(entries)
 
     def _table_plan(self, rate: float, e: _TableEntry, i: int, j: int) -> Plan:
-        """The plan of prefill option ``i`` and combination ``j`` of a table entry, built by
-        :meth:`_plan_of` on this problem (its prices) as the search builds it."""
+        """The plan of prefill option ``i`` (its index among the problem's) and combination
+        ``j`` of a table entry, built by :meth:`_plan_of` on this problem (its prices) as the
+        search builds it."""
         pb = self.pb
         ri = int(e.pairs.rld[j])
         combo = (int(e.pairs.rows[j]), ri if ri >= 0 else None, e.pairs.sizing(j))
-        p_entry = (pb.options["P"][int(e.p_idx[i])], e.p_counts[i])
+        at = int(np.searchsorted(e.p_idx, i))
+        assert at < len(e.p_idx) and int(e.p_idx[at]) == i
+        p_entry = (pb.options["P"][i], e.p_counts[at])
         plan = self._plan_of(rate, e.route, e.mode, p_entry, combo, e.md_rows)
         assert plan is not None  # no inventory limits: every combination fits
         return plan
