@@ -112,7 +112,6 @@ def meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
     """Whether ``plan``'s fleet meets every SLA target at ``rate_rps``: ``check_fleet(solver,
     plan, rate_rps, figures=False).meets_sla``, by the same checks, stopping at the first that
     fails (the line, then the decode pools, then TTFT, the costliest), with no margin."""
-    pb = solver.pb
     route = solver.route(rate_rps, plan.routing)
     if route.link_utilization >= 1.0:
         return False

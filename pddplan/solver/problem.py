@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from pddplan.deployment import (
     request_classes,
 )
 from pddplan.deployment.caches import CacheNumbers, cache_numbers
+from pddplan.deployment.memo import IdentityMemo
 from pddplan.deployment.workloads import sorted_distinct
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.solver.plan import within_limits
@@ -277,8 +278,10 @@ class Problem:
         return routing.relays(self.classes.hit_rate) & self.on_decode_side
 
 
+@lru_cache(maxsize=256)
 def _unpriced(link: LinkNumbers) -> LinkNumbers:
-    """A link's numbers less what only its price depends on (for :meth:`Problem.physics_key`)."""
+    """A link's numbers less what only its price depends on (for :meth:`Problem.physics_key`;
+    memoized: every solver of a sweep's points builds the key)."""
     return replace(
         link,
         price_usd_per_hour=0.0,
@@ -302,7 +305,33 @@ def layout_options(
     keep: frozenset[InstanceKey] | None = None,
 ) -> list[Instance]:
     """Instances of ``chips`` chips in every layout of ``kinds`` that the model allows (only
-    those in ``keep`` when given)."""
+    those in ``keep`` when given).
+
+    Memoized on the chip and model objects (a sweep's points share the profiles they do not
+    change, and so the instances, whose derived numbers are kept on them)."""
+    args = (id(model), int(chips), float(memory_utilization), tuple(kinds), keep)
+    kept = _LAYOUT_OPTIONS.get(
+        chip,
+        args,
+        lambda: (model, _layout_options(chip, model, chips, memory_utilization, kinds, keep)),
+    )
+    if kept[0] is not model:  # another model object at the same address: not this one's
+        return _layout_options(chip, model, chips, memory_utilization, kinds, keep)
+    return list(kept[1])
+
+
+#: :func:`layout_options`' instances by chip and model object.
+_LAYOUT_OPTIONS = IdentityMemo(size=512)
+
+
+def _layout_options(
+    chip,
+    model: ModelNumbers,
+    chips: int,
+    memory_utilization: float,
+    kinds,
+    keep: frozenset[InstanceKey] | None = None,
+) -> list[Instance]:
     out: list[Instance] = []
     if keep is not None and not any(k[0] == chip.name and k[1] == chips for k in keep):
         return out

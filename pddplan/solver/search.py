@@ -233,7 +233,9 @@ class Solver(Sizing):
         md_rows, pairs = self._decode_sizings(rate, route, mode)
         if not md_rows or not len(pairs.rows):
             return None
-        rm_costs = _combination_costs(md_rows, pairs, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD"))
+        rm_costs = _combination_costs(
+            md_rows, pairs, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
+        )
         owned = pb.pricing is not None and bool(pb.pricing.owned)
         if owned:  # the owned discount can undercut a prefill option's lower bound
             p_ok, bound = p_opts.all(), math.inf
@@ -383,7 +385,9 @@ class Solver(Sizing):
                         p_idx=np.array([position[id(inst)] for inst, _ in sized], dtype=np.int64),
                         p_counts=[c for _, c in sized],
                         p_n=np.array([c.instances for _, c in sized], dtype=np.int64),
-                        lb_idx=np.array([position[id(inst)] for inst, _ in unsized], dtype=np.int64),
+                        lb_idx=np.array(
+                            [position[id(inst)] for inst, _ in unsized], dtype=np.int64
+                        ),
                         lb_n=np.array([n for _, n in unsized], dtype=np.int64),
                         md_rows=md_rows,
                         pairs=pairs,
@@ -391,7 +395,7 @@ class Solver(Sizing):
                 )
         return _PriceTable(entries)
 
-    def _table_choice(self, key: tuple, table: _PriceTable, rate: float) -> Plan | None:
+    def _table_choice(self, key: tuple, table: _PriceTable, rate: float) -> Plan | _Unsized | None:
         """The plan the search returns at the current prices, from ``table``; None where the
         table cannot tell.
 
@@ -426,7 +430,9 @@ class Solver(Sizing):
             if np.any(lb + b_min <= top):
                 # an option the search sizes at these prices might be cheapest
                 reach = np.flatnonzero(lb_cost + b_min[t.lb_entry] <= top)
-                return _Unsized(set(zip(t.lb_entry[reach].tolist(), t.lb_idx[reach].tolist())))
+                return _Unsized(
+                    set(zip(t.lb_entry[reach].tolist(), t.lb_idx[reach].tolist(), strict=True))
+                )
         # every (prefill option, combination) of one entry whose sum can reach ``top``
         sa = np.flatnonzero(a + b_min[t.a_entry] <= top)
         sb = np.flatnonzero(a_min[t.b_entry] + b <= top)
@@ -617,6 +623,7 @@ class _Unsized(NamedTuple):
     be cheapest at the current prices: those options, as (entry, option index)."""
 
     options: set[tuple[int, int]]
+
 
 #: Candidate pairs a price table's choice examines in one route at most (beyond: the search).
 _TABLE_MAX_TIES = 4096

@@ -544,11 +544,38 @@ class Sizing:
         Sizing counts eager tokens at the TPOT target (conservative for MD's decode load); a
         lightly loaded RLD steps faster, emits more of them before MD takes over and hands MD a
         longer extend, which is what the plan reports.
+
+        Memoized on the route, the mode, both instances' physics, RLD's tokens and its sizing
+        (a price sweep's points report the same plans).
         """
+        tokens = np.asarray(rld_tokens, dtype=float)
+        key = (
+            "reported-handover",
+            self._key,
+            route.routing,
+            route.link_utilization,
+            mode,
+            md_inst.physics_key,
+            tokens.tobytes(),
+            r_inst.physics_key if r_inst is not None else None,
+            rs,
+        )
+        return self.cache.get(
+            key, lambda: self._reported_handover(route, mode, md_inst, tokens, r_inst, rs)
+        )
+
+    def _reported_handover(
+        self,
+        route: Route,
+        mode: str,
+        md_inst: Instance,
+        tokens: np.ndarray,
+        r_inst: Instance | None,
+        rs: DecodeSizing | None,
+    ) -> tuple[float, float]:
         pb = self.pb
         c = pb.classes
         w = c.weight
-        tokens = np.asarray(rld_tokens, dtype=float)
         stall = 0.0
         if r_inst is None or rs is None or rs.instances <= 0 or not np.any(route.relay):
             return pipeline.rld_output_share(tokens, c.output_tokens, w), stall

@@ -106,7 +106,9 @@ def test_table_chooses_the_searchs_plan_at_random_prices(
     rng = np.random.default_rng(7)
     points = []
     for _ in range(24):
-        ov = {f"chips.{c}.price_usd_per_hour": round(float(rng.uniform(0.3, 6.0)), 3) for c in chips}
+        ov = {
+            f"chips.{c}.price_usd_per_hour": round(float(rng.uniform(0.3, 6.0)), 3) for c in chips
+        }
         if rng.uniform() < 0.3:
             ov["link.price_usd_per_month"] = round(float(rng.uniform(1e3, 3e5)), 1)
         points.append(ov)
