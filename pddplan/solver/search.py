@@ -68,6 +68,10 @@ class Solver(Sizing):
             tabled = self._priced_candidate(rate)
             if tabled is not None:
                 return tabled
+        return self._search(rate, progress)
+
+    def _search(self, rate: float, progress: Progress | None) -> Plan:
+        """:meth:`candidate_rate` by the search itself (the rate's price table aside)."""
         pb = self.pb
         best: Plan | None = None
         reasons: dict[str, int] = {}
@@ -327,6 +331,18 @@ class Solver(Sizing):
                 self.cache.get(seen, lambda: True)
                 return None
         table: _PriceTable = self.cache.get(key, lambda: self._build_table(rate))
+        if not table.entries:
+            # nothing fits at any price: the search's error, kept (its reasons and figures
+            # are the physics', not the prices')
+            if table.error is None:
+                try:
+                    self._search(rate, None)
+                except InfeasibleError as exc:
+                    table.error = (str(exc), exc.binding, exc.relaxation)
+                    raise
+                return None  # pragma: no cover - an empty table is a search with no plan
+            msg, binding, relaxation = table.error
+            raise InfeasibleError(msg, binding=binding, relaxation=relaxation)
         plan = self._table_choice(key, table, rate)
         if isinstance(plan, _Unsized):
             # prefill options the table left unsized may be cheapest at these prices: size
@@ -654,6 +670,8 @@ class _PriceTable:
 
     def __init__(self, entries: list[_TableEntry]) -> None:
         self.entries = entries
+        #: with no entry: the search's error (message, binding, relaxation), once it has run
+        self.error: tuple[str, str, str] | None = None
         if not entries:
             return
         cat = np.concatenate

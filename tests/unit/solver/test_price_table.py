@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pddplan.errors import InfeasibleError
 from pddplan.io.loader import Registry
 from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import search as search_mod
@@ -56,8 +57,13 @@ def _digest(plan) -> tuple:
 
 
 def _outcome(src: ScenarioSource, overrides: dict) -> tuple:
-    out = solve_scenario(src.resolve(overrides))
-    return (_digest(out.plan), tuple(_digest(b) for b in out.baselines))
+    """The outcome's plans, and its notes (a baseline that cannot be sized says why: the
+    search's error, which the table keeps for a rate where nothing fits)."""
+    try:
+        out = solve_scenario(src.resolve(overrides))
+    except InfeasibleError as exc:
+        return ("infeasible", str(exc), exc.binding)
+    return (_digest(out.plan), tuple(_digest(b) for b in out.baselines), tuple(out.notes))
 
 
 def _chips(src: ScenarioSource) -> list[str]:
@@ -177,3 +183,20 @@ def test_one_solve_builds_no_table() -> None:
     assert not any(k[0] == "price-table" for k in keys if isinstance(k, tuple))
     solve_scenario(src.resolve({"chips.gpu-b.price_usd_per_hour": 3.1}), baselines=False)
     assert any(k[0] == "price-table" for k in DEFAULT_CACHE._data if isinstance(k, tuple))
+
+
+def test_a_rate_nothing_fits_raises_the_searchs_error_at_every_price(
+    counted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no plan fits (here: the line cannot carry the rate), every price raises the
+    search's own error, with its message and binding."""
+    src = ScenarioSource.open("default", Registry.default())
+    points = [
+        {"rate_rps": 40.0, "chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.5, 3.0, 3.5)
+    ]
+    DEFAULT_CACHE.clear()
+    got = [_outcome(src, ov) for ov in points]
+    assert all(g[0] == "infeasible" for g in got), got
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    assert got == [_outcome(src, ov) for ov in points]
