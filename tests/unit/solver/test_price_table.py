@@ -191,9 +191,7 @@ def test_a_rate_nothing_fits_raises_the_searchs_error_at_every_price(
     """Where no plan fits (here: the line cannot carry the rate), every price raises the
     search's own error, with its message and binding."""
     src = ScenarioSource.open("default", Registry.default())
-    points = [
-        {"rate_rps": 40.0, "chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.5, 3.0, 3.5)
-    ]
+    points = [{"rate_rps": 40.0, "chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.5, 3.0, 3.5)]
     DEFAULT_CACHE.clear()
     got = [_outcome(src, ov) for ov in points]
     assert all(g[0] == "infeasible" for g in got), got
