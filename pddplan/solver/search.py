@@ -26,6 +26,18 @@ stops. The visit checks that it stopped short of the bound and otherwise sizes e
 starts again, so the plan is the one the full enumeration returns. With owned chips every
 option is sized (their discount can undercut the bound).
 
+Searching one rate again at other prices
+----------------------------------------
+Everything above but the prices is the same when a price sweep (or a break-even on a price)
+searches one problem's physics at one rate again. From the second such search the rate's
+price-independent part is kept (:meth:`Solver._build_table`: each routing and hand-over mode
+visited, the prefill options sized there, the decode combinations), and a new set of prices
+picks the plan from it (:meth:`Solver._table_choice`): the candidates within
+:data:`_TABLE_TIE` of the least cost, ranked by :func:`better_plan` as the search meets them.
+A prefill option the table left unsized that might be cheapest at the new prices is sized
+into it first. Where the choice cannot be shown to be the search's plan (a candidate just above
+that window, owned chips, inventory limits), the search runs.
+
 The solver never prints; it takes an optional progress callback and returns records.
 """
 
