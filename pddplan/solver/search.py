@@ -431,12 +431,13 @@ class Solver(Sizing):
         to the bit). The search's plan is the one :func:`better_plan` ranks first among the
         candidates within :data:`_TABLE_TIE` of the least cost, taken route by route in the
         search's order, each route's in its visit order (cost, then index): any other costs
-        more than 1e-9 above every one of them, so it never wins a comparison, and no
-        prefill option the search leaves unsized could be among them. When a candidate costs
-        between :data:`_TABLE_TIE` and :data:`_TABLE_GAP` above the least, or an unsized
-        option's least cost reaches :data:`_TABLE_GAP`, the search decides instead. Ties are
-        ranked by TTFT and :func:`plan_key` (cost apart, nothing a price changes), so the
-        winner of one ordered tie set is kept and its plan alone is built next time."""
+        more than 1e-9 above every one of them, so it never wins a comparison. When a
+        candidate costs between :data:`_TABLE_TIE` and :data:`_TABLE_GAP` above the least,
+        the search decides instead (None); when a prefill option the table left unsized could
+        cost at most :data:`_TABLE_GAP` above it (its utilization-cap count at its price), the
+        answer is :class:`_Unsized`, naming the options to size first. Ties are ranked by TTFT
+        and :func:`plan_key` (cost apart, nothing a price changes), so the winner of one
+        ordered tie set is kept and its plan alone is built next time."""
         if not table.entries:
             return None
         pb = self.pb
