@@ -331,10 +331,14 @@ class Solver(Sizing):
         """:meth:`candidate_rate`'s plan from the rate's price table (:class:`_PriceTable`),
         or None where the search must run: the first search of this problem's physics at this
         rate (its table is built at the second, so that a single solve never pays for it),
-        owned chips or inventory limits (their prices are not linear in the counts), or a
-        choice the table cannot prove to be the search's (:meth:`_table_choice`)."""
+        owned chips or inventory limits (their prices are not linear in the counts), a priced
+        prefix cache on the P nodes (a plan's cost then has a term the search's sums leave
+        out, which its visit settles on the plans' own costs), or a choice the table cannot
+        prove to be the search's (:meth:`_table_choice`)."""
         pb = self.pb
         if pb.max_chips or (pb.pricing is not None and pb.pricing.owned):
+            return None
+        if pb.cache_cost_usd_per_hour(1) != 0.0:
             return None
         key = self._table_key(rate)
         if key not in self.cache:

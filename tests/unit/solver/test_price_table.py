@@ -198,3 +198,53 @@ def test_a_rate_nothing_fits_raises_the_searchs_error_at_every_price(
     monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
     DEFAULT_CACHE.clear()
     assert got == [_outcome(src, ov) for ov in points]
+
+
+def test_a_priced_prefix_cache_leaves_the_choice_to_the_search(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prefix cache priced per P node adds a term to each plan's cost that the search's sums
+    leave out (its visit settles on the plans' own costs): no table answers, and the plans
+    are the search's."""
+    text = MULTI.replace("name: multi", "name: multi-cache") + (
+        "cache:\n"
+        "  tiers:\n"
+        "    - {profile: host-dram, capacity_gb_per_node: [1024]}\n"
+        "    - {profile: local-nvme, capacity_gb_per_node: [4096]}\n"
+        "  hit_rate:\n"
+        "    sessions: {requests: 2000, seed: 0}\n"
+    )
+    from pddplan.tiers import sized
+
+    src = _source(text, tmp_path)
+
+    def outcome(ov: dict) -> tuple:
+        rs, cache = sized(src.resolve(ov))  # the cache tiers, as a sweep's point sizes them
+        assert cache is not None and cache["cache_usd_per_hour"] > 0
+        out = solve_scenario(rs)
+        return (_digest(out.plan), tuple(_digest(b) for b in out.baselines), tuple(out.notes))
+
+    points = [
+        {"chips.gpu-a.price_usd_per_hour": p, "chips.h100-sxm.price_usd_per_hour": 4.0 - p}
+        for p in (1.0, 1.5, 2.0, 2.5)
+    ]
+    priced = {"cached": 0, "table with cache": 0}
+    real_priced, real_choice = search_mod.Solver._priced_candidate, search_mod.Solver._table_choice
+
+    def priced_spy(self, rate):
+        priced["cached"] += self.pb.cache_cost_usd_per_hour(1) > 0
+        return real_priced(self, rate)
+
+    def choice_spy(self, key, table, rate):
+        priced["table with cache"] += self.pb.cache_cost_usd_per_hour(1) > 0
+        return real_choice(self, key, table, rate)
+
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", priced_spy)
+    monkeypatch.setattr(search_mod.Solver, "_table_choice", choice_spy)
+    DEFAULT_CACHE.clear()
+    got = [outcome(ov) for ov in points]
+    # the PDD searches (whose problems carry the cache's price) never chose from a table
+    assert priced["cached"] >= len(points) and priced["table with cache"] == 0
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    assert got == [outcome(ov) for ov in points]
