@@ -100,22 +100,21 @@ class LocalExecutor:
         """Start the worker processes now, each importing ``modules``, so that their start
         runs while this process prepares the work (in a ``with`` block; the maps of the same
         ``affinity`` then find them started). Nothing to start with one worker."""
-        for pool in self._pools(affinity, preload=modules):
+        for pool in self._pools(affinity):
             for _ in range(1 if affinity else self.workers):
                 pool.submit(_import_modules, modules)
 
-    def _pools(self, affinity: bool, preload: Sequence[str] = ()) -> list[Any]:
+    def _pools(self, affinity: bool) -> list[Any]:
         """The process pools a map submits to (none: this process): the shared pool of
         ``workers`` processes, or, with ``affinity``, one single-process pool per worker
-        (each started at its first use, kept until the block ends; ``preload``: modules the
-        fork server imports once for all of them, :func:`_lane_context`)."""
+        (each started at its first use, kept until the block ends)."""
         if self.workers <= 1 or not self._entered:
             return []
         from concurrent.futures import ProcessPoolExecutor
 
         if affinity:
             if not self._lanes:
-                ctx = _lane_context(preload)
+                ctx = _lane_context()
                 self._lanes = [
                     ProcessPoolExecutor(max_workers=1, mp_context=ctx) for _ in range(self.workers)
                 ]
@@ -162,25 +161,16 @@ def _import_modules(modules: tuple[str, ...]) -> None:
         importlib.import_module(name)
 
 
-def _lane_context(preload: Sequence[str] = ()) -> Any:
+def _lane_context() -> Any:
     """The start method of the affinity lanes' processes: ``forkserver`` where the platform has
     it. Each lane is a pool of its own whose threads run as soon as its first task is
     submitted, so a later lane forked from this process would copy a process with threads
     (unsafe, and warned about from Python 3.12); the fork server forks from a process of one
-    thread. Elsewhere, the platform's default (``spawn`` on Windows and macOS).
-
-    ``preload``: modules the fork server imports before it forks the first lane, so that the
-    lanes start with them imported (imported once, not once per lane; ignored where the fork
-    server of this process already runs, or there is none)."""
+    thread. Elsewhere, the platform's default (``spawn`` on Windows and macOS)."""
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
-    if "forkserver" not in methods:
-        return multiprocessing.get_context(None)
-    ctx = multiprocessing.get_context("forkserver")
-    if preload:
-        ctx.set_forkserver_preload(list(preload))
-    return ctx
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else None)
 
 
 class DaskExecutor:

@@ -36,7 +36,8 @@ picks the plan from it (:meth:`Solver._table_choice`): the candidates within
 :data:`_TABLE_TIE` of the least cost, ranked by :func:`better_plan` as the search meets them.
 A prefill option the table left unsized that might be cheapest at the new prices is sized
 into it first. Where the choice cannot be shown to be the search's plan (a candidate just above
-that window, owned chips, inventory limits), the search runs.
+that window, costs whose rounding reaches it, owned chips, inventory limits, a priced prefix
+cache), the search runs.
 
 The solver never prints; it takes an optional progress callback and returns records.
 """
@@ -389,7 +390,6 @@ class Solver(Sizing):
         pb = self.pb
         modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
         md_unit, r_unit = _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
-        position = {id(p): i for i, p in enumerate(pb.options["P"])}
         entries: list[_TableEntry] = []
         for routing in pb.routings:
             route = self.route(rate, routing)
@@ -407,19 +407,17 @@ class Solver(Sizing):
                 rm = _combination_costs(md_rows, pairs, md_unit, r_unit)
                 p_opts.up_to(float(np.min(rm)))  # sizes what the search sizes at these prices
                 combos.append((mode, md_rows, pairs))
-            sized = p_opts.sized()
-            unsized = p_opts.unsized()
+            sized = p_opts.sized_at()
+            unsized = p_opts.unsized_at()
             for mode, md_rows, pairs in combos:
                 entries.append(
                     _TableEntry(
                         route=route,
                         mode=mode,
-                        p_idx=np.array([position[id(inst)] for inst, _ in sized], dtype=np.int64),
+                        p_idx=np.array([i for i, _ in sized], dtype=np.int64),
                         p_counts=[c for _, c in sized],
                         p_n=np.array([c.instances for _, c in sized], dtype=np.int64),
-                        lb_idx=np.array(
-                            [position[id(inst)] for inst, _ in unsized], dtype=np.int64
-                        ),
+                        lb_idx=np.array([i for i, _ in unsized], dtype=np.int64),
                         lb_n=np.array([n for _, n in unsized], dtype=np.int64),
                         md_rows=md_rows,
                         pairs=pairs,
@@ -436,7 +434,8 @@ class Solver(Sizing):
         candidates within :data:`_TABLE_TIE` of the least cost, taken route by route in the
         search's order, each route's in its visit order (cost, then index): any other costs
         more than 1e-9 above every one of them, so it never wins a comparison. When a
-        candidate costs between :data:`_TABLE_TIE` and :data:`_TABLE_GAP` above the least,
+        candidate costs between :data:`_TABLE_TIE` and :data:`_TABLE_GAP` above the least, or
+        the least cost is so large that its rounding reaches them (:data:`_TABLE_ROUNDING`),
         the search decides instead (None); when a prefill option the table left unsized could
         cost at most :data:`_TABLE_GAP` above it (its utilization-cap count at its price), the
         answer is :class:`_Unsized`, naming the options to size first. Ties are ranked by TTFT
@@ -454,7 +453,13 @@ class Solver(Sizing):
         b_min = np.minimum.reduceat(b, t.b_start)
         mins = a_min + b_min
         least = float(np.min(mins))
-        if not math.isfinite(least):
+        if (
+            not math.isfinite(least)
+            or _TABLE_ROUNDING * math.ulp(abs(least) + abs(pb.line_cost_usd_per_hour)) > _TABLE_TIE
+        ):
+            # costs so large that their rounding reaches the search's 1e-9 tolerance: its
+            # comparisons then depend on how each sum was rounded, which the table does not
+            # follow
             return None
         tie, top = least + _TABLE_TIE, least + _TABLE_GAP
         if t.has_lb:
@@ -658,6 +663,10 @@ class _Unsized(NamedTuple):
     options: set[tuple[int, int]]
 
 
+#: A table answers only where this many units in the last place of the least cost (the line's
+#: included) stay within :data:`_TABLE_TIE`: the search's sums and a plan's cost are rounded
+#: differently, and far larger costs (above 131,072 $/h) round by more than its 1e-9 tolerance.
+_TABLE_ROUNDING = 32
 #: Candidate pairs a price table's choice examines in one route at most (beyond: the search).
 _TABLE_MAX_TIES = 4096
 
@@ -848,14 +857,15 @@ class _PrefillOptions:
     def _ok(self) -> list[tuple[Instance, PrefillCount]]:
         return [(self._opts[i], s) for i, s in sorted(self._sized.items()) if s is not None]
 
-    def sized(self) -> list[tuple[Instance, PrefillCount]]:
-        """The options sized so far that meet the TTFT targets, in the options' order."""
-        return self._ok()
+    def sized_at(self) -> list[tuple[int, PrefillCount]]:
+        """The options sized so far that meet the TTFT targets, by their index among the
+        problem's P options (an option listed twice is two options), in that order."""
+        return [(i, s) for i, s in sorted(self._sized.items()) if s is not None]
 
-    def unsized(self) -> list[tuple[Instance, int]]:
-        """The options not sized yet, each with its count at the utilization cap (no count
-        below it meets the targets), in the options' order."""
-        return [(p, self._lb_n[i]) for i, p in enumerate(self._opts) if i not in self._sized]
+    def unsized_at(self) -> list[tuple[int, int]]:
+        """The options not sized yet, by index, each with its count at the utilization cap
+        (no count below it meets the targets), in the options' order."""
+        return [(i, n) for i, n in enumerate(self._lb_n) if i not in self._sized]
 
     def all(self) -> list[tuple[Instance, PrefillCount]]:
         """Every option that meets the TTFT targets, with its sizing, in the options' order."""

@@ -248,3 +248,59 @@ def test_a_priced_prefix_cache_leaves_the_choice_to_the_search(
     monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
     DEFAULT_CACHE.clear()
     assert got == [outcome(ov) for ov in points]
+
+
+def test_an_instance_size_listed_twice_is_two_options(
+    tmp_path, counted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``chips_per_instance: [8, 16, 8]`` lists one instance kind twice (the schema allows
+    it): the table numbers options by their place in the problem's list, as the search does,
+    not by the instance objects (which the two places share)."""
+    src = _source(MULTI, tmp_path)
+    rng = np.random.default_rng(12)
+    chips = ["gpu-a", "gpu-b", "h100-sxm", "h200-sxm", "h20"]
+    points = []
+    for _ in range(30):
+        # equal prices half the time (ties between the two copies and across chips)
+        ov = {
+            f"chips.{c}.price_usd_per_hour": float(rng.choice([1.0, 2.0, 2.4]))
+            if rng.uniform() < 0.5
+            else round(float(rng.uniform(0.3, 6.0)), 2)
+            for c in chips
+        }
+        ov["roles.P.chips_per_instance"] = [8, 16, 8]
+        ov["rate_rps"] = float(rng.choice([1.0, 2.0, 2.35]))
+        points.append(ov)
+    DEFAULT_CACHE.clear()
+    got = [_outcome(src, ov) for ov in points]
+    assert counted["table"] > len(points)
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    assert got == [_outcome(src, ov) for ov in points]
+
+
+def test_costs_whose_rounding_reaches_the_tolerance_are_left_to_the_search(
+    counted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At chip prices near a million $/h (valid: the schema allows up to 1e9), a cost's last
+    place is about 1e-8 $/h, past :func:`better_plan`'s 1e-9: the search's comparisons then
+    depend on how each sum was rounded, so the table answers nothing there."""
+    src = ScenarioSource.open("default", Registry.default())
+    cheap = [{"chips.gpu-a.price_usd_per_hour": p} for p in (2.0, 2.1)]
+    dear = [
+        {
+            "chips.gpu-a.price_usd_per_hour": 916580.6511230094,
+            "chips.gpu-b.price_usd_per_hour": 924728.004122516,
+        },
+        {"chips.gpu-a.price_usd_per_hour": 9e5, "chips.gpu-b.price_usd_per_hour": 9e5},
+    ]
+    DEFAULT_CACHE.clear()
+    for ov in cheap:  # the rate's table is built at the second search
+        _outcome(src, ov)
+    answered = counted["table"]
+    assert answered > 0
+    got = [_outcome(src, ov) for ov in dear]
+    assert counted["table"] == answered  # the dear points went to the search
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    assert got == [_outcome(src, ov) for ov in dear]
