@@ -311,12 +311,10 @@ def layout_options(
     change, and so the instances, whose derived numbers are kept on them)."""
     args = (id(model), int(chips), float(memory_utilization), tuple(kinds), keep)
     kept = _LAYOUT_OPTIONS.get(
-        chip,
-        args,
-        lambda: (model, _layout_options(chip, model, chips, memory_utilization, kinds, keep)),
+        chip, args, lambda: (model, _instances(chip, model, chips, memory_utilization, kinds, keep))
     )
     if kept[0] is not model:  # another model object at the same address: not this one's
-        return _layout_options(chip, model, chips, memory_utilization, kinds, keep)
+        return _instances(chip, model, chips, memory_utilization, kinds, keep)
     return list(kept[1])
 
 
@@ -324,21 +322,15 @@ def layout_options(
 _LAYOUT_OPTIONS = IdentityMemo(size=512)
 
 
-def _layout_options(
-    chip,
-    model: ModelNumbers,
-    chips: int,
-    memory_utilization: float,
-    kinds,
-    keep: frozenset[InstanceKey] | None = None,
-) -> list[Instance]:
+def _instances(chip, model: ModelNumbers, chips: int, mem: float, kinds, keep) -> list[Instance]:
+    """:func:`layout_options`, computed (``mem``: the memory utilization)."""
     out: list[Instance] = []
     if keep is not None and not any(k[0] == chip.name and k[1] == chips for k in keep):
         return out
     for lay in layouts_for(chip, model, chips):
         kind = "tp" if lay.expert_parallel == 1 else ("ep-tbo" if lay.overlap else "ep")
         if kind in kinds and (keep is None or (chip.name, chips, lay.label) in keep):
-            out.append(Instance(chip, model, chips, memory_utilization, layout=lay))
+            out.append(Instance(chip, model, chips, mem, layout=lay))
     return out
 
 

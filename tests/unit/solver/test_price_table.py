@@ -36,22 +36,21 @@ rate_rps: 2.35
 
 
 def _digest(plan) -> tuple:
-    """Everything a plan reports that its choice decides (floats compared to the bit)."""
-    roles = tuple(
-        (r, v[0].chip.name, v[0].tensor_parallel, v[0].layout, v[1]) if v else (r, None)
-        for r, v in sorted(plan.roles.items())
-    )
+    """Everything a plan reports that its choice decides (floats compared to the bit): its
+    fleet and routing as the search's own key names them (:func:`plan_key`), the layouts, and
+    its figures."""
+    layouts = tuple(v[0].layout if v else None for _, v in sorted(plan.roles.items()))
+    stall = float(np.max(plan.md_stall_s)) if np.size(plan.md_stall_s) else 0.0
     return (
         plan.topology,
-        roles,
-        plan.routing,
-        plan.handover,
+        search_mod.plan_key(plan),
+        layouts,
         plan.cost_usd_per_hour,
         plan.goodput_rps,
         tuple(plan.prefill.ttft_s),
         plan.prefill.instances,
         plan.rld_output_token_share,
-        float(np.max(plan.md_stall_s)) if np.size(plan.md_stall_s) else 0.0,
+        stall,
         tuple(plan.binding),
     )
 
@@ -64,6 +63,18 @@ def _outcome(src: ScenarioSource, overrides: dict) -> tuple:
     except InfeasibleError as exc:
         return ("infeasible", str(exc), exc.binding)
     return (_digest(out.plan), tuple(_digest(b) for b in out.baselines), tuple(out.notes))
+
+
+def _against_the_search(monkeypatch: pytest.MonkeyPatch, outcome, points: list) -> list:
+    """``outcome`` of every point with the price tables, then with the search alone (the
+    search cache emptied before each pass): the two must be equal. Returns the first pass's;
+    a spy on the tables sees the first pass only."""
+    DEFAULT_CACHE.clear()
+    got = [outcome(ov) for ov in points]
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
+    DEFAULT_CACHE.clear()
+    assert got == [outcome(ov) for ov in points]
+    return got
 
 
 def _chips(src: ScenarioSource) -> list[str]:
@@ -120,13 +131,8 @@ def test_table_chooses_the_searchs_plan_at_random_prices(
         points.append(ov)
     # ties: the same chip at one price, so that equal-cost fleets of another routing abound
     points.append({f"chips.{c}.price_usd_per_hour": 2.0 for c in chips})
-    DEFAULT_CACHE.clear()
-    with_table = [_outcome(src, ov) for ov in points]
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
     assert counted["table"] > len(points)  # most searches were answered by the table
-    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
-    DEFAULT_CACHE.clear()
-    search_only = [_outcome(src, ov) for ov in points]
-    assert with_table == search_only
 
 
 def test_table_sizes_the_options_it_left_unsized(
@@ -149,12 +155,8 @@ def test_table_sizes_the_options_it_left_unsized(
         {"chips.gpu-a.price_usd_per_hour": p, "chips.h100-sxm.price_usd_per_hour": 8.3 - p}
         for p in prices
     ]
-    DEFAULT_CACHE.clear()
-    with_table = [_outcome(src, ov) for ov in points]
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
     assert grown["n"] > 0 and counted["table"] > 0
-    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
-    DEFAULT_CACHE.clear()
-    assert with_table == [_outcome(src, ov) for ov in points]
 
 
 def test_near_ties_are_left_to_the_search(counted, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,12 +166,8 @@ def test_near_ties_are_left_to_the_search(counted, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(search_mod, "_TABLE_GAP", 1e6)
     src = ScenarioSource.open("default", Registry.default())
     points = [{"chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.5, 3.0, 3.5)]
-    DEFAULT_CACHE.clear()
-    got = [_outcome(src, ov) for ov in points]
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
     assert counted["table"] == 0 and counted["search"] > 0
-    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
-    DEFAULT_CACHE.clear()
-    assert got == [_outcome(src, ov) for ov in points]
 
 
 def test_one_solve_builds_no_table() -> None:
@@ -192,12 +190,8 @@ def test_a_rate_nothing_fits_raises_the_searchs_error_at_every_price(
     search's own error, with its message and binding."""
     src = ScenarioSource.open("default", Registry.default())
     points = [{"rate_rps": 40.0, "chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.5, 3.0, 3.5)]
-    DEFAULT_CACHE.clear()
-    got = [_outcome(src, ov) for ov in points]
+    got = _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
     assert all(g[0] == "infeasible" for g in got), got
-    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
-    DEFAULT_CACHE.clear()
-    assert got == [_outcome(src, ov) for ov in points]
 
 
 def test_a_priced_prefix_cache_leaves_the_choice_to_the_search(
@@ -241,13 +235,9 @@ def test_a_priced_prefix_cache_leaves_the_choice_to_the_search(
 
     monkeypatch.setattr(search_mod.Solver, "_priced_candidate", priced_spy)
     monkeypatch.setattr(search_mod.Solver, "_table_choice", choice_spy)
-    DEFAULT_CACHE.clear()
-    got = [outcome(ov) for ov in points]
+    _against_the_search(monkeypatch, outcome, points)
     # the PDD searches (whose problems carry the cache's price) never chose from a table
     assert priced["cached"] >= len(points) and priced["table with cache"] == 0
-    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
-    DEFAULT_CACHE.clear()
-    assert got == [outcome(ov) for ov in points]
 
 
 def test_an_instance_size_listed_twice_is_two_options(
@@ -271,20 +261,26 @@ def test_an_instance_size_listed_twice_is_two_options(
         ov["roles.P.chips_per_instance"] = [8, 16, 8]
         ov["rate_rps"] = float(rng.choice([1.0, 2.0, 2.35]))
         points.append(ov)
-    DEFAULT_CACHE.clear()
-    got = [_outcome(src, ov) for ov in points]
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
     assert counted["table"] > len(points)
-    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
-    DEFAULT_CACHE.clear()
-    assert got == [_outcome(src, ov) for ov in points]
 
 
 def test_costs_whose_rounding_reaches_the_tolerance_are_left_to_the_search(
-    counted, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """At chip prices near a million $/h (valid: the schema allows up to 1e9), a cost's last
     place is about 1e-8 $/h, past :func:`better_plan`'s 1e-9: the search's comparisons then
     depend on how each sum was rounded, so the table answers nothing there."""
+    answered: list[float] = []  # the cost of each plan a table answered with
+    real = search_mod.Solver._priced_candidate
+
+    def spy(self, rate):
+        plan = real(self, rate)
+        if plan is not None:
+            answered.append(plan.cost_usd_per_hour)
+        return plan
+
+    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", spy)
     src = ScenarioSource.open("default", Registry.default())
     cheap = [{"chips.gpu-a.price_usd_per_hour": p} for p in (2.0, 2.1)]
     dear = [
@@ -294,13 +290,6 @@ def test_costs_whose_rounding_reaches_the_tolerance_are_left_to_the_search(
         },
         {"chips.gpu-a.price_usd_per_hour": 9e5, "chips.gpu-b.price_usd_per_hour": 9e5},
     ]
-    DEFAULT_CACHE.clear()
-    for ov in cheap:  # the rate's table is built at the second search
-        _outcome(src, ov)
-    answered = counted["table"]
-    assert answered > 0
-    got = [_outcome(src, ov) for ov in dear]
-    assert counted["table"] == answered  # the dear points went to the search
-    monkeypatch.setattr(search_mod.Solver, "_priced_candidate", lambda self, rate: None)
-    DEFAULT_CACHE.clear()
-    assert got == [_outcome(src, ov) for ov in dear]
+    # the rate's table is built at the second cheap point; the dear ones go to the search
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), [*cheap, *dear])
+    assert answered and max(answered) < 1e5
