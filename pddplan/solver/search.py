@@ -444,18 +444,40 @@ class Solver(Sizing):
         if not table.entries:
             return None
         pb = self.pb
+        units_ = (_unit_prices(pb, "P"), _unit_prices(pb, "MD"), _unit_prices(pb, "RLD"))
+        line = pb.line_cost_usd_per_hour
+        # the same prices choose the same plan (a baseline whose chips a sweep leaves alone)
+        prices = (*(u.tobytes() for u in units_), line)
+        if prices in table.chosen:
+            at = table.chosen[prices]
+            return None if at is None else self._table_plan(rate, table.entries[at[0]], *at[1:])
+        got = self._table_pick(key, table, rate, units_, line)
+        if isinstance(got, _Unsized):
+            return got
+        table.chosen[prices] = None if got is None else got[0]
+        return None if got is None else got[1]
+
+    def _table_pick(
+        self,
+        key: tuple,
+        table: _PriceTable,
+        rate: float,
+        units_: tuple[np.ndarray, np.ndarray, np.ndarray],
+        line: float,
+    ) -> tuple[tuple[int, int, int], Plan] | _Unsized | None:
+        """:meth:`_table_choice` at unit prices ``units_`` (P, MD, RLD) and the line's price:
+        the winner (entry, prefill option, combination) and its plan."""
         t = table
-        a = t.p_n * _unit_prices(pb, "P")[t.p_idx]
-        b = _combination_costs_of(
-            t.md_n, t.md_oi, t.rld_n, t.rld_oi, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
-        )
+        p_unit, md_unit, r_unit = units_
+        a = t.p_n * p_unit[t.p_idx]
+        b = _combination_costs_of(t.md_n, t.md_oi, t.rld_n, t.rld_oi, md_unit, r_unit)
         a_min = np.minimum.reduceat(a, t.a_start)
         b_min = np.minimum.reduceat(b, t.b_start)
         mins = a_min + b_min
         least = float(np.min(mins))
         if (
             not math.isfinite(least)
-            or _TABLE_ROUNDING * math.ulp(abs(least) + abs(pb.line_cost_usd_per_hour)) > _TABLE_TIE
+            or _TABLE_ROUNDING * math.ulp(abs(least) + abs(line)) > _TABLE_TIE
         ):
             # costs so large that their rounding reaches the search's 1e-9 tolerance: its
             # comparisons then depend on how each sum was rounded, which the table does not
@@ -463,7 +485,7 @@ class Solver(Sizing):
             return None
         tie, top = least + _TABLE_TIE, least + _TABLE_GAP
         if t.has_lb:
-            lb_cost = t.lb_n * _unit_prices(pb, "P")[t.lb_idx]
+            lb_cost = t.lb_n * p_unit[t.lb_idx]
             lb = np.fmin.reduceat(lb_cost, t.lb_start)
             if np.any(lb + b_min <= top):
                 # an option the search sizes at these prices might be cheapest
@@ -498,7 +520,7 @@ class Solver(Sizing):
         won = ("price-table-winner", key, members.tobytes())
         if won in self.cache:
             wk, wi, wj = self.cache.get(won, lambda: (0, 0, 0))
-            return self._table_plan(rate, t.entries[wk], wi, wj)
+            return (wk, wi, wj), self._table_plan(rate, t.entries[wk], wi, wj)
         best: Plan | None = None
         best_at = (0, 0, 0)
         ranked = (self.plan_ttft_s, self.plan_ttft_key)
@@ -514,7 +536,8 @@ class Solver(Sizing):
             if best is None or better_plan(chosen, best, *ranked):
                 best, best_at = chosen, chosen_at
         self.cache.get(won, lambda: best_at)
-        return best
+        assert best is not None
+        return best_at, best
 
     def _with_sized(
         self, table: _PriceTable, rate: float, options: set[tuple[int, int]]
@@ -698,6 +721,8 @@ class _PriceTable:
         self.entries = entries
         #: with no entry: the search's error (message, binding, relaxation), once it has run
         self.error: tuple[str, str, str] | None = None
+        #: the choice at each set of prices met (their bytes; None: the search decided)
+        self.chosen: dict[tuple, tuple[int, int, int] | None] = {}
         if not entries:
             return
         cat = np.concatenate

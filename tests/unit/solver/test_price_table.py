@@ -293,3 +293,23 @@ def test_costs_whose_rounding_reaches_the_tolerance_are_left_to_the_search(
     # the rate's table is built at the second cheap point; the dear ones go to the search
     _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), [*cheap, *dear])
     assert answered and max(answered) < 1e5
+
+
+def test_the_same_prices_choose_the_same_plan_without_ranking_again(
+    counted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep of GPU-B's price leaves the same-datacenter baseline's prices (GPU-A's) as they
+    are: its table answers each point from the choice it made at those prices, and every plan
+    is still the search's."""
+    picks = {"n": 0}
+    real = search_mod.Solver._table_pick
+
+    def spy(self, *args):
+        picks["n"] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(search_mod.Solver, "_table_pick", spy)
+    src = ScenarioSource.open("default", Registry.default())
+    points = [{"chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.2, 2.4, 2.6, 2.8, 3.0)]
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
+    assert counted["table"] > 0 and picks["n"] < counted["table"]
