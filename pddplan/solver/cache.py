@@ -41,9 +41,7 @@ class SearchCache:
             return data[key]  # type: ignore[no-any-return]
         self.misses += 1
         value = compute()
-        data[key] = value
-        if len(data) > self.max_entries:
-            data.popitem(last=False)
+        self.put(key, value)
         return value
 
     def put(self, key: Hashable, value: Any) -> None:

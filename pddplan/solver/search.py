@@ -733,10 +733,9 @@ class _PriceTable:
         self.a_entry = np.repeat(np.arange(len(entries)), a_len)
         md_oi, md_n, rld_n, rld_oi = [], [], [], []
         for e in entries:
-            oi = np.array([row[0] for row in e.md_rows], dtype=np.int64)
-            n = np.array([row[1].instances for row in e.md_rows], dtype=np.int64)
-            md_oi.append(oi[e.pairs.rows])
-            md_n.append(n[e.pairs.rows])
+            n, oi = _combination_md(e.md_rows, e.pairs)
+            md_n.append(n)
+            md_oi.append(oi)
             rld_oi.append(np.asarray(e.pairs.rld, dtype=np.int64))
             rld_n.append(np.asarray(e.pairs.rld_instances, dtype=np.int64))
         self.md_oi, self.md_n = cat(md_oi), cat(md_n)
@@ -764,11 +763,15 @@ def _combination_costs(
 ) -> np.ndarray:
     """The cost of each (MD, RLD) combination of ``pairs`` [USD/h] (see
     :func:`_combination_costs_of`)."""
-    oi = np.array([row[0] for row in md_rows], dtype=np.int64)
+    md_n, md_oi = _combination_md(md_rows, pairs)
+    return _combination_costs_of(md_n, md_oi, pairs.rld_instances, pairs.rld, md_unit, r_unit)
+
+
+def _combination_md(md_rows: list, pairs: _Pairs) -> tuple[np.ndarray, np.ndarray]:
+    """Each combination's MD instances and MD option index."""
     n = np.array([row[1].instances for row in md_rows], dtype=np.int64)
-    return _combination_costs_of(
-        n[pairs.rows], oi[pairs.rows], pairs.rld_instances, pairs.rld, md_unit, r_unit
-    )
+    oi = np.array([row[0] for row in md_rows], dtype=np.int64)
+    return n[pairs.rows], oi[pairs.rows]
 
 
 def _combination_costs_of(md_n, md_oi, rld_n, rld_oi, md_unit, r_unit) -> np.ndarray:
