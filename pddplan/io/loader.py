@@ -226,6 +226,8 @@ _OVERRIDE_KINDS = {
     "workloads": "workload",
     "caches": "cache",
 }
+#: The override group of each profile kind (the inverse of :data:`_OVERRIDE_KINDS`).
+_GROUP_OF_KIND = {kind: group for group, kind in _OVERRIDE_KINDS.items()}
 
 
 def _in_override(ov: Mapping[str, Any], path: Path_) -> bool:
@@ -299,7 +301,7 @@ def resolve(
                 raise ProfileError(
                     str(exc), file=file, key=dotted(key), line=line_for(doc, key)
                 ) from None
-        group = next(g for g, k in _OVERRIDE_KINDS.items() if k == kind)
+        group = _GROUP_OF_KIND[kind]
         ov = scen.overrides.get(group, {}).get(name)
         if not ov:
             return load(ppath, kind)

@@ -122,10 +122,18 @@ def _valid(path: str, known: frozenset[str]) -> bool:
     return any(path.startswith(k + ".") for k in known if k.endswith(("max_chips", "owned")))
 
 
+@functools.cache
+def _known_set(chips: tuple[str, ...], caches: tuple[str, ...], tiers: int) -> frozenset[str]:
+    """:func:`_known_paths` as a set (built once per scenario shape: a robust study checks
+    every sample's paths)."""
+    return frozenset(_known_paths(chips, caches, tiers))
+
+
 def check_path(path: str, rs: ResolvedScenario) -> None:
     """Raise :class:`OverrideError` (with a did-you-mean) when ``path`` is not a key of ``rs``."""
-    known = _known_paths(tuple(rs.chips), tuple(rs.caches), _tier_count(rs))
-    if not _valid(path, frozenset(known)):
+    shape = (tuple(rs.chips), tuple(rs.caches), _tier_count(rs))
+    if not _valid(path, _known_set(*shape)):
+        known = _known_paths(*shape)
         hint = did_you_mean(path, known)
         raise OverrideError(f"not a key of this scenario{hint}", key=path, unknown_key=True)
 

@@ -17,6 +17,8 @@ from pddplan.deployment.keys import HashedKey as HashedKey  # re-exported: the k
 
 T = TypeVar("T")
 
+_MISSING = object()  # no value kept (a kept value may be None)
+
 
 class SearchCache:
     """A bounded least-recently-used memo.
@@ -35,10 +37,11 @@ class SearchCache:
     def get(self, key: Hashable, compute: Callable[[], T]) -> T:
         """The value for ``key``, computed (and kept) on a miss."""
         data = self._data
-        if key in data:
+        value = data.get(key, _MISSING)  # one lookup: a key's hash is a tuple's, recomputed
+        if value is not _MISSING:
             data.move_to_end(key)
             self.hits += 1
-            return data[key]  # type: ignore[no-any-return]
+            return value  # type: ignore[no-any-return]
         self.misses += 1
         value = compute()
         self.put(key, value)

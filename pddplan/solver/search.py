@@ -126,20 +126,20 @@ class Solver(Sizing):
         :meth:`reported_ttft`) and its hand-over figures at RLD's working step (see
         :meth:`reported_handover`)."""
         q, att = self.reported_ttft(plan)
+        changes: dict[str, Any] = {}
         if all(math.isfinite(x) for x in q):
-            plan = replace(plan, prefill=replace(plan.prefill, ttft_s=q, attainment=att))
-        if plan.handover_inputs is None:
-            return plan
-        mode, m, rld_tokens, extra, r_inst, rs = plan.handover_inputs
-        share, stall_max = self.reported_handover(
-            plan.route, mode, m, rld_tokens, extra, r_inst, rs
-        )
-        return replace(
-            plan,
-            rld_output_token_share=share,
-            md_stall_s=max(stall_max, plan.md_stall_s),
-            handover_inputs=None,
-        )
+            changes["prefill"] = replace(plan.prefill, ttft_s=q, attainment=att)
+        if plan.handover_inputs is not None:
+            mode, m, rld_tokens, extra, r_inst, rs = plan.handover_inputs
+            share, stall_max = self.reported_handover(
+                plan.route, mode, m, rld_tokens, extra, r_inst, rs
+            )
+            changes.update(
+                rld_output_token_share=share,
+                md_stall_s=max(stall_max, plan.md_stall_s),
+                handover_inputs=None,
+            )
+        return replace(plan, **changes) if changes else plan  # one copy of the plan
 
     def lower_bound(self, rate: float, route: Route) -> float:
         """A cost no plan on this route can undercut [USD/h]: prefill at its utilization cap

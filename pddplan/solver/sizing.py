@@ -76,7 +76,7 @@ class Sizing:
         pb = self.pb
         c = pb.classes
         util = timing.decode_link_utilization(
-            pb.paths, rate, float(np.sum(c.weight * pb.wan_bytes))
+            pb.paths, rate, float((c.weight * pb.wan_bytes).sum())
         )
         return timing.timeline(
             pb.paths, routing, c.input_tokens, c.hit_rate, c.output_tokens, pb.on_decode_side, util
@@ -195,7 +195,7 @@ class Sizing:
 
     def prefill_utilization(self, inst: Instance, n: int, rate: float) -> float:
         """The utilization of ``n`` prefill instances at ``rate`` [-]: ``rate E[S] / n``."""
-        return rate * float(np.sum(self.pb.classes.weight * self.prefill_s(inst))) / n
+        return rate * float((self.pb.classes.weight * self.prefill_s(inst)).sum()) / n
 
     def ttft_at(
         self, inst: Instance, n: int, rate: float, offs, wts
@@ -436,8 +436,10 @@ class Sizing:
                 self.pb.paths, route, self.pb.classes.output_tokens, mode, e0, e1
             )
             shape = (len(todo), len(self.pb.classes))
+            # each part broadcast to every option's row once; an option's tuple holds its rows
+            ctx, *wide = _load_of(ctx_md, d, lambda a: np.broadcast_to(a, shape))
             for j, key in enumerate(todo):
-                value = _load_of(ctx_md, d, lambda a, j=j: np.broadcast_to(a, shape)[j])
+                value = (ctx, *(a[j] for a in wide))
                 self.cache.get(key, lambda v=value: v)  # type: ignore[misc]
         return [self.decode_load(route, m, mode) for m in mds]
 
@@ -454,7 +456,7 @@ class Sizing:
         w_relay = c.weight * route.relay_wait_s
         w_anom = np.where(pb.on_decode_side, 0.0, c.weight * c.output_tokens)
         occ = w_relay + w_anom
-        if np.sum(occ) <= 0:  # nothing waits on RLD: size it for the relayed inputs
+        if occ.sum() <= 0:  # nothing waits on RLD: size it for the relayed inputs
             sel = route.relay | ~pb.on_decode_side
             return float(
                 np.sum(c.weight * sel * c.input_tokens) / max(np.sum(c.weight * sel), 1e-300)
@@ -464,7 +466,7 @@ class Sizing:
             c.input_tokens + route.eager_tokens / 2,
             c.input_tokens + c.output_tokens / 2,
         )
-        return float(np.sum(occ * ctx) / np.sum(occ))
+        return float((occ * ctx).sum() / occ.sum())
 
     def size_decode(
         self,
