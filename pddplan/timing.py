@@ -550,4 +550,4 @@ def md_context_tokens(input_tokens, output_tokens, weights, on_decode_side) -> f
     """Mean context of MD's sequences: input plus half the output [tokens]."""
     on = np.asarray(weights, dtype=float) * on_decode_side
     ctx = np.asarray(input_tokens, dtype=float) + np.asarray(output_tokens, dtype=float) / 2
-    return float(np.sum(on * ctx) / max(float(np.sum(on)), 1e-300))
+    return float((on * ctx).sum() / max(float(on.sum()), 1e-300))

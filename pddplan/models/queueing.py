@@ -423,7 +423,7 @@ def wait_distribution(rate_per_s: float, servers: int, service_s, weights) -> Wa
     c = int(servers)
     key = (float(rate_per_s), c, s.tobytes(), w.tobytes())
     return _memo_get(
-        _WAIT_MEMO, key, lambda: _wait_distribution(float(rate_per_s), c, s, w / np.sum(w), key)
+        _WAIT_MEMO, key, lambda: _wait_distribution(float(rate_per_s), c, s, w / w.sum(), key)
     )
 
 
@@ -528,7 +528,7 @@ def _mixture(s, w, mean_s: float) -> _Mixture:
     s_max = float(np.max(s))
     grid = s_max * _unit_grid(_RESIDUAL_GRID, 1.0, 2)
     return _Mixture(
-        float(np.sum(w * s * s)),
+        float((w * s * s).sum()),
         s_max,
         grid,
         _residual_share(s, w, grid) / mean_s,
@@ -682,11 +682,11 @@ def mixture_quantiles(
     ps = [float(p) for p in ps]
     if conditional is None and wait_probability > 0 and tail_rate_per_s <= 0:
         return [math.inf for _ in ps]
-    if not np.all(np.isfinite(d)):
+    if not np.isfinite(d).all():
         return [math.inf for _ in ps]
     order = np.argsort(d, kind="stable")
     d = d[order]
-    w = w[order] / np.sum(w)
+    w = w[order] / w.sum()
     a = np.cumsum(w)
     no_tail = conditional is None and not math.isfinite(tail_rate_per_s)
     if wait_probability <= 0 or no_tail:

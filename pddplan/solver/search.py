@@ -152,7 +152,7 @@ class Solver(Sizing):
             max(
                 1,
                 units.whole_count(
-                    rate * float(np.sum(w * self.prefill_s(p))) / pb.prefill_utilization_cap
+                    rate * float((w * self.prefill_s(p)).sum()) / pb.prefill_utilization_cap
                 ),
             )
             * pb.unit_lb_usd_per_hour(p)
@@ -160,7 +160,7 @@ class Solver(Sizing):
         )
         md_tokens = np.where(pb.on_decode_side, c.output_tokens, 0.0)
         ctx = self.md_context_tokens()
-        conc = float(np.sum(rate * w * md_tokens * pb.tpot_s))
+        conc = float((rate * w * md_tokens * pb.tpot_s).sum())
         md_lb = math.inf
         for m in pb.options["MD"]:
             b = m.max_batch_at_tpot(ctx, pb.tpot_s)
@@ -203,7 +203,7 @@ class Solver(Sizing):
         loads = self.decode_loads(route, pb.options["MD"], mode)
         for oi, (m, load) in enumerate(zip(pb.options["MD"], loads, strict=True)):
             ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = load
-            md = self.size_decode(m, rate, md_time, ctx, float(np.sum(w * ext_busy)))
+            md = self.size_decode(m, rate, md_time, ctx, float((w * ext_busy).sum()))
             if md is not None:
                 md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))
         if not has_rld:
@@ -213,7 +213,7 @@ class Solver(Sizing):
         b_r = [r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts]
         b_mem_r = [r.max_batch_memory(ctx_r) for r in r_opts]
         r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
-        conc = np.array([float(np.sum(rate * w * row[3])) for row in md_rows])
+        conc = np.array([float((rate * w * row[3]).sum()) for row in md_rows])
         b = np.array([b_r[ri] for ri in r_ok], dtype=float)
         # every (MD row, RLD option) in row-major order: n_R = max(whole_count(C / b), 1)
         n_r = np.maximum(np.ceil(conc[:, None] / b[None, :] - units.COUNT_ROUNDING), 1.0)
@@ -857,7 +857,7 @@ class _PrefillOptions:
         lb = []
         self._lb_n: list[int] = []  # each option's count at the utilization cap
         for p, unit in zip(self._opts, self._unit, strict=True):
-            mean_s = float(np.sum(w * solver.prefill_s(p)))
+            mean_s = float((w * solver.prefill_s(p)).sum())
             n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
             self._lb_n.append(n)
             lb.append(n * unit)

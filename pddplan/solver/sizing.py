@@ -267,7 +267,7 @@ class Sizing:
         slack (:func:`~pddplan.solver.sla.slack_targets`) [-]. A non-finite offset (a transfer
         that never ends) puts it at 0 for every target."""
         d = np.asarray(offs, dtype=float)
-        if not np.all(np.isfinite(d)):
+        if not np.isfinite(d).all():
             return [0.0 for _ in self.pb.ttft_targets_s]
         f = queueing.mixture_cdf(
             sla.slack_targets(self.pb.ttft_targets_s),
@@ -363,7 +363,7 @@ class Sizing:
     def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:
         pb = self.pb
         pre = self.prefill_s(inst)
-        mean_s = float(np.sum(pb.classes.weight * pre))
+        mean_s = float((pb.classes.weight * pre).sum())
         n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
         offs, wts, _ = self.ttft_offsets(inst, route)
 
@@ -477,7 +477,7 @@ class Sizing:
         extra_busy: float = 0.0,
     ) -> DecodeSizing | None:
         w = self.pb.classes.weight
-        conc = float(np.sum(pipeline.little_concurrency(rate * w, time_s)))
+        conc = float(pipeline.little_concurrency(rate * w, time_s).sum())
         if conc <= 0:
             return DecodeSizing(0, 0, "-", 0.0, context_tokens)
         b_mem = inst.max_batch_memory(context_tokens)
