@@ -354,17 +354,27 @@ class Instance:
 
     def max_batch_memory(self, context_tokens: float) -> int:
         """Largest number of sequences at ``context_tokens`` whose KV fits [-] (at least one
-        token of context per sequence is assumed; capped at 2^20)."""
-        b = memory.max_batch_in_memory(
-            max(float(context_tokens), 1.0),
-            self.memory_bytes_per_chip,
-            self.tensor_parallel,
-            self.memory_utilization,
-            self.weight_bytes_per_chip,
-            self.kv_bytes_per_token_per_instance,
-            self.kv_bytes_per_sequence_per_instance,
-        )
-        return int(min(float(b), float(1 << 20)))
+        token of context per sequence is assumed; capped at 2^20; memoized on the physics,
+        as :meth:`max_batch_at_tpot`: every MD and RLD option of a search asks at each
+        routing's context)."""
+        key = float(context_tokens)
+        cache = self._memory_batch_cache
+        if key not in cache:
+            b = memory.max_batch_in_memory(
+                max(key, 1.0),
+                self.memory_bytes_per_chip,
+                self.tensor_parallel,
+                self.memory_utilization,
+                self.weight_bytes_per_chip,
+                self.kv_bytes_per_token_per_instance,
+                self.kv_bytes_per_sequence_per_instance,
+            )
+            cache[key] = int(min(float(b), float(1 << 20)))
+        return cache[key]
+
+    @cached_property
+    def _memory_batch_cache(self) -> dict[float, int]:
+        return _physics_cache(self.physics_key, "memory-batch")
 
     def max_batch_at_tpot(self, context_tokens: float, tpot_s: float) -> int:
         """Largest batch that fits in memory and steps within ``tpot_s`` at a context [-]."""

@@ -215,16 +215,20 @@ class Solver(Sizing):
         r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
         conc = np.array([float((rate * w * row[3]).sum()) for row in md_rows])
         b = np.array([b_r[ri] for ri in r_ok], dtype=float)
+        # an RLD count depends on the MD row only through its RLD concurrency, which many rows
+        # share (MD options that differ in nothing RLD sees): each distinct one is sized once
+        conc_u, row_u = np.unique(conc, return_inverse=True)
         # every (MD row, RLD option) in row-major order: n_R = max(whole_count(C / b), 1)
-        n_r = np.maximum(np.ceil(conc[:, None] / b[None, :] - units.COUNT_ROUNDING), 1.0)
-        n_r = n_r.astype(np.int64)
+        n_u = np.maximum(np.ceil(conc_u[:, None] / b[None, :] - units.COUNT_ROUNDING), 1.0)
+        n_u = n_u.astype(np.int64)
         # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
-        n_r = queueing.units_for_wait_array(
-            np.broadcast_to(conc[:, None], n_r.shape),
+        n_u = queueing.units_for_wait_array(
+            np.broadcast_to(conc_u[:, None], n_u.shape),
             b[None, :],
-            n_r,
+            n_u,
             pb.decode_slot_wait_probability_cap,
         )
+        n_r = n_u[row_u.ravel()]
         rows = np.repeat(np.arange(len(md_rows)), len(r_ok))
         ris = np.tile(np.array(r_ok, dtype=np.int64), len(md_rows))
         bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]

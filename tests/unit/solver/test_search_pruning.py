@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+from pddplan import units
 from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
 from pddplan.solver import Solver, build_problem
@@ -106,3 +107,42 @@ def test_gamma_quantiles_memo_returns_what_it_computes() -> None:
     for p, q in zip(args[0], first, strict=True):
         assert queueing.mixture_cdf(q, offs, wts, 0.6, 1.7, 1.4) >= p - 1e-5
         assert queueing.mixture_cdf(q * (1 - 1e-6), offs, wts, 0.6, 1.7, 1.4) <= p + 1e-5
+
+
+@pytest.mark.parametrize("rate", [1.4, 1.55, 3.75, 4.7])
+def test_rld_counts_sized_once_per_concurrency_are_each_pairs_own(rate: float) -> None:
+    """The search sizes RLD once per distinct RLD concurrency of its MD rows (many rows share
+    one); every (MD row, RLD option) pair's count is the slot-wait search of that pair alone,
+    element by element over the whole (row, option) grid, as it was computed before."""
+    layouts = {
+        "P": {"chips": ["gpu-a"], "chips_per_instance": [8]},
+        "RLD": {"chips": ["gpu-a", "h20"], "chips_per_instance": [4, 8, 16]},
+        "MD": {"chips": ["gpu-b", "h20", "h800-sxm"], "chips_per_instance": [4, 8, 16]},
+    }
+    rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), {"roles": layouts})
+    pb = build_problem(rs)
+    solver = Solver(pb, SearchCache())
+    checked = shared = varied = 0
+    for routing in pb.routings:
+        route = solver.route(rate, routing)
+        for mode in pb.handover_modes:
+            md_rows, pairs = solver._decode_sizings_compute(rate, route, mode)
+            r_ok = sorted({int(r) for r in pairs.rld if r >= 0})
+            if not md_rows or not r_ok:
+                continue
+            conc = pairs._conc
+            b = np.array([pairs._b_r[ri] for ri in r_ok], dtype=float)
+            n0 = np.maximum(np.ceil(conc[:, None] / b[None, :] - units.COUNT_ROUNDING), 1.0)
+            want = queueing.units_for_wait_array(
+                np.broadcast_to(conc[:, None], n0.shape),
+                b[None, :],
+                n0.astype(np.int64),
+                pb.decode_slot_wait_probability_cap,
+            )
+            assert pairs.rld_instances.tolist() == want.ravel().tolist()
+            checked += want.size
+            shared += len(conc) - len(np.unique(conc))
+            varied += int((want != want[:1]).any())
+    assert checked > 100
+    assert shared > 0  # some MD rows share an RLD concurrency: the shortcut was taken
+    assert varied > 0  # and some rows' counts differ: a count given to the wrong row shows
