@@ -215,20 +215,23 @@ class Solver(Sizing):
         r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
         conc = np.array([float((rate * w * row[3]).sum()) for row in md_rows])
         b = np.array([b_r[ri] for ri in r_ok], dtype=float)
-        # an RLD count depends on the MD row only through its RLD concurrency, which many rows
-        # share (MD options that differ in nothing RLD sees): each distinct one is sized once
+        # an RLD count depends on the MD row only through its RLD concurrency, and on the RLD
+        # option only through its batch, which many rows and options share (MD options that
+        # differ in nothing RLD sees, RLD options of one batch): each distinct pair is sized once
         conc_u, row_u = np.unique(conc, return_inverse=True)
-        # every (MD row, RLD option) in row-major order: n_R = max(whole_count(C / b), 1)
-        n_u = np.maximum(np.ceil(conc_u[:, None] / b[None, :] - units.COUNT_ROUNDING), 1.0)
+        b_u, col_u = np.unique(b, return_inverse=True)
+        # n_R = max(whole_count(C / b), 1)
+        n_u = np.maximum(np.ceil(conc_u[:, None] / b_u[None, :] - units.COUNT_ROUNDING), 1.0)
         n_u = n_u.astype(np.int64)
         # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
         n_u = queueing.units_for_wait_array(
             np.broadcast_to(conc_u[:, None], n_u.shape),
-            b[None, :],
+            b_u[None, :],
             n_u,
             pb.decode_slot_wait_probability_cap,
         )
-        n_r = n_u[row_u.ravel()]
+        # every (MD row, RLD option) in row-major order
+        n_r = n_u[np.ix_(row_u.ravel(), col_u.ravel())]
         rows = np.repeat(np.arange(len(md_rows)), len(r_ok))
         ris = np.tile(np.array(r_ok, dtype=np.int64), len(md_rows))
         bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]

@@ -111,9 +111,10 @@ def test_gamma_quantiles_memo_returns_what_it_computes() -> None:
 
 @pytest.mark.parametrize("rate", [1.4, 1.55, 3.75, 4.7])
 def test_rld_counts_sized_once_per_concurrency_are_each_pairs_own(rate: float) -> None:
-    """The search sizes RLD once per distinct RLD concurrency of its MD rows (many rows share
-    one); every (MD row, RLD option) pair's count is the slot-wait search of that pair alone,
-    element by element over the whole (row, option) grid, as it was computed before."""
+    """The search sizes RLD once per distinct (RLD concurrency of an MD row, RLD option's batch)
+    (many rows and options share one); every (MD row, RLD option) pair's count is the
+    slot-wait search of that pair alone, element by element over the whole (row, option) grid,
+    as it was computed before."""
     layouts = {
         "P": {"chips": ["gpu-a"], "chips_per_instance": [8]},
         "RLD": {"chips": ["gpu-a", "h20"], "chips_per_instance": [4, 8, 16]},
@@ -141,8 +142,8 @@ def test_rld_counts_sized_once_per_concurrency_are_each_pairs_own(rate: float) -
             )
             assert pairs.rld_instances.tolist() == want.ravel().tolist()
             checked += want.size
-            shared += len(conc) - len(np.unique(conc))
+            shared += len(conc) - len(np.unique(conc)) + len(b) - len(np.unique(b))
             varied += int((want != want[:1]).any())
     assert checked > 100
-    assert shared > 0  # some MD rows share an RLD concurrency: the shortcut was taken
+    assert shared > 0  # rows share a concurrency, or options a batch: the shortcut was taken
     assert varied > 0  # and some rows' counts differ: a count given to the wrong row shows
