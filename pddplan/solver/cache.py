@@ -37,7 +37,7 @@ class SearchCache:
     def get(self, key: Hashable, compute: Callable[[], T]) -> T:
         """The value for ``key``, computed (and kept) on a miss."""
         data = self._data
-        value = data.get(key, _MISSING)  # one lookup: a key's hash is a tuple's, recomputed
+        value = data.get(key, _MISSING)  # one lookup, not two: a key's tuple hash is recomputed
         if value is not _MISSING:
             data.move_to_end(key)
             self.hits += 1
