@@ -3,10 +3,10 @@
 An instance's memo tables (:func:`pddplan.deployment.chips._physics_cache`: the largest batch
 that meets a TPOT at a context, the largest whose KV fits, MD's extend pass, the classes'
 prefill times) depend only on its physics key (:attr:`pddplan.deployment.Instance.physics_key`:
-the chip's datasheet and derates, the model, the layout) and on pddplan's code. Computing them is most of a cold solve over a
-large catalog (the largest batch evaluates a decode step at every batch up to it, for every RLD
-and MD option at every routing's context), and each run of the same catalog, or of the same
-verdict check, computes the same ones again.
+the chip's datasheet and derates, the model, the layout) and on pddplan's code. Computing them
+is most of a cold solve over a large catalog (the largest batch evaluates a decode step at every
+batch up to it, for every RLD and MD option at every routing's context), and each run of the
+same catalog, or of the same verdict check, computes the same ones again.
 
 They are kept in the parse cache (:mod:`pddplan.io.parse_cache`: its directory, its owner
 checks, ``PDDPLAN_CACHE_DIR=off`` to turn it off), one entry per physics key, named by

@@ -161,7 +161,7 @@ def slow_start_rounds(payload_bytes, initial_window_bytes, rate_cap_bytes_per_s,
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         k_max = np.ceil(np.log2(np.where(finite, bdp, 1.0) / w) - ROUND_TOLERANCE)
         m = np.ceil(np.log2(np.maximum(x, 0.0) / w + 1.0) - ROUND_TOLERANCE) - 1.0
-    rounds = np.where(finite, np.clip(np.minimum(m, k_max), 0.0, None), 0.0)
+    rounds = np.where(finite, np.maximum(np.minimum(m, k_max), 0.0), 0.0)  # np.clip(., 0, None)
     sent = np.where(finite, w * (np.exp2(rounds) - 1.0), 0.0)
     return rounds, sent
 
@@ -225,13 +225,21 @@ def transfer_phases(
     )
     rounds, sent = slow_start_rounds(x, initial_window_bytes, cap, rtt)
     lead = (np.asarray(handshake_rtts, dtype=float) + rounds) * rtt + latency_s
-    shape = np.broadcast_shapes(x.shape, np.shape(lead), np.shape(cap))
+    shape = np.broadcast(x, lead, cap).shape
     return (
-        np.broadcast_to(lead, shape).astype(float),
-        np.broadcast_to(np.maximum(x - sent, 0.0), shape).astype(float),
-        np.broadcast_to(cap, shape).astype(float),
-        np.broadcast_to(0.5 * rtt, shape).astype(float),
+        _filled(lead, shape),
+        _filled(np.maximum(x - sent, 0.0), shape),
+        _filled(cap, shape),
+        _filled(0.5 * rtt, shape),
     )
+
+
+def _filled(values, shape: tuple[int, ...]) -> np.ndarray:
+    """A new float array of ``shape`` holding ``values`` broadcast to it (what
+    ``np.broadcast_to(values, shape).astype(float)`` gives, without its Python-level cost)."""
+    out = np.empty(shape)
+    out[...] = values
+    return out
 
 
 def transfer_time_s(payload_bytes, goodput_bytes_per_s, utilization=0.0, **params):
@@ -266,7 +274,7 @@ def shared_line_time_s(line_bytes, rate_cap_bytes_per_s, goodput_bytes_per_s, ut
         free = np.where(rho < 1.0, goodput_bytes_per_s * np.maximum(1.0 - rho, 0.0), 0.0)
     rate = np.minimum(np.asarray(rate_cap_bytes_per_s, dtype=float), free)
     x = np.asarray(line_bytes, dtype=float)
-    out = np.full(np.broadcast_shapes(x.shape, rate.shape), np.inf)  # no rate: never ends
+    out = np.full(np.broadcast(x, rate).shape, np.inf)  # no rate: never ends
     with np.errstate(divide="ignore", invalid="ignore"):  # inf bytes at an inf rate: NaN
         np.divide(x, rate, out=out, where=rate > 0)
     np.copyto(out, 0.0, where=~(x > 0))  # nothing to send: no time
