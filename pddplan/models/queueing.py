@@ -560,7 +560,7 @@ def _residual(c: int, s, w, mean_s: float, key: tuple) -> _Residual:
 
 def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistribution:
     """:func:`wait_distribution` without its memo (``w`` normalized)."""
-    mean_s = float((w * s).sum())
+    mean_s = float(np.add.reduce(w * s))
     if mean_s <= 0 or rate <= 0:
         return WaitDistribution(0.0, 0.0, None)
     a = rate * mean_s
@@ -650,7 +650,7 @@ def mixture_cdf(
     w = np.asarray(weights, dtype=float)
     t = np.asarray(t_s, dtype=float)
     surv = wait_survival(t[..., None] - d, wait_probability, tail_rate_per_s, shape, conditional)
-    return (w * (1.0 - surv)).sum(axis=-1) / w.sum()
+    return np.add.reduce(w * (1.0 - surv), axis=-1) / np.add.reduce(w)
 
 
 def mixture_quantiles(

@@ -276,7 +276,9 @@ def requirements(
     b_m = m.max_batch_at_tpot(solver.md_context_tokens(), pb.tpot_s)
     if b_m < 1:
         return inf
-    md_need = rate * float((w * md_time).sum()) / b_m + rate * float((w * ext_busy).sum())
+    md_need = rate * float(np.add.reduce(w * md_time)) / b_m + rate * float(
+        np.add.reduce(w * ext_busy)
+    )
     n_m = max(float(cfg.base[2]), _count_with_slots(pb, md_need, b_m))
     if r is not None:
         b_r = r.max_batch_at_tpot(solver.rld_context_tokens(route), pb.tpot_s)
@@ -284,9 +286,9 @@ def requirements(
             return inf
         n_r = max(
             float(cfg.base[1]),
-            _count_with_slots(pb, rate * float((w * rld_time).sum()) / b_r, b_r),
+            _count_with_slots(pb, rate * float(np.add.reduce(w * rld_time)) / b_r, b_r),
         )
-    elif float((w * rld_time).sum()) > 0:
+    elif float(np.add.reduce(w * rld_time)) > 0:
         return inf  # the routing relays requests but the configuration has no RLD
     else:
         n_r = 0.0

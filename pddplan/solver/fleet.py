@@ -147,7 +147,9 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
             route, m_inst, mode
         )
         b = max(md_dec.batch_per_instance, 1)
-        md_need = rate_rps * float((w * md_time).sum()) / b + rate_rps * float((w * ext_busy).sum())
+        md_need = rate_rps * float(np.add.reduce(w * md_time)) / b + rate_rps * float(
+            np.add.reduce(w * ext_busy)
+        )
         wait_md = slot_wait_probability(pb, md_need * b, n_m, b)
         ok_decode = sla.covers(md_need, n_m) and _slot_wait_ok(pb, wait_md)
         over += [_over(md_need, n_m), _slot_wait_over(pb, wait_md)]
@@ -157,11 +159,11 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
     if rld_role is not None and rld_dec is not None and rld_time is not None:
         _r_inst, n_r = rld_role
         b_r = max(rld_dec.batch_per_instance, 1)
-        rld_need = rate_rps * float((w * rld_time).sum()) / b_r
+        rld_need = rate_rps * float(np.add.reduce(w * rld_time)) / b_r
         wait_r = slot_wait_probability(pb, rld_need * b_r, n_r, b_r)
         ok_decode = ok_decode and sla.covers(rld_need, n_r) and _slot_wait_ok(pb, wait_r)
         over += [_over(rld_need, n_r), _slot_wait_over(pb, wait_r)]
-    elif rld_time is not None and float((w * rld_time).sum()) > 0:
+    elif rld_time is not None and float(np.add.reduce(w * rld_time)) > 0:
         ok_decode = False  # the routing relays requests but the fleet has no RLD
         over.append(math.inf)
     return _DecodeCheck(md_need, rld_need, ok_decode, over)

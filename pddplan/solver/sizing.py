@@ -76,7 +76,7 @@ class Sizing:
         pb = self.pb
         c = pb.classes
         util = timing.decode_link_utilization(
-            pb.paths, rate, float((c.weight * pb.wan_bytes).sum())
+            pb.paths, rate, float(np.add.reduce(c.weight * pb.wan_bytes))
         )
         return timing.timeline(
             pb.paths, routing, c.input_tokens, c.hit_rate, c.output_tokens, pb.on_decode_side, util
@@ -195,7 +195,7 @@ class Sizing:
 
     def prefill_utilization(self, inst: Instance, n: int, rate: float) -> float:
         """The utilization of ``n`` prefill instances at ``rate`` [-]: ``rate E[S] / n``."""
-        return rate * float((self.pb.classes.weight * self.prefill_s(inst)).sum()) / n
+        return rate * float(np.add.reduce(self.pb.classes.weight * self.prefill_s(inst))) / n
 
     def ttft_at(
         self, inst: Instance, n: int, rate: float, offs, wts
@@ -456,7 +456,7 @@ class Sizing:
         w_relay = c.weight * route.relay_wait_s
         w_anom = np.where(pb.on_decode_side, 0.0, c.weight * c.output_tokens)
         occ = w_relay + w_anom
-        if occ.sum() <= 0:  # nothing waits on RLD: size it for the relayed inputs
+        if np.add.reduce(occ) <= 0:  # nothing waits on RLD: size it for the relayed inputs
             sel = route.relay | ~pb.on_decode_side
             return float(
                 np.sum(c.weight * sel * c.input_tokens) / max(np.sum(c.weight * sel), 1e-300)
@@ -466,7 +466,7 @@ class Sizing:
             c.input_tokens + route.eager_tokens / 2,
             c.input_tokens + c.output_tokens / 2,
         )
-        return float((occ * ctx).sum() / occ.sum())
+        return float(np.add.reduce(occ * ctx) / np.add.reduce(occ))
 
     def size_decode(
         self,
