@@ -29,7 +29,7 @@ from pddplan.io import physics_disk
 from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
-from pddplan.solver.fleet import FleetCheck, check_fleet, goodput_rps, slots_ok
+from pddplan.solver.fleet import FleetCheck, check_fleet, decode_need, goodput_rps, slots_ok
 from pddplan.solver.plan import build_plan, chips_cost_usd_per_hour
 from pddplan.solver.problem import InstanceKey, Pricing, instance_key
 from pddplan.timing import Routing
@@ -276,9 +276,7 @@ def requirements(
     b_m = m.max_batch_at_tpot(solver.md_context_tokens(), pb.tpot_s)
     if b_m < 1:
         return inf
-    md_need = rate * float(np.add.reduce(w * md_time)) / b_m + rate * float(
-        np.add.reduce(w * ext_busy)
-    )
+    md_need = decode_need(pb, rate, md_time, b_m, ext_busy)
     n_m = max(float(cfg.base[2]), _count_with_slots(pb, md_need, b_m))
     if r is not None:
         b_r = r.max_batch_at_tpot(solver.rld_context_tokens(route), pb.tpot_s)
@@ -286,7 +284,7 @@ def requirements(
             return inf
         n_r = max(
             float(cfg.base[1]),
-            _count_with_slots(pb, rate * float(np.add.reduce(w * rld_time)) / b_r, b_r),
+            _count_with_slots(pb, decode_need(pb, rate, rld_time, b_r), b_r),
         )
     elif float(np.add.reduce(w * rld_time)) > 0:
         return inf  # the routing relays requests but the configuration has no RLD

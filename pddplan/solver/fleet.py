@@ -147,9 +147,7 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
             route, m_inst, mode
         )
         b = max(md_dec.batch_per_instance, 1)
-        md_need = rate_rps * float(np.add.reduce(w * md_time)) / b + rate_rps * float(
-            np.add.reduce(w * ext_busy)
-        )
+        md_need = decode_need(pb, rate_rps, md_time, b, ext_busy)
         wait_md = slot_wait_probability(pb, md_need * b, n_m, b)
         ok_decode = sla.covers(md_need, n_m) and _slot_wait_ok(pb, wait_md)
         over += [_over(md_need, n_m), _slot_wait_over(pb, wait_md)]
@@ -159,7 +157,7 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
     if rld_role is not None and rld_dec is not None and rld_time is not None:
         _r_inst, n_r = rld_role
         b_r = max(rld_dec.batch_per_instance, 1)
-        rld_need = rate_rps * float(np.add.reduce(w * rld_time)) / b_r
+        rld_need = decode_need(pb, rate_rps, rld_time, b_r)
         wait_r = slot_wait_probability(pb, rld_need * b_r, n_r, b_r)
         ok_decode = ok_decode and sla.covers(rld_need, n_r) and _slot_wait_ok(pb, wait_r)
         over += [_over(rld_need, n_r), _slot_wait_over(pb, wait_r)]
@@ -167,6 +165,20 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
         ok_decode = False  # the routing relays requests but the fleet has no RLD
         over.append(math.inf)
     return _DecodeCheck(md_need, rld_need, ok_decode, over)
+
+
+def decode_need(
+    pb: Problem, rate_rps: float, time_s: np.ndarray, batch: int, extra_s: np.ndarray | None = None
+) -> float:
+    """Instances a decode pool needs at ``rate_rps`` [instances]: its sequences' slot time
+    (``time_s`` per class [s]) over ``batch`` sequences an instance, plus ``extra_s`` per class
+    [s] that holds whole instances (MD's extend passes). The one home of the rule, for
+    :func:`check_fleet` and the robust study's counts."""
+    w = pb.classes.weight
+    need = rate_rps * float(np.add.reduce(w * time_s)) / batch
+    if extra_s is not None:
+        need += rate_rps * float(np.add.reduce(w * extra_s))
+    return need
 
 
 def _over(value: float, limit: float) -> float:
