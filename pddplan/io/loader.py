@@ -162,12 +162,68 @@ def _load_at(path: Path, kind: str, size: int, mtime_ns: int) -> Any:
 
 
 def _deep_merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` with ``patch`` merged in, key by key, as a new document: neither is changed
-    and the result shares no container with either (one deep copy of ``base``, patched in
-    place: a copy at every level took a document's size times its depth)."""
-    out = _copy_document(base)
-    _merge_into(out, patch)
+    """``base`` with ``patch`` merged in, key by key, as a new document; neither is changed.
+
+    The containers on the patch's paths are new, and so is every value the patch brings; the
+    rest of ``base`` is shared with the result, never changed by anyone (a parsed document is
+    read, validated and merged, and each merge builds its own containers). A document in
+    which one container appears twice (a YAML alias, ``*name``) is deep-copied and patched in
+    place instead, so that a change through one of its places shows at the other as before.
+    Copying only the patched paths keeps a sweep's point from copying a whole profile to
+    change its price."""
+    if _has_alias(base):
+        out = _copy_document(base)
+        _merge_into(out, patch)
+        return out
+    return _merged(base, patch)
+
+
+def _merged(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`_deep_merge` of a document without aliases: a new container on each patched
+    path, the untouched values shared (keys in ``base``'s order, new ones after, as
+    :func:`_merge_into` leaves them)."""
+    out = dict(base)
+    for k, v in patch.items():
+        cur = out.get(k)
+        if isinstance(v, Mapping) and isinstance(cur, dict):
+            out[k] = _merged(cur, v)
+        elif isinstance(v, Mapping) and isinstance(cur, list) and _indexed(v, cur):
+            entries = list(cur)
+            for i, e in enumerate(entries):
+                if i in v and isinstance(e, dict):
+                    entries[i] = _merged(e, v[i])
+            out[k] = entries
+        else:
+            out[k] = _copy_document(v)
     return out
+
+
+def _has_alias(doc: Any) -> bool:
+    """Whether a parsed document holds one container at two places (remembered per document
+    object: the parsed documents a sweep merges into are the loader's cached ones)."""
+    hit = _ALIASED.get(id(doc))
+    if hit is not None and hit[0] is doc:
+        return hit[1]
+    found = _walk_has_alias(doc, set())
+    if len(_ALIASED) >= 256:
+        _ALIASED.clear()
+    _ALIASED[id(doc)] = (doc, found)  # the document held: its id is not reused meanwhile
+    return found
+
+
+def _walk_has_alias(doc: Any, seen: set[int]) -> bool:
+    kind = type(doc)
+    if kind is not dict and kind is not list:
+        return kind not in _ATOMS  # another type: deep-copied as before
+    if id(doc) in seen:
+        return True
+    seen.add(id(doc))
+    values = doc.values() if kind is dict else doc
+    return any(_walk_has_alias(v, seen) for v in values if type(v) not in _ATOMS)
+
+
+#: :func:`_has_alias` by document id (with the document).
+_ALIASED: dict[int, tuple[Any, bool]] = {}
 
 
 #: The leaves of a parsed document that a deep copy keeps as they are (immutable).

@@ -232,23 +232,8 @@ class Problem:
             return [Routing.none()]
         if self.routing == "all-relay":
             return [Routing.all()]
-        h = sorted_distinct(self.classes.hit_rate[~self.classes.anomalous])
-        edges = self.classes.routing_edges
-        if edges is not None:
-            # route by the workload's own hit-rate bins: their interior edges
-            mids = edges[(edges > h.min()) & (edges <= h.max())]
-        else:
-            mids = (h[:-1] + h[1:]) / 2
-            if len(mids) > MAX_ROUTING_THRESHOLDS:
-                mids = np.quantile(mids, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
-        out = [
-            Routing.none(),
-            *(Routing.below(x) for x in sorted({float(x) for x in mids})),
-            Routing.all(),
-        ]
-        if self.routing == RELAY_ONLY:
-            return out[1:]
-        return out
+        out = _ROUTINGS.get(self.classes, (), lambda: _relay_routings(self.classes))
+        return list(out[1:] if self.routing == RELAY_ONLY else out)
 
     def physics_key(self) -> tuple[Any, ...]:
         """Everything the search's timings depend on, prices and inventory excluded.
@@ -276,6 +261,33 @@ class Problem:
 
     def relay_mask(self, routing: Routing) -> np.ndarray:
         return routing.relays(self.classes.hit_rate) & self.on_decode_side
+
+
+def _relay_routings(classes: RequestClasses) -> tuple[Routing, ...]:
+    """:attr:`Problem.routings` of a relaying cross-datacenter problem on ``classes``: relay
+    nothing, relay below each interior hit-rate edge (the workload's own bins' edges, or the
+    midpoints between its distinct hit rates, at most :data:`MAX_ROUTING_THRESHOLDS`), relay
+    all."""
+    h = sorted_distinct(classes.hit_rate[~classes.anomalous])
+    edges = classes.routing_edges
+    if edges is not None:
+        # route by the workload's own hit-rate bins: their interior edges
+        mids = edges[(edges > h.min()) & (edges <= h.max())]
+    else:
+        mids = (h[:-1] + h[1:]) / 2
+        if len(mids) > MAX_ROUTING_THRESHOLDS:
+            mids = np.quantile(mids, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
+    return (
+        Routing.none(),
+        *(Routing.below(x) for x in sorted({float(x) for x in mids})),
+        Routing.all(),
+    )
+
+
+#: :func:`_relay_routings` by classes object (a sweep's, a robust study's and a verdict
+#: check's problems share the classes of a workload they do not change,
+#: :func:`~pddplan.deployment.workloads.request_classes`).
+_ROUTINGS = IdentityMemo()
 
 
 @lru_cache(maxsize=256)

@@ -56,6 +56,7 @@ from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.models import queueing
+from pddplan.solver.cache import HashedKey
 from pddplan.solver.plan import DecodeSizing, Plan, Route, build_plan, roles_chips
 from pddplan.solver.problem import PERCENTILES
 from pddplan.solver.sizing import PrefillCount, Sizing
@@ -382,13 +383,17 @@ class Solver(Sizing):
         rate; never a price."""
         pb = self.pb
         opts = pb.options
-        return (
-            "price-table",
-            self._key,
-            tuple(pb.routings),
-            tuple(tuple((o.physics_key, o.chip.name) for o in opts[r]) for r in ("P", "MD", "RLD")),
-            rate,
+        # one hashed part: the key is hashed at every lookup of the table and its winners,
+        # and a tuple's hash calls each routing's and option key's ``__hash__`` again
+        tried = HashedKey.of(
+            (
+                tuple(pb.routings),
+                tuple(
+                    tuple((o.physics_key, o.chip.name) for o in opts[r]) for r in ("P", "MD", "RLD")
+                ),
+            )
         )
+        return ("price-table", self._key, tried, rate)
 
     def _build_table(self, rate: float) -> _PriceTable:
         """Every (routing, hand-over mode) the search prices at ``rate``, with the prefill

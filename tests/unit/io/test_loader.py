@@ -360,23 +360,65 @@ def test_default_scenario_loads(bundled_registry: Registry) -> None:
     assert rs.model.kind == "model" and rs.workload.kind == "workload"
 
 
-def test_a_merge_shares_nothing_with_its_inputs() -> None:
-    """``_deep_merge`` copies ``base`` once and patches the copy: changing the result changes
-    neither input, and the inputs are left as they were."""
+def test_a_merge_changes_neither_input_and_builds_the_patched_paths() -> None:
+    """``_deep_merge`` leaves both inputs as they were; every container on a patched path, and
+    every value the patch brings, is new; the untouched values are the base's own (a parsed
+    document is never modified: ``read_yaml``'s are shared already)."""
     from pddplan.io.loader import _deep_merge
 
-    base = {"a": {"b": [1, {"c": 2}], "d": 3}, "tiers": [{"x": 1}, {"x": 2}]}
+    base = {"a": {"b": [1, {"c": 2}], "d": 3}, "tiers": [{"x": 1}, {"x": 2}], "z": {"k": 1}}
     patch = {"a": {"d": 4, "e": {"f": [5]}}, "tiers": {1: {"x": 9}}}
     before_base, before_patch = repr(base), repr(patch)
     out = _deep_merge(base, patch)
     assert out == {
         "a": {"b": [1, {"c": 2}], "d": 4, "e": {"f": [5]}},
         "tiers": [{"x": 1}, {"x": 9}],
+        "z": {"k": 1},
     }
-    out["a"]["b"][1]["c"] = 99
-    out["a"]["e"]["f"].append(6)
-    out["tiers"][0]["x"] = 7
+    assert list(out) == ["a", "tiers", "z"] and list(out["a"]) == ["b", "d", "e"]
     assert repr(base) == before_base and repr(patch) == before_patch
+    # the patched paths are new containers, the patch's values copies
+    assert out is not base and out["a"] is not base["a"] and out["tiers"] is not base["tiers"]
+    assert out["tiers"][1] is not base["tiers"][1]
+    assert out["a"]["e"] == patch["a"]["e"] and out["a"]["e"] is not patch["a"]["e"]
+    assert out["a"]["e"]["f"] is not patch["a"]["e"]["f"]
+    # what the patch does not touch is shared
+    assert out["z"] is base["z"] and out["a"]["b"] is base["a"]["b"]
+    assert out["tiers"][0] is base["tiers"][0]
+    out["a"]["d"] = 5
+    out["tiers"][1]["x"] = 7
+    out["a"]["e"]["f"].append(6)
+    assert repr(base) == before_base and repr(patch) == before_patch
+
+
+def test_a_merge_into_a_document_with_an_alias_patches_every_place_of_it() -> None:
+    """A document holding one container at two places (a YAML alias) is deep-copied and
+    patched in place, as before: the patch shows at both places, one container in the result,
+    and the input is unchanged. The bundled profiles merge as a full copy would."""
+    from pddplan.io.loader import (
+        _copy_document,
+        _deep_merge,
+        _merge_into,
+        bundled_profiles_dir,
+        read_yaml,
+    )
+
+    shared = {"bw": 1.0, "lat": 2.0}
+    base = {"links": {"a": shared, "b": shared}, "other": [1]}
+    out = _deep_merge(base, {"links": {"a": {"bw": 5.0}}})
+    assert out["links"]["a"] is out["links"]["b"] and out["links"]["b"]["bw"] == 5.0
+    assert shared == {"bw": 1.0, "lat": 2.0} and out["other"] is not base["other"]
+
+    def full_copy(doc, patch):
+        out = _copy_document(doc)
+        _merge_into(out, patch)
+        return out
+
+    for f in sorted(bundled_profiles_dir().glob("*/*.yaml"))[:40]:
+        doc = read_yaml(f).data
+        patch = {k: ({"zz": [1, {"q": 2}]} if isinstance(v, dict) else 7) for k, v in doc.items()}
+        assert _deep_merge(doc, patch) == full_copy(doc, patch)
+        assert list(_deep_merge(doc, patch)) == list(full_copy(doc, patch))
 
 
 def test_a_document_copy_is_deepcopy_s() -> None:

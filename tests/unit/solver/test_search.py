@@ -326,3 +326,51 @@ def test_walks_pick_what_a_walk_of_final_plans_picks(mode: str) -> None:
     assert got == answer(FinalEveryStep(PlanSearch(problems)))
     assert got.prefill.has_figures and all(math.isfinite(t) for t in got.prefill.ttft_s)
     assert got.handover_inputs is None
+
+
+def test_routings_are_the_classes_thresholds_shared_per_classes_object() -> None:
+    """``Problem.routings``: relay nothing, relay below each threshold, relay all. The
+    thresholds are the workload's hit-rate bins' interior edges (within its hit rates) or,
+    without bins, the midpoints between its distinct non-anomalous hit rates. The tuple is
+    kept per classes object and each problem handed its own list; relay-only drops the first,
+    no-relay keeps it alone."""
+    from dataclasses import replace
+
+    from pddplan.solver.problem import MAX_ROUTING_THRESHOLDS, RELAY_ONLY
+    from pddplan.timing import Routing
+
+    def rule(c) -> list[Routing]:
+        h = np.unique(c.hit_rate[~c.anomalous])
+        if c.routing_edges is not None:
+            e = c.routing_edges
+            cuts = e[(e > h.min()) & (e <= h.max())]
+        else:
+            cuts = (h[:-1] + h[1:]) / 2
+            if len(cuts) > MAX_ROUTING_THRESHOLDS:  # at most this many, at their quantiles
+                cuts = np.quantile(cuts, np.linspace(0, 1, MAX_ROUTING_THRESHOLDS))
+        return [
+            Routing.none(),
+            *(Routing.below(float(x)) for x in sorted(set(cuts))),
+            Routing.all(),
+        ]
+
+    pb = _problem()
+    c = pb.classes
+    assert c.routing_edges is not None and len(pb.routings) > 4
+    assert pb.routings == rule(c)
+    again = _problem()
+    assert again.classes is c and again.routings == pb.routings
+    assert again.routings is not pb.routings  # a list each: changing one changes no other
+    assert all(a is b for a, b in zip(again.routings, pb.routings, strict=True))
+    want = list(pb.routings)
+    pb.routings.pop()
+    assert replace(pb, routing="auto").routings == want
+    assert replace(pb, routing=RELAY_ONLY).routings == want[1:]
+    assert replace(pb, routing="no-relay").routings == [Routing.none()]
+    # other classes, other thresholds: the midpoints without bins, a shifted workload's
+    for other in (
+        replace(c, routing_edges=None),
+        replace(c, hit_rate=c.hit_rate * 0.5, routing_edges=None),
+    ):
+        got = replace(pb, classes=other).routings
+        assert got == rule(other) and got != want and len(got) > 4
