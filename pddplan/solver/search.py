@@ -219,8 +219,12 @@ class Solver(Sizing):
         # an RLD count depends on the MD row only through its RLD concurrency, and on the RLD
         # option only through its batch, which many rows and options share (MD options that
         # differ in nothing RLD sees, RLD options of one batch): each distinct pair is sized once
-        conc_u, row_u = np.unique(conc, return_inverse=True)
-        b_u, col_u = np.unique(b, return_inverse=True)
+        shares = len(conc) > 1 or len(b) > 1  # one row and one option: nothing to share
+        if shares:
+            conc_u, row_u = np.unique(conc, return_inverse=True)
+            b_u, col_u = np.unique(b, return_inverse=True)
+        else:
+            conc_u, b_u = conc, b
         # n_R = max(whole_count(C / b), 1)
         n_u = np.maximum(np.ceil(conc_u[:, None] / b_u[None, :] - units.COUNT_ROUNDING), 1.0)
         n_u = n_u.astype(np.int64)
@@ -232,7 +236,7 @@ class Solver(Sizing):
             pb.decode_slot_wait_probability_cap,
         )
         # every (MD row, RLD option) in row-major order
-        n_r = n_u[np.ix_(row_u.ravel(), col_u.ravel())]
+        n_r = n_u[np.ix_(row_u.ravel(), col_u.ravel())] if shares else n_u
         rows = np.repeat(np.arange(len(md_rows)), len(r_ok))
         ris = np.tile(np.array(r_ok, dtype=np.int64), len(md_rows))
         bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]

@@ -147,3 +147,33 @@ def test_rld_counts_sized_once_per_concurrency_are_each_pairs_own(rate: float) -
     assert checked > 100
     assert shared > 0  # rows share a concurrency, or options a batch: the shortcut was taken
     assert varied > 0  # and some rows' counts differ: a count given to the wrong row shows
+
+
+@pytest.mark.parametrize("rate", [0.8, 2.0, 3.3])
+def test_one_md_row_and_one_rld_option_are_sized_as_the_grid_sizes_them(rate: float) -> None:
+    """With one MD row and one RLD option (the default scenario's layouts) the search sizes
+    the pair without looking for shared values: its count is still that pair's slot-wait
+    search, and relayed routings are among those checked."""
+    rs = load_scenario(None, Registry.default())
+    pb = build_problem(rs)
+    assert len(pb.options["MD"]) == 1 and len(pb.options["RLD"]) == 1
+    solver = Solver(pb, SearchCache())
+    relayed = 0
+    for routing in pb.routings:
+        route = solver.route(rate, routing)
+        for mode in pb.handover_modes:
+            md_rows, pairs = solver._decode_sizings_compute(rate, route, mode)
+            if not md_rows or not (pairs.rld >= 0).any():
+                continue
+            b = float(pairs._b_r[0])
+            conc = float(pairs._conc[0])
+            n0 = max(int(np.ceil(conc / b - units.COUNT_ROUNDING)), 1)
+            want = queueing.units_for_wait_array(
+                np.array([[conc]]),
+                np.array([[b]]),
+                np.array([[n0]]),
+                pb.decode_slot_wait_probability_cap,
+            )
+            assert pairs.rld_instances.tolist() == want.ravel().tolist()
+            relayed += 1
+    assert relayed > 0
