@@ -512,6 +512,9 @@ class Solver(Sizing):
         # every (prefill option, combination) of one entry whose sum can reach ``top``
         sa = np.flatnonzero(a + b_min[t.a_entry] <= top)
         sb = np.flatnonzero(a_min[t.b_entry] + b <= top)
+        lone = _lone_candidate(t, a, b, sa, sb, least)
+        if lone is not None:
+            return lone, self._table_plan(rate, t.entries[lone[0]], lone[1], lone[2])
         ea, eb = t.a_entry[sa], t.b_entry[sb]
         nb = np.bincount(eb, minlength=len(t.entries))
         reps = nb[ea]
@@ -767,6 +770,24 @@ class _PriceTable:
         lb_len = np.array([len(e.lb_idx) + 1 for e in entries], dtype=np.int64)
         self.lb_start = np.cumsum(lb_len) - lb_len
         self.lb_entry = np.repeat(np.arange(len(entries)), lb_len)
+
+
+def _lone_candidate(
+    t: _PriceTable, a: np.ndarray, b: np.ndarray, sa: np.ndarray, sb: np.ndarray, least: float
+) -> tuple[int, int, int] | None:
+    """The (entry, prefill option, combination) of the least cost where it is the only
+    candidate within reach of :data:`_TABLE_GAP` (``sa``, ``sb``: the one prefill option and
+    the one combination that can reach it, :meth:`Solver._table_pick`'s), else None.
+
+    The least cost's entry holds a prefill option and a combination of that entry's least
+    costs, and each can reach it; so when only one of each can, they are those two, their sum
+    is the least cost, and they are the one member of the ties the general rule would rank
+    (most prices in a sweep: the rule's dozen array operations are then skipped)."""
+    if len(sa) != 1 or len(sb) != 1:
+        return None
+    k = int(t.a_entry[sa[0]])
+    assert int(t.b_entry[sb[0]]) == k and a[sa[0]] + b[sb[0]] == least
+    return k, int(t.p_idx[sa[0]]), int(sb[0]) - int(t.b_start[k])
 
 
 def _unit_prices(pb: Any, role: str) -> np.ndarray:

@@ -313,3 +313,30 @@ def test_the_same_prices_choose_the_same_plan_without_ranking_again(
     points = [{"chips.gpu-b.price_usd_per_hour": p} for p in (2.0, 2.2, 2.4, 2.6, 2.8, 3.0)]
     _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
     assert counted["table"] > 0 and picks["n"] < counted["table"]
+
+
+def test_a_lone_cheapest_candidate_is_the_plan_the_ranking_of_ties_chooses(
+    tmp_path, counted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where one prefill option and one combination alone can reach the least cost's gap, the
+    table takes them without ranking ties (:func:`_lone_candidate`); elsewhere it ranks. At
+    random prices on the five-chip scenario both happen, and every plan is the search's."""
+    seen = {"lone": 0, "ranked": 0}
+    real = search_mod._lone_candidate
+
+    def spy(*args):
+        got = real(*args)
+        seen["lone" if got is not None else "ranked"] += 1
+        return got
+
+    monkeypatch.setattr(search_mod, "_lone_candidate", spy)
+    src = _source(MULTI, tmp_path)
+    rng = np.random.default_rng(11)
+    chips = ["gpu-a", "gpu-b", "h100-sxm", "h200-sxm", "h20"]
+    points = [
+        {f"chips.{c}.price_usd_per_hour": round(float(rng.uniform(0.3, 6.0)), 3) for c in chips}
+        for _ in range(16)
+    ]
+    points += [{f"chips.{c}.price_usd_per_hour": 2.0 for c in chips}] * 2  # ties
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
+    assert seen["lone"] > 0 and seen["ranked"] > 0
