@@ -80,6 +80,10 @@ class PlanSearch:
         if best is None:
             assert first_error is not None
             raise first_error
+        # the error's traceback holds this frame, whose local holds the error: a cycle that
+        # keeps every frame of the failed search (its solver and plans) until the collector
+        # runs; dropped here, they go when the call returns
+        first_error = None
         return best
 
     def finalized(self, candidate: Plan) -> Plan:
@@ -267,7 +271,7 @@ def baseline_at_rate(
     try:
         return with_goodput(Solver(pb).solve_rate(rate))
     except InfeasibleError as exc:
-        why = exc
+        why = str(exc)  # the text alone: the error's traceback holds this frame
     # no count meets TTFT: size for capacity, and say which target fails and why
     pb.enforce_ttft = False
     plan = Solver(pb).solve_rate(rate)
