@@ -134,8 +134,10 @@ class Instance:
             self.lay.tensor_parallel
         )
 
-    @property
+    @cached_property
     def fits(self) -> bool:
+        """Whether the instance can run: no layout or node problem (:meth:`why_not`) and the
+        weights within the usable memory (kept: every problem built on the instance asks)."""
         return not self.why_not() and (
             self.weight_bytes_per_chip < self.memory_bytes_per_chip * self.memory_utilization
         )

@@ -71,8 +71,8 @@ class Solver(Sizing):
 
     def finalized(self, candidate: Plan) -> Plan:
         """A candidate of :meth:`candidate_rate` as :meth:`solve_rate` returns it: with its
-        figures (:meth:`with_figures`, then :meth:`finalize`)."""
-        return self.finalize(self.with_figures(candidate))
+        figures (:meth:`with_figures`, then :meth:`finalize`, in one copy of the plan)."""
+        return self.finalize(candidate, self.figure_changes(candidate))
 
     def candidate_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """The plan :meth:`solve_rate` returns, before its figures (:meth:`finalized`): its
@@ -122,14 +122,16 @@ class Solver(Sizing):
             raise self._infeasible(rate, reasons)
         return best
 
-    def finalize(self, plan: Plan) -> Plan:
+    def finalize(self, plan: Plan, changes: dict[str, Any] | None = None) -> Plan:
         """The chosen plan with its TTFT at the decode pools' working first steps (see
         :meth:`reported_ttft`) and its hand-over figures at RLD's working step (see
-        :meth:`reported_handover`)."""
+        :meth:`reported_handover`); ``changes`` (:meth:`figure_changes`) made in the same copy
+        (neither figure depends on the prefill sizing's own figures)."""
         q, att = self.reported_ttft(plan)
-        changes: dict[str, Any] = {}
+        changes = dict(changes or {})
         if all(math.isfinite(x) for x in q):
-            changes["prefill"] = replace(plan.prefill, ttft_s=q, attainment=att)
+            prefill = changes.get("prefill", plan.prefill)
+            changes["prefill"] = replace(prefill, ttft_s=q, attainment=att)
         if plan.handover_inputs is not None:
             mode, m, rld_tokens, extra, r_inst, rs = plan.handover_inputs
             share, stall_max = self.reported_handover(

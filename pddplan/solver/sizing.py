@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -337,15 +338,21 @@ class Sizing:
     def with_figures(self, plan: Plan) -> Plan:
         """``plan`` with its prefill sizing's TTFT figures (:meth:`prefill_figures`), and the
         percentile that binds a TTFT-bound count named in its binding constraints."""
+        changes = self.figure_changes(plan)
+        return replace(plan, **changes) if changes else plan
+
+    def figure_changes(self, plan: Plan) -> dict[str, Any]:
+        """What :meth:`with_figures` changes in ``plan`` (``prefill`` and ``binding``; nothing
+        where its sizing has its figures), for a caller that changes more in one copy."""
         ps = plan.prefill
         if ps.has_figures:
-            return plan
+            return {}
         figures = self._figures_of(plan)
         binding = plan.binding
         if figures.bound_by != ps.bound_by:
             was = f"P: {ps.bound_by}"
             binding = [f"P: {figures.bound_by}" if b == was else b for b in binding]
-        return replace(plan, prefill=figures, binding=binding)
+        return {"prefill": figures, "binding": binding}
 
     def plan_ttft_s(self, plan: Plan) -> tuple[float, float, float]:
         """A plan's TTFT p50/p90/p99 at its prefill sizing [s] (computed if need be; the plan

@@ -374,3 +374,24 @@ def test_routings_are_the_classes_thresholds_shared_per_classes_object() -> None
     ):
         got = replace(pb, classes=other).routings
         assert got == rule(other) and got != want and len(got) > 4
+
+
+@pytest.mark.parametrize("rate", [1.0, 2.0, 3.0])
+def test_finalized_is_finalize_of_with_figures_in_one_copy(rate: float) -> None:
+    """``Solver.finalized`` makes :meth:`with_figures`' and :meth:`finalize`'s changes in one
+    copy of the candidate: every field as the two copies made it (arrays to the bit)."""
+    from dataclasses import fields
+
+    pb = _problem()
+    s = Solver(pb)
+    cand = s.candidate_rate(rate)
+    assert not cand.prefill.has_figures  # the figures are the first copy's change
+    one = s.finalized(cand)
+    two = s.finalize(s.with_figures(cand))
+    for f in fields(one):
+        a, b = getattr(one, f.name), getattr(two, f.name)
+        if isinstance(a, np.ndarray):
+            assert np.array_equal(a, b), f.name
+        else:
+            assert a == b, f.name
+    assert one.prefill.has_figures and one.prefill.ttft_s != cand.prefill.ttft_s
