@@ -681,6 +681,12 @@ class Solver(Sizing):
 
     # ---- scale
     def line_rate_limit(self) -> float:
+        """The rate at which the line reaches its utilization cap [req/s] (inf in one
+        datacenter); memoized on the problem's physics (every input is in it: the classes,
+        the model's KV size, the topology, the cap, the line's goodput)."""
+        return self.cache.get(("line-rate-limit", self._key), self._line_rate_limit)
+
+    def _line_rate_limit(self) -> float:
         pb = self.pb
         if not pb.topology.cross_dc:
             return math.inf

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pddplan.solver.cache import SearchCache
 
 
@@ -64,3 +66,44 @@ def test_clear_forgets_values_and_counts() -> None:
     cache.clear()
     assert len(cache) == 0 and (cache.hits, cache.misses) == (0, 0)
     assert cache.get("a", lambda: 7) == 7
+
+
+def test_the_line_rate_limit_is_kept_per_physics_and_is_each_problems_own() -> None:
+    """``Solver.line_rate_limit`` is memoized on the problem's physics key: a problem of other
+    physics (a narrower line, another KV size, one datacenter) gets its own figure, and each
+    equals the formula on its own problem (the line's goodput at its cap over the mean bytes a
+    request sends it)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from pddplan.io.loader import Registry, load_scenario
+    from pddplan.solver import Solver, build_problem
+    from pddplan.solver.problem import SAME_DC
+
+    def direct(pb) -> float:
+        if not pb.topology.cross_dc:
+            return math.inf
+        per_req = float(np.sum(pb.classes.weight * pb.wan_bytes))
+        return pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / per_req
+
+    rs = load_scenario(None, Registry.default())
+    narrow = load_scenario(
+        None,
+        Registry.default(),
+        {"overrides": {"links": {rs.link.name: {"bandwidth_gbit_per_s": 25}}}},
+    )
+    cache = SearchCache()
+    pb = build_problem(rs)
+    problems = [
+        pb,
+        build_problem(narrow),
+        replace(pb, link_utilization_cap=0.5),
+        build_problem(rs, SAME_DC),
+    ]
+    got = [Solver(p, cache).line_rate_limit() for p in problems]
+    assert got == [direct(p) for p in problems]
+    assert len(set(got)) == 4 and math.isinf(got[3]) and got[1] < got[0]
+    # kept: a second solver of the first physics reads it back
+    hits = cache.hits
+    assert Solver(build_problem(rs), cache).line_rate_limit() == got[0] and cache.hits == hits + 1
