@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from pddplan import units
-from pddplan.deployment.memo import IdentityMemo
+from pddplan.io.memo import IdentityMemo
 from pddplan.models import network
 from pddplan.spec import Link
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pddplan import units
-from pddplan.deployment.memo import IdentityMemo
+from pddplan.io.memo import IdentityMemo
 from pddplan.models import architecture as arch
 from pddplan.models import memory
 from pddplan.spec import (

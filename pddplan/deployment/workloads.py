@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pddplan.deployment.memo import IdentityMemo
+from pddplan.io.memo import IdentityMemo
 from pddplan.models import network
 from pddplan.spec import (
     DEFAULT_HIT_RATE_POINTS_PER_BIN,

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from pddplan.errors import NotFoundError, ProfileError, did_you_mean
 from pddplan.io import key_check, parse_cache
 from pddplan.io.bundled import bundled_profiles_dir as bundled_profiles_dir  # re-exported
+from pddplan.io.memo import IdentityMemo
 from pddplan.io.search_path import ENV_VAR as ENV_VAR  # re-exported
 from pddplan.io.search_path import SearchPath
 from pddplan.io.search_path import is_workload_path as is_workload_path  # re-exported
@@ -201,14 +202,7 @@ def _merged(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
 def _has_alias(doc: Any) -> bool:
     """Whether a parsed document holds one container at two places (remembered per document
     object: the parsed documents a sweep merges into are the loader's cached ones)."""
-    hit = _ALIASED.get(id(doc))
-    if hit is not None and hit[0] is doc:
-        return hit[1]
-    found = _walk_has_alias(doc, set())
-    if len(_ALIASED) >= 256:
-        _ALIASED.clear()
-    _ALIASED[id(doc)] = (doc, found)  # the document held: its id is not reused meanwhile
-    return found
+    return _ALIASED.get(doc, (), lambda: _walk_has_alias(doc, set()))
 
 
 def _walk_has_alias(doc: Any, seen: set[int]) -> bool:
@@ -222,8 +216,8 @@ def _walk_has_alias(doc: Any, seen: set[int]) -> bool:
     return any(_walk_has_alias(v, seen) for v in values if type(v) not in _ATOMS)
 
 
-#: :func:`_has_alias` by document id (with the document).
-_ALIASED: dict[int, tuple[Any, bool]] = {}
+#: :func:`_has_alias` by document object.
+_ALIASED = IdentityMemo(size=256)
 
 
 #: The leaves of a parsed document that a deep copy keeps as they are (immutable).

@@ -19,9 +19,9 @@ from pddplan.deployment import (
     request_classes,
 )
 from pddplan.deployment.caches import CacheNumbers, cache_numbers
-from pddplan.deployment.memo import IdentityMemo
 from pddplan.deployment.workloads import sorted_distinct
 from pddplan.errors import InfeasibleError, UsageError
+from pddplan.io.memo import IdentityMemo
 from pddplan.solver.plan import within_limits
 from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
 from pddplan.spec.scenario import ResolvedScenario, role_chip_names

@@ -1,4 +1,5 @@
-"""A memo keyed on a spec object's identity, for the bindings a problem build repeats.
+"""A memo keyed on an object's identity: the bindings a problem build repeats, and what the
+loader learns of a parsed document it merges into again and again (:mod:`pddplan.io.loader`).
 
 A robust study, a verdict check and a what-if sweep build a problem per sample, end or point,
 and most of the spec objects in it (the model, the workload, the links) are the very objects of

@@ -1,10 +1,10 @@
-"""The identity memo of the spec bindings (:mod:`pddplan.deployment.memo`)."""
+"""The identity memo of the spec bindings (:mod:`pddplan.io.memo`)."""
 
 from __future__ import annotations
 
 import gc
 
-from pddplan.deployment.memo import IdentityMemo
+from pddplan.io.memo import IdentityMemo
 
 
 class _Spec:
