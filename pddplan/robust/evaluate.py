@@ -30,7 +30,7 @@ from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
 from pddplan.solver.fleet import FleetCheck, check_fleet, decode_need, goodput_rps, slots_ok
-from pddplan.solver.plan import build_plan, chips_cost_usd_per_hour
+from pddplan.solver.plan import build_plan, changed, chips_cost_usd_per_hour
 from pddplan.solver.problem import InstanceKey, Pricing, instance_key
 from pddplan.timing import Routing
 
@@ -216,7 +216,7 @@ def fleet_plan(
         rld_tokens=none,
         rld_extra_s=none,
     )
-    return replace(plan, binding=[], handover_inputs=None)
+    return changed(plan, binding=[], handover_inputs=None)
 
 
 def fleet_margin(solver: Solver, plan: Plan, rate: float) -> tuple[bool, float, FleetCheck]:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Protocol
 
 from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.fleet import goodput_bracket, goodput_rps, sizing_limit_rps
-from pddplan.solver.plan import Plan
+from pddplan.solver.plan import Plan, changed
 from pddplan.solver.problem import (
     Problem,
     Topology,
@@ -126,7 +125,7 @@ def with_goodput(plan: Plan) -> Plan:
     """``plan`` with its fleet's goodput (:func:`fleet.goodput_rps`) filled in."""
     if plan.fleet_goodput_rps is not None or plan.problem is None:
         return plan
-    return replace(plan, fleet_goodput_rps=goodput_rps(solver_for(plan), plan))
+    return changed(plan, fleet_goodput_rps=goodput_rps(solver_for(plan), plan))
 
 
 #: Relative precision of the goodput of each fleet the exact modes compare [-].
@@ -171,7 +170,7 @@ def walk_fleets(
             return  # every constraint tightens with the rate: nothing fits above either
         s = solver_for(plan)
         lo, hi = goodput_bracket(s, plan, EXACT_GOODPUT_RTOL, guided=True)
-        plan = replace(plan, fleet_goodput_rps=lo)
+        plan = changed(plan, fleet_goodput_rps=lo)
         yield plan
         end = min(hi, sizing_limit_rps(s, plan) * (1 + 1e-12))
         r = max(end, r * (1 + EXACT_GOODPUT_RTOL))
@@ -224,7 +223,7 @@ def solve_max_bcr(solver: RateSolver, hi_rate: float) -> Plan:
     final = Finals(solver)
     for plan in walk_fleets(solver, hi_rate):
         if plan.fleet_goodput_rps is not None and plan.fleet_goodput_rps > hi_rate:
-            plan = replace(plan, fleet_goodput_rps=hi_rate)
+            plan = changed(plan, fleet_goodput_rps=hi_rate)
         if best is None or _higher_bcr(plan, best, final.ttft_s):
             best = plan
     assert best is not None  # walk_fleets raises when nothing fits at its first rate
@@ -275,7 +274,7 @@ def baseline_at_rate(
     # no count meets TTFT: size for capacity, and say which target fails and why
     pb.enforce_ttft = False
     plan = Solver(pb).solve_rate(rate)
-    return with_goodput(replace(plan, meets_sla=False, binding=[*plan.binding, f"SLA: {why}"]))
+    return with_goodput(changed(plan, meets_sla=False, binding=[*plan.binding, f"SLA: {why}"]))
 
 
 def ratio(a: float, b: float) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -15,6 +15,29 @@ from pddplan.timing import NO_HANDOVER, Routing, Timeline
 
 #: Per-class mean timings for one rate and routing (chip independent).
 Route = Timeline
+
+_Record = TypeVar("_Record", "PrefillSizing", "Plan")
+
+
+def changed(record: _Record, **changes: Any) -> _Record:
+    """``dataclasses.replace(record, **changes)`` for a :class:`Plan` or a
+    :class:`PrefillSizing`, the search's hot paths' copies, at a seventh of its cost (0.6 us
+    where it takes 4 us for a plan): a new record of the same class holding the same values
+    but ``changes``, without rebuilding it field by field through ``__init__``.
+
+    Equal to ``replace`` because these records are plain frozen dataclasses: every field an
+    ``__init__`` argument, no ``__post_init__``, and nothing in their ``__dict__`` but their
+    fields (``tests/unit/solver/test_plan_changed.py`` holds them to it). A name that is not a
+    field raises ``TypeError``, as ``replace`` does."""
+    fields = type(record).__dataclass_fields__
+    for name in changes:
+        if name not in fields:
+            raise TypeError(f"{type(record).__name__} has no field {name!r}")
+    new = object.__new__(type(record))
+    values = new.__dict__
+    values.update(record.__dict__)
+    values.update(changes)
+    return new
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.models import queueing
 from pddplan.solver.cache import HashedKey
-from pddplan.solver.plan import DecodeSizing, Plan, Route, build_plan, roles_chips
+from pddplan.solver.plan import DecodeSizing, Plan, Route, build_plan, changed, roles_chips
 from pddplan.solver.problem import PERCENTILES
 from pddplan.solver.sizing import PrefillCount, Sizing
 
@@ -131,7 +131,7 @@ class Solver(Sizing):
         changes = dict(changes or {})
         if all(math.isfinite(x) for x in q):
             prefill = changes.get("prefill", plan.prefill)
-            changes["prefill"] = replace(prefill, ttft_s=q, attainment=att)
+            changes["prefill"] = changed(prefill, ttft_s=q, attainment=att)
         if plan.handover_inputs is not None:
             mode, m, rld_tokens, extra, r_inst, rs = plan.handover_inputs
             share, stall_max = self.reported_handover(
@@ -142,7 +142,7 @@ class Solver(Sizing):
                 md_stall_s=max(stall_max, plan.md_stall_s),
                 handover_inputs=None,
             )
-        return replace(plan, **changes) if changes else plan  # one copy of the plan
+        return changed(plan, **changes) if changes else plan  # one copy of the plan
 
     def lower_bound(self, rate: float, route: Route) -> float:
         """A cost no plan on this route can undercut [USD/h]: prefill at its utilization cap

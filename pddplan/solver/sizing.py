@@ -17,7 +17,7 @@ from pddplan.deployment import Instance
 from pddplan.models import pipeline, queueing
 from pddplan.solver import sla
 from pddplan.solver.cache import DEFAULT_CACHE, HashedKey, SearchCache
-from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
+from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route, changed
 from pddplan.solver.problem import PERCENTILES, Problem
 from pddplan.timing import Routing
 
@@ -339,7 +339,7 @@ class Sizing:
         """``plan`` with its prefill sizing's TTFT figures (:meth:`prefill_figures`), and the
         percentile that binds a TTFT-bound count named in its binding constraints."""
         changes = self.figure_changes(plan)
-        return replace(plan, **changes) if changes else plan
+        return changed(plan, **changes) if changes else plan
 
     def figure_changes(self, plan: Plan) -> dict[str, Any]:
         """What :meth:`with_figures` changes in ``plan`` (``prefill`` and ``binding``; nothing

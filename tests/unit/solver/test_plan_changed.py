@@ -1,0 +1,75 @@
+"""``plan.changed``: the search's copy of a plan or a prefill sizing with some fields changed is
+the copy ``dataclasses.replace`` makes, field by field (the same objects in every field it does
+not change), for plans of every kind a solve returns, candidates included."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pddplan.io.loader import Registry, load_scenario
+from pddplan.solver import solve_scenario
+from pddplan.solver.answer import _problems
+from pddplan.solver.modes import PlanSearch
+from pddplan.solver.plan import Plan, PrefillSizing, changed
+
+
+def _plans() -> list[Plan]:
+    """Final plans (the solve's and its baselines') and a candidate without figures."""
+    rs = load_scenario(None, Registry.default())
+    out = solve_scenario(rs)
+    candidate = PlanSearch(_problems(rs, None)).candidate_rate(2.0)
+    assert not candidate.prefill.has_figures
+    return [out.plan, *out.baselines, candidate]
+
+
+def _same_fields(a: object, b: object) -> None:
+    assert type(a) is type(b)
+    assert a.__dict__.keys() == b.__dict__.keys()
+    for f in dataclasses.fields(a):  # type: ignore[arg-type]
+        assert getattr(a, f.name) is getattr(b, f.name), f.name
+
+
+@pytest.mark.parametrize("cls", [Plan, PrefillSizing])
+def test_the_records_are_plain_frozen_dataclasses(cls: type) -> None:
+    """What makes a shallow copy equal to ``replace``: every field an ``__init__`` argument,
+    no ``__post_init__``, and (below) nothing else kept in an instance's ``__dict__``."""
+    assert cls.__dataclass_params__.frozen
+    assert not hasattr(cls, "__post_init__")
+    assert all(f.init for f in dataclasses.fields(cls))
+
+
+def test_changed_is_replace_on_the_plans_a_solve_returns() -> None:
+    plans = _plans()
+    assert len(plans) >= 4
+    for plan in plans:
+        fields = {f.name for f in dataclasses.fields(plan)}
+        assert plan.__dict__.keys() == fields
+        assert plan.prefill.__dict__.keys() == {f.name for f in dataclasses.fields(PrefillSizing)}
+        for changes in (
+            {"fleet_goodput_rps": 1.25},
+            {"meets_sla": False, "binding": [*plan.binding, "SLA: test"]},
+            {"binding": [], "handover_inputs": None},
+            {"prefill": changed(plan.prefill, ttft_s=(0.1, 0.2, 0.3), attainment=0.5)},
+        ):
+            new = changed(plan, **changes)
+            _same_fields(new, dataclasses.replace(plan, **changes))
+            assert new is not plan
+            for name, value in changes.items():
+                assert getattr(new, name) is value
+        before = dict(plan.__dict__)
+        changed(plan, rate_rps=9.0)
+        assert plan.__dict__ == before  # the record copied is left as it was
+        q = changed(plan.prefill, ttft_s=(1.0, 2.0, 3.0))
+        _same_fields(q, dataclasses.replace(plan.prefill, ttft_s=(1.0, 2.0, 3.0)))
+
+
+def test_a_name_that_is_not_a_field_raises_as_replace_does() -> None:
+    plan = _plans()[0]
+    with pytest.raises(TypeError, match="no field 'goodput'"):
+        changed(plan, goodput=1.0)
+    with pytest.raises(TypeError):
+        dataclasses.replace(plan, goodput=1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):  # still frozen
+        changed(plan, rate_rps=1.0).rate_rps = 2.0  # type: ignore[misc]
