@@ -492,7 +492,7 @@ class Solver(Sizing):
         a_min = np.minimum.reduceat(a, t.a_start)
         b_min = np.minimum.reduceat(b, t.b_start)
         mins = a_min + b_min
-        least = float(np.min(mins))
+        least = float(mins.min())  # the array's own reductions: np.min's dispatch costs more
         if (
             not math.isfinite(least)
             or _TABLE_ROUNDING * math.ulp(abs(least) + abs(line)) > _TABLE_TIE
@@ -520,14 +520,14 @@ class Solver(Sizing):
         ea, eb = t.a_entry[sa], t.b_entry[sb]
         nb = np.bincount(eb, minlength=len(t.entries))
         reps = nb[ea]
-        if int(np.sum(reps)) > _TABLE_MAX_TIES:
+        if int(reps.sum()) > _TABLE_MAX_TIES:
             return None
         ai = np.repeat(sa, reps)
-        first_b = np.cumsum(nb) - nb  # where each entry's selected combinations start in sb
-        within = np.arange(len(ai)) - np.repeat(np.cumsum(reps) - reps, reps)
+        first_b = nb.cumsum() - nb  # where each entry's selected combinations start in sb
+        within = np.arange(len(ai)) - np.repeat(reps.cumsum() - reps, reps)
         bi = sb[np.repeat(first_b[ea], reps) + within]
         sums = a[ai] + b[bi]
-        if np.any((sums > tie) & (sums <= top)):
+        if ((sums > tie) & (sums <= top)).any():
             return None  # a near tie: the search's own comparisons decide it
         keep = sums <= tie
         ai, bi, sums = ai[keep], bi[keep], sums[keep]
@@ -537,7 +537,7 @@ class Solver(Sizing):
         j = bi - t.b_start[k]
         flat = i * t.b_len[k] + j
         order = np.lexsort((flat, sums, k))
-        members = np.stack((k[order], i[order], j[order]), axis=1)
+        members = np.array((k[order], i[order], j[order])).T.copy()  # np.stack's rows, sooner
         won = ("price-table-winner", key, members.tobytes())
         if won in self.cache:
             wk, wi, wj = self.cache.get(won, lambda: (0, 0, 0))
@@ -627,7 +627,8 @@ class Solver(Sizing):
         return plan if self._fits_inventory(plan.roles) else None
 
     def _fits_inventory(self, roles: dict[str, tuple[Instance, int] | None]) -> bool:
-        return self.pb.fits_inventory(roles_chips(roles))
+        # no limits: every fleet fits (what ``within_limits`` finds over no limit)
+        return not self.pb.max_chips or self.pb.fits_inventory(roles_chips(roles))
 
     def _infeasible(self, rate: float, reasons: dict[str, int]) -> InfeasibleError:
         pb = self.pb
@@ -825,7 +826,7 @@ def _combination_costs_of(md_n, md_oi, rld_n, rld_oi, md_unit, r_unit) -> np.nda
     at least 0); ``md_unit``, ``r_unit``: :func:`_unit_prices`."""
     costs = md_n * md_unit[md_oi]
     has_r = rld_oi >= 0
-    if np.any(has_r):
+    if has_r.any():
         with_r = costs + rld_n * r_unit[np.where(has_r, rld_oi, 0)]
         costs = np.where(has_r, with_r, costs)
     return costs
