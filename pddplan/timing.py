@@ -389,9 +389,9 @@ def first_token_points(
     same way (docs/simulate.md).
     """
     offs, wts = _first_token_grid(paths, tl, prefill_s, weights, md_step_s, rld_step_s)
-    pids = np.repeat(tl.pipeline[:, None], wts.shape[1], axis=1)
+    pids = tl.pipeline.repeat(wts.shape[1])  # each request's id at each of its points, flat
     keep = wts.ravel() > 0
-    return offs.ravel()[keep], wts.ravel()[keep], pids.ravel()[keep]
+    return offs.ravel()[keep], wts.ravel()[keep], pids[keep]
 
 
 def class_first_token_mean_s(

@@ -38,6 +38,7 @@ References
 from __future__ import annotations
 
 import functools
+import math
 from statistics import NormalDist
 
 import numpy as np
@@ -274,9 +275,14 @@ def shared_line_time_s(line_bytes, rate_cap_bytes_per_s, goodput_bytes_per_s, ut
         free = np.where(rho < 1.0, goodput_bytes_per_s * np.maximum(1.0 - rho, 0.0), 0.0)
     rate = np.minimum(np.asarray(rate_cap_bytes_per_s, dtype=float), free)
     x = np.asarray(line_bytes, dtype=float)
-    out = np.full(np.broadcast(x, rate).shape, np.inf)  # no rate: never ends
-    with np.errstate(divide="ignore", invalid="ignore"):  # inf bytes at an inf rate: NaN
-        np.divide(x, rate, out=out, where=rate > 0)
+    if rate.size and 0.0 < rate.min() and rate.max() < math.inf:
+        # every rate positive and finite (a search's loads): the division alone, the same
+        # quotients without the masked form's setup (a fifth of a fleet check's line time)
+        out = np.asarray(x / rate)
+    else:
+        out = np.full(np.broadcast(x, rate).shape, np.inf)  # no rate: never ends
+        with np.errstate(divide="ignore", invalid="ignore"):  # inf bytes at an inf rate: NaN
+            np.divide(x, rate, out=out, where=rate > 0)
     np.copyto(out, 0.0, where=~(x > 0))  # nothing to send: no time
     return out
 

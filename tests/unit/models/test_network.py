@@ -192,3 +192,38 @@ def test_handover_payload_bytes() -> None:
     np.testing.assert_array_equal(
         network.handover_payload_bytes(np.array([0.0, 64.0, 100.0]), 16.0), [0, 1024, 1600]
     )
+
+
+def _masked_line_time_s(line_bytes, cap, goodput, utilization=0.0):
+    """shared_line_time_s's general (masked) form, the reference of its plain division."""
+    free = goodput * max(1.0 - utilization, 0.0) if utilization < 1.0 else 0.0
+    rate = np.minimum(np.asarray(cap, dtype=float), free)
+    x = np.asarray(line_bytes, dtype=float)
+    out = np.full(np.broadcast(x, rate).shape, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(x, rate, out=out, where=rate > 0)
+    np.copyto(out, 0.0, where=~(x > 0))
+    return out
+
+
+def test_shared_line_time_plain_division_gives_the_masked_form_s_times() -> None:
+    """Where every rate is positive and finite the time is a plain division: the same bits
+    as the masked form, at every load, for payload arrays and scalars, zero and infinite
+    payloads included; a zero, infinite or NaN rate still takes the masked form."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([10 ** rng.uniform(0, 11, 300), [0.0, np.inf, -1.0]])
+    cap = 10 ** rng.uniform(6, 10, x.size)
+    for util in (0.0, 0.3, 0.9, 0.999999):
+        got = network.shared_line_time_s(x, cap, 1.25e9, util)
+        want = _masked_line_time_s(x, cap, 1.25e9, util)
+        assert got.tobytes() == want.tobytes()
+        one = network.shared_line_time_s(3.0e9, 2.0e8, 1.25e9, util)
+        assert isinstance(one, np.ndarray) and one.shape == ()
+        assert one.tobytes() == _masked_line_time_s(3.0e9, 2.0e8, 1.25e9, util).tobytes()
+    # a saturated line (no free rate): never ends, but an empty payload takes no time
+    sat = network.shared_line_time_s(np.array([1e6, 0.0]), 1e9, 1.25e9, 1.0)
+    assert sat.tolist() == [np.inf, 0.0]
+    for bad_cap in (np.array([0.0, 1e9]), np.array([np.inf, 1e9]), np.array([np.nan, 1e9])):
+        got = network.shared_line_time_s(np.array([1e6, 2e6]), bad_cap, np.inf, 0.0)
+        want = _masked_line_time_s(np.array([1e6, 2e6]), bad_cap, np.inf, 0.0)
+        assert got.tobytes() == want.tobytes()
