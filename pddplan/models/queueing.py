@@ -951,6 +951,62 @@ def mixture_quantile(
     )[0]
 
 
+#: [-] How far (relative) from ``t`` :func:`quantile_side` tells a quantile of
+#: :func:`mixture_quantiles` to lie: five times :data:`QUANTILE_RTOL`, the relative width of
+#: the bracket whose upper end that returns, so that the quantile returned is still beyond ``t``
+#: by four times it.
+QUANTILE_SIDE_RTOL = 5 * QUANTILE_RTOL
+#: [-] How far from ``p`` a CDF reading of :func:`quantile_side` must be to count: far above the
+#: rounding of the CDF's sum (about 1e-14 over a few hundred offsets) and the 1e-12 slack of a
+#: quantile without waiting.
+QUANTILE_SIDE_CDF_MARGIN = 1e-10
+
+
+def quantile_side(
+    p: float,
+    t_s: float,
+    offsets_s,
+    weights,
+    wait_probability: float = 0.0,
+    conditional: ConditionalWait | None = None,
+) -> int:
+    """Where the ``p``-quantile that :func:`mixture_quantiles` returns for the same inputs lies
+    against ``t_s``, from two readings of the CDF and no root search: -1 below ``t_s (1 -
+    QUANTILE_SIDE_RTOL)``, 1 above ``t_s (1 + QUANTILE_SIDE_RTOL)``, 0 where the readings
+    cannot tell (the quantile near ``t_s``, the CDF within :data:`QUANTILE_SIDE_CDF_MARGIN` of
+    ``p`` there, or ``t_s`` not finite and positive).
+
+    Notes
+    -----
+    With ``r = QUANTILE_SIDE_RTOL`` and the margin ``m``: the quantile returned is the upper end
+    ``hi`` of a bracket with ``F(lo) < p <= F(hi)`` (up to the CDF's rounding) and ``hi - lo <=
+    QUANTILE_RTOL hi`` (:func:`_table_quantiles`; an offset at a jump is one float wide), or,
+    without waiting, the smallest offset whose cumulative weight reaches ``p - 1e-12``; ``F`` is
+    non-decreasing. So ``F(t (1 + r)) < p - m`` puts ``hi`` above ``t (1 + r)``, and ``F(t (1 -
+    r)) >= p + m`` puts ``lo`` below ``t (1 - r)``, and ``hi`` below ``t (1 - r) / (1 -
+    QUANTILE_RTOL)``. A pool that waits with no conditional wait (its quantiles infinite) has
+    ``F = 0``: above.
+    """
+    if not (math.isfinite(t_s) and t_s > 0):
+        return 0
+    d = np.asarray(offsets_s, dtype=float)
+    if not np.isfinite(d).all():
+        return 0
+    r = QUANTILE_SIDE_RTOL
+    f_above, f_below = mixture_cdf(
+        np.array([t_s * (1.0 + r), t_s * (1.0 - r)]),
+        d,
+        weights,
+        wait_probability,
+        conditional=conditional,
+    ).tolist()
+    if f_above < p - QUANTILE_SIDE_CDF_MARGIN:
+        return 1
+    if f_below >= p + QUANTILE_SIDE_CDF_MARGIN:
+        return -1
+    return 0
+
+
 def weighted_quantile(values, weights, p: float) -> float:
     """The ``p``-quantile of a discrete distribution (lowest value with CDF >= p)."""
     return mixture_quantile(p, values, weights)

@@ -88,6 +88,7 @@ class Solver(Sizing):
         """:meth:`candidate_rate` by the search itself (the rate's price table aside)."""
         pb = self.pb
         best: Plan | None = None
+        ties: list[Plan] = []  # candidates after best of exactly its cost, not ranked yet
         reasons: dict[str, int] = {}
         routings = pb.routings
         modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
@@ -116,11 +117,67 @@ class Solver(Sizing):
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                if best is None or better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
+                if best is None:
                     best = cand
+                elif cand.cost_usd_per_hour == best.cost_usd_per_hour:
+                    ties.append(cand)  # ranked by TTFT once it matters (_after_ties)
+                else:
+                    if ties and abs(cand.cost_usd_per_hour - best.cost_usd_per_hour) <= 1e-9:
+                        best, ties = self._after_ties(best, ties), []
+                    if better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
+                        best, ties = cand, []  # cheaper than best and every tie of its cost
         if best is None:
             raise self._infeasible(rate, reasons)
+        return self._after_ties(best, ties) if ties else best
+
+    def _after_ties(self, best: Plan, ties: list[Plan]) -> Plan:
+        """The plan that :func:`better_plan` keeps from ``best`` and then ``ties`` (candidates
+        of exactly ``best``'s cost, in the search's order): their TTFT percentiles decide.
+
+        A later routing relays more, and relaying hides transfer time: the last candidates most
+        often have the lowest TTFT, and the first of several with the same percentiles wins on
+        :func:`plan_key`. So the plan kept is looked for from the last one back
+        (:meth:`_beats`, most often one CDF reading of each other candidate's TTFT, no root
+        search for its percentiles), and then checked: where it beats every candidate before it
+        and none after it beats it, it is the plan ``better_plan`` keeps in the search's order
+        (it beats whichever is kept when it comes, and nothing displaces it after). Otherwise
+        ``better_plan`` runs over them in order, as it would have. Either way the same plan."""
+        group = [best, *ties]
+        w = len(group) - 1
+        for i in range(len(group) - 2, -1, -1):
+            if self._beats(group[i], group[w]):
+                w = i
+        win = group[w]
+        if all(self._beats(win, c) for c in group[:w]) and not any(
+            self._beats(c, win) for c in group[w + 1 :]
+        ):
+            return win
+        for cand in ties:
+            if better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
+                best = cand
         return best
+
+    def _beats(self, a: Plan, b: Plan) -> bool:
+        """``better_plan(a, b)`` for two candidates of one cost, reading one candidate's TTFT
+        CDF at the other's p99 (:meth:`p99_side`) where only the other's percentiles are at
+        hand (``b``'s are computed where neither's are): a reading beyond
+        :data:`TTFT_TIE_RTOL` of it answers as the comparison of the two p99s would (its margin
+        exceeds the tie tolerance plus the percentiles' own precision); where it cannot tell,
+        the comparison itself."""
+        if self.plan_ttft_key(a) == self.plan_ttft_key(b):
+            return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
+        known_a = self.has_figures(a)
+        if known_a and self.has_figures(b):
+            return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
+        if known_a:  # b's p99 against a's: b above, a wins
+            side = self.p99_side(b, self.plan_ttft_s(a)[-1])
+            if side:
+                return side > 0
+        else:  # a's p99 against b's (computed where need be): a below, a wins
+            side = self.p99_side(a, self.plan_ttft_s(b)[-1])
+            if side:
+                return side < 0
+        return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
 
     def finalize(self, plan: Plan, changes: dict[str, Any] | None = None) -> Plan:
         """The chosen plan with its TTFT at the decode pools' working first steps (see
@@ -854,6 +911,13 @@ def plan_key(plan: Plan) -> tuple:
     )
 
 
+#: [-] Two TTFT percentiles closer than this (relative) tie in :func:`better_plan`: below what
+#: a CDF reading tells apart (:data:`~pddplan.models.queueing.QUANTILE_SIDE_RTOL` less the
+#: percentiles' own precision, :data:`~pddplan.models.queueing.QUANTILE_RTOL`), so that
+#: :meth:`Solver._beats` reads the order ``better_plan`` gives.
+TTFT_TIE_RTOL = 1e-9
+
+
 def _sizing_ttft_s(plan: Plan) -> tuple[float, float, float]:
     return plan.prefill.ttft_s
 
@@ -865,7 +929,7 @@ def better_plan(
     ttft_key: Callable[[Plan], Hashable] | None = None,
 ) -> bool:
     """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50 (relative
-    tolerance 1e-9); then :func:`plan_key`, so that no list's order decides.
+    tolerance :data:`TTFT_TIE_RTOL`); then :func:`plan_key`, so that no list's order decides.
 
     ``ttft_s`` reads a plan's TTFT percentiles (its prefill sizing's by default; the search
     passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it).
@@ -875,7 +939,7 @@ def better_plan(
         return a.cost_usd_per_hour < b.cost_usd_per_hour
     if ttft_key is None or ttft_key(a) != ttft_key(b):
         for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
-            if abs(qa - qb) > 1e-9 * max(abs(qa), abs(qb), 1e-12):
+            if abs(qa - qb) > TTFT_TIE_RTOL * max(abs(qa), abs(qb), 1e-12):
                 return qa < qb
     return plan_key(a) < plan_key(b)
 

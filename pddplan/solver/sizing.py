@@ -300,7 +300,7 @@ class Sizing:
     ) -> PrefillSizing:
         """The :class:`PrefillSizing` of a count from :meth:`prefill_count` (TTFT percentiles,
         attainment, utilization at ``rate`` on ``route``), memoized as the count is."""
-        key = ("prefill-figures", *self._figures_key(inst, count.instances, rate, route.routing))
+        key = self._prefill_figures_key(inst, count.instances, rate, route)
 
         def compute() -> PrefillSizing:
             offs, wts, _ = self.ttft_offsets(inst, route)
@@ -314,6 +314,10 @@ class Sizing:
 
         return self.cache.get(key, compute)
 
+    def _prefill_figures_key(self, inst: Instance, n: int, rate: float, route: Route) -> tuple:
+        """:meth:`prefill_figures`' memo key."""
+        return ("prefill-figures", *self._figures_key(inst, n, rate, route.routing))
+
     def _figures_key(self, inst: Instance, n: int, rate: float, routing: Routing) -> tuple:
         """What :meth:`prefill_figures` of ``n`` instances depends on: the problem's physics,
         the instance's prefill times, the rate, the routing and the count."""
@@ -325,6 +329,31 @@ class Sizing:
         same TTFT figures (:func:`~pddplan.solver.search.better_plan` skips their comparison)."""
         inst, n = plan.roles["P"]  # type: ignore[misc]
         return self._figures_key(inst, n, plan.rate_rps, plan.routing)
+
+    def has_figures(self, plan: Plan) -> bool:
+        """Whether :meth:`plan_ttft_s` of a candidate is at hand (nothing to compute)."""
+        ps = plan.prefill
+        if ps.has_figures:
+            return True
+        inst = plan.roles["P"][0]  # type: ignore[index]
+        return (
+            self._prefill_figures_key(inst, ps.instances, plan.rate_rps, plan.route) in self.cache
+        )
+
+    def p99_side(self, plan: Plan, t_s: float) -> int:
+        """Where a candidate's TTFT p99 (:meth:`plan_ttft_s`: its :meth:`prefill_figures`')
+        lies against ``t_s``, without computing it: :func:`~pddplan.models.queueing.
+        quantile_side` on the distribution those figures are computed on (-1 below, 1 above,
+        0 where it cannot tell; 0 for a saturated pool, whose percentiles are infinite)."""
+        inst, n = plan.roles["P"][0], plan.prefill.instances  # type: ignore[index]
+        rate = plan.rate_rps
+        if self.prefill_utilization(inst, n, rate) >= 1:
+            return 0
+        offs, wts, _ = self.ttft_offsets(inst, plan.route)
+        wait = self.prefill_wait(inst, n, rate)
+        return queueing.quantile_side(
+            PERCENTILES[-1], t_s, offs, wts, wait.wait_probability, wait.conditional
+        )
 
     def pending_sizing(self, inst: Instance, count: PrefillCount, rate: float) -> PrefillSizing:
         """A count's :class:`PrefillSizing` without its TTFT figures (``has_figures`` False,

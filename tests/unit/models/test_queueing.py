@@ -591,3 +591,49 @@ def test_mean_first_completion_is_the_integral_of_its_survival() -> None:
         assert _mean_first_completion(s, w, 1, mean) == pytest.approx(
             float(np.sum(w * s * s)) / (2 * mean), rel=1e-12
         )
+
+
+def _side_cases():
+    """(offsets, weights, wait probability, conditional wait) of TTFT-like mixtures: a prefill
+    pool's M/G/c wait over its own mixture, no wait at all, and offsets with repeated values
+    (the CDF's jumps)."""
+    rng = np.random.default_rng(23)
+    out = []
+    for k in range(12):
+        n = int(rng.integers(20, 200))
+        d = rng.lognormal(-1.0, 0.8, n)
+        if k % 3 == 2:
+            d = np.round(d, 1)  # offsets that repeat: jumps the quantile may land on
+        w = rng.uniform(0.1, 1.0, n)
+        s = rng.lognormal(-2.0, 1.0, 30)
+        sw = rng.uniform(0.1, 1.0, 30)
+        c = int(rng.integers(1, 16))
+        rate = 0.9 * c / float((sw * s).sum() / sw.sum())
+        wait = q.wait_distribution(rate * rng.uniform(0.2, 1.0), c, s, sw)
+        out.append((d, w, wait.wait_probability, wait.conditional))
+        out.append((d, w, 0.0, None))
+    return out
+
+
+def test_quantile_side_places_the_quantile_mixture_quantiles_returns() -> None:
+    """quantile_side's answer holds against the quantile that mixture_quantiles returns: 1 puts
+    it above t (1 + QUANTILE_SIDE_RTOL), -1 below t (1 - QUANTILE_SIDE_RTOL) / (1 -
+    QUANTILE_RTOL); probed at t far from it and within a few of its tolerances, on both sides,
+    where both answers and "cannot tell" must all occur."""
+    r, qr = q.QUANTILE_SIDE_RTOL, q.QUANTILE_RTOL
+    seen = {-1: 0, 0: 0, 1: 0}
+    for d, w, pw, cond in _side_cases():
+        for p in (0.5, 0.9, 0.99):
+            qv = q.mixture_quantiles([p], d, w, pw, conditional=cond)[0]
+            for f in (0.5, 0.9, 1 - 10 * r, 1 - 2 * r, 1 - r, 1.0, 1 + r, 1 + 2 * r, 1 + 10 * r, 2.0):
+                t = qv * f
+                side = q.quantile_side(p, t, d, w, pw, cond)
+                seen[side] += 1
+                if side == 1:
+                    assert qv > t * (1 + r)
+                elif side == -1:
+                    assert qv < t * (1 - r) / (1 - qr)
+    assert min(seen.values()) > 0, seen
+    assert q.quantile_side(0.99, math.inf, [0.1], [1.0]) == 0
+    assert q.quantile_side(0.99, 0.0, [0.1], [1.0]) == 0
+    assert q.quantile_side(0.99, 1.0, [math.inf], [1.0]) == 0
