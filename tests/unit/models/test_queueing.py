@@ -621,11 +621,12 @@ def test_quantile_side_places_the_quantile_mixture_quantiles_returns() -> None:
     QUANTILE_RTOL); probed at t far from it and within a few of its tolerances, on both sides,
     where both answers and "cannot tell" must all occur."""
     r, qr = q.QUANTILE_SIDE_RTOL, q.QUANTILE_RTOL
+    factors = (0.5, 0.9, 1 - 10 * r, 1 - 2 * r, 1 - r, 1.0, 1 + r, 1 + 2 * r, 1 + 10 * r, 2.0)
     seen = {-1: 0, 0: 0, 1: 0}
     for d, w, pw, cond in _side_cases():
         for p in (0.5, 0.9, 0.99):
             qv = q.mixture_quantiles([p], d, w, pw, conditional=cond)[0]
-            for f in (0.5, 0.9, 1 - 10 * r, 1 - 2 * r, 1 - r, 1.0, 1 + r, 1 + 2 * r, 1 + 10 * r, 2.0):
+            for f in factors:
                 t = qv * f
                 side = q.quantile_side(p, t, d, w, pw, cond)
                 seen[side] += 1
