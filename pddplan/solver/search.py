@@ -100,7 +100,10 @@ class Solver(Sizing):
                 reasons["line utilization"] = reasons.get("line utilization", 0) + 1
                 step += len(modes)
                 continue
-            if best is not None and self.lower_bound(rate, route) > best.cost_usd_per_hour + 1e-9:
+            if (
+                best is not None
+                and self.lower_bound(rate, route) > best.cost_usd_per_hour + COST_TIE_USD_PER_HOUR
+            ):
                 step += len(modes)  # no plan on this route can beat the incumbent
                 continue
             p_opts = _PrefillOptions(self, rate, route)
@@ -122,7 +125,8 @@ class Solver(Sizing):
                 elif cand.cost_usd_per_hour == best.cost_usd_per_hour:
                     ties.append(cand)  # ranked by TTFT once it matters (_after_ties)
                 else:
-                    if ties and abs(cand.cost_usd_per_hour - best.cost_usd_per_hour) <= 1e-9:
+                    gap = abs(cand.cost_usd_per_hour - best.cost_usd_per_hour)
+                    if ties and gap <= COST_TIE_USD_PER_HOUR:
                         best, ties = self._after_ties(best, ties), []
                     if better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
                         best, ties = cand, []  # cheaper than best and every tie of its cost
@@ -164,19 +168,15 @@ class Solver(Sizing):
         :data:`TTFT_TIE_RTOL` of it answers as the comparison of the two p99s would (its margin
         exceeds the tie tolerance plus the percentiles' own precision); where it cannot tell,
         the comparison itself."""
-        if self.plan_ttft_key(a) == self.plan_ttft_key(b):
-            return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
-        known_a = self.has_figures(a)
-        if known_a and self.has_figures(b):
-            return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
-        if known_a:  # b's p99 against a's: b above, a wins
-            side = self.p99_side(b, self.plan_ttft_s(a)[-1])
-            if side:
-                return side > 0
-        else:  # a's p99 against b's (computed where need be): a below, a wins
-            side = self.p99_side(a, self.plan_ttft_s(b)[-1])
-            if side:
-                return side < 0
+        side = 0  # a's p99 against b's: -1 below beyond the tie tolerance, 1 above
+        if self.plan_ttft_key(a) != self.plan_ttft_key(b):
+            known_a = self.has_figures(a)
+            if known_a and not self.has_figures(b):  # b's p99 read against a's
+                side = -self.p99_side(b, self.plan_ttft_s(a)[-1])
+            elif not known_a:  # a's p99 read against b's (computed where need be)
+                side = self.p99_side(a, self.plan_ttft_s(b)[-1])
+        if side:
+            return side < 0
         return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
 
     def finalize(self, plan: Plan, changes: dict[str, Any] | None = None) -> Plan:
@@ -378,10 +378,16 @@ class Solver(Sizing):
         for pi, ci, cost in order:
             if cost > bound:
                 # every combination left, the options left out included, costs more than this
-                if chosen is not None and chosen.cost_usd_per_hour - link_cost + 1e-9 < bound:
+                if (
+                    chosen is not None
+                    and chosen.cost_usd_per_hour - link_cost + COST_TIE_USD_PER_HOUR < bound
+                ):
                     return chosen
                 return _INCOMPLETE
-            if chosen is not None and cost > chosen.cost_usd_per_hour - link_cost + 1e-9:
+            if (
+                chosen is not None
+                and cost > chosen.cost_usd_per_hour - link_cost + COST_TIE_USD_PER_HOUR
+            ):
                 break  # every cheaper-or-equal combination has been seen
             ri = int(pairs.rld[ci])
             combo = (int(pairs.rows[ci]), ri if ri >= 0 else None, pairs.sizing(ci))
@@ -393,7 +399,8 @@ class Solver(Sizing):
                 chosen = cand
         else:
             if bound < math.inf and not (
-                chosen is not None and chosen.cost_usd_per_hour - link_cost + 1e-9 < bound
+                chosen is not None
+                and chosen.cost_usd_per_hour - link_cost + COST_TIE_USD_PER_HOUR < bound
             ):
                 return _INCOMPLETE
         return chosen
@@ -911,6 +918,9 @@ def plan_key(plan: Plan) -> tuple:
     )
 
 
+#: [USD/h] Two costs closer than this tie in :func:`better_plan` (the TTFT percentiles then
+#: decide); the search's pruning and visit stop only past it.
+COST_TIE_USD_PER_HOUR = 1e-9
 #: [-] Two TTFT percentiles closer than this (relative) tie in :func:`better_plan`: below what
 #: a CDF reading tells apart (:data:`~pddplan.models.queueing.QUANTILE_SIDE_RTOL` less the
 #: percentiles' own precision, :data:`~pddplan.models.queueing.QUANTILE_RTOL`), so that
@@ -928,14 +938,15 @@ def better_plan(
     ttft_s: Callable[[Plan], tuple[float, float, float]] = _sizing_ttft_s,
     ttft_key: Callable[[Plan], Hashable] | None = None,
 ) -> bool:
-    """Lower cost wins; at equal cost, the lower TTFT p99, then p90, then p50 (relative
-    tolerance :data:`TTFT_TIE_RTOL`); then :func:`plan_key`, so that no list's order decides.
+    """Lower cost wins (by more than :data:`COST_TIE_USD_PER_HOUR`); at equal cost, the lower
+    TTFT p99, then p90, then p50 (relative tolerance :data:`TTFT_TIE_RTOL`); then
+    :func:`plan_key`, so that no list's order decides.
 
     ``ttft_s`` reads a plan's TTFT percentiles (its prefill sizing's by default; the search
     passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it).
     ``ttft_key``, where given, names what ``ttft_s`` depends on: two plans of one key have the
     same percentiles, so they are not computed (:meth:`Sizing.plan_ttft_key`)."""
-    if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > 1e-9:
+    if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > COST_TIE_USD_PER_HOUR:
         return a.cost_usd_per_hour < b.cost_usd_per_hour
     if ttft_key is None or ttft_key(a) != ttft_key(b):
         for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
