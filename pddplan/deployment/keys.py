@@ -51,3 +51,37 @@ class HashedKey:
 #: Interned keys of :meth:`HashedKey.of` (a sweep's points share their problem's physics).
 _INTERNED: dict[HashedKey, HashedKey] = {}
 _INTERNED_MAX = 4096
+
+
+def hash_once(cls: type) -> type:
+    """A frozen dataclass whose hash is computed once per object (its generated hash walks
+    every field, at every lookup of every memo key that holds it: a model's numbers are some
+    thirty fields, hashed about a microsecond each time).
+
+    The hash is the dataclass's own, kept in the object's ``__dict__`` on first use; a copy or
+    a pickle leaves it behind (a string's hash differs from one process to the next), so the
+    object is rehashed where it arrives. Only for frozen dataclasses: their fields never
+    change, so neither does their hash."""
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        raise TypeError(f"hash_once takes a frozen dataclass, not {cls.__name__}")
+    field_hash = cls.__hash__
+
+    def __hash__(self: Any) -> int:
+        h = self.__dict__.get(_HASH_SLOT)
+        if h is None:
+            h = self.__dict__[_HASH_SLOT] = field_hash(self)
+        return h
+
+    def __getstate__(self: Any) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop(_HASH_SLOT, None)
+        return state
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    return cls
+
+
+#: Where :func:`hash_once` keeps an object's hash (not a field: never compared or shown).
+_HASH_SLOT = "_hash_once"

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from pddplan import units
+from pddplan.deployment.keys import hash_once
 from pddplan.io.memo import IdentityMemo
 from pddplan.models import network
 from pddplan.spec import Link
@@ -18,6 +19,7 @@ from pddplan.spec import Link
 TOKEN_ID_BYTES_PER_TOKEN = 16.0
 
 
+@hash_once
 @dataclass(frozen=True)
 class LinkNumbers:
     """A link (WAN line or RDMA fabric) in SI numbers: the only form the timing sees.

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pddplan import units
+from pddplan.deployment.keys import hash_once
 from pddplan.io.memo import IdentityMemo
 from pddplan.models import architecture as arch
 from pddplan.models import memory
@@ -20,6 +21,7 @@ from pddplan.spec import (
 )
 
 
+@hash_once
 @dataclass(frozen=True)
 class ModelNumbers:
     """A model's shape reduced to the numbers the performance models take."""

@@ -4,6 +4,8 @@ processes), never carried over."""
 
 from __future__ import annotations
 
+import pytest
+
 import pickle
 
 from pddplan.deployment import Instance
@@ -34,3 +36,35 @@ def test_instances_of_equal_physics_share_one_physics_key() -> None:
     one, two = Instance(chip, model, 8), Instance(chip, model, 8)
     assert one.physics_key is two.physics_key
     assert Instance(chip, model, 4).physics_key != one.physics_key
+
+
+def test_hash_once_keeps_the_dataclass_hash_and_leaves_it_behind_in_copies() -> None:
+    """A model's and a link's numbers hash as their fields do, computed once; a pickle or a
+    copy carries no hash (a string's differs in another process) and equals the original."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from pddplan.deployment import LinkNumbers, ModelNumbers
+    from pddplan.deployment.keys import hash_once
+
+    link = LinkNumbers("wan", 100.0, 1.2e10, 0.02, 1.0, 0.1, 27.4)
+    fields = tuple(getattr(link, f.name) for f in dataclasses.fields(link))
+    assert hash(link) == hash(fields)
+    assert link.__dict__["_hash_once"] == hash(fields)
+    object.__setattr__(link, "_hash_once", 12345)  # the kept hash is the one returned
+    assert hash(link) == 12345
+    object.__setattr__(link, "_hash_once", hash(fields))
+    for other in (pickle.loads(pickle.dumps(link)), copy.copy(link), copy.deepcopy(link)):
+        assert "_hash_once" not in other.__dict__
+        assert other == link and hash(other) == hash(link)
+    assert dataclasses.replace(link, rtt_s=0.03) != link
+    assert hash(dataclasses.replace(link, rtt_s=0.03)) != hash(link)
+    assert ModelNumbers.__hash__ is not None and "_hash_once" not in repr(link)
+
+    @dataclasses.dataclass
+    class Mutable:
+        x: int
+
+    with pytest.raises(TypeError, match="frozen dataclass"):
+        hash_once(Mutable)
