@@ -4,9 +4,9 @@ processes), never carried over."""
 
 from __future__ import annotations
 
-import pytest
-
 import pickle
+
+import pytest
 
 from pddplan.deployment import Instance
 from pddplan.deployment.keys import HashedKey
