@@ -46,10 +46,18 @@ class Sizing:
         self.cache = cache if cache is not None else DEFAULT_CACHE
         self._key = HashedKey.of(problem.physics_key())
         self._md_ctx: float | None = None
+        #: :meth:`prefill_s` by instance object, with its bytes once a key asked for them
+        #: (the instance kept, so that no other meets its ``id``): asked hundreds of times a
+        #: search, for every option's utilization, wait and figures key. The problem's
+        #: physics is this sizing's (:attr:`_key` is taken here too).
+        self._prefill: dict[int, list[Any]] = {}
 
     # ---- per-option quantities
     def prefill_s(self, inst: Instance) -> np.ndarray:
         """Prefill time of every class on an instance [s] (memoized by physics and classes)."""
+        kept = self._prefill.get(id(inst))
+        if kept is not None and kept[0] is inst:
+            return kept[1]
         c = self.pb.classes
         table = inst.cache("prefill")
         key = (c.key, self.pb.chunk_size_tokens, self.pb.cache)
@@ -64,7 +72,16 @@ class Sizing:
                 ),
                 dtype=float,
             )
+        self._prefill[id(inst)] = [inst, table[key], None]
         return table[key]
+
+    def _prefill_bytes(self, inst: Instance) -> bytes:
+        """:meth:`prefill_s` as bytes (a memo key's part), taken once per instance."""
+        self.prefill_s(inst)
+        kept = self._prefill[id(inst)]
+        if kept[2] is None:
+            kept[2] = kept[1].tobytes()
+        return kept[2]
 
     # ---- route (rate, threshold)
     def route(self, rate: float, routing: Routing) -> Route:
@@ -100,11 +117,10 @@ class Sizing:
         Memoized on the route as :meth:`decode_load` is (its line load and routing), the
         instance's prefill times and the steps; the arrays are read-only.
         """
-        pre = self.prefill_s(inst)
         key = (
             "ttft-offsets",
             self._key,
-            pre.tobytes(),
+            self._prefill_bytes(inst),
             route.link_utilization,
             route.routing,
             md_step_s,
@@ -115,7 +131,7 @@ class Sizing:
             out = timing.first_token_points(
                 self.pb.paths,
                 route,
-                pre,
+                self.prefill_s(inst),
                 self.pb.classes.weight,
                 md_step_s=md_step_s,
                 rld_step_s=rld_step_s,
@@ -292,7 +308,7 @@ class Sizing:
 
         The sizing sees the instance only through its prefill times, so instances of equal
         prefill times (layouts that differ in decode alone, say) share one entry."""
-        key = ("prefill", self._key, self.prefill_s(inst).tobytes(), rate, route.routing)
+        key = ("prefill", self._key, self._prefill_bytes(inst), rate, route.routing)
         return self.cache.get(key, lambda: self._size_prefill(inst, rate, route))
 
     def prefill_figures(
@@ -321,7 +337,7 @@ class Sizing:
     def _figures_key(self, inst: Instance, n: int, rate: float, routing: Routing) -> tuple:
         """What :meth:`prefill_figures` of ``n`` instances depends on: the problem's physics,
         the instance's prefill times, the rate, the routing and the count."""
-        return (self._key, self.prefill_s(inst).tobytes(), rate, routing, n)
+        return (self._key, self._prefill_bytes(inst), rate, routing, n)
 
     def plan_ttft_key(self, plan: Plan) -> tuple:
         """What :meth:`plan_ttft_s` of a candidate (a plan the search has not finalized, see

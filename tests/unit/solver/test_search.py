@@ -197,6 +197,36 @@ def test_ttft_offsets_are_shared_and_read_only() -> None:
     assert other[0] is not first[0]
 
 
+def test_prefill_times_are_kept_per_instance_object_and_equal_the_timing() -> None:
+    """A sizing's prefill times of an instance are one array (and its bytes one string),
+    equal to the timing's; an equal instance built anew gets equal times of its own, and a
+    sizing of another chunk size computes its own."""
+    from dataclasses import replace
+
+    from pddplan import timing
+
+    pb = _problem()
+    s = Solver(pb)
+    c = pb.classes
+    for p in pb.options["P"]:
+        first = s.prefill_s(p)
+        assert s.prefill_s(p) is first
+        want = timing.prefill_s(
+            p, c.uncached_tokens, c.cached_tokens, pb.chunk_size_tokens, pb.cache
+        )
+        assert np.array_equal(first, want)
+        assert s._prefill_bytes(p) is s._prefill_bytes(p) and s._prefill_bytes(p) == first.tobytes()
+        twin = replace(p)
+        assert twin is not p and np.array_equal(s.prefill_s(twin), first)
+    p = pb.options["P"][0]
+    small = Solver(replace(pb, chunk_size_tokens=pb.chunk_size_tokens // 4))
+    want = timing.prefill_s(
+        p, c.uncached_tokens, c.cached_tokens, pb.chunk_size_tokens // 4, pb.cache
+    )
+    assert np.array_equal(small.prefill_s(p), want)
+    assert not np.array_equal(small.prefill_s(p), s.prefill_s(p))
+
+
 def test_infeasible_names_the_line_and_the_relaxation() -> None:
     pb = _problem()
     s = Solver(pb)
