@@ -78,8 +78,8 @@ def hash_once(cls: type) -> type:
         state.pop(_HASH_SLOT, None)
         return state
 
-    cls.__hash__ = __hash__  # type: ignore[method-assign]
-    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    setattr(cls, "__hash__", __hash__)
+    setattr(cls, "__getstate__", __getstate__)
     return cls
 
 
