@@ -5,8 +5,10 @@ walks every element, and a frozen dataclass's every field, at every lookup."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+_T = TypeVar("_T", bound=type)
 
 
 class HashedKey:
@@ -53,7 +55,7 @@ _INTERNED: dict[HashedKey, HashedKey] = {}
 _INTERNED_MAX = 4096
 
 
-def hash_once(cls: type) -> type:
+def hash_once(cls: _T) -> _T:
     """A frozen dataclass whose hash is computed once per object (its generated hash walks
     every field, at every lookup of every memo key that holds it: a model's numbers are some
     thirty fields, hashed about a microsecond each time).
@@ -63,9 +65,9 @@ def hash_once(cls: type) -> type:
     object is rehashed where it arrives. Only for frozen dataclasses: their fields never
     change, so neither does their hash."""
     params = getattr(cls, "__dataclass_params__", None)
-    if params is None or not params.frozen:
-        raise TypeError(f"hash_once takes a frozen dataclass, not {cls.__name__}")
-    field_hash = cls.__hash__
+    field_hash: Callable[[Any], int] | None = cls.__dict__.get("__hash__")
+    if params is None or not params.frozen or field_hash is None:
+        raise TypeError(f"hash_once takes a frozen dataclass with a hash, not {cls.__name__}")
 
     def __hash__(self: Any) -> int:
         h = self.__dict__.get(_HASH_SLOT)
@@ -78,8 +80,8 @@ def hash_once(cls: type) -> type:
         state.pop(_HASH_SLOT, None)
         return state
 
-    setattr(cls, "__hash__", __hash__)
-    setattr(cls, "__getstate__", __getstate__)
+    cls.__hash__ = __hash__  # type: ignore[assignment, method-assign]
+    cls.__getstate__ = __getstate__  # type: ignore[assignment, method-assign]
     return cls
 
 
