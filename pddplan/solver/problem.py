@@ -46,6 +46,13 @@ class Topology:
     anomalous_filter: bool
 
 
+def physical_topology(t: Topology) -> tuple[bool, bool, bool]:
+    """What a topology does, without its name: two of equal fields time and size alike
+    (:meth:`Problem.physics_key`; the name labels plans, and chooses the same-datacenter
+    baseline's options in :func:`build_problem`, which the options' keys tell apart)."""
+    return (t.cross_dc, t.relay, t.anomalous_filter)
+
+
 PDD = Topology("pdd", cross_dc=True, relay=True, anomalous_filter=True)
 SAME_DC = Topology("same-dc", cross_dc=False, relay=False, anomalous_filter=False)
 NO_RELAY = Topology("no-relay", cross_dc=True, relay=False, anomalous_filter=False)
@@ -239,13 +246,16 @@ class Problem:
         """Everything the search's timings depend on, prices and inventory excluded.
 
         The routing choice (``routing``: which routings are tried) is not part of it: every
-        memoized value is keyed on the one :class:`Routing` it was computed for.
+        memoized value is keyed on the one :class:`Routing` it was computed for. Nor is the
+        topology's name, only what it does (:func:`physical_topology`): the baseline that keeps
+        RLD for anomalous requests only is PDD's problem under the routing that relays nothing,
+        and shares every timing and sizing the PDD search computed there.
         """
         return (
             self.classes.key,
             _unpriced(self.wan),
             _unpriced(self.rdma),
-            self.topology,
+            physical_topology(self.topology),
             self.ttft_targets_s,
             self.tpot_s,
             self.chunk_size_tokens,

@@ -49,3 +49,39 @@ def test_unsizable_baseline_says_why() -> None:
     assert plan.goodput_rps == 0.0
     assert any(b.startswith("SLA: ") and "TTFT" in b for b in plan.binding)
     assert all(math.isfinite(t) and t < 10 for t in plan.prefill.ttft_s)
+
+
+def test_the_rld_for_anomalous_baseline_shares_pdds_physics_and_sizes_alike() -> None:
+    """The baseline that keeps RLD for anomalous requests only is PDD's problem under the
+    routing that relays nothing: one physics key (the topology's name is not physics), so it
+    reuses what PDD's search computed, and its plan is the one it sizes on a memo of its own."""
+    from pddplan.solver import Solver, build_problem
+    from pddplan.solver.cache import SearchCache
+    from pddplan.solver.modes import BASELINE_ROUTING, NO_RELAY_RLD
+    from pddplan.solver.problem import NO_RELAY, PDD
+
+    rs = load_scenario(None, Registry.default())
+    pdd, nrr, nr = (build_problem(rs, t) for t in (PDD, NO_RELAY_RLD, NO_RELAY))
+    assert pdd.physics_key() == nrr.physics_key()
+    assert nr.physics_key() != pdd.physics_key()  # no RLD at all: other physics
+    assert SAME_DC not in (PDD, NO_RELAY_RLD)
+    nrr.routing = BASELINE_ROUTING[NO_RELAY_RLD.name]
+    shared = SearchCache()
+    rate = 2.0
+    Solver(pdd, shared).solve_rate(rate)
+    hits, misses = shared.hits, shared.misses
+    after_pdd = Solver(nrr, shared).solve_rate(rate)
+    alone_pb = build_problem(rs, NO_RELAY_RLD)
+    alone_pb.routing = nrr.routing
+    own = SearchCache()
+    alone = Solver(alone_pb, own).solve_rate(rate)
+    # what PDD's search computed is found, not computed again
+    assert shared.misses - misses < own.misses
+    assert shared.hits - hits > own.hits
+    assert after_pdd.topology == alone.topology == NO_RELAY_RLD.name
+    assert after_pdd.cost_usd_per_hour == alone.cost_usd_per_hour
+    assert after_pdd.prefill.ttft_s == alone.prefill.ttft_s
+    assert after_pdd.routing == alone.routing and after_pdd.handover == alone.handover
+    assert {r: (v[0].physics_key, v[1]) if v else None for r, v in after_pdd.roles.items()} == {
+        r: (v[0].physics_key, v[1]) if v else None for r, v in alone.roles.items()
+    }
