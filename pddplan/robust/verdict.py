@@ -31,8 +31,10 @@ checks' margins (:func:`_next_probe`: while both meet or both miss, Newton on ea
 margin slope measured on the point estimate (:func:`_starts`); then false position towards each
 fleet's turning rate, a bisection every third step): a tie's bracket closes in about three
 steps, where bisection took twelve. Fleets that no rate within that precision separates tie,
-and a tie is no win. PDD's fleet is checked once for every baseline whose first guess is at or
-below a rate where it met every target (:meth:`_OnSample.known`).
+and a tie is no win; a baseline that is PDD's very fleet at PDD's cost (one
+:meth:`~pddplan.solver.sizing.Sizing.fleet_key`, the key every fleet figure is memoized on)
+ties without a check. PDD's fleet is checked once for every baseline whose first guess is at
+or below a rate where it met every target (:meth:`_OnSample.known`).
 
 The point estimate's verdict is taken the same way, on the fleets as solved (not read off the
 BCR figures): a BCR ratio within the goodput's precision of 1 is then a tie at the point as at
@@ -264,6 +266,7 @@ def _starts(
             and base is not None
             and base.cost_usd_per_hour > 0
             and math.isfinite(x)
+            and not mine.same_as(solver, base)  # a tie, decided without a probe
         ):
             scale = base.cost_usd_per_hour / mine.plan.cost_usd_per_hour * (1 - TIE_RTOL)
             fs = []
@@ -364,6 +367,16 @@ class _OnSample:
         known = self.known(rate)
         return self.check(rate).meets_sla if known is None else known
 
+    def same_as(self, solver: Solver, base: Plan) -> bool:
+        """Whether ``base`` on ``solver`` is this fleet at this fleet's cost
+        (:meth:`~pddplan.solver.sizing.Sizing.fleet_key`: one physics, rate, routing, hand-over,
+        instances, counts and decode sizings, whatever the topologies' names or routing
+        choices): every check of the two agrees at every rate, so their BCRs are equal."""
+        assert self.plan is not None
+        return base.cost_usd_per_hour == self.plan.cost_usd_per_hour and solver.fleet_key(
+            base
+        ) == self.solver.fleet_key(self.plan)
+
     def outcome(self, solver: Solver, base: Plan | None, start: Start) -> str:
         """This fleet's BCR against ``base``'s on the same scenario (see the module notes):
         both fleets checked at PDD rates ``x`` and their BCR-equal rates, ``x`` moved up while
@@ -371,7 +384,11 @@ class _OnSample:
         not (:data:`WINS` or :data:`LOSES`), or ``x`` is pinned within
         :data:`~pddplan.solver.fleet.GOODPUT_RTOL` (:data:`TIE`). ``x`` starts at ``start``'s
         rate; its slopes, where known, place the probes while the bracket is open
-        (:func:`_next_probe`)."""
+        (:func:`_next_probe`). A baseline that is this very fleet at its cost (:meth:`same_as`:
+        PDD's plan relays nothing and the baseline that keeps RLD for the anomalous requests
+        only is sized alike) ties without a check: the search would pin ``x`` at their common
+        goodput in some six checks, or call it a loss where a probe fell between that goodput
+        and the BCR-equal rate :data:`TIE_RTOL` below it."""
         guess = start.rate_rps
         if self.plan is None:
             return LOSES
@@ -380,6 +397,8 @@ class _OnSample:
             return WINS if won else LOSES
         if not math.isfinite(guess):
             return LOSES  # a baseline no rate overloads: its BCR has no bound
+        if self.same_as(solver, base):
+            return TIE  # one fleet at one cost: equal BCR, which no rate can separate
         scale = base.cost_usd_per_hour / self.plan.cost_usd_per_hour * (1 - TIE_RTOL)
         lo, hi = 0.0, math.inf  # both fleets meet every target at lo, both miss one at hi
         f_lo = f_hi = (math.nan, math.nan)  # the two fleets' log margins there

@@ -196,3 +196,46 @@ def test_estimates_of_chips_no_fleet_has_leave_the_verdict(monkeypatch) -> None:
     quick = verdict.check_verdict(_resolve(ls), ls.resolved, out)
     monkeypatch.setattr(verdict, "_leaves_fleets", lambda inp, chips: False)
     assert verdict.check_verdict(_resolve(ls), ls.resolved, out) == quick
+
+
+def test_a_baseline_that_is_pdds_fleet_ties_without_a_check(monkeypatch) -> None:
+    """The default scenario's max-BCR plan relays nothing, and the baseline that keeps RLD for
+    the anomalous requests only is sized alike: another topology name and routing choice, one
+    fleet key and one cost. Against it every outcome is a tie taken with no fleet check, and the
+    checks' own search (the shortcut turned off) finds that tie too, at the point and at both
+    ends of two inputs' ranges. One more MD instance, or another cost, is no longer that fleet."""
+    ls = api.load_scenario("default")
+    out = solve_scenario(ls.resolved, max_bcr=True)
+    twin = {b.topology: b for b in out.baselines}["no-relay-rld"]
+    pdd, base = verdict._Fleet.of(out.plan), verdict._Fleet.of(twin)
+    assert pdd.topology.name != base.topology.name and pdd.routing != base.routing
+    mine = verdict._OnSample(*pdd.on(ls.resolved))
+    solver, theirs = base.on(ls.resolved)
+    assert theirs is not None and mine.same_as(solver, theirs)
+    p_inst, n_md = theirs.roles["MD"]  # type: ignore[misc]
+    bigger = replace(theirs, roles={**theirs.roles, "MD": (p_inst, n_md + 1)})
+    assert not mine.same_as(solver, bigger)
+    dearer = replace(theirs, cost_usd_per_hour=theirs.cost_usd_per_hour * (1 + 1e-12))
+    assert not mine.same_as(solver, dearer)
+
+    found = {i.path: i for i in inputs.collect_inputs(ls.resolved)[0]}
+    scenarios = [ls.resolved]
+    for path in ("link.rtt_ms", "workload.anomalous.share"):
+        for value in inputs.plausible_range(found[path]):
+            scenarios.append(verdict._resolved(_resolve(ls), found[path], value))
+    (start,) = verdict._starts(
+        ls.resolved, pdd, [base], [verdict._equal_rate_guess(out.plan, twin)]
+    )
+    checks = []
+    inner = verdict.check_fleet
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        checks.append(args[2])
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(verdict, "check_fleet", counted)
+    quick = [verdict._outcomes_on(rs, pdd, [base], [start])[0] for rs in scenarios]
+    assert quick == [verdict.TIE] * len(scenarios) and checks == []
+    monkeypatch.setattr(verdict._OnSample, "same_as", lambda self, solver, base: False)
+    searched = [verdict._outcomes_on(rs, pdd, [base], [start])[0] for rs in scenarios]
+    assert searched == quick and len(checks) >= 2 * len(scenarios)
