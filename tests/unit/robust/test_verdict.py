@@ -212,8 +212,8 @@ def test_a_baseline_that_is_pdds_fleet_ties_without_a_check(monkeypatch) -> None
     mine = verdict._OnSample(*pdd.on(ls.resolved))
     solver, theirs = base.on(ls.resolved)
     assert theirs is not None and mine.same_as(solver, theirs)
-    p_inst, n_md = theirs.roles["MD"]  # type: ignore[misc]
-    bigger = replace(theirs, roles={**theirs.roles, "MD": (p_inst, n_md + 1)})
+    md_inst, n_md = theirs.roles["MD"]  # type: ignore[misc]
+    bigger = replace(theirs, roles={**theirs.roles, "MD": (md_inst, n_md + 1)})
     assert not mine.same_as(solver, bigger)
     dearer = replace(theirs, cost_usd_per_hour=theirs.cost_usd_per_hour * (1 + 1e-12))
     assert not mine.same_as(solver, dearer)
