@@ -111,7 +111,57 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
 def meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
     """Whether ``plan``'s fleet meets every SLA target at ``rate_rps``: ``check_fleet(solver,
     plan, rate_rps, figures=False).meets_sla``, by the same checks, stopping at the first that
-    fails (the line, then the decode pools, then TTFT, the costliest), with no margin."""
+    fails (the line, then the decode pools, then TTFT, the costliest), with no margin.
+
+    The feasible rates of a fleet are an interval from 0 (see the module notes), so a rate at
+    or below one where the fleet met every target meets them too, and one at or above a rate
+    where it missed misses: those are answered from the fleet's earlier answers
+    (:class:`FeasibleRates`, kept for every plan of the same fleet, whatever rate it was sized
+    at), the others checked."""
+    known = feasible_rates(solver, plan)
+    answer = known.answer(rate_rps)
+    if answer is None:
+        answer = _meets_sla(solver, plan, rate_rps)
+        known.note(rate_rps, answer)
+    return answer
+
+
+class FeasibleRates:
+    """What the checks of one fleet have shown (:func:`meets_sla`): the highest rate at which it
+    met every target, and the lowest at which it missed one [requests/s]."""
+
+    __slots__ = ("met_rps", "missed_rps")
+
+    def __init__(self) -> None:
+        self.met_rps = 0.0
+        self.missed_rps = math.inf
+
+    def answer(self, rate_rps: float) -> bool | None:
+        """Whether the fleet meets every target at ``rate_rps``, where the checks made decide
+        it (None where they do not)."""
+        if 0.0 < rate_rps <= self.met_rps:
+            return True
+        if rate_rps >= self.missed_rps:
+            return False
+        return None
+
+    def note(self, rate_rps: float, meets: bool) -> None:
+        """Keep a check's answer at ``rate_rps``."""
+        if meets:
+            self.met_rps = max(self.met_rps, rate_rps)
+        else:
+            self.missed_rps = min(self.missed_rps, rate_rps)
+
+
+def feasible_rates(solver: Solver, plan: Plan) -> FeasibleRates:
+    """The :class:`FeasibleRates` of ``plan``'s fleet, memoized on what its checks depend on
+    (:meth:`~pddplan.solver.sizing.Sizing.check_key`): not the rate the plan was sized at, so
+    that a rate sweep's points that size one fleet share it."""
+    return solver.cache.get(("feasible-rates", solver.check_key(plan)), FeasibleRates)
+
+
+def _meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
+    """:func:`meets_sla` by its checks."""
     route = solver.route(rate_rps, plan.routing)
     if route.link_utilization >= 1.0:
         return False

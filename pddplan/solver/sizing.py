@@ -146,11 +146,18 @@ class Sizing:
         """What a plan's fleet figures depend on: the problem's physics (:attr:`_key`), the
         rate, routing and hand-over, each role's instance physics and count, and the decode
         pools' sizings; never a price, so a price sweep's points share them."""
-        roles = tuple(
-            (r, v[0].physics_key, v[1]) for r, v in sorted(plan.roles.items()) if v is not None
-        )
         decode = tuple((r, d) for r, d in sorted(plan.decode.items()) if d is not None)
-        return (self._key, plan.rate_rps, plan.routing, plan.handover, roles, decode)
+        return (self._key, plan.rate_rps, plan.routing, plan.handover, _roles_key(plan), decode)
+
+    def check_key(self, plan: Plan) -> tuple:
+        """What a check of a plan's fleet at a given rate depends on
+        (:func:`~pddplan.solver.fleet.meets_sla`): :meth:`fleet_key` without the rate the plan
+        was sized at, and with only the decode pools' batches of their sizings (not their
+        concurrency at that rate), so that the plans of one fleet at other rates share it."""
+        batches = tuple(
+            (r, d.batch_per_instance) for r, d in sorted(plan.decode.items()) if d is not None
+        )
+        return (self._key, plan.routing, plan.handover, _roles_key(plan), batches)
 
     def first_steps(self, plan: Plan) -> tuple[float | None, float | None]:
         """(MD step, RLD step) [s] at the plan's working batches (memoized on
@@ -642,6 +649,13 @@ class Sizing:
         tokens = np.where(route.relay, relayed, tokens)
         stall = float(np.max(stalls))
         return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
+
+
+def _roles_key(plan: Plan) -> tuple:
+    """Each role's instance physics and count (:meth:`Sizing.fleet_key`'s part)."""
+    return tuple(
+        (r, v[0].physics_key, v[1]) for r, v in sorted(plan.roles.items()) if v is not None
+    )
 
 
 def fixed_point(phi, start: float, tol: float, max_steps: int = 60) -> float:

@@ -105,6 +105,9 @@ def test_meets_sla_is_the_checks_verdict() -> None:
         top = max(hi, plan.rate_rps) * 40.0
         for r in (1e-6 * lo, 0.3 * lo, lo, hi, 1.01 * hi, 1.5 * hi, 3.0 * hi, top):
             want = fleet_mod.check_fleet(solver, plan, r, figures=False)
+            # the checks themselves, and the answer meets_sla gives (at most of these rates
+            # from the fleet's earlier checks: FeasibleRates)
+            assert fleet_mod._meets_sla(solver, plan, r) == want.meets_sla, (plan.roles, r)
             assert fleet_mod.meets_sla(solver, plan, r) == want.meets_sla, (plan.roles, r)
             seen.add((want.meets_ttft, want.meets_decode, want.link_utilization < 1.0))
     # every way of failing was met: TTFT alone, decode alone, both, the line
@@ -126,3 +129,56 @@ def test_halving_with_meets_sla_is_halving_with_the_full_check(
     )
     slow = [fleet_mod._goodput_bracket(s, p, 1e-3, False) for s, p in fleets]
     assert fast == slow
+
+
+def test_feasible_rates_answer_only_what_the_checks_decide() -> None:
+    known = fleet_mod.FeasibleRates()
+    assert known.answer(1.0) is None  # nothing checked yet
+    known.note(2.0, True)
+    known.note(5.0, False)
+    known.note(1.0, True)  # a lower rate met: the highest met stays
+    known.note(7.0, False)  # a higher rate missed: the lowest missed stays
+    assert (known.met_rps, known.missed_rps) == (2.0, 5.0)
+    assert [known.answer(r) for r in (0.5, 2.0, 3.0, 4.999, 5.0, 9.0)] == [
+        True,
+        True,
+        None,
+        None,
+        False,
+        False,
+    ]
+    assert known.answer(0.0) is None  # a rate of 0 is not a rate the checks met
+
+
+def test_a_fleet_sized_at_another_rate_shares_its_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plans of one fleet at two rates share what its checks showed (:meth:`Sizing.check_key`
+    leaves out the rate the plan was sized at, and nothing else the checks read): the goodput
+    halving from the second plan's rate checks a few rates near the boundary rather than every
+    probe, and ends where the same halving on a solver with nothing kept ends, to the bit."""
+    from dataclasses import replace
+
+    from pddplan.solver.cache import SearchCache
+
+    solver, plan = _solver_and_plan("default", 2.0)
+    fleet_mod.goodput_bracket(solver, plan)  # the fleet's checks, from its own rate
+    other = replace(plan, rate_rps=plan.rate_rps * 0.77)
+    assert solver.check_key(other) == solver.check_key(plan)
+    assert solver.fleet_key(other) != solver.fleet_key(plan)
+    p_inst, n_p = plan.roles["P"]
+    bigger = replace(plan, roles={**plan.roles, "P": (p_inst, n_p + 1)})
+    assert solver.check_key(bigger) != solver.check_key(plan)  # another fleet
+
+    checked: list[float] = []
+    real = fleet_mod._meets_sla
+
+    def counted(s: Solver, p, r: float) -> bool:
+        checked.append(r)
+        return real(s, p, r)
+
+    monkeypatch.setattr(fleet_mod, "_meets_sla", counted)
+    shared = fleet_mod._goodput_bracket(solver, other, 1e-3, False)
+    n_shared = len(checked)
+    checked.clear()
+    fresh = fleet_mod._goodput_bracket(Solver(solver.pb, SearchCache()), other, 1e-3, False)
+    assert shared == fresh
+    assert 0 <= n_shared < len(checked) / 2, (n_shared, len(checked))
