@@ -425,3 +425,50 @@ def test_finalized_is_finalize_of_with_figures_in_one_copy(rate: float) -> None:
         else:
             assert a == b, f.name
     assert one.prefill.has_figures and one.prefill.ttft_s != cand.prefill.ttft_s
+
+
+@pytest.mark.parametrize("mode", ["max-bcr", "budget"])
+def test_a_variant_dearer_at_a_lower_rate_is_not_searched_again(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PlanSearch skips a variant whose least cost at a lower rate already exceeds the plan in
+    hand by more than a cost tie (a variant's least cost never falls as the rate grows): the
+    default scenario's walks search the variant without the anomalous filter at fewer rates
+    than they step through, and return the plan a search of every variant at every rate
+    returns, field for field."""
+    from pddplan.api.scenario import load
+    from pddplan.solver import modes
+    from pddplan.solver.answer import _problems
+
+    rs = load(None, None, None).resolved
+    hi, budget = 4.0, 250.0
+
+    def answer() -> tuple[object, int, int]:
+        search = modes.PlanSearch(_problems(rs, None))
+        assert len(search.solvers) == 2  # the default workload has anomalous requests
+        seen = {"steps": 0, "second": 0}
+        first, second = search.solvers
+        real_first, real_second = first.candidate_rate, second.candidate_rate
+
+        def counted_first(rate, progress=None):
+            seen["steps"] += 1
+            return real_first(rate, progress)
+
+        def counted_second(rate, progress=None):
+            seen["second"] += 1
+            return real_second(rate, progress)
+
+        monkeypatch.setattr(first, "candidate_rate", counted_first)
+        monkeypatch.setattr(second, "candidate_rate", counted_second)
+        if mode == "max-bcr":
+            plan = modes.solve_max_bcr(search, hi)
+        else:
+            plan = modes.solve_budget(search, budget, hi)
+        return plan, seen["steps"], seen["second"]
+
+    got, steps, second = answer()
+    monkeypatch.setattr(modes, "_cannot_win", lambda least, rate, best: False)
+    every, steps_every, second_every = answer()
+    assert got == every
+    assert steps == steps_every == second_every > 10
+    assert second < second_every
