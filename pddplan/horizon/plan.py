@@ -248,7 +248,7 @@ def evaluate(h: Horizon, owned: Mapping[str, int], econ: Mapping[str, ChipEconom
         n_days = h.slots[idx[0]].hours / slot_h  # days this kind of day stands for
         kinds = {c for i in idx for c in fleets[i].chips} | set(owned)
         day_usd = 0.0
-        for c in kinds:
+        for c in sorted(kinds):  # one order of the sum whatever the string hashes are
             e = econ_of(econ, c)
             need = [fleets[i].chips.get(c, 0) for i in idx]
             o = owned.get(c, 0)
