@@ -56,14 +56,21 @@ from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.models import queueing
-from pddplan.solver.cache import HashedKey
+from pddplan.solver.cache import HashedKey, SearchCache
 from pddplan.solver.plan import DecodeSizing, Plan, Route, build_plan, changed, roles_chips
-from pddplan.solver.problem import PERCENTILES
+from pddplan.solver.problem import PERCENTILES, Problem
 from pddplan.solver.sizing import PrefillCount, Sizing
+from pddplan.timing import Routing
 
 
 class Solver(Sizing):
     """Least-cost plans on one problem (see the module notes)."""
+
+    def __init__(self, problem: Problem, cache: SearchCache | None = None) -> None:
+        super().__init__(problem, cache)
+        #: the least cost of each (routing, hand-over mode) at each rate searched so far,
+        #: ``(rate, USD/h)`` (:meth:`_dearer_than`)
+        self._least_at: dict[tuple[Routing, str], list[tuple[float, float]]] = {}
 
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
@@ -106,20 +113,29 @@ class Solver(Sizing):
             ):
                 step += len(modes)  # no plan on this route can beat the incumbent
                 continue
+            relays = bool(np.any(route.relay))
+            tried = modes if relays else modes[:1]  # the mode only matters when relaying
+            if best is not None and all(self._dearer_than(best, rate, routing, m) for m in tried):
+                step += len(modes)  # no plan on this route can beat the incumbent
+                continue
             p_opts = _PrefillOptions(self, rate, route)
             if not p_opts.any_feasible():
                 reasons["TTFT"] = reasons.get("TTFT", 0) + 1
                 step += len(modes)
                 continue
-            relays = bool(np.any(route.relay))
-            for mode in modes if relays else modes[:1]:  # the mode only matters when relaying
+            for mode in tried:
                 step += 1
                 if progress:
                     progress(step, total)
+                if best is not None and self._dearer_than(best, rate, routing, mode):
+                    continue
                 cand = self._best_for(rate, route, mode, p_opts)
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
+                self._least_at.setdefault((routing, mode), []).append(
+                    (rate, cand.cost_usd_per_hour)
+                )
                 if best is None:
                     best = cand
                 elif cand.cost_usd_per_hour == best.cost_usd_per_hour:
@@ -133,6 +149,19 @@ class Solver(Sizing):
         if best is None:
             raise self._infeasible(rate, reasons)
         return self._after_ties(best, ties) if ties else best
+
+    def _dearer_than(self, best: Plan, rate: float, routing: Routing, mode: str) -> bool:
+        """Whether every plan of ``routing`` and hand-over ``mode`` at ``rate`` costs more than
+        ``best`` by more than :func:`better_plan`'s cost tie, by their least cost at a lower
+        rate searched before (:meth:`_best_for`'s, exact): every constraint tightens with the
+        rate, so each option's counts, and the least cost of a routing and mode, never fall as
+        it grows. Such a routing and mode cannot change the search's plan, and is not visited
+        (in the max-BCR walk, which searches one problem at rising rates, a third of them)."""
+        least = self._least_at.get((routing, mode))
+        if not least:
+            return False
+        bound = max((c for r, c in least if r <= rate), default=-math.inf)
+        return bound > best.cost_usd_per_hour + 2.0 * COST_TIE_USD_PER_HOUR
 
     def _after_ties(self, best: Plan, ties: list[Plan]) -> Plan:
         """The plan that :func:`better_plan` keeps from ``best`` and then ``ties`` (candidates

@@ -472,3 +472,51 @@ def test_a_variant_dearer_at_a_lower_rate_is_not_searched_again(
     assert got == every
     assert steps == steps_every == second_every > 10
     assert second < second_every
+
+
+def test_a_routing_dearer_at_a_lower_rate_is_not_visited_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search skips a (routing, hand-over mode) whose least cost at a lower rate, found by an
+    earlier search of the same solver, already exceeds the incumbent by more than a cost tie
+    (each option's counts never fall as the rate grows): the default scenario's walk visits
+    fewer of them, and takes the same fleets, field for field, as a walk that visits every
+    one."""
+    from pddplan.api.scenario import load
+    from pddplan.solver.answer import _problems
+    from pddplan.solver.cache import SearchCache
+    from pddplan.solver.modes import PlanSearch, walk_fleets
+
+    rs = load(None, None, None).resolved
+    real = Solver._best_for
+
+    def walk() -> tuple[list, int]:
+        calls = {"n": 0}
+
+        def counted(self, *args):
+            calls["n"] += 1
+            return real(self, *args)
+
+        monkeypatch.setattr(Solver, "_best_for", counted)
+        search = PlanSearch(_problems(rs, None), SearchCache())  # no price table kept
+        fleets = [
+            (
+                p.rate_rps,
+                p.cost_usd_per_hour,
+                p.fleet_goodput_rps,
+                str(p.routing),
+                p.handover,
+                p.prefill,
+                sorted((r, v[0].physics_key, v[1]) for r, v in p.roles.items() if v),
+                sorted((r, d) for r, d in p.decode.items() if d),
+            )
+            for p in walk_fleets(search, 4.0)
+        ]
+        return fleets, calls["n"]
+
+    got, visits = walk()
+    monkeypatch.setattr(Solver, "_dearer_than", lambda self, best, rate, routing, mode: False)
+    every, visits_every = walk()
+    assert len(got) > 10
+    assert got == every
+    assert visits < 0.9 * visits_every
