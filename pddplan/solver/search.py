@@ -68,9 +68,9 @@ class Solver(Sizing):
 
     def __init__(self, problem: Problem, cache: SearchCache | None = None) -> None:
         super().__init__(problem, cache)
-        #: the least cost of each (routing, hand-over mode) at each rate searched so far,
-        #: ``(rate, USD/h)`` (:meth:`_dearer_than`)
-        self._least_at: dict[tuple[Routing, str], list[tuple[float, float]]] = {}
+        #: the least cost of each (routing, hand-over mode) at the rates searched so far
+        #: (:meth:`_dearer_than`)
+        self._least_at: dict[tuple[Routing, str], LeastCosts] = {}
 
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
@@ -133,8 +133,8 @@ class Solver(Sizing):
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                self._least_at.setdefault((routing, mode), []).append(
-                    (rate, cand.cost_usd_per_hour)
+                self._least_at.setdefault((routing, mode), LeastCosts()).note(
+                    rate, cand.cost_usd_per_hour
                 )
                 if best is None:
                     best = cand
@@ -158,10 +158,7 @@ class Solver(Sizing):
         it grows. Such a routing and mode cannot change the search's plan, and is not visited
         (in the max-BCR walk, which searches one problem at rising rates, a third of them)."""
         least = self._least_at.get((routing, mode))
-        if not least:
-            return False
-        bound = max((c for r, c in least if r <= rate), default=-math.inf)
-        return bound > best.cost_usd_per_hour + 2.0 * COST_TIE_USD_PER_HOUR
+        return least is not None and least.exceed(rate, best.cost_usd_per_hour)
 
     def _after_ties(self, best: Plan, ties: list[Plan]) -> Plan:
         """The plan that :func:`better_plan` keeps from ``best`` and then ``ties`` (candidates
@@ -959,6 +956,36 @@ TTFT_TIE_RTOL = 1e-9
 
 def _sizing_ttft_s(plan: Plan) -> tuple[float, float, float]:
     return plan.prefill.ttft_s
+
+
+class LeastCosts:
+    """The least costs a search found at the rates searched so far [USD/h], of one problem (or
+    one routing and hand-over mode of it). Every constraint tightens as the rate grows, so
+    the least cost never falls: the highest found at a rate up to ``rate`` bounds the least
+    cost at ``rate`` from below (:meth:`exceed`)."""
+
+    __slots__ = ("_found", "_top_rate", "_top_cost")
+
+    def __init__(self) -> None:
+        self._found: list[tuple[float, float]] = []
+        self._top_rate = -math.inf  # the highest rate found at
+        self._top_cost = -math.inf  # the highest cost found (at any rate)
+
+    def note(self, rate: float, cost_usd_per_hour: float) -> None:
+        """Keep the least cost found at ``rate``."""
+        self._found.append((rate, cost_usd_per_hour))
+        self._top_rate = max(self._top_rate, rate)
+        self._top_cost = max(self._top_cost, cost_usd_per_hour)
+
+    def exceed(self, rate: float, cost_usd_per_hour: float) -> bool:
+        """Whether the least cost at ``rate`` exceeds ``cost_usd_per_hour`` by more than
+        :func:`better_plan`'s cost tie (so that no plan there can beat one of that cost), by
+        the least costs found at rates up to ``rate``."""
+        if rate >= self._top_rate:  # every cost found was found at a lower rate (the walks')
+            bound = self._top_cost
+        else:
+            bound = max((c for r, c in self._found if r <= rate), default=-math.inf)
+        return bound > cost_usd_per_hour + 2.0 * COST_TIE_USD_PER_HOUR
 
 
 def better_plan(

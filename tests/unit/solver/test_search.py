@@ -467,7 +467,12 @@ def test_a_variant_dearer_at_a_lower_rate_is_not_searched_again(
         return plan, seen["steps"], seen["second"]
 
     got, steps, second = answer()
-    monkeypatch.setattr(modes, "_cannot_win", lambda least, rate, best: False)
+
+    class NoBound(modes.LeastCosts):
+        def exceed(self, rate: float, cost_usd_per_hour: float) -> bool:
+            return False
+
+    monkeypatch.setattr(modes, "LeastCosts", NoBound)  # PlanSearch's own, not the routings'
     every, steps_every, second_every = answer()
     assert got == every
     assert steps == steps_every == second_every > 10
