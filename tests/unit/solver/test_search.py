@@ -479,20 +479,28 @@ def test_a_variant_dearer_at_a_lower_rate_is_not_searched_again(
     assert second < second_every
 
 
+@pytest.mark.parametrize(
+    ("scenario", "overrides", "hi"),
+    [
+        (None, {}, 4.0),
+        ("examples/pdd-paper.yaml", {}, 6.0),
+        # a slower line and looser targets: other routings and modes tie and win
+        (None, {"link.bandwidth_gbit_per_s": 25, "sla.ttft_p99_s": 40.0}, 3.0),
+    ],
+)
 def test_a_routing_dearer_at_a_lower_rate_is_not_visited_again(
-    monkeypatch: pytest.MonkeyPatch,
+    scenario: str | None, overrides: dict, hi: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A search skips a (routing, hand-over mode) whose least cost at a lower rate, found by an
     earlier search of the same solver, already exceeds the incumbent by more than a cost tie
-    (each option's counts never fall as the rate grows): the default scenario's walk visits
-    fewer of them, and takes the same fleets, field for field, as a walk that visits every
-    one."""
+    (each option's counts never fall as the rate grows): a walk visits fewer of them, and takes
+    the same fleets, field for field, as a walk that visits every one."""
     from pddplan.api.scenario import load
     from pddplan.solver.answer import _problems
     from pddplan.solver.cache import SearchCache
     from pddplan.solver.modes import PlanSearch, walk_fleets
 
-    rs = load(None, None, None).resolved
+    rs = load(scenario, overrides, None).resolved
     real = Solver._best_for
 
     def walk() -> tuple[list, int]:
@@ -515,7 +523,7 @@ def test_a_routing_dearer_at_a_lower_rate_is_not_visited_again(
                 sorted((r, v[0].physics_key, v[1]) for r, v in p.roles.items() if v),
                 sorted((r, d) for r, d in p.decode.items() if d),
             )
-            for p in walk_fleets(search, 4.0)
+            for p in walk_fleets(search, hi)
         ]
         return fleets, calls["n"]
 
