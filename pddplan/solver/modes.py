@@ -24,7 +24,7 @@ from pddplan.solver.problem import (
     build_problem,
     check_options,
 )
-from pddplan.solver.search import LeastCosts, Solver, better_plan
+from pddplan.solver.search import Solver, better_plan
 from pddplan.spec.scenario import ResolvedScenario
 
 #: The stronger no-relay baseline: the PDD fleet with ``serving.routing=no-relay``. No request
@@ -49,18 +49,10 @@ class PlanSearch:
     With the anomalous filter, RLD finishes the anomalous requests (long input, short output)
     and they never cross the line; without it they cross like any other request, and a plan may
     have no RLD at all. Relaying is a choice the search prices, not a given.
-
-    A variant whose least cost at a lower rate searched before already exceeds the plan in hand
-    by more than a cost tie is not searched (:class:`~pddplan.solver.search.LeastCosts`): it
-    cannot change the plan. The max-BCR walk of the default scenario searches the variant
-    without the anomalous filter at 43 of its 87 rates.
     """
 
     def __init__(self, problems: list[Problem], cache: SearchCache | None = None) -> None:
         self.solvers = [Solver(pb, cache) for pb in problems]
-        #: each variant's least costs at the rates searched so far (a variant whose least
-        #: cost at a lower rate exceeds the plan in hand cannot change it, :meth:`_candidate`)
-        self._least = [LeastCosts() for _ in problems]
 
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """The best of the variants' plans (:func:`better_plan` on their final figures, which
@@ -76,15 +68,12 @@ class PlanSearch:
     def _candidate(self, rate: float, progress: Progress | None, final: Finals) -> Plan:
         best: Plan | None = None
         first_error: InfeasibleError | None = None
-        for s, least in zip(self.solvers, self._least, strict=True):
-            if best is not None and least.exceed(rate, best.cost_usd_per_hour):
-                continue  # dearer than the plan in hand (see LeastCosts)
+        for s in self.solvers:
             try:
                 plan = s.candidate_rate(rate, progress)
             except InfeasibleError as exc:
                 first_error = first_error or exc
                 continue
-            least.note(rate, plan.cost_usd_per_hour)
             if best is None or better_plan(plan, best, final.ttft_s):
                 best = plan
         if best is None:

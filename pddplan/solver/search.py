@@ -56,21 +56,14 @@ from pddplan.deployment import Instance
 from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.models import queueing
-from pddplan.solver.cache import HashedKey, SearchCache
+from pddplan.solver.cache import HashedKey
 from pddplan.solver.plan import DecodeSizing, Plan, Route, build_plan, changed, roles_chips
-from pddplan.solver.problem import PERCENTILES, Problem
+from pddplan.solver.problem import PERCENTILES
 from pddplan.solver.sizing import PrefillCount, Sizing
-from pddplan.timing import Routing
 
 
 class Solver(Sizing):
     """Least-cost plans on one problem (see the module notes)."""
-
-    def __init__(self, problem: Problem, cache: SearchCache | None = None) -> None:
-        super().__init__(problem, cache)
-        #: the least cost of each (routing, hand-over mode) at the rates searched so far
-        #: (:meth:`_dearer_than`)
-        self._least_at: dict[tuple[Routing, str], LeastCosts] = {}
 
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
@@ -113,29 +106,20 @@ class Solver(Sizing):
             ):
                 step += len(modes)  # no plan on this route can beat the incumbent
                 continue
-            relays = bool(np.any(route.relay))
-            tried = modes if relays else modes[:1]  # the mode only matters when relaying
-            if best is not None and all(self._dearer_than(best, rate, routing, m) for m in tried):
-                step += len(modes)  # no plan on this route can beat the incumbent
-                continue
             p_opts = _PrefillOptions(self, rate, route)
             if not p_opts.any_feasible():
                 reasons["TTFT"] = reasons.get("TTFT", 0) + 1
                 step += len(modes)
                 continue
-            for mode in tried:
+            relays = bool(np.any(route.relay))
+            for mode in modes if relays else modes[:1]:  # the mode only matters when relaying
                 step += 1
                 if progress:
                     progress(step, total)
-                if best is not None and self._dearer_than(best, rate, routing, mode):
-                    continue
                 cand = self._best_for(rate, route, mode, p_opts)
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
-                self._least_at.setdefault((routing, mode), LeastCosts()).note(
-                    rate, cand.cost_usd_per_hour
-                )
                 if best is None:
                     best = cand
                 elif cand.cost_usd_per_hour == best.cost_usd_per_hour:
@@ -149,16 +133,6 @@ class Solver(Sizing):
         if best is None:
             raise self._infeasible(rate, reasons)
         return self._after_ties(best, ties) if ties else best
-
-    def _dearer_than(self, best: Plan, rate: float, routing: Routing, mode: str) -> bool:
-        """Whether every plan of ``routing`` and hand-over ``mode`` at ``rate`` costs more than
-        ``best`` by more than :func:`better_plan`'s cost tie, by their least cost at a lower
-        rate searched before (:meth:`_best_for`'s, exact): every constraint tightens with the
-        rate, so each option's counts, and the least cost of a routing and mode, never fall as
-        it grows. Such a routing and mode cannot change the search's plan, and is not visited
-        (in the max-BCR walk, which searches one problem at rising rates, a third of them)."""
-        least = self._least_at.get((routing, mode))
-        return least is not None and least.exceed(rate, best.cost_usd_per_hour)
 
     def _after_ties(self, best: Plan, ties: list[Plan]) -> Plan:
         """The plan that :func:`better_plan` keeps from ``best`` and then ``ties`` (candidates
@@ -956,36 +930,6 @@ TTFT_TIE_RTOL = 1e-9
 
 def _sizing_ttft_s(plan: Plan) -> tuple[float, float, float]:
     return plan.prefill.ttft_s
-
-
-class LeastCosts:
-    """The least costs a search found at the rates searched so far [USD/h], of one problem (or
-    one routing and hand-over mode of it). Every constraint tightens as the rate grows, so
-    the least cost never falls: the highest found at a rate up to ``rate`` bounds the least
-    cost at ``rate`` from below (:meth:`exceed`)."""
-
-    __slots__ = ("_found", "_top_rate", "_top_cost")
-
-    def __init__(self) -> None:
-        self._found: list[tuple[float, float]] = []
-        self._top_rate = -math.inf  # the highest rate found at
-        self._top_cost = -math.inf  # the highest cost found (at any rate)
-
-    def note(self, rate: float, cost_usd_per_hour: float) -> None:
-        """Keep the least cost found at ``rate``."""
-        self._found.append((rate, cost_usd_per_hour))
-        self._top_rate = max(self._top_rate, rate)
-        self._top_cost = max(self._top_cost, cost_usd_per_hour)
-
-    def exceed(self, rate: float, cost_usd_per_hour: float) -> bool:
-        """Whether the least cost at ``rate`` exceeds ``cost_usd_per_hour`` by more than
-        :func:`better_plan`'s cost tie (so that no plan there can beat one of that cost), by
-        the least costs found at rates up to ``rate``."""
-        if rate >= self._top_rate:  # every cost found was found at a lower rate (the walks')
-            bound = self._top_cost
-        else:
-            bound = max((c for r, c in self._found if r <= rate), default=-math.inf)
-        return bound > cost_usd_per_hour + 2.0 * COST_TIE_USD_PER_HOUR
 
 
 def better_plan(
