@@ -68,7 +68,13 @@ from pddplan.robust.inputs import (
 )
 from pddplan.robust.search import point_config
 from pddplan.solver import Outcome, Plan, Solver, Topology, build_problem
-from pddplan.solver.fleet import GOODPUT_RTOL, FleetCheck, check_fleet, log_margin
+from pddplan.solver.fleet import (
+    GOODPUT_RTOL,
+    FeasibleRates,
+    FleetCheck,
+    check_fleet,
+    log_margin,
+)
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Halvings of the interval between an input's point value and the end that reverses a verdict.
@@ -340,27 +346,20 @@ class _OnSample:
 
     def __init__(self, solver: Solver, plan: Plan | None) -> None:
         self.solver, self.plan = solver, plan
-        self._met, self._missed = 0.0, math.inf  # highest rate met, lowest missed so far
+        self._seen = FeasibleRates()  # highest rate met, lowest missed so far
 
     def check(self, rate: float) -> FleetCheck:
         """The fleet checked at ``rate`` (margins read on the TTFT CDF), remembered for
         :meth:`meets`."""
         assert self.plan is not None
         c = check_fleet(self.solver, self.plan, rate, figures=False)
-        if c.meets_sla:
-            self._met = max(self._met, rate)
-        else:
-            self._missed = min(self._missed, rate)
+        self._seen.note(rate, c.meets_sla)
         return c
 
     def known(self, rate: float) -> bool | None:
         """Whether the fleet meets every target at ``rate``, where the checks made decide it
         (None where they do not)."""
-        if 0.0 < rate <= self._met:
-            return True
-        if rate >= self._missed:
-            return False
-        return None
+        return self._seen.answer(rate)
 
     def meets(self, rate: float) -> bool:
         """Whether the fleet meets every target at ``rate``: :meth:`known`, else a check."""
