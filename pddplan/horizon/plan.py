@@ -14,9 +14,10 @@ slot. The owned counts are chosen to minimize the horizon's cost:
 
 Solves are shared: a plan is cached by (rate, hit-rate distribution, owned chips), and along
 the sorted rates of one owned inventory a run of rates whose two ends have the same fleet takes
-that fleet (the least cost never falls as the rate grows, so the fleet is a least-cost plan
-between them; ``tests/unit/horizon`` checks every slot of the bundled example against its own
-solve).
+that fleet (the least cost almost never falls as the rate grows, so the fleet is a least-cost
+plan between them; where it does, near a line's capacity (docs/solve.md, "Max-BCR and budget
+modes"), a cheaper fleet least-cost only strictly inside such a run would be missed;
+``tests/unit/horizon`` checks every slot of the bundled example against its own solve).
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ class RateSolver(Protocol):
 
     def finalized(self, candidate: Plan) -> Plan: ...
 
+    def cost_floor(self, rate: float) -> float: ...
+
 
 class PlanSearch:
     """The PDD search over its variants, each an exact search of its own.
@@ -96,6 +98,11 @@ class PlanSearch:
     def line_rate_limit(self) -> float:
         return max(s.line_rate_limit() for s in self.solvers)
 
+    def cost_floor(self, rate: float) -> float:
+        """A cost no variant's plan at ``rate`` or above can undercut [USD/h]
+        (:meth:`Solver.cost_floor`)."""
+        return min(s.cost_floor(rate) for s in self.solvers)
+
 
 class Finals:
     """Candidates' final plans (``solver.finalized``), each computed once, the candidates kept
@@ -147,13 +154,23 @@ def walk_fleets(
     -----
     The least-cost plan at rate ``r`` is a fleet ``F``. ``F`` stays a valid sizing (it meets
     every target and every utilization cap, :func:`fleet.sizing_limit_rps`) for every rate
-    from ``r`` to ``e(F) = min(goodput(F), cap limit(F))``, so the least cost is constant there
-    (it never falls as the rate grows: every constraint tightens with the rate). Just past
-    ``e(F)``, ``F`` is no longer valid and the search returns another fleet. Stepping from
-    ``e(F)`` to the next fleet therefore visits every step of the least-cost staircase, which
+    from ``r`` to ``e(F) = min(goodput(F), cap limit(F))``. Just past ``e(F)``, ``F`` is no
+    longer valid and the search returns another fleet. Stepping from ``e(F)`` to the next fleet
+    therefore visits the fleet at the start of every step of the least-cost staircase, which
     is what makes the modes built on it exact within the model (up to the goodput's relative
-    precision :data:`EXACT_GOODPUT_RTOL`). A fleet of equal cost and lower goodput that the
-    search ranks first (by TTFT) at some rate inside a step is the only plan not visited.
+    precision :data:`EXACT_GOODPUT_RTOL`) wherever the least cost does not fall as the rate
+    grows: ``F`` is then the least-cost plan on all of ``[r, e(F)]``. A fleet of equal cost
+    and lower goodput that the search ranks first (by TTFT) at some rate inside a step is then
+    the only plan not visited.
+
+    The least cost can fall as the rate grows, though: RLD's batch is the largest that meets
+    the TPOT target at RLD's mean context at the rate, and that context shrinks as the line
+    loads (it is weighted by each class's time on RLD), so near the line's capacity a bigger
+    batch and fewer RLD instances can serve a higher rate for less (pdd-paper with
+    ``serving.link_utilization_cap: 0.99`` and L40S RLD: 771.16 $/h at 10.83 req/s,
+    743.32 $/h at 10.88). A fleet that is least-cost only at rates strictly inside another
+    fleet's step is not visited; one that is least-cost at a step's start is, whatever the
+    costs before it, so :func:`solve_budget` walks on past a fleet above its budget.
 
     ``ended``: when given, the error of the first rate past the last fleet that nothing fits is
     appended to it (the walk then stopped below ``hi_rate``).
@@ -186,25 +203,35 @@ def solve_budget(
     among every fleet the search returns at a rate up to ``hi_rate`` that costs at most the
     budget (see :func:`walk_fleets`). Ties: the lower cost, then :func:`better_plan`.
 
-    ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (the next
-    fleet costs more), the binding of the error at the first rate nothing fits (a wall below
+    The walk goes on past a fleet above the budget: the least cost can fall as the rate grows
+    (see :func:`walk_fleets`), so a later fleet may fit again. It stops where no fleet at a
+    higher rate can fit, the solver's :meth:`~Solver.cost_floor` above the budget.
+
+    ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (a fleet
+    walked costs more), the binding of the error at the first rate nothing fits (a wall below
     ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached ``hi_rate``."""
     best: Plan | None = None
     ended: list[InfeasibleError] = []
     final = Finals(solver)
+    over = False  # a fleet walked costs more than the budget
+    limit = budget_usd_per_hour * (1 + 1e-12)
     for plan in walk_fleets(solver, hi_rate, ended):
-        if plan.cost_usd_per_hour > budget_usd_per_hour * (1 + 1e-12):
-            if stopped is not None:
-                stopped.append("budget")
-            break  # the least cost never falls as the rate grows
+        if plan.cost_usd_per_hour > limit:
+            over = True
+            if solver.cost_floor(plan.rate_rps) > limit:
+                break  # no fleet the search returns at a higher rate fits
+            continue
         if best is None or _more_goodput(plan, best, final.ttft_s):
             best = plan
     if best is None:
         raise InfeasibleError(
             f"no plan serves any traffic within {budget_usd_per_hour:.4g} $/h", binding="budget"
         )
-    if stopped is not None and ended:
-        stopped.append(ended[0].binding)
+    if stopped is not None:
+        if over:
+            stopped.append("budget")
+        if ended:
+            stopped.append(ended[0].binding)
     return final(best)
 
 

@@ -206,6 +206,29 @@ class Solver(Sizing):
         (TTFT can only add instances), MD for the tokens it must decode (without stalls or
         extend passes), one RLD instance when anything is relayed, and the line."""
         pb = self.pb
+        p_lb, md_lb = self._pool_lower_bounds(rate)
+        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
+        rld_lb = (
+            min((pb.unit_lb_usd_per_hour(r) for r in pb.options["RLD"]), default=0.0)
+            if has_rld
+            else 0.0
+        )
+        line = pb.line_cost_usd_per_hour
+        return p_lb + md_lb + rld_lb + line
+
+    def cost_floor(self, rate: float) -> float:
+        """A cost no plan at ``rate`` or above can undercut, whatever its route [USD/h]:
+        :meth:`lower_bound` without its RLD term. Its prefill and MD terms grow with the rate
+        (counts of a load proportional to it), so where it exceeds a budget no fleet the search
+        returns at a higher rate fits either (:func:`~pddplan.solver.modes.solve_budget`),
+        though the least cost itself can fall as the rate grows."""
+        p_lb, md_lb = self._pool_lower_bounds(rate)
+        return p_lb + md_lb + self.pb.line_cost_usd_per_hour
+
+    def _pool_lower_bounds(self, rate: float) -> tuple[float, float]:
+        """The prefill and MD terms of :meth:`lower_bound` [USD/h]: each a count that grows
+        with ``rate`` at the option's lowest unit price, the least over the options."""
+        pb = self.pb
         c = pb.classes
         w = c.weight
         p_lb = min(
@@ -226,14 +249,7 @@ class Solver(Sizing):
             b = m.max_batch_at_tpot(ctx, pb.tpot_s)
             if b >= 1:
                 md_lb = min(md_lb, max(1, units.whole_count(conc / b)) * pb.unit_lb_usd_per_hour(m))
-        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
-        rld_lb = (
-            min((pb.unit_lb_usd_per_hour(r) for r in pb.options["RLD"]), default=0.0)
-            if has_rld
-            else 0.0
-        )
-        line = pb.line_cost_usd_per_hour
-        return p_lb + md_lb + rld_lb + line
+        return p_lb, md_lb
 
     def _decode_sizings(self, rate: float, route: Route, mode: str):
         """MD and RLD sizings for every option (price-independent, so memoized).

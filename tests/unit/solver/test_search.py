@@ -339,6 +339,7 @@ def test_walks_pick_what_a_walk_of_final_plans_picks(mode: str) -> None:
         def __init__(self, search: PlanSearch) -> None:
             self.candidate_rate = search.solve_rate
             self.solve_rate = search.solve_rate
+            self.cost_floor = search.cost_floor
 
         def finalized(self, plan):
             return plan
@@ -425,3 +426,25 @@ def test_finalized_is_finalize_of_with_figures_in_one_copy(rate: float) -> None:
         else:
             assert a == b, f.name
     assert one.prefill.has_figures and one.prefill.ttft_s != cand.prefill.ttft_s
+
+
+@pytest.mark.slow
+def test_budget_walks_past_a_fleet_above_the_budget() -> None:
+    """The least cost can fall as the rate grows: RLD's batch is sized for RLD's mean context
+    at the rate, which shrinks as the line loads, so near the line's capacity a bigger batch and
+    fewer RLD serve a higher rate for less. pdd-paper with the line capped at 0.99 and L40S RLD
+    (found by a dense rate scan, 2026-12-05): 771.16 $/h at 10.83 req/s, 743.32 $/h at 10.88.
+    A budget walk that stopped at the first fleet above the budget returned 745.00 $/h and
+    10.83 req/s of goodput for a budget of 750 $/h. The budget's answer must serve at least what
+    any plan within the budget serves, the rate mode's plans included."""
+    from pddplan.api import solve
+
+    scenario = "examples/pdd-paper.yaml"
+    ov = {"serving.link_utilization_cap": 0.99, "roles.RLD.chips": ["l40s"]}
+    at_rate = solve(scenario, overrides=ov, rate_rps=10.88, baselines=False, verdict_check=False)
+    assert at_rate.plan.cost_usd_per_hour < 750.0  # the cheaper fleet past the dearer one
+    got = solve(
+        scenario, overrides=ov, budget_usd_per_hour=750.0, baselines=False, verdict_check=False
+    ).plan
+    assert got.cost_usd_per_hour <= 750.0
+    assert got.goodput_rps >= at_rate.plan.goodput_rps * (1 - 1e-6)
