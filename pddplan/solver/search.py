@@ -204,7 +204,7 @@ class Solver(Sizing):
     def lower_bound(self, rate: float, route: Route) -> float:
         """A cost no plan on this route can undercut [USD/h]: prefill at its utilization cap
         (TTFT can only add instances), MD for the tokens it must decode (without stalls or
-        extend passes), one RLD instance when anything is relayed, and the line."""
+        extend passes; with the slot-wait bound), one RLD instance when anything is relayed, and the line."""
         pb = self.pb
         p_lb, md_lb = self._pool_lower_bounds(rate)
         has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
@@ -248,7 +248,13 @@ class Solver(Sizing):
         for m in pb.options["MD"]:
             b = m.max_batch_at_tpot(ctx, pb.tpot_s)
             if b >= 1:
-                md_lb = min(md_lb, max(1, units.whole_count(conc / b)) * pb.unit_lb_usd_per_hour(m))
+                # the slot-wait bound as Sizing.size_decode applies it, on the least load
+                n = max(
+                    1,
+                    units.whole_count(conc / b),
+                    queueing.units_for_wait(conc, b, pb.decode_slot_wait_probability_cap),
+                )
+                md_lb = min(md_lb, n * pb.unit_lb_usd_per_hour(m))
         return p_lb, md_lb
 
     def _decode_sizings(self, rate: float, route: Route, mode: str):
