@@ -157,6 +157,13 @@ def main() -> None:
             ("pddplan profiles list", ["profiles", "list"], 0.3, True),
             ("pddplan solve (default scenario)", ["solve", "-f", "json"], 0.25, True),
             ("solve --max-bcr (default scenario)", ["solve", "--max-bcr", "-f", "json"], 1.0, True),
+            # budget mode walks the same staircase as max-BCR, so it has max-BCR's goal
+            (
+                "solve --budget 176 (default scenario)",
+                ["solve", "--budget", "176", "-f", "json"],
+                1.0,
+                True,
+            ),
             ("solve, full catalog x3, every layout", ["solve", str(lay), "-f", "json"], 1.0, True),
             ("pddplan bathtub", ["bathtub", "-f", "json"], 2.0, True),
             ("pddplan report", ["report"], 3.0, True),
