@@ -15,6 +15,7 @@ from pddplan.solver.modes import (
     NO_RELAY_RLD,
     PlanSearch,
     baseline_at_rate,
+    fall_note,
     solve_budget,
     solve_max_bcr,
     with_goodput,
@@ -87,13 +88,15 @@ def _answer(
     bound_of_hi: str,
     limited: bool,
     progress: Progress | None,
+    falls: list[tuple[Plan, Plan]] | None = None,
 ) -> tuple[Plan, str, str]:
-    """``(plan, mode, scale bound)`` of the scenario's question."""
+    """``(plan, mode, scale bound)`` of the scenario's question (``falls``: see
+    :func:`~pddplan.solver.modes.walk_fleets`)."""
     if rate is not None:
         return solver.solve_rate(rate, progress), "rate", "target rate"
     if budget is not None:
         stopped: list[str] = []
-        plan = solve_budget(solver, budget, hi, stopped)
+        plan = solve_budget(solver, budget, hi, stopped, falls)
         if not stopped:  # the walk reached the question's highest rate
             bound = bound_of_hi
         elif stopped[0] == "budget":
@@ -101,7 +104,7 @@ def _answer(
         else:  # no fleet fits above the plan's rate, whatever it costs
             bound = _WALL.get(stopped[0], f"{stopped[0] or 'no plan'} at higher rates")
         return plan, "budget", bound
-    plan = solve_max_bcr(solver, hi)
+    plan = solve_max_bcr(solver, hi, falls)
     return plan, "max-bcr", bound_of_hi + (" (inventory limits applied)" if limited else "")
 
 
@@ -157,9 +160,15 @@ def solve_scenario(
     rate, budget = question(scen, rate_rps, budget_usd_per_hour, max_bcr)
     cap = max_rate_rps if max_rate_rps is not None else scen.limits.max_rate_rps
     hi, bound_of_hi = scale_bound(solver.line_rate_limit(), cap)
-    plan, mode, bound = _answer(solver, rate, budget, hi, bound_of_hi, bool(pb.max_chips), progress)
+    falls: list[tuple[Plan, Plan]] = []
+    plan, mode, bound = _answer(
+        solver, rate, budget, hi, bound_of_hi, bool(pb.max_chips), progress, falls
+    )
     plan = with_goodput(plan)
     notes: list[str] = []
+    fell = fall_note(mode, falls)
+    if fell is not None:
+        notes.append(fell)
     no_relay = _no_relay(rs, plan, pb, notes if baselines else [])
     if no_relay is not None and _relay_loses(pb, plan, no_relay, mode, budget):
         notes.append(

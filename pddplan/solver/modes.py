@@ -142,7 +142,10 @@ WALK_START_SHARE = 1e-6
 
 
 def walk_fleets(
-    solver: RateSolver, hi_rate: float, ended: list[InfeasibleError] | None = None
+    solver: RateSolver,
+    hi_rate: float,
+    ended: list[InfeasibleError] | None = None,
+    falls: list[tuple[Plan, Plan]] | None = None,
 ) -> Iterator[Plan]:
     """Every fleet the rate search returns for a rate in ``(0, hi_rate]``, in rate order, each
     with its fleet goodput, as a candidate (:meth:`RateSolver.candidate_rate`): its final
@@ -174,7 +177,12 @@ def walk_fleets(
 
     ``ended``: when given, the error of the first rate past the last fleet that nothing fits is
     appended to it (the walk then stopped below ``hi_rate``).
+
+    ``falls``: when given, each fleet that costs less than the fleet walked before it is
+    appended to it with that fleet, ``(dearer, cheaper)``: where the least cost fell
+    (:func:`fall_note` words it for a solve's notes).
     """
+    last: Plan | None = None  # the fleet walked before
     r = hi_rate * WALK_START_SHARE
     while r <= hi_rate:
         try:
@@ -188,6 +196,13 @@ def walk_fleets(
         s = solver_for(plan)
         lo, hi = goodput_bracket(s, plan, EXACT_GOODPUT_RTOL, guided=True)
         plan = changed(plan, fleet_goodput_rps=lo)
+        if (
+            falls is not None
+            and last is not None
+            and plan.cost_usd_per_hour < last.cost_usd_per_hour * (1 - 1e-9)
+        ):
+            falls.append((last, plan))
+        last = plan
         yield plan
         end = min(hi, sizing_limit_rps(s, plan) * (1 + 1e-12))
         r = max(end, r * (1 + EXACT_GOODPUT_RTOL))
@@ -198,6 +213,7 @@ def solve_budget(
     budget_usd_per_hour: float,
     hi_rate: float,
     stopped: list[str] | None = None,
+    falls: list[tuple[Plan, Plan]] | None = None,
 ) -> Plan:
     """Most goodput within a budget (and inventory), exactly: the fleet of highest goodput
     among every fleet the search returns at a rate up to ``hi_rate`` that costs at most the
@@ -209,13 +225,14 @@ def solve_budget(
 
     ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (a fleet
     walked costs more), the binding of the error at the first rate nothing fits (a wall below
-    ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached ``hi_rate``."""
+    ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached ``hi_rate``. ``falls``:
+    see :func:`walk_fleets`."""
     best: Plan | None = None
     ended: list[InfeasibleError] = []
     final = Finals(solver)
     over = False  # a fleet walked costs more than the budget
     limit = budget_usd_per_hour * (1 + 1e-12)
-    for plan in walk_fleets(solver, hi_rate, ended):
+    for plan in walk_fleets(solver, hi_rate, ended, falls):
         if plan.cost_usd_per_hour > limit:
             over = True
             if solver.cost_floor(plan.rate_rps) > limit:
@@ -235,7 +252,9 @@ def solve_budget(
     return final(best)
 
 
-def solve_max_bcr(solver: RateSolver, hi_rate: float) -> Plan:
+def solve_max_bcr(
+    solver: RateSolver, hi_rate: float, falls: list[tuple[Plan, Plan]] | None = None
+) -> Plan:
     """The plan of highest BCR (fleet goodput per dollar), exactly, among every fleet the
     search returns at a rate up to ``hi_rate`` (see :func:`walk_fleets`). Ties: the higher
     goodput, then :func:`better_plan`.
@@ -248,13 +267,30 @@ def solve_max_bcr(solver: RateSolver, hi_rate: float) -> Plan:
     """
     best: Plan | None = None
     final = Finals(solver)
-    for plan in walk_fleets(solver, hi_rate):
+    for plan in walk_fleets(solver, hi_rate, falls=falls):
         if plan.fleet_goodput_rps is not None and plan.fleet_goodput_rps > hi_rate:
             plan = changed(plan, fleet_goodput_rps=hi_rate)
         if best is None or _higher_bcr(plan, best, final.ttft_s):
             best = plan
     assert best is not None  # walk_fleets raises when nothing fits at its first rate
     return final(best)
+
+
+def fall_note(mode: str, falls: list[tuple[Plan, Plan]]) -> str | None:
+    """A solve's note where its walk saw the least cost fall as the rate grew (``falls`` of
+    :func:`walk_fleets`; None where it did not)."""
+    if not falls:
+        return None
+    dearer, cheaper = falls[0]
+    more = f", and {len(falls) - 1} more time{'s' * (len(falls) > 2)}" if len(falls) > 1 else ""
+    return (
+        f"the least cost fell as the rate grew ({dearer.cost_usd_per_hour:.2f} $/h at "
+        f"{dearer.rate_rps:.4g} req/s, {cheaper.cost_usd_per_hour:.2f} $/h at "
+        f"{cheaper.rate_rps:.4g} req/s{more}; near the line's capacity RLD's mean context can "
+        f"shrink and its batch grow): the {mode} walk takes the fleet at the start of every "
+        "cost step, but a fleet least-cost only inside another's step is not seen; "
+        "`pddplan solve --rate R` answers each rate exactly"
+    )
 
 
 def _close(a: float, b: float, rtol: float = 1e-9) -> bool:

@@ -448,3 +448,20 @@ def test_budget_walks_past_a_fleet_above_the_budget() -> None:
     ).plan
     assert got.cost_usd_per_hour <= 750.0
     assert got.goodput_rps >= at_rate.plan.goodput_rps * (1 - 1e-6)
+
+
+@pytest.mark.slow
+def test_a_walk_that_sees_the_least_cost_fall_says_so() -> None:
+    """Where the walk meets a fleet cheaper than the one before it (the case above), the
+    solve's notes say that the least cost fell and where; the default scenario's walks, whose
+    least cost only grows, say nothing of it."""
+    from pddplan.api import solve
+
+    ov = {"serving.link_utilization_cap": 0.99, "roles.RLD.chips": ["l40s"]}
+    kw = {"baselines": False, "verdict_check": False}
+    fell = solve("examples/pdd-paper.yaml", overrides=ov, max_bcr=True, **kw)
+    said = [n for n in fell.outcome.notes if n.startswith("the least cost fell")]
+    assert len(said) == 1 and "the max-bcr walk" in said[0]
+    for mode in ({"max_bcr": True}, {"budget_usd_per_hour": 300.0}):
+        notes = solve(None, **mode, **kw).outcome.notes
+        assert not any(n.startswith("the least cost fell") for n in notes)
