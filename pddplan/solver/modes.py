@@ -224,7 +224,7 @@ def solve_budget(
     higher rate can fit, the solver's :meth:`~Solver.cost_floor` above the budget.
 
     ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (a fleet
-    walked costs more), the binding of the error at the first rate nothing fits (a wall below
+    walked after the plan costs more), the binding of the error at the first rate nothing fits (a wall below
     ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached ``hi_rate``. ``falls``:
     see :func:`walk_fleets`."""
     best: Plan | None = None
@@ -239,7 +239,7 @@ def solve_budget(
                 break  # no fleet the search returns at a higher rate fits
             continue
         if best is None or _more_goodput(plan, best, final.ttft_s):
-            best = plan
+            best, over = plan, False  # only a fleet above the budget after it bounds it
     if best is None:
         raise InfeasibleError(
             f"no plan serves any traffic within {budget_usd_per_hour:.4g} $/h", binding="budget"

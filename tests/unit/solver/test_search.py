@@ -448,6 +448,15 @@ def test_budget_walks_past_a_fleet_above_the_budget() -> None:
     ).plan
     assert got.cost_usd_per_hour <= 750.0
     assert got.goodput_rps >= at_rate.plan.goodput_rps * (1 - 1e-6)
+    # a fleet above the budget before the plan does not bound it: at 775 $/h the walk meets
+    # 778.12 $/h at 10.83 req/s, then takes 771.16 $/h up to the line's cap, as at 780 $/h
+    bounds = [
+        solve(
+            scenario, overrides=ov, budget_usd_per_hour=b, baselines=False, verdict_check=False
+        ).outcome.scale_bound
+        for b in (775.0, 780.0)
+    ]
+    assert bounds[0] == bounds[1] and "line capacity" in bounds[0]
 
 
 @pytest.mark.slow
