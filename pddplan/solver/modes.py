@@ -199,7 +199,8 @@ def walk_fleets(
         if (
             falls is not None
             and last is not None
-            and plan.cost_usd_per_hour < last.cost_usd_per_hour * (1 - 1e-9)
+            and plan.cost_usd_per_hour < last.cost_usd_per_hour
+            and not _close(plan.cost_usd_per_hour, last.cost_usd_per_hour)
         ):
             falls.append((last, plan))
         last = plan
@@ -224,13 +225,13 @@ def solve_budget(
     higher rate can fit, the solver's :meth:`~Solver.cost_floor` above the budget.
 
     ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (a fleet
-    walked after the plan costs more), the binding of the error at the first rate nothing fits (a wall below
-    ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached ``hi_rate``. ``falls``:
-    see :func:`walk_fleets`."""
+    walked after the plan costs more), the binding of the error at the first rate nothing fits
+    (a wall below ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached
+    ``hi_rate``. ``falls``: see :func:`walk_fleets`."""
     best: Plan | None = None
     ended: list[InfeasibleError] = []
     final = Finals(solver)
-    over = False  # a fleet walked costs more than the budget
+    over = False  # a fleet walked after the plan costs more than the budget
     limit = budget_usd_per_hour * (1 + 1e-12)
     for plan in walk_fleets(solver, hi_rate, ended, falls):
         if plan.cost_usd_per_hour > limit:

@@ -204,7 +204,8 @@ class Solver(Sizing):
     def lower_bound(self, rate: float, route: Route) -> float:
         """A cost no plan on this route can undercut [USD/h]: prefill at its utilization cap
         (TTFT can only add instances), MD for the tokens it must decode (without stalls or
-        extend passes; with the slot-wait bound), one RLD instance when anything is relayed, and the line."""
+        extend passes; with the slot-wait bound), one RLD instance when anything is relayed,
+        and the line."""
         pb = self.pb
         p_lb, md_lb = self._pool_lower_bounds(rate)
         has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
