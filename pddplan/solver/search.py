@@ -245,6 +245,10 @@ class Solver(Sizing):
         md_tokens = np.where(pb.on_decode_side, c.output_tokens, 0.0)
         ctx = self.md_context_tokens()
         conc = float((rate * w * md_tokens * pb.tpot_s).sum())
+        if conc <= 0:
+            # nothing decodes on MD (every request finishes on RLD): Sizing.size_decode sizes
+            # no instance there, whatever the option's batch
+            return p_lb, 0.0
         md_lb = math.inf
         for m in pb.options["MD"]:
             b = m.max_batch_at_tpot(ctx, pb.tpot_s)

@@ -474,3 +474,36 @@ def test_a_walk_that_sees_the_least_cost_fall_says_so() -> None:
     for mode in ({"max_bcr": True}, {"budget_usd_per_hour": 300.0}):
         notes = solve(None, **mode, **kw).outcome.notes
         assert not any(n.startswith("the least cost fell") for n in notes)
+
+
+def test_cost_floor_counts_no_main_decode_where_nothing_decodes_there() -> None:
+    """Where every request is anomalous, RLD finishes them all and the search sizes no MD
+    instance (:meth:`Sizing.size_decode` of no load): the search's lower bound and the walks'
+    cost floor must not count one either, or they exceed the cost of the plan they bound (the
+    floor was one gpu-b x8 MD instance too high before; a review found it)."""
+    from pddplan.api import solve
+    from pddplan.solver.plan import role_costs
+
+    ov = {
+        "workload.anomalous.share": 1.0,
+        "sla.ttft_p50_s": 30.0,
+        "sla.ttft_p90_s": 60.0,
+        "sla.ttft_p99_s": 120.0,
+    }
+    for rate in (1.0, 2.0):
+        plan = solve(
+            "examples/pdd-paper.yaml",
+            overrides=ov,
+            rate_rps=rate,
+            baselines=False,
+            verdict_check=False,
+        ).plan
+        assert plan.roles["MD"] is None or plan.roles["MD"][1] == 0
+        s = Solver(plan.problem)
+        assert s.cost_floor(rate) <= plan.cost_usd_per_hour
+        assert s.lower_bound(rate, plan.route) <= plan.cost_usd_per_hour
+        # each pool's term bounds that pool's own cost (the prefill term alone is loose
+        # enough here to hide an MD term too high in the sums above)
+        costs = role_costs(plan.roles, plan.problem.pricing)
+        p_lb, md_lb = s._pool_lower_bounds(rate)
+        assert p_lb <= costs["P"] and md_lb <= costs.get("MD", 0.0)
