@@ -12,7 +12,7 @@ Where: ``$PDDPLAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/pddplan/yaml``, else
 ``~/.cache/pddplan/yaml``. ``PDDPLAN_CACHE_DIR=off`` (or empty) turns the cache off. Entries
 are pickles, read only from a directory owned by the user and writable by no one else (a
 pickle runs code when it is read); an entry that cannot be read is rebuilt, with a one-line
-note on stderr.
+note on stderr (one a run: :func:`damaged`).
 
 A profile is kept a second time, validated (:func:`validated_key`): loading the bundled catalog
 then builds no validator and validates nothing. That entry's key adds the profile kind asked for
@@ -162,13 +162,26 @@ def get(name: str, what: str = "parsed") -> Any | None:
         return None
 
 
+#: The cache directories whose first damaged entry this process has noted on stderr.
+_NOTED: set[str] = set()
+
+
 def damaged(name: str, what: str = "parsed") -> None:
     """Say on stderr, in one line, that the entry ``name`` could not be read or held something
-    it should not, so that it is done afresh (``what``) and rewritten."""
+    it should not, so that it is done afresh (``what``) and rewritten.
+
+    One line a directory and process: the first damaged entry is named, and the others met
+    after it (a whole cache damaged at once: some fifty entries for one solve) are rebuilt
+    without a further note, as the line says."""
     d = cache_dir()
     f = d / f"{name}.pickle" if d is not None else name
+    where = str(d)
+    if where in _NOTED:
+        return
+    _NOTED.add(where)
     sys.stderr.write(
-        f"pddplan: note: unreadable parse cache entry {f}: {what} afresh and rewritten\n"
+        f"pddplan: note: unreadable parse cache entry {f}: {what} afresh and rewritten "
+        "(any other damaged entry is rebuilt without a note)\n"
     )
 
 

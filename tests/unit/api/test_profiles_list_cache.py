@@ -88,6 +88,7 @@ def test_a_damaged_listing_is_listed_afresh_with_a_note(
             parse_cache.put(entry.stem, [{"no": "figures"}])
         else:
             entry.write_bytes(damage)
+        parse_cache._NOTED.clear()  # each damage a run of its own: one note a run
         capsys.readouterr()
         assert profiles_api.list_profiles().to_json() == cold
         err = capsys.readouterr().err.strip().splitlines()

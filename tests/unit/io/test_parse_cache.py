@@ -206,3 +206,22 @@ def test_a_profile_edited_between_two_loads_of_one_process_is_read_again(
         os.utime(f, ns=(int(price * 1e9), int(price * 1e9)))  # a later edit, a later time
         prices.append(reg.load("chip", "gpu-a").price.rental_usd_per_hour)
     assert prices == [11.5, 12.25]
+
+
+def test_a_whole_damaged_cache_gives_one_note_and_the_same_answer(tmp_path: Path) -> None:
+    """Every entry damaged at once (a solve reads some fifty): the solve's answer is the one
+    a sound cache gives, and stderr says so in one line, naming the first entry met."""
+    d = tmp_path / "c"
+    env = {**os.environ, parse_cache.ENV_DIR: str(d)}
+    argv = [sys.executable, "-m", "pddplan", "solve", "-f", "json"]
+    sound = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+    entries = list(d.glob("*.pickle"))
+    assert len(entries) > 10
+    for f in entries:
+        f.write_bytes(b"not a pickle")
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+    assert run.stdout == sound.stdout
+    notes = [ln for ln in run.stderr.splitlines() if "unreadable parse cache entry" in ln]
+    assert len(notes) == 1 and "any other damaged entry is rebuilt without a note" in notes[0]
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+    assert "unreadable" not in again.stderr  # every entry rewritten

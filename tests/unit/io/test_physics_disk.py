@@ -84,6 +84,7 @@ def test_a_damaged_entry_is_computed_afresh_with_a_note(
     assert len(err) == 1 and "physics tables computed afresh" in err[0]
     parse_cache.put(name, ["not", "tables"])  # readable, but not tables
     chips_mod._PHYSICS.clear()
+    parse_cache._NOTED.clear()  # a new run: one note a run
     assert _instance().max_batch_at_tpot(20_000.0, 0.05) == b
     assert "physics tables computed afresh" in capsys.readouterr().err
 
