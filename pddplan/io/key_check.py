@@ -12,8 +12,8 @@ without importing pydantic or the schemas.
 The allowed keys come from the schemas themselves: every validation of a scenario keeps them
 (:func:`keep`) in the parse cache under a key derived from pddplan's whole source and pydantic's
 version (:func:`~pddplan.io.parse_cache.derived_key`), so a changed schema never meets an old
-list. Where none is kept (a first run, the cache turned off) or the entry is damaged (a one-line
-note on stderr), :func:`check` reads the keys from the schemas, importing them (which a command
+list. Where none is kept (a first run, the cache turned off) or the entry is damaged (noted on
+stderr, :func:`~pddplan.io.parse_cache.damaged`), :func:`check` reads the keys from the schemas, importing them (which a command
 that goes on does anyway), and keeps them: whether the check names a key, and so which of a
 file's errors and a command's options' or environment's (a ``--profiles`` or
 ``PDDPLAN_PROFILES`` directory that does not exist) is reported first, does not depend on the

@@ -12,7 +12,7 @@ Where: ``$PDDPLAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/pddplan/yaml``, else
 ``~/.cache/pddplan/yaml``. ``PDDPLAN_CACHE_DIR=off`` (or empty) turns the cache off. Entries
 are pickles, read only from a directory owned by the user and writable by no one else (a
 pickle runs code when it is read); an entry that cannot be read is rebuilt, with a one-line
-note on stderr (one a run: :func:`damaged`).
+note on stderr (one a process: :func:`damaged`).
 
 A profile is kept a second time, validated (:func:`validated_key`): loading the bundled catalog
 then builds no validator and validates nothing. That entry's key adds the profile kind asked for
@@ -172,7 +172,8 @@ def damaged(name: str, what: str = "parsed") -> None:
 
     One line a directory and process: the first damaged entry is named, and the others met
     after it (a whole cache damaged at once: some fifty entries for one solve) are rebuilt
-    without a further note, as the line says."""
+    without a further note, as the line says; a long-lived process (a notebook using the API)
+    notes only the first damage it meets."""
     d = cache_dir()
     f = d / f"{name}.pickle" if d is not None else name
     where = str(d)
