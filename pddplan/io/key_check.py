@@ -13,15 +13,15 @@ The allowed keys come from the schemas themselves: every validation of a scenari
 (:func:`keep`) in the parse cache under a key derived from pddplan's whole source and pydantic's
 version (:func:`~pddplan.io.parse_cache.derived_key`), so a changed schema never meets an old
 list. Where none is kept (a first run, the cache turned off) or the entry is damaged (noted on
-stderr, :func:`~pddplan.io.parse_cache.damaged`), :func:`check` reads the keys from the schemas, importing them (which a command
-that goes on does anyway), and keeps them: whether the check names a key, and so which of a
-file's errors and a command's options' or environment's (a ``--profiles`` or
-``PDDPLAN_PROFILES`` directory that does not exist) is reported first, does not depend on the
+stderr, :func:`~pddplan.io.parse_cache.damaged`), :func:`check` reads the keys from the schemas,
+importing them (which a command that goes on does anyway), and keeps them: whether the check names
+a key, and so which of a file's errors and a command's options' or environment's (a ``--profiles``
+or ``PDDPLAN_PROFILES`` directory that does not exist) is reported first, does not depend on the
 cache, only its cost does: the file's own errors, its YAML and its unknown top-level key, come
 first. An entry of the right shape (sorted names, ``kind`` among them) is trusted as the parse
-cache trusts its other entries: its key holds pddplan's whole source, and the directory is
-written only by its owner. A topology file (``sites:``) and a document that is not a mapping
-are left to the commands' own checks, which come first for them.
+cache trusts its other entries: its key holds pddplan's whole source, and the directory is written
+only by its owner. A topology file (``sites:``) and a document that is not a mapping are left to
+the commands' own checks, which come first for them.
 """
 
 from __future__ import annotations

@@ -228,38 +228,22 @@ class Solver(Sizing):
 
     def _pool_lower_bounds(self, rate: float) -> tuple[float, float]:
         """The prefill and MD terms of :meth:`lower_bound` [USD/h]: each a count that grows
-        with ``rate`` at the option's lowest unit price, the least over the options."""
+        with ``rate`` at the option's lowest unit price, the least over the options. Prefill
+        at its utilization cap (:meth:`prefill_cap_count`); MD as :meth:`size_decode` sizes it
+        on the least load any route gives it, every output token on the decode side at the
+        TPOT target (no stall, no extend pass): none where nothing decodes there."""
         pb = self.pb
         c = pb.classes
-        w = c.weight
         p_lb = min(
-            max(
-                1,
-                units.whole_count(
-                    rate * float((w * self.prefill_s(p)).sum()) / pb.prefill_utilization_cap
-                ),
-            )
-            * pb.unit_lb_usd_per_hour(p)
-            for p in pb.options["P"]
+            self.prefill_cap_count(p, rate) * pb.unit_lb_usd_per_hour(p) for p in pb.options["P"]
         )
-        md_tokens = np.where(pb.on_decode_side, c.output_tokens, 0.0)
+        least_s = np.where(pb.on_decode_side, c.output_tokens, 0.0) * pb.tpot_s
         ctx = self.md_context_tokens()
-        conc = float((rate * w * md_tokens * pb.tpot_s).sum())
-        if conc <= 0:
-            # nothing decodes on MD (every request finishes on RLD): Sizing.size_decode sizes
-            # no instance there, whatever the option's batch
-            return p_lb, 0.0
         md_lb = math.inf
         for m in pb.options["MD"]:
-            b = m.max_batch_at_tpot(ctx, pb.tpot_s)
-            if b >= 1:
-                # the slot-wait bound as Sizing.size_decode applies it, on the least load
-                n = max(
-                    1,
-                    units.whole_count(conc / b),
-                    queueing.units_for_wait(conc, b, pb.decode_slot_wait_probability_cap),
-                )
-                md_lb = min(md_lb, n * pb.unit_lb_usd_per_hour(m))
+            md = self.size_decode(m, rate, least_s, ctx)
+            if md is not None:
+                md_lb = min(md_lb, md.instances * pb.unit_lb_usd_per_hour(m))
         return p_lb, md_lb
 
     def _decode_sizings(self, rate: float, route: Route, mode: str):
@@ -1000,13 +984,11 @@ class _PrefillOptions:
         pb = solver.pb
         self._solver, self._rate, self._route = solver, rate, route
         self._opts = pb.options["P"]
-        w = pb.classes.weight
         self._unit = [pb.unit_usd_per_hour(p) for p in self._opts]
         lb = []
         self._lb_n: list[int] = []  # each option's count at the utilization cap
         for p, unit in zip(self._opts, self._unit, strict=True):
-            mean_s = float((w * solver.prefill_s(p)).sum())
-            n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
+            n = solver.prefill_cap_count(p, rate)
             self._lb_n.append(n)
             lb.append(n * unit)
         self._lb = lb

@@ -419,11 +419,15 @@ class Sizing:
         count = PrefillCount(ps.instances, ps.bound_by, ps.meets_ttft)
         return self.prefill_figures(inst, count, plan.rate_rps, plan.route)
 
+    def prefill_cap_count(self, inst: Instance, rate: float) -> int:
+        """The fewest ``inst`` prefill instances that serve ``rate`` within the utilization cap
+        (at least one): where a prefill sizing starts, and no count below it is a plan's."""
+        mean_s = float((self.pb.classes.weight * self.prefill_s(inst)).sum())
+        return max(1, units.whole_count(rate * mean_s / self.pb.prefill_utilization_cap))
+
     def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:
         pb = self.pb
-        pre = self.prefill_s(inst)
-        mean_s = float((pb.classes.weight * pre).sum())
-        n = max(1, units.whole_count(rate * mean_s / pb.prefill_utilization_cap))
+        n = self.prefill_cap_count(inst, rate)
         offs, wts, _ = self.ttft_offsets(inst, route)
 
         meets = self.ttft_meets(inst, n, rate, offs, wts)
