@@ -72,7 +72,9 @@ class PlanSearch:
         first_error: InfeasibleError | None = None
         for s in self.solvers:
             try:
-                plan = s.candidate_rate(rate, progress)
+                # a variant's routes on which no plan can beat the best so far are skipped
+                above = best.cost_usd_per_hour if best is not None else math.inf
+                plan = s.candidate_rate(rate, progress, above)
             except InfeasibleError as exc:
                 first_error = first_error or exc
                 continue

@@ -74,17 +74,28 @@ class Solver(Sizing):
         figures (:meth:`with_figures`, then :meth:`finalize`, in one copy of the plan)."""
         return self.finalize(candidate, self.figure_changes(candidate))
 
-    def candidate_rate(self, rate: float, progress: Progress | None = None) -> Plan:
+    def candidate_rate(
+        self, rate: float, progress: Progress | None = None, above: float = math.inf
+    ) -> Plan:
         """The plan :meth:`solve_rate` returns, before its figures (:meth:`finalized`): its
         cost, fleet and routing are final; its TTFT figures are computed where a caller needs
-        them (a tie with another problem's plan, say); raises InfeasibleError."""
+        them (a tie with another problem's plan, say); raises InfeasibleError.
+
+        ``above``: the cost of a plan the caller has in hand and compares this one with by
+        :func:`better_plan` [USD/h]. A route on which every plan costs more than it (by more
+        than :data:`COST_TIE_USD_PER_HOUR`) is not searched, as one whose plans cost more than
+        the search's own best is not: no plan there could beat the caller's. The plan returned
+        is the same wherever it could beat that plan (on the premise of the search's own
+        pruning: costs within the tie are equal sums of prices); where no plan could, the search
+        may return another that costs more, or raise an error of binding ``cost`` that names no
+        constraint."""
         if progress is None:
             tabled = self._priced_candidate(rate)
             if tabled is not None:
                 return tabled
-        return self._search(rate, progress)
+        return self._search(rate, progress, above)
 
-    def _search(self, rate: float, progress: Progress | None) -> Plan:
+    def _search(self, rate: float, progress: Progress | None, above: float = math.inf) -> Plan:
         """:meth:`candidate_rate` by the search itself (the rate's price table aside)."""
         pb = self.pb
         best: Plan | None = None
@@ -100,9 +111,10 @@ class Solver(Sizing):
                 reasons["line utilization"] = reasons.get("line utilization", 0) + 1
                 step += len(modes)
                 continue
+            incumbent = min(above, best.cost_usd_per_hour if best is not None else math.inf)
             if (
-                best is not None
-                and self.lower_bound(rate, route) > best.cost_usd_per_hour + COST_TIE_USD_PER_HOUR
+                incumbent < math.inf
+                and self.lower_bound(rate, route) > incumbent + COST_TIE_USD_PER_HOUR
             ):
                 step += len(modes)  # no plan on this route can beat the incumbent
                 continue
@@ -131,6 +143,10 @@ class Solver(Sizing):
                     if better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
                         best, ties = cand, []  # cheaper than best and every tie of its cost
         if best is None:
+            if above < math.inf:  # the caller's plan is better than any here, if any fits
+                raise InfeasibleError(
+                    f"no plan at {rate:.4g} req/s costs at most {above:.4g} $/h", binding="cost"
+                )
             raise self._infeasible(rate, reasons)
         return self._after_ties(best, ties) if ties else best
 

@@ -6,6 +6,7 @@ solver and plans, and made a price sweep run the collector over them (7% of its 
 from __future__ import annotations
 
 import gc
+import math
 
 import pytest
 
@@ -70,11 +71,11 @@ def test_a_baseline_that_misses_ttft_leaves_no_cycle(monkeypatch: pytest.MonkeyP
     problems = _problems(rs, None)
     real_candidate = modes.Solver.candidate_rate
 
-    def first_fails(self, rate, progress=None):
+    def first_fails(self, rate, progress=None, above=math.inf):
         if self.pb is problems[0]:
             took["variant"] += 1
             raise InfeasibleError("the first variant fits nothing (test)", binding="TTFT p99")
-        return real_candidate(self, rate, progress)
+        return real_candidate(self, rate, progress, above)
 
     monkeypatch.setattr(modes.Solver, "candidate_rate", first_fails)
     assert len(problems) > 1  # another variant to fit

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pddplan import units
+from pddplan.errors import InfeasibleError
 from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
 from pddplan.solver import Solver, build_problem
@@ -177,3 +178,53 @@ def test_one_md_row_and_one_rld_option_are_sized_as_the_grid_sizes_them(rate: fl
             assert pairs.rld_instances.tolist() == want.ravel().tolist()
             relayed += 1
     assert relayed > 0
+
+
+@pytest.mark.parametrize("rate", [0.3, 1.55, 2.35, 3.2, 4.4])
+@pytest.mark.parametrize("scenario", ["examples/pdd-paper.yaml", None])
+def test_variants_pruned_by_the_best_so_far_give_the_unpruned_choice(
+    scenario: str | None, rate: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PlanSearch hands each variant the cost of the best plan so far (``above``): the plan
+    it returns is the one the variants' full searches, compared by better_plan, give; and the
+    pruning skips routes (a variant's search sizes fewer decode combinations)."""
+    from pddplan.solver.answer import _problems
+    from pddplan.solver.modes import Finals, PlanSearch
+    from pddplan.solver.search import better_plan
+
+    rs = load_scenario(scenario, Registry.default())
+    problems = _problems(rs, None)
+    assert len(problems) == 2  # the anomalous filter on, and off
+    calls = {"n": 0}
+    best_for = Solver._best_for
+
+    def counted(self, *a, **k):
+        calls["n"] += 1
+        return best_for(self, *a, **k)
+
+    monkeypatch.setattr(Solver, "_best_for", counted)
+    search = PlanSearch(problems, SearchCache())
+    got = search.candidate_rate(rate)
+    pruned_calls = calls["n"]
+    calls["n"] = 0
+    full = [Solver(pb, SearchCache())._search(rate, None) for pb in problems]
+    full_calls = calls["n"]
+    final = Finals(search)
+    want = full[0]
+    for plan in full[1:]:
+        if better_plan(plan, want, final.ttft_s):
+            want = plan
+    assert _plan_figures(search.finalized(got)) == _plan_figures(search.finalized(want))
+    assert got.problem is want.problem
+    assert pruned_calls <= full_calls
+    if scenario is None and rate in (1.55, 3.2):  # the second variant wholly pruned there
+        assert pruned_calls < full_calls
+    # below the second variant's least cost, its search returns a dearer plan or says so
+    second = Solver(problems[1], SearchCache())
+    least = full[1].cost_usd_per_hour
+    try:
+        dearer = second.candidate_rate(rate, above=least - 1.0)
+    except InfeasibleError as exc:
+        assert exc.binding == "cost"
+    else:
+        assert dearer.cost_usd_per_hour > least - 1.0
