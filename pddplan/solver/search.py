@@ -128,7 +128,11 @@ class Solver(Sizing):
                 step += 1
                 if progress:
                     progress(step, total)
-                cand = self._best_for(rate, route, mode, p_opts)
+                if best is not None:
+                    incumbent = min(incumbent, best.cost_usd_per_hour)
+                cand = self._best_for(rate, route, mode, p_opts, incumbent)
+                if cand is _BEATEN:
+                    continue  # every plan here costs more than the incumbent
                 if cand is None:
                     reasons["decode"] = reasons.get("decode", 0) + 1
                     continue
@@ -342,8 +346,19 @@ class Solver(Sizing):
             yield pb.options["MD"][oi], md, rld, (stall, rld_tokens, extra)
 
     def _best_for(
-        self, rate: float, route: Route, mode: str, p_opts: _PrefillOptions
+        self,
+        rate: float,
+        route: Route,
+        mode: str,
+        p_opts: _PrefillOptions,
+        incumbent: float = math.inf,
     ) -> Plan | None:
+        """The least-cost plan of one route and hand-over mode (None where no decode
+        combination fits); :data:`_BEATEN` where every plan there costs more than
+        ``incumbent`` [USD/h] by more than :data:`COST_TIE_USD_PER_HOUR`: its cheapest
+        decode combination, the least lower bound of the prefill options
+        (:class:`_PrefillOptions`) and the line already exceed it (as :meth:`lower_bound`
+        prunes a route, with the route's own decode sizings)."""
         pb = self.pb
         md_rows, pairs = self._decode_sizings(rate, route, mode)
         if not md_rows or not len(pairs.rows):
@@ -352,6 +367,13 @@ class Solver(Sizing):
             md_rows, pairs, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
         )
         owned = pb.pricing is not None and bool(pb.pricing.owned)
+        if (
+            not owned
+            and incumbent < math.inf
+            and p_opts.least_lower_bound() + float(np.min(rm_costs)) + pb.line_cost_usd_per_hour
+            > incumbent + COST_TIE_USD_PER_HOUR
+        ):
+            return _BEATEN
         if owned:  # the owned discount can undercut a prefill option's lower bound
             p_ok, bound = p_opts.all(), math.inf
         else:
@@ -984,6 +1006,8 @@ def better_plan(
 
 #: Returned by :meth:`Solver._visit` when prefill options it was not given might matter.
 _INCOMPLETE: Any = object()
+#: Returned by :meth:`Solver._best_for` where no plan can beat the search's incumbent.
+_BEATEN: Any = object()
 
 
 class _PrefillOptions:
@@ -1018,6 +1042,11 @@ class _PrefillOptions:
         s = self._solver.prefill_count(self._opts[i], self._rate, self._route)
         self._sized[i] = s
         return s
+
+    def least_lower_bound(self) -> float:
+        """A cost no option's sizing undercuts [USD/h]: the least option's count at the
+        utilization cap at its unit price (TTFT can only add instances)."""
+        return self._lb[self._order[0]] if self._order else math.inf
 
     def any_feasible(self) -> bool:
         """Whether any option meets the TTFT targets (sizing options until one does)."""

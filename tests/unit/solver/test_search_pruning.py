@@ -4,6 +4,7 @@ the memoized gamma quantiles give what the plain computation gives."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -228,3 +229,40 @@ def test_variants_pruned_by_the_best_so_far_give_the_unpruned_choice(
         assert exc.binding == "cost"
     else:
         assert dearer.cost_usd_per_hour > least - 1.0
+
+
+@pytest.mark.parametrize(
+    ("rate", "max_chips"),
+    [(0.8, None), (2.35, None), (4.0, None), (2.35, {"gpu-a": 24}), (2.35, {"h20": 40})],
+)
+def test_route_modes_beaten_by_the_incumbent_give_the_full_search_plan(
+    rate: float, max_chips: dict | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A route and hand-over mode whose cheapest decode combination, least prefill lower
+    bound and line already cost more than the search's best is skipped (Solver._best_for's
+    _BEATEN); the plan is the one the search gives without the skip, and the skip happens."""
+    rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), SMALL)
+    beaten = {"n": 0}
+    best_for = Solver._best_for
+
+    def counted(self, *a, **k):
+        out = best_for(self, *a, **k)
+        beaten["n"] += out is search_mod._BEATEN
+        return out
+
+    monkeypatch.setattr(Solver, "_best_for", counted)
+
+    def solve() -> tuple:
+        pb = build_problem(rs)
+        if max_chips:
+            pb.max_chips = dict(max_chips)
+        return _plan_figures(Solver(pb, SearchCache()).solve_rate(rate))
+
+    skipping = solve()
+    skipped = beaten["n"]
+    with monkeypatch.context() as m:  # no lower bound: nothing is beaten before its visit
+        m.setattr(search_mod._PrefillOptions, "least_lower_bound", lambda self: -math.inf)
+        full = solve()
+    assert skipping == full
+    if rate == 2.35:  # there, some route and mode is beaten before its visit
+        assert skipped > 0
