@@ -65,6 +65,9 @@ from pddplan.solver.sizing import PrefillCount, Sizing
 class Solver(Sizing):
     """Least-cost plans on one problem (see the module notes)."""
 
+    #: :meth:`_pool_lower_bounds` of the last rate asked: ``(rate, (prefill, MD))``
+    _pool_lb_at: tuple[float, tuple[float, float]] | None = None
+
     def solve_rate(self, rate: float, progress: Progress | None = None) -> Plan:
         """Least-cost plan that serves ``rate`` within SLA; raises InfeasibleError."""
         return self.finalized(self.candidate_rate(rate, progress))
@@ -251,7 +254,17 @@ class Solver(Sizing):
         with ``rate`` at the option's lowest unit price, the least over the options. Prefill
         at its utilization cap (:meth:`prefill_cap_count`); MD as :meth:`size_decode` sizes it
         on the least load any route gives it, every output token on the decode side at the
-        TPOT target (no stall, no extend pass): none where nothing decodes there."""
+        TPOT target (no stall, no extend pass): none where nothing decodes there. Kept for
+        the last rate asked (every routing of a search asks at one rate)."""
+        kept = self._pool_lb_at
+        if kept is not None and kept[0] == rate:
+            return kept[1]
+        out = self._pool_lower_bounds_at(rate)
+        self._pool_lb_at = (rate, out)
+        return out
+
+    def _pool_lower_bounds_at(self, rate: float) -> tuple[float, float]:
+        """:meth:`_pool_lower_bounds`, computed."""
         pb = self.pb
         c = pb.classes
         p_lb = min(

@@ -442,7 +442,11 @@ class Sizing:
                 at[count] = self.ttft_meets(inst, count, rate, offs, wts)
             return at[count]
 
-        lo, hi = n, n * 2
+        # most counts that the cap leaves short of the targets need one instance more: tried
+        # first, then doubling and halving (the targets are met from some count on)
+        if ok(n + 1):
+            return PrefillCount(n + 1, TTFT_BOUND, True)
+        lo, hi = n + 1, n * 2
         while not ok(hi):
             lo, hi = hi, hi * 2
             if hi > 1 << 20:

@@ -266,3 +266,33 @@ def test_route_modes_beaten_by_the_incumbent_give_the_full_search_plan(
     assert skipping == full
     if rate == 2.35:  # there, some route and mode is beaten before its visit
         assert skipped > 0
+
+
+TIGHT_TTFT = {"sla": {"ttft_p50_s": 3.0, "ttft_p90_s": 6.0, "ttft_p99_s": 12.0}}
+
+
+@pytest.mark.parametrize("patch", [None, TIGHT_TTFT])
+def test_prefill_count_is_the_fewest_instances_that_meet_the_targets(patch: dict | None) -> None:
+    """The prefill sizing (the cap's count, one more, then doubling and halving) gives the
+    fewest instances from the cap's count on that meet every TTFT target, found by trying each
+    count in turn; both paths are taken (one more than the cap's count on the default targets,
+    two or more on tighter ones)."""
+    rs = load_scenario(None, Registry.default(), patch)
+    s = Solver(build_problem(rs), SearchCache())
+    extra: set[int] = set()
+    for rate in (0.3, 0.8, 1.55, 2.35, 3.2, 4.4):
+        for routing in s.pb.routings:
+            route = s.route(rate, routing)
+            for inst in s.pb.options["P"]:
+                got = s.prefill_count(inst, rate, route)
+                n = s.prefill_cap_count(inst, rate)
+                offs, wts, _ = s.ttft_offsets(inst, route)
+                if not s.ttft_meets(inst, n, rate, offs, wts) and not s.cdf_meets(offs, wts):
+                    assert got is None
+                    continue
+                want = n
+                while not s.ttft_meets(inst, want, rate, offs, wts):
+                    want += 1
+                assert got is not None and got.instances == want
+                extra.add(want - n)
+    assert 1 in extra if patch is None else max(extra) >= 2
