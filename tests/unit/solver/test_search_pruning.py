@@ -69,20 +69,26 @@ def _plan_figures(plan) -> tuple:
     )
 
 
-@pytest.mark.parametrize(
-    ("rate", "max_chips"),
-    [(0.8, None), (2.35, None), (4.0, None), (2.35, {"gpu-a": 24}), (2.35, {"h20": 40})],
-)
+#: (rate, inventory limits) of the SMALL catalog's searches
+SMALL_CASES = [(0.8, None), (2.35, None), (4.0, None), (2.35, {"gpu-a": 24}), (2.35, {"h20": 40})]
+
+
+def _small_plan(rs, rate: float, max_chips: dict | None) -> tuple:
+    """The figures of the plan a fresh search on ``rs`` returns at ``rate``."""
+    pb = build_problem(rs)
+    if max_chips:
+        pb.max_chips = dict(max_chips)
+    return _plan_figures(Solver(pb, SearchCache()).solve_rate(rate))
+
+
+@pytest.mark.parametrize(("rate", "max_chips"), SMALL_CASES)
 def test_pruned_prefill_options_give_the_full_search_plan(
     rate: float, max_chips: dict | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rs = load_scenario("examples/pdd-paper.yaml", Registry.default(), SMALL)
 
     def solve() -> tuple:
-        pb = build_problem(rs)
-        if max_chips:
-            pb.max_chips = dict(max_chips)
-        return _plan_figures(Solver(pb, SearchCache()).solve_rate(rate))
+        return _small_plan(rs, rate, max_chips)
 
     pruned = solve()
     with monkeypatch.context() as m:  # every prefill option sized, as without the pruning
@@ -231,10 +237,7 @@ def test_variants_pruned_by_the_best_so_far_give_the_unpruned_choice(
         assert dearer.cost_usd_per_hour > least - 1.0
 
 
-@pytest.mark.parametrize(
-    ("rate", "max_chips"),
-    [(0.8, None), (2.35, None), (4.0, None), (2.35, {"gpu-a": 24}), (2.35, {"h20": 40})],
-)
+@pytest.mark.parametrize(("rate", "max_chips"), SMALL_CASES)
 def test_route_modes_beaten_by_the_incumbent_give_the_full_search_plan(
     rate: float, max_chips: dict | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -253,10 +256,7 @@ def test_route_modes_beaten_by_the_incumbent_give_the_full_search_plan(
     monkeypatch.setattr(Solver, "_best_for", counted)
 
     def solve() -> tuple:
-        pb = build_problem(rs)
-        if max_chips:
-            pb.max_chips = dict(max_chips)
-        return _plan_figures(Solver(pb, SearchCache()).solve_rate(rate))
+        return _small_plan(rs, rate, max_chips)
 
     skipping = solve()
     skipped = beaten["n"]
