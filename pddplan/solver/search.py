@@ -85,13 +85,12 @@ class Solver(Sizing):
         them (a tie with another problem's plan, say); raises InfeasibleError.
 
         ``above``: the cost of a plan the caller has in hand and compares this one with by
-        :func:`better_plan` [USD/h]. A route on which every plan costs more than it (by more
-        than :data:`COST_TIE_USD_PER_HOUR`) is not searched, as one whose plans cost more than
-        the search's own best is not: no plan there could beat the caller's. The plan returned
-        is the same wherever it could beat that plan (on the premise of the search's own
-        pruning: costs within the tie are equal sums of prices); where no plan could, the search
-        may return another that costs more, or raise an error of binding ``cost`` that names no
-        constraint."""
+        :func:`better_plan` [USD/h]. A route whose lower bound proves every plan there dearer
+        than it by more than :data:`COST_TIE_USD_PER_HOUR`, whatever the rounding of the sums
+        (:func:`_past_tie`), is not searched, as one whose plans cost more than the search's
+        own best is not: no plan there could beat the caller's. The plan returned is the same
+        wherever it could beat that plan; where no plan could, the search may return another
+        that costs more, or raise an error of binding ``cost`` that names no constraint."""
         if progress is None:
             tabled = self._priced_candidate(rate)
             if tabled is not None:
@@ -115,12 +114,13 @@ class Solver(Sizing):
                 step += len(modes)
                 continue
             incumbent = min(above, best.cost_usd_per_hour if best is not None else math.inf)
-            if (
-                incumbent < math.inf
-                and self.lower_bound(rate, route) > incumbent + COST_TIE_USD_PER_HOUR
-            ):
-                step += len(modes)  # no plan on this route can beat the incumbent
-                continue
+            if incumbent < math.inf:
+                lb = self.lower_bound(rate, route)
+                if (
+                    best is not None and lb > best.cost_usd_per_hour + COST_TIE_USD_PER_HOUR
+                ) or lb > _past_tie(above):
+                    step += len(modes)  # no plan on this route can beat the incumbent
+                    continue
             p_opts = _PrefillOptions(self, rate, route)
             if not p_opts.any_feasible():
                 reasons["TTFT"] = reasons.get("TTFT", 0) + 1
@@ -370,8 +370,9 @@ class Solver(Sizing):
         combination fits); :data:`_BEATEN` where every plan there costs more than
         ``incumbent`` [USD/h] by more than :data:`COST_TIE_USD_PER_HOUR`: its cheapest
         decode combination, the least lower bound of the prefill options
-        (:class:`_PrefillOptions`) and the line already exceed it (as :meth:`lower_bound`
-        prunes a route, with the route's own decode sizings)."""
+        (:class:`_PrefillOptions`) and the line already exceed it, whatever the rounding of
+        the sums (:func:`_past_tie`; as :meth:`lower_bound` prunes a route, with the route's
+        own decode sizings)."""
         pb = self.pb
         md_rows, pairs = self._decode_sizings(rate, route, mode)
         if not md_rows or not len(pairs.rows):
@@ -384,7 +385,7 @@ class Solver(Sizing):
             not owned
             and incumbent < math.inf
             and p_opts.least_lower_bound() + float(np.min(rm_costs)) + pb.line_cost_usd_per_hour
-            > incumbent + COST_TIE_USD_PER_HOUR
+            > _past_tie(incumbent)
         ):
             return _BEATEN
         if owned:  # the owned discount can undercut a prefill option's lower bound
@@ -1021,6 +1022,18 @@ def better_plan(
 _INCOMPLETE: Any = object()
 #: Returned by :meth:`Solver._best_for` where no plan can beat the search's incumbent.
 _BEATEN: Any = object()
+#: [-] Relative rounding a lower bound may carry against a plan's cost: the bound and the
+#: cost add the same terms in another order, a few units in the last place of the cost
+#: (about 2e-16 of it each), which past about 4e6 $/h exceed :data:`COST_TIE_USD_PER_HOUR`.
+COST_ROUNDING_RTOL = 1e-12
+
+
+def _past_tie(cost: float) -> float:
+    """The least lower bound that proves every plan dearer than a plan of ``cost`` [USD/h] by
+    more than :data:`COST_TIE_USD_PER_HOUR`, whatever the order of the sums
+    (:data:`COST_ROUNDING_RTOL`): what the prunings against another plan than the search's own
+    best compare with (inf for none)."""
+    return cost + COST_TIE_USD_PER_HOUR + COST_ROUNDING_RTOL * abs(cost)
 
 
 class _PrefillOptions:

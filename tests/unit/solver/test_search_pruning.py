@@ -296,3 +296,34 @@ def test_prefill_count_is_the_fewest_instances_that_meet_the_targets(patch: dict
                 assert got is not None and got.instances == want
                 extra.add(want - n)
     assert 1 in extra if patch is None else max(extra) >= 2
+
+
+@pytest.mark.parametrize("rate", [1.56, 2.03, 2.53])
+def test_prunings_hold_where_costs_round_past_the_tie(
+    rate: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At costs of tens of millions of dollars an hour, a lower bound and a plan's cost that
+    add the same terms in another order differ by more than the 1e-9 $/h tie: the prunings
+    against another variant's plan and per hand-over mode allow for it (search._past_tie), so
+    the plan is the one the search gives without them (at 2.53 req/s the variant without the
+    anomalous filter ties on cost and wins on TTFT; without the allowance it was pruned)."""
+    from pddplan.io.overrides import ScenarioSource
+    from pddplan.solver.answer import _problems
+    from pddplan.solver.modes import PlanSearch
+
+    rs = ScenarioSource.open(None, Registry.default()).resolve(
+        {
+            "chips.gpu-a.price_usd_per_hour": 245582.03573598276,
+            "chips.gpu-b.price_usd_per_hour": 225068.26447876432,
+        }
+    )
+
+    def plan() -> tuple:
+        return _plan_figures(PlanSearch(_problems(rs, None), SearchCache()).solve_rate(rate))
+
+    pruned = plan()
+    assert pruned[0] > 1e7  # costs where the rounding reaches the tie
+    with monkeypatch.context() as m:  # only the search's own pruning, as before
+        m.setattr(search_mod, "_past_tie", lambda cost: math.inf)
+        full = plan()
+    assert pruned == full
