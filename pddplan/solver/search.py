@@ -113,8 +113,7 @@ class Solver(Sizing):
                 reasons["line utilization"] = reasons.get("line utilization", 0) + 1
                 step += len(modes)
                 continue
-            incumbent = min(above, best.cost_usd_per_hour if best is not None else math.inf)
-            if incumbent < math.inf:
+            if best is not None or above < math.inf:
                 lb = self.lower_bound(rate, route)
                 if (
                     best is not None and lb > best.cost_usd_per_hour + COST_TIE_USD_PER_HOUR
@@ -131,8 +130,7 @@ class Solver(Sizing):
                 step += 1
                 if progress:
                     progress(step, total)
-                if best is not None:
-                    incumbent = min(incumbent, best.cost_usd_per_hour)
+                incumbent = above if best is None else min(above, best.cost_usd_per_hour)
                 cand = self._best_for(rate, route, mode, p_opts, incumbent)
                 if cand is _BEATEN:
                     continue  # every plan here costs more than the incumbent
