@@ -107,19 +107,21 @@ class Solver(Sizing):
         modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
         total = len(routings) * len(modes)
         step = 0
+
+        def incumbent() -> float:
+            """The cost to beat [USD/h]: the search's own best, or the caller's plan's."""
+            return above if best is None else min(above, best.cost_usd_per_hour)
+
         for routing in routings:
             route = self.route(rate, routing)
             if pb.topology.cross_dc and route.link_utilization > pb.link_utilization_cap:
                 reasons["line utilization"] = reasons.get("line utilization", 0) + 1
                 step += len(modes)
                 continue
-            if best is not None or above < math.inf:
-                lb = self.lower_bound(rate, route)
-                if (
-                    best is not None and lb > best.cost_usd_per_hour + COST_TIE_USD_PER_HOUR
-                ) or lb > _past_tie(above):
-                    step += len(modes)  # no plan on this route can beat the incumbent
-                    continue
+            beat = incumbent()
+            if beat < math.inf and self.lower_bound(rate, route) > _past_tie(beat):
+                step += len(modes)  # no plan on this route can beat the incumbent
+                continue
             p_opts = _PrefillOptions(self, rate, route)
             if not p_opts.any_feasible():
                 reasons["TTFT"] = reasons.get("TTFT", 0) + 1
@@ -130,8 +132,7 @@ class Solver(Sizing):
                 step += 1
                 if progress:
                     progress(step, total)
-                incumbent = above if best is None else min(above, best.cost_usd_per_hour)
-                cand = self._best_for(rate, route, mode, p_opts, incumbent)
+                cand = self._best_for(rate, route, mode, p_opts, incumbent())
                 if cand is _BEATEN:
                     continue  # every plan here costs more than the incumbent
                 if cand is None:
@@ -1029,8 +1030,8 @@ COST_ROUNDING_RTOL = 1e-12
 def _past_tie(cost: float) -> float:
     """The least lower bound that proves every plan dearer than a plan of ``cost`` [USD/h] by
     more than :data:`COST_TIE_USD_PER_HOUR`, whatever the order of the sums
-    (:data:`COST_ROUNDING_RTOL`): what the prunings against another plan than the search's own
-    best compare with (inf for none)."""
+    (:data:`COST_ROUNDING_RTOL`): what every pruning of a route or hand-over mode compares
+    with, against the search's own best as against a caller's plan (inf for none)."""
     return cost + COST_TIE_USD_PER_HOUR + COST_ROUNDING_RTOL * abs(cost)
 
 
