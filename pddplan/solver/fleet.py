@@ -409,13 +409,11 @@ def log_margin(margin: float) -> float:
 
 def overload_rps(solver: Solver, plan: Plan) -> float:
     """A rate at or above which ``plan``'s prefill pool or its line runs at 100%
-    [requests/s]: :func:`sizing_limit_rps` over the lower of the planner's caps (inf where
-    neither does any work)."""
-    pb = solver.pb
-    caps = [pb.prefill_utilization_cap]
-    if pb.topology.cross_dc:
-        caps.append(pb.link_utilization_cap)
-    return sizing_limit_rps(solver, plan) / min(caps) if min(caps) > 0 else math.inf
+    [requests/s]: :func:`sizing_limit_rps` over the lower of the planner's caps
+    (:attr:`~pddplan.solver.problem.Problem.lowest_utilization_cap`; inf where neither does
+    any work)."""
+    cap = solver.pb.lowest_utilization_cap
+    return sizing_limit_rps(solver, plan) / cap if cap > 0 else math.inf
 
 
 def sizing_limit_rps(solver: Solver, plan: Plan) -> float:

@@ -169,6 +169,18 @@ class Problem:
         return self.wan.price_usd_per_hour if self.topology.cross_dc else 0.0
 
     @property
+    def lowest_utilization_cap(self) -> float:
+        """The lowest of the utilization caps a fleet is sized within [-]: prefill's, and the
+        line's where the topology crosses it. A fleet sized within them (up to
+        :func:`~pddplan.solver.fleet.sizing_limit_rps`) meets no target past that limit over
+        this share, where its prefill pool or its line runs at 100%
+        (:func:`~pddplan.solver.fleet.overload_rps`)."""
+        caps = [self.prefill_utilization_cap]
+        if self.topology.cross_dc:
+            caps.append(self.link_utilization_cap)
+        return min(caps)
+
+    @property
     def line_utilization_warning(self) -> float:
         """The line load above which a plan names the line as binding [-]:
         :data:`LINE_BINDING_SHARE` of the utilization cap."""

@@ -239,6 +239,24 @@ class Solver(Sizing):
         line = pb.line_cost_usd_per_hour
         return p_lb + md_lb + rld_lb + line
 
+    def step_end_for_goodput(self, goodput_rps: float) -> float:
+        """The highest rate ``x`` such that every fleet whose walk step ends by ``x`` (its
+        ``e(F)`` of :func:`~pddplan.solver.modes.walk_fleets`: its goodput, or the rate at
+        which its prefill pool or the line reaches its utilization cap) has a goodput of at
+        most ``goodput_rps`` [requests/s].
+
+        A step that ends at the goodput bounds it. One that ends at the prefill pool's cap
+        ``u_P`` bounds it by ``x / u_P``, where the pool runs at 100% and meets no TTFT target;
+        one that ends at the line's cap (:meth:`line_rate_limit`, past which ``x`` must then
+        lie) by ``x / u``, ``u`` the lower of the two caps
+        (:func:`~pddplan.solver.fleet.overload_rps`)."""
+        pb = self.pb
+        by_prefill = goodput_rps * pb.prefill_utilization_cap
+        line = self.line_rate_limit()
+        if by_prefill <= line:
+            return by_prefill
+        return max(line, goodput_rps * pb.lowest_utilization_cap)
+
     def cost_floor(self, rate: float) -> float:
         """A cost no plan at ``rate`` or above can undercut, whatever its route [USD/h]:
         :meth:`lower_bound` without its RLD term. Its prefill and MD terms grow with the rate

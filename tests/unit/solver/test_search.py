@@ -340,6 +340,7 @@ def test_walks_pick_what_a_walk_of_final_plans_picks(mode: str) -> None:
             self.candidate_rate = search.solve_rate
             self.solve_rate = search.solve_rate
             self.cost_floor = search.cost_floor
+            self.step_end_for_goodput = search.step_end_for_goodput
 
         def finalized(self, plan):
             return plan

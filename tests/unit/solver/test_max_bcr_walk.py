@@ -1,0 +1,128 @@
+"""The max-BCR walk passes over stretches of the rate axis where a bound proves every fleet
+there below the best BCR so far (``modes._BcrSkip``): it returns the plan of the walk that
+visits every step, in fewer searches, and the bound holds on every fleet it passed over.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pddplan.api.scenario import load
+from pddplan.solver import modes
+from pddplan.solver.answer import _problems, scale_bound
+from pddplan.units import SECONDS_PER_HOUR
+
+#: (scenario, overrides, whether the walk passes over steps): the default scenario; a line
+#: capped at 0.99 with L40S RLD, where the least cost falls near the line's capacity; a model
+#: and catalog of its own, whose walk of 8 steps finds a fleet that may be the plan at the end
+#: of the one stretch it could pass over, and so walks it step by step.
+CASES = [
+    ("examples/pdd-paper.yaml", {}, True),
+    (
+        "examples/pdd-paper.yaml",
+        {"serving.link_utilization_cap": 0.99, "roles.RLD.chips": ["l40s"]},
+        True,
+    ),
+    ("examples/long-context.yaml", {}, False),
+]
+
+
+def _search(scenario: str, overrides: dict) -> tuple[modes.PlanSearch, float]:
+    rs = load(scenario, overrides, None).resolved
+    search = modes.PlanSearch(_problems(rs, None))
+    hi, _ = scale_bound(search.line_rate_limit(), rs.scenario.limits.max_rate_rps)
+    return search, hi
+
+
+class _Counted:
+    """A search that counts the rates it is asked (one search of every variant each)."""
+
+    def __init__(self, search: modes.PlanSearch) -> None:
+        self.search, self.rates = search, 0
+
+    def candidate_rate(self, rate, progress=None):
+        self.rates += 1
+        return self.search.candidate_rate(rate, progress)
+
+    def __getattr__(self, name):
+        return getattr(self.search, name)
+
+
+def _full_walk(search: modes.PlanSearch, hi: float) -> list[tuple[modes.Plan, float]]:
+    """Every fleet of the walk that visits every step, with its step's end ``e(F)``."""
+    return [(plan, modes._with_step(plan)[1]) for plan in modes.walk_fleets(search, hi)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "overrides", "passes_over"), CASES)
+def test_the_walk_that_passes_over_steps_returns_the_full_walks_plan(
+    scenario: str, overrides: dict, passes_over: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Field for field the plan of the walk that visits every step; in fewer searches where
+    it passes over steps, else in at most two more (the fleet at the ceiling, and the one
+    found at the end of a stretch it then walked step by step)."""
+    search, hi = _search(scenario, overrides)
+    fast = _Counted(search)
+    got = modes.solve_max_bcr(fast, hi)
+    monkeypatch.setattr(modes._BcrSkip, "resume_rate", lambda self, rate: rate)
+    full = _Counted(_search(scenario, overrides)[0])
+    want = modes.solve_max_bcr(full, hi)
+    assert got == want
+    if passes_over:
+        assert fast.rates < full.rates
+    else:
+        assert fast.rates <= full.rates + 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "overrides", "passes_over"), CASES)
+def test_every_fleet_passed_over_is_below_the_best_bcr_then(
+    scenario: str, overrides: dict, passes_over: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each stretch ``[rate, x)`` the walk passed over, with the bound ``B`` it had then (the
+    best BCR so far or the ceiling fleet's, less :data:`~pddplan.solver.modes.RESUME_BCR_RTOL`):
+    every fleet of the full walk whose step starts there and ends by ``x`` has a BCR of at most
+    ``B`` (goodput counted up to the ceiling). Where the walk passes over steps, at least one
+    stretch holds a fleet."""
+    search, hi = _search(scenario, overrides)
+    stretches: list[tuple[float, float, float]] = []
+    resume = modes._BcrSkip.resume_rate
+
+    def recording(self, rate):
+        x = resume(self, rate)
+        if x > rate:
+            stretches.append((rate, x, self._bound()))
+        return x
+
+    monkeypatch.setattr(modes._BcrSkip, "resume_rate", recording)
+    modes.solve_max_bcr(search, hi)
+    assert stretches or not passes_over
+    walked = _full_walk(_search(scenario, overrides)[0], hi)
+    inside = 0
+    for rate, x, best in stretches:
+        for plan, end in walked:
+            if rate <= plan.rate_rps < x and end <= x:
+                inside += 1
+                bcr = min(plan.goodput_rps, hi) * SECONDS_PER_HOUR / plan.cost_usd_per_hour
+                assert bcr <= best, (rate, x, plan.rate_rps)
+    assert inside > 0 or not passes_over
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "overrides", "passes_over"), CASES)
+def test_a_steps_end_bounds_its_fleets_goodput(
+    scenario: str, overrides: dict, passes_over: bool
+) -> None:
+    """``step_end_for_goodput`` is right about every fleet the walk visits: a fleet whose step
+    ends at ``e`` has a goodput ``g`` with ``step_end_for_goodput(g) <= e`` (else a fleet of
+    goodput ``g`` would end by a rate that is said to bound its goodput below ``g``); where
+    the step ends at the prefill pool's cap, the goodput is above the end."""
+    search, hi = _search(scenario, overrides)
+    walked = _full_walk(search, hi)
+    above = 0
+    for plan, end in walked:
+        g = plan.goodput_rps
+        assert search.step_end_for_goodput(g) <= end * (1 + 1e-9), (plan.rate_rps, g, end)
+        above += g > end * (1 + 1e-6)
+    # the bound's prefill and line terms are exercised, not only the goodput's own end
+    assert above > 0 or not passes_over
