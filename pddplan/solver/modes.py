@@ -47,6 +47,8 @@ class RateSolver(Protocol):
 
     def step_end_for_goodput(self, goodput_rps: float) -> float: ...
 
+    def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float: ...
+
 
 class PlanSearch:
     """The PDD search over its variants, each an exact search of its own.
@@ -112,6 +114,10 @@ class PlanSearch:
         """The lowest of the variants' :meth:`Solver.step_end_for_goodput` [requests/s]:
         every variant's fleets whose steps end by it have at most ``goodput_rps``."""
         return min(s.step_end_for_goodput(goodput_rps) for s in self.solvers)
+
+    def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float:
+        """The highest of the variants' :meth:`Solver.goodput_bound_for_cost` [requests/s]."""
+        return max(s.goodput_bound_for_cost(cost_usd_per_hour, rate) for s in self.solvers)
 
 
 class Finals:
@@ -198,9 +204,10 @@ def walk_fleets(
     (:meth:`WalkSkip.resume_rate`: the caller's proof that no fleet whose step starts in one is
     a fleet it needs) and takes the fleet the search returns where the stretch ends. That rate
     lies inside a step, where the search may size the step's fleet otherwise or rank another
-    fleet of the same cost first; so where the caller may need that fleet
-    (:meth:`WalkSkip.needs`), or nothing fits there, the walk goes back and walks the stretch
-    step by step instead.
+    fleet of the same cost first, and where a walk step by step may meet more fleets of that
+    cost before the step of the fleet found ends; so where the caller may need a fleet of
+    that cost (:meth:`WalkSkip.needs`), or nothing fits there, the walk goes back and walks
+    the stretch step by step instead.
     """
     last: Plan | None = None  # the fleet walked before
     r = hi_rate * WALK_START_SHARE
@@ -251,8 +258,9 @@ class WalkSkip(Protocol):
         ...
 
     def needs(self, plan: Plan) -> bool:
-        """Whether the caller may need ``plan`` (with its fleet goodput), the fleet found
-        where a stretch passed over ends."""
+        """Whether the caller may need a fleet of the cost of ``plan`` (with its fleet
+        goodput; the fleet found where a stretch passed over ends) that meets every target
+        at ``plan``'s rate."""
         ...
 
 
@@ -327,9 +335,10 @@ def solve_max_bcr(
     The walk passes over stretches of cheap early steps that a bound proves below the best
     BCR walked so far, or below that of the fleet the search returns at ``hi_rate`` where
     that is higher (:class:`_BcrSkip`; on the default scenario 60 of its 87 steps are
-    walked). It goes back and walks a stretch step by step where the fleet it finds at the
-    stretch's end might be the plan, and walks every step where the plan does not reach the
-    ceiling fleet's BCR (past a fall of the least cost, where the bound proves nothing).
+    walked). It goes back and walks a stretch step by step where a fleet of the cost of the
+    one it finds at the stretch's end could reach the bound (:meth:`_BcrSkip.needs`), and
+    walks every step where the plan does not reach the ceiling fleet's BCR (past a fall of
+    the least cost, where the bound proves nothing).
     """
     falls_seen: list[tuple[Plan, Plan]] = []
     skip = _BcrSkip(solver, hi_rate)
@@ -401,7 +410,20 @@ class _BcrSkip:
         return max(self.best_bcr, self.ceiling_bcr) * (1.0 - RESUME_BCR_RTOL)
 
     def needs(self, plan: Plan) -> bool:
-        needed = _capped_bcr(plan, self.hi_rate) >= self._bound()
+        """Whether a fleet of ``plan``'s cost valid at its rate could reach the bound: the
+        step-by-step walk may hold another fleet of that cost there (sized at the step's
+        start, at other batches, or ranked first by TTFT), and may meet more of that cost
+        before ``plan``'s step ends; each has at most
+        :meth:`RateSolver.goodput_bound_for_cost` of goodput. (A fleet cheaper than ``plan``
+        that is least-cost only inside ``plan``'s step, a fall of the least cost, is not
+        bounded: the walk does not look for those, see :func:`walk_fleets`.)"""
+        cost = plan.cost_usd_per_hour
+        if cost > 0.0:
+            most = self.solver.goodput_bound_for_cost(cost, plan.rate_rps)
+            bcr = min(most, self.hi_rate) * units.SECONDS_PER_HOUR / cost
+        else:
+            bcr = math.inf
+        needed = bcr >= self._bound()
         self.passed_over = self.passed_over or not needed
         return needed
 

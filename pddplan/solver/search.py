@@ -257,6 +257,35 @@ class Solver(Sizing):
             return by_prefill
         return max(line, goodput_rps * pb.lowest_utilization_cap)
 
+    def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float:
+        """A goodput no fleet of this problem that costs ``cost_usd_per_hour`` and meets every
+        target at ``rate`` can exceed [requests/s] (within 1/256 of the least such bound).
+
+        A fleet that meets every target at ``y`` runs its prefill pool below 100% there, so
+        it has at least the instances its utilization cap asks at ``y u_P`` (``u_P`` the cap),
+        and its MD pool covers the load at ``y``, which is above the load at ``y u_P``: it
+        costs at least :meth:`cost_floor` of ``y u_P``; and the line runs below 100%. The bound
+        is where that floor passes the cost (found by growing from ``rate`` by a quarter, then
+        halving), or where the line saturates."""
+        pb = self.pb
+        cap = pb.prefill_utilization_cap
+        line = self.line_rate_limit()
+        saturated = line / pb.link_utilization_cap if math.isfinite(line) else math.inf
+
+        def fits(y: float) -> bool:
+            return self.cost_floor(y * cap) <= cost_usd_per_hour
+
+        lo = rate
+        hi = lo * 1.25
+        while fits(hi):
+            if hi >= saturated:
+                return saturated
+            lo, hi = hi, hi * 1.25
+        for _ in range(6):  # the bracket's 25% to 1/256 of it
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return min(hi, saturated)
+
     def cost_floor(self, rate: float) -> float:
         """A cost no plan at ``rate`` or above can undercut, whatever its route [USD/h]:
         :meth:`lower_bound` without its RLD term. Its prefill and MD terms grow with the rate

@@ -110,19 +110,21 @@ def test_every_fleet_passed_over_is_below_the_best_bcr_then(
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("scenario", "overrides", "passes_over"), CASES)
-def test_a_steps_end_bounds_its_fleets_goodput(
+def test_a_steps_end_and_a_fleets_cost_bound_its_goodput(
     scenario: str, overrides: dict, passes_over: bool
 ) -> None:
-    """``step_end_for_goodput`` is right about every fleet the walk visits: a fleet whose step
+    """The two goodput bounds are right about every fleet the walk visits: a fleet whose step
     ends at ``e`` has a goodput ``g`` with ``step_end_for_goodput(g) <= e`` (else a fleet of
-    goodput ``g`` would end by a rate that is said to bound its goodput below ``g``); where
-    the step ends at the prefill pool's cap, the goodput is above the end."""
+    goodput ``g`` would end by a rate that is said to bound its goodput below ``g``), and
+    ``g`` is at most ``goodput_bound_for_cost`` of its cost; where the step ends at the
+    prefill pool's cap, the goodput is above the end."""
     search, hi = _search(scenario, overrides)
     walked = _full_walk(search, hi)
     above = 0
     for plan, end in walked:
         g = plan.goodput_rps
         assert search.step_end_for_goodput(g) <= end * (1 + 1e-9), (plan.rate_rps, g, end)
+        assert g <= search.goodput_bound_for_cost(plan.cost_usd_per_hour, plan.rate_rps)
         above += g > end * (1 + 1e-6)
     # the bound's prefill and line terms are exercised, not only the goodput's own end
     assert above > 0 or not passes_over
