@@ -406,7 +406,8 @@ class _BcrSkip:
             self.ceiling_bcr = 0.0  # a wall below the ceiling, which the walk meets
 
     def _bound(self) -> float:
-        """The BCR a fleet must come within :data:`RESUME_BCR_RTOL` of to be needed."""
+        """The best BCR, walked or the ceiling fleet's, less :data:`RESUME_BCR_RTOL`
+        [requests/USD]: a fleet that may reach it may be needed."""
         return max(self.best_bcr, self.ceiling_bcr) * (1.0 - RESUME_BCR_RTOL)
 
     def needs(self, plan: Plan) -> bool:

@@ -276,12 +276,12 @@ class Solver(Sizing):
             return self.cost_floor(y * cap) <= cost_usd_per_hour
 
         lo = rate
-        hi = lo * 1.25
+        hi = lo * _BOUND_GROWTH
         while fits(hi):
             if hi >= saturated:
                 return saturated
-            lo, hi = hi, hi * 1.25
-        for _ in range(6):  # the bracket's 25% to 1/256 of it
+            lo, hi = hi, hi * _BOUND_GROWTH
+        for _ in range(_BOUND_HALVINGS):
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         return min(hi, saturated)
@@ -1072,6 +1072,13 @@ _BEATEN: Any = object()
 #: cost add the same terms in another order, a few units in the last place of the cost
 #: (about 2e-16 of it each), which past about 4e6 $/h exceed :data:`COST_TIE_USD_PER_HOUR`.
 COST_ROUNDING_RTOL = 1e-12
+
+
+#: [-] :meth:`Solver.goodput_bound_for_cost` grows its bracket by this factor a step, then
+#: halves it :data:`_BOUND_HALVINGS` times: the bound is within 1/256 of the least one (a
+#: looser bound only makes a max-BCR walk go back over a stretch it could have passed over).
+_BOUND_GROWTH = 1.25
+_BOUND_HALVINGS = 6
 
 
 def _past_tie(cost: float) -> float:
