@@ -455,3 +455,26 @@ def _physics_cache(key: HashedKey, name: str) -> dict[Any, Any]:
             _PHYSICS.clear()
         tables = _PHYSICS[key] = physics_disk.load(key)  # kept from earlier runs, if any
     return tables.setdefault(name, {})
+
+
+def repriced(instances: list[Instance], chip: Chip) -> list[Instance] | None:
+    """``instances`` (all on one chip object) on ``chip``, a variant of that chip with the same
+    name, datasheet and derates (a price sweep's point: its price, notes or display name may
+    differ), their derived numbers kept; None where ``chip`` differs in any of the three.
+
+    Every derived number of an :class:`Instance` (its cached properties, :attr:`Instance.
+    physics_key`) reads the chip's name, datasheet and derates alone; the price is read where
+    it is used (:attr:`Instance.price_usd_per_hour`)."""
+    if not instances:
+        return []
+    old = instances[0].chip
+    assert all(inst.chip is old for inst in instances)
+    if chip.name != old.name or chip.datasheet != old.datasheet or chip.derates != old.derates:
+        return None
+    out = []
+    for inst in instances:
+        new = object.__new__(Instance)
+        new.__dict__.update(inst.__dict__)  # the fields and every derived number computed
+        new.__dict__["chip"] = chip
+        out.append(new)
+    return out

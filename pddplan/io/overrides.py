@@ -320,6 +320,36 @@ class ScenarioSource:
             )
         return self._base
 
+    def _with_overrides(self, doc: YamlDoc) -> Scenario | None:
+        """The scenario of ``doc``, a document that differs from the file's in its
+        ``overrides:`` block alone (a sweep of a profile's key: a chip's price, a link's
+        bandwidth): the file's validated scenario with that block, checked as the schema
+        checks it (kind -> profile name -> a mapping of string keys); None where it is not
+        such a block, for the full validation to report.
+
+        What else the schema validates is the file's, validated once for :attr:`base`, and
+        the block's fields are validated where they are merged, in their profile's schema
+        (:func:`~pddplan.io.loader.resolve`)."""
+        block = doc.data.get("overrides")
+        if not isinstance(block, dict):
+            return None
+        checked: dict[str, dict[str, dict[str, object]]] = {}
+        for kind, named in block.items():
+            if not isinstance(kind, str) or not isinstance(named, dict):
+                return None
+            checked[kind] = {}
+            for name, fields in named.items():
+                if not isinstance(name, str) or not isinstance(fields, dict):
+                    return None
+                if not all(isinstance(k, str) for k in fields):
+                    return None
+                checked[kind][name] = dict(fields)
+        try:
+            base = self.base.scenario
+        except ProfileError:
+            return None  # the file's own fault: reported as the full validation reports it
+        return BaseModel.model_copy(base, update={"overrides": checked})
+
     def check(self, overrides: Mapping[str, Any]) -> None:
         """Check each override on its own (key, then value): the first bad one raises."""
         for path, value in overrides.items():
@@ -362,7 +392,10 @@ class ScenarioSource:
         patch, leaves = self.patch(overrides)
         doc = YamlDoc(data=_deep_merge(self.doc.data, patch), lines={}, file=self.doc.file)
         try:
-            return resolve(validate(Scenario, doc), doc, self.registry, self._read, self._load)
+            scen = self._with_overrides(doc) if patch.keys() == {"overrides"} else None
+            if scen is None:
+                scen = validate(Scenario, doc)
+            return resolve(scen, doc, self.registry, self._read, self._load)
         except ProfileError as exc:
             raise _blame(exc, overrides, leaves) from None
 

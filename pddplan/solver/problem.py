@@ -19,11 +19,12 @@ from pddplan.deployment import (
     request_classes,
 )
 from pddplan.deployment.caches import CacheNumbers, cache_numbers
+from pddplan.deployment.chips import repriced
 from pddplan.deployment.workloads import sorted_distinct
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.io.memo import IdentityMemo
 from pddplan.solver.plan import within_limits
-from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
+from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP, Chip
 from pddplan.spec.scenario import ResolvedScenario, role_chip_names
 from pddplan.timing import Routing
 
@@ -345,15 +346,35 @@ def layout_options(
     change, and so the instances, whose derived numbers are kept on them)."""
     args = (id(model), int(chips), float(memory_utilization), tuple(kinds), keep)
     kept = _LAYOUT_OPTIONS.get(
-        chip, args, lambda: (model, _instances(chip, model, chips, memory_utilization, kinds, keep))
+        chip, args, lambda: (model, _chip_instances(chip, model, args, memory_utilization))
     )
     if kept[0] is not model:  # another model object at the same address: not this one's
         return _instances(chip, model, chips, memory_utilization, kinds, keep)
     return list(kept[1])
 
 
+def _chip_instances(chip, model: ModelNumbers, args: tuple, mem: float) -> list[Instance]:
+    """:func:`layout_options` of a chip object met for the first time: the instances of the
+    last variant of that chip met with the same ``args`` repriced where the two differ in
+    price alone (:func:`~pddplan.deployment.chips.repriced`: a price sweep's points keep
+    every derived number of the chip's instances), else built."""
+    _, chips, _, kinds, keep = args
+    twin = _LAST_VARIANT.get((chip.name, args))
+    out = repriced(twin[2], chip) if twin is not None and twin[1] is model else None
+    if out is None:
+        out = _instances(chip, model, chips, mem, kinds, keep)
+    if len(_LAST_VARIANT) >= _LAYOUT_OPTIONS.size:
+        _LAST_VARIANT.clear()
+    _LAST_VARIANT[(chip.name, args)] = (chip, model, out)
+    return out
+
+
 #: :func:`layout_options`' instances by chip and model object.
 _LAYOUT_OPTIONS = IdentityMemo(size=512)
+#: The instances of the last variant of each chip (by name) and :func:`layout_options` args,
+#: with the chip and model objects they were built on (held, so that the model's ``id`` in
+#: the args stays its own).
+_LAST_VARIANT: dict[tuple[str, tuple], tuple[Chip, ModelNumbers, list[Instance]]] = {}
 
 
 def _instances(chip, model: ModelNumbers, chips: int, mem: float, kinds, keep) -> list[Instance]:
@@ -412,18 +433,13 @@ def build_problem(
             if o.fits
         ]
         options = {"P": insts, "RLD": [], "MD": insts}
+    elif only is None:
+        # every problem of one scenario has the same options (a solve builds PDD's, its
+        # variant without the anomalous filter and each baseline's from one ``rs``)
+        shared = _ROLE_OPTIONS.get(rs, None, lambda: _role_options(rs, model, mem, None))
+        options = {role: list(opts) for role, opts in shared.items()}
     else:
-        for role in ROLES:
-            choice = getattr(scen.roles, role)
-            keep = only.get(role, frozenset()) if only is not None else None
-            opts = [
-                o
-                for name in role_chip_names(rs, role)
-                if keep is None or any(k[0] == name for k in keep)
-                for n in choice.chips_per_instance
-                for o in layout_options(rs.chips[name], model, n, mem, choice.layouts, keep)
-            ]
-            options[role] = [o for o in opts if o.fits]
+        options = _role_options(rs, model, mem, only)
     modes = HANDOVER_MODES if sv.handover == "auto" else (sv.handover,)
     topo = topology
     if topology.name == "pdd" and not sv.anomalous_filter:
@@ -448,6 +464,33 @@ def build_problem(
         pricing=build_pricing(rs),
         cache=cache_numbers(rs, model),
     )
+
+
+def _role_options(
+    rs: ResolvedScenario,
+    model: ModelNumbers,
+    mem: float,
+    only: dict[str, frozenset[InstanceKey]] | None,
+) -> dict[str, list[Instance]]:
+    """Each role's instances that hold the model (:func:`build_problem`'s, on two
+    datacenters)."""
+    options: dict[str, list[Instance]] = {}
+    for role in ROLES:
+        choice = getattr(rs.scenario.roles, role)
+        keep = only.get(role, frozenset()) if only is not None else None
+        opts = [
+            o
+            for name in role_chip_names(rs, role)
+            if keep is None or any(k[0] == name for k in keep)
+            for n in choice.chips_per_instance
+            for o in layout_options(rs.chips[name], model, n, mem, choice.layouts, keep)
+        ]
+        options[role] = [o for o in opts if o.fits]
+    return options
+
+
+#: :func:`_role_options` of a resolved scenario, by its identity (its problems share them).
+_ROLE_OPTIONS = IdentityMemo(size=16)
 
 
 def check_options(pb: Problem) -> None:
