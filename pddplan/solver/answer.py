@@ -234,7 +234,7 @@ def _baselines(
 def has_anomalous_rld(pb: Problem) -> bool:
     """Whether RLD finishes anomalous requests in ``pb`` (the anomalous filter is on and the
     workload has some): then the no-relay fleet without RLD is not the only one."""
-    return pb.topology.anomalous_filter and bool(np.any(pb.classes.anomalous))
+    return pb.topology.anomalous_filter and bool(np.logical_or.reduce(pb.classes.anomalous))
 
 
 def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:

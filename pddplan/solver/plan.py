@@ -223,9 +223,13 @@ def build_plan(
         prefill=ps,
         decode={"RLD": rs, "MD": ms},
         route=route,
-        md_stall_s=float(stall.max()) if stall.size else 0.0,
+        # the ufuncs' reductions: the methods' (max, sum) less their Python dispatch
+        md_stall_s=float(np.maximum.reduce(stall, axis=None)) if stall.size else 0.0,
         rld_extra_s=rld_extra_s,
-        rld_output_token_share=float((w * rld_tokens).sum() / (w * pb.classes.output_tokens).sum()),
+        rld_output_token_share=float(
+            np.add.reduce(w * rld_tokens, axis=None)
+            / np.add.reduce(w * pb.classes.output_tokens, axis=None)
+        ),
         handover_inputs=(mode, m, rld_tokens, rld_extra_s, r_inst, rs),
         meets_sla=ps.meets_ttft,
         binding=binding,

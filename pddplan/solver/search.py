@@ -665,7 +665,9 @@ class Solver(Sizing):
         a_min = np.minimum.reduceat(a, t.a_start)
         b_min = np.minimum.reduceat(b, t.b_start)
         mins = a_min + b_min
-        least = float(mins.min())  # the array's own reductions: np.min's dispatch costs more
+        # the ufuncs' own reductions and methods throughout: numpy's function forms (np.min,
+        # np.flatnonzero, np.repeat) add a Python dispatch to each call, on arrays this small
+        least = float(np.minimum.reduce(mins))
         if (
             not math.isfinite(least)
             or _TABLE_ROUNDING * math.ulp(abs(least) + abs(line)) > _TABLE_TIE
@@ -678,29 +680,29 @@ class Solver(Sizing):
         if t.has_lb:
             lb_cost = t.lb_n * p_unit[t.lb_idx]
             lb = np.fmin.reduceat(lb_cost, t.lb_start)
-            if np.any(lb + b_min <= top):
+            if np.logical_or.reduce(lb + b_min <= top):
                 # an option the search sizes at these prices might be cheapest
-                reach = np.flatnonzero(lb_cost + b_min[t.lb_entry] <= top)
+                reach = (lb_cost + b_min[t.lb_entry] <= top).nonzero()[0]
                 return _Unsized(
                     set(zip(t.lb_entry[reach].tolist(), t.lb_idx[reach].tolist(), strict=True))
                 )
         # every (prefill option, combination) of one entry whose sum can reach ``top``
-        sa = np.flatnonzero(a + b_min[t.a_entry] <= top)
-        sb = np.flatnonzero(a_min[t.b_entry] + b <= top)
+        sa = (a + b_min[t.a_entry] <= top).nonzero()[0]
+        sb = (a_min[t.b_entry] + b <= top).nonzero()[0]
         lone = _lone_candidate(t, a, b, sa, sb, least)
         if lone is not None:
             return lone, self._table_plan(rate, t.entries[lone[0]], lone[1], lone[2])
         ea, eb = t.a_entry[sa], t.b_entry[sb]
         nb = np.bincount(eb, minlength=len(t.entries))
         reps = nb[ea]
-        if int(reps.sum()) > _TABLE_MAX_TIES:
+        if int(np.add.reduce(reps)) > _TABLE_MAX_TIES:
             return None
-        ai = np.repeat(sa, reps)
+        ai = sa.repeat(reps)
         first_b = nb.cumsum() - nb  # where each entry's selected combinations start in sb
-        within = np.arange(len(ai)) - np.repeat(reps.cumsum() - reps, reps)
-        bi = sb[np.repeat(first_b[ea], reps) + within]
+        within = np.arange(len(ai)) - (reps.cumsum() - reps).repeat(reps)
+        bi = sb[first_b[ea].repeat(reps) + within]
         sums = a[ai] + b[bi]
-        if ((sums > tie) & (sums <= top)).any():
+        if np.logical_or.reduce((sums > tie) & (sums <= top)):
             return None  # a near tie: the search's own comparisons decide it
         keep = sums <= tie
         ai, bi, sums = ai[keep], bi[keep], sums[keep]
@@ -770,7 +772,7 @@ class Solver(Sizing):
         pb = self.pb
         ri = int(e.pairs.rld[j])
         combo = (int(e.pairs.rows[j]), ri if ri >= 0 else None, e.pairs.sizing(j))
-        at = int(np.searchsorted(e.p_idx, i))
+        at = int(e.p_idx.searchsorted(i))
         assert at < len(e.p_idx) and int(e.p_idx[at]) == i
         p_entry = (pb.options["P"][i], e.p_counts[at])
         plan = self._plan_of(rate, e.route, e.mode, p_entry, combo, e.md_rows)
@@ -999,7 +1001,7 @@ def _combination_costs_of(md_n, md_oi, rld_n, rld_oi, md_unit, r_unit) -> np.nda
     at least 0); ``md_unit``, ``r_unit``: :func:`_unit_prices`."""
     costs = md_n * md_unit[md_oi]
     has_r = rld_oi >= 0
-    if has_r.any():
+    if np.logical_or.reduce(has_r):
         with_r = costs + rld_n * r_unit[np.where(has_r, rld_oi, 0)]
         costs = np.where(has_r, with_r, costs)
     return costs
