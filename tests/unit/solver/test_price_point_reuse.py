@@ -161,3 +161,39 @@ def test_the_problems_of_one_scenario_share_its_options(src: ScenarioSource) -> 
     only = build_problem(rs, only=keep)
     assert [instance_key(o) for o in only.options["P"]] == [instance_key(pdd.options["P"][0])]
     assert only.options["RLD"] == []
+
+
+@pytest.mark.parametrize("scenario", ["default", "pdd-paper", "long-context"])
+def test_resolve_with_and_without_the_fast_path(scenario: str, monkeypatch) -> None:
+    """Every estimated input of a scenario (the verdict check's and robust study's overrides)
+    at random values, valid or not, two at a time: the resolved scenario, or the error, is
+    the same with the overrides-only validation as with the full one."""
+    from pddplan.robust.inputs import collect_inputs
+
+    name = "examples/long-context.yaml" if scenario == "long-context" else scenario
+    src = ScenarioSource.open(name, Registry.default())
+    found, _ = collect_inputs(src.base)
+    paths = [i.path for i in found if src.patch({i.path: i.point})[0].keys() == {"overrides"}]
+    assert len(paths) >= 4  # chips', links' and the model's estimated keys
+    rng = np.random.default_rng(3)
+    points = []
+    for _ in range(40):
+        picked = rng.choice(len(paths), size=2, replace=False)
+        points.append(
+            {
+                paths[int(k)]: float(rng.choice([-1.0, 0.0, rng.uniform(0.01, 5.0), 1e9]))
+                for k in picked
+            }
+        )
+
+    def outcome(ov: dict):
+        try:
+            rs = src.resolve(ov)
+        except Exception as exc:  # the error a point gets, compared as text
+            return (type(exc).__name__, str(exc))
+        return (rs.scenario.model_dump_json(), rs.scenario.model_fields_set, rs)
+
+    fast = [outcome(ov) for ov in points]
+    assert any(len(f) == 3 for f in fast) and any(len(f) == 2 for f in fast)
+    monkeypatch.setattr(ScenarioSource, "_with_overrides", lambda self, doc: None)
+    assert fast == [outcome(ov) for ov in points]
