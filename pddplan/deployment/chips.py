@@ -17,6 +17,7 @@ from pddplan.deployment.keys import HashedKey
 from pddplan.deployment.layouts import COMBINE_BYTES, FP8_BLOCK_SCALED_BYTES, Layout
 from pddplan.deployment.models import ModelNumbers
 from pddplan.io import physics_disk
+from pddplan.io.memo import IdentityMemo
 from pddplan.models import compute, memory
 from pddplan.spec import DEFAULT_CHUNK_SIZE_TOKENS, DEFAULT_MEMORY_UTILIZATION, Chip, ChipDerates
 
@@ -399,8 +400,7 @@ class Instance:
         key's hash is computed once (its model and layout numbers are large dataclasses)."""
         return HashedKey.of(
             (
-                self.chip.datasheet.model_dump_json(exclude={"source", "estimated"}),
-                self.chip.derates.model_dump_json(exclude={"source", "estimated"}),
+                *chip_physics(self.chip),
                 self.model,
                 self.tensor_parallel,
                 self.memory_utilization,
@@ -457,10 +457,31 @@ def _physics_cache(key: HashedKey, name: str) -> dict[Any, Any]:
     return tables.setdefault(name, {})
 
 
+def chip_physics(chip: Chip) -> tuple[str, str]:
+    """What an instance's derived numbers read of its chip besides the name: the datasheet and
+    the derates, serialized without their sources and estimate marks (:attr:`Instance.
+    physics_key`'s part). Serialized, not compared as models: a value written -0.0 is not 0.0
+    here, as it is not in the numbers computed from it. Memoized on the chip object (a frozen
+    profile)."""
+    return _CHIP_PHYSICS.get(chip, None, lambda: _chip_physics(chip))
+
+
+def _chip_physics(chip: Chip) -> tuple[str, str]:
+    leave_out = {"source", "estimated"}
+    return (
+        chip.datasheet.model_dump_json(exclude=leave_out),
+        chip.derates.model_dump_json(exclude=leave_out),
+    )
+
+
+_CHIP_PHYSICS = IdentityMemo(size=256)
+
+
 def repriced(instances: list[Instance], chip: Chip) -> list[Instance] | None:
     """``instances`` (all on one chip object) on ``chip``, a variant of that chip with the same
-    name, datasheet and derates (a price sweep's point: its price, notes or display name may
-    differ), their derived numbers kept; None where ``chip`` differs in any of the three.
+    name, datasheet and derates (:func:`chip_physics`: a price sweep's point, whose price, notes
+    or display name may differ), their derived numbers kept; None where ``chip`` differs in any
+    of the three.
 
     Every derived number of an :class:`Instance` (its cached properties, :attr:`Instance.
     physics_key`) reads the chip's name, datasheet and derates alone; the price is read where
@@ -469,7 +490,7 @@ def repriced(instances: list[Instance], chip: Chip) -> list[Instance] | None:
         return []
     old = instances[0].chip
     assert all(inst.chip is old for inst in instances)
-    if chip.name != old.name or chip.datasheet != old.datasheet or chip.derates != old.derates:
+    if chip.name != old.name or chip_physics(chip) != chip_physics(old):
         return None
     out = []
     for inst in instances:

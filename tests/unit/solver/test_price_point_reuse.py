@@ -101,6 +101,20 @@ def test_a_changed_datasheet_builds_the_instances_again(src: ScenarioSource) -> 
         assert y.chip.datasheet.memory_bandwidth_tb_per_s == 2.0
 
 
+def test_a_negative_zero_is_not_the_same_physics(src: ScenarioSource) -> None:
+    """-0.0 equals 0.0 as a number and in a model's equality, but not in the numbers computed
+    from it nor in the physics key: a variant that differs so is built again."""
+    key = "chips.gpu-b.derates.step_overhead_ms"
+    a = src.resolve({key: 0.0, "chips.gpu-b.price_usd_per_hour": 1.0})
+    b = src.resolve({key: -0.0, "chips.gpu-b.price_usd_per_hour": 2.0})
+    assert a.chips["gpu-b"].derates == b.chips["gpu-b"].derates  # pydantic's equality
+    insts = [o for o in build_problem(a).options["MD"] if o.chip.name == "gpu-b"]
+    assert repriced(insts, b.chips["gpu-b"]) is None
+    rebuilt = [o for o in build_problem(b).options["MD"] if o.chip.name == "gpu-b"]
+    for x, y in zip(insts, rebuilt, strict=True):
+        assert y.physics_key != x.physics_key and y.physics_key == _fresh(y).physics_key
+
+
 def test_layout_options_keys_on_the_model_too(src: ScenarioSource) -> None:
     """A twin on another model object is not repriced: the instances hold their model."""
     rs = src.resolve({})
