@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pddplan.errors import NotFoundError, ProfileError, did_you_mean
 from pddplan.io import key_check, parse_cache
@@ -220,6 +220,69 @@ def _walk_has_alias(doc: Any, seen: set[int]) -> bool:
 _ALIASED = IdentityMemo(size=256)
 
 
+def _groups_patched(
+    cls: type[Strict], base: Any, merged: dict[str, Any], ov: Mapping[str, Any]
+) -> Any | None:
+    """The profile ``cls.model_validate(merged)`` gives, where ``merged`` is the parsed
+    document ``base`` with overrides ``ov`` that change whole groups alone (a chip's
+    ``price``, a sweep's point): ``base``'s validated object (kept per document object) with
+    those groups validated alone in their own schema and set by pydantic's copy. None, for the
+    full validation to decide, wherever that could differ: ``cls`` has validators of its own,
+    ``ov`` names a key that is not a group (:func:`_group_fields`), ``base`` holds a YAML alias
+    (a change through one place shows at the other), or either validation fails (the error is
+    the full validation's).
+
+    The same object: a model field validates with its own class's schema, whatever holds it;
+    every other field of ``merged`` is ``base``'s very value, validated the same; and the copy
+    adds the groups to the fields set as a key present in ``merged`` would."""
+    groups = _group_fields(cls)
+    if not groups or not all(k in groups for k in ov) or type(base) is not dict:
+        return None
+    if _has_alias(base):
+        return None
+    whole = _BASE_VALIDATED.get(base, cls, lambda: _validated_or_none(cls, base))
+    if whole is None:
+        return None
+    try:
+        update = {k: groups[k].model_validate(merged[k]) for k in ov}
+    except ValidationError:
+        return None
+    return BaseModel.model_copy(whole, update=update)
+
+
+def _validated_or_none(cls: type[Strict], data: dict[str, Any]) -> Any | None:
+    try:
+        return cls.model_validate(data)
+    except ValidationError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def _group_fields(cls: type[Strict]) -> dict[str, type[BaseModel]]:
+    """The fields of ``cls`` that hold a model of their own, with nothing else on the field
+    (no alias, constraint, default factory or union), by name; none where ``cls`` has
+    validators of its own (a check across its groups would be skipped)."""
+    dec = cls.__pydantic_decorators__
+    if dec.model_validators or dec.field_validators or dec.root_validators or dec.validators:
+        return {}
+    out: dict[str, type[BaseModel]] = {}
+    for name, f in cls.model_fields.items():
+        kind = f.annotation
+        if (
+            isinstance(kind, type)
+            and issubclass(kind, BaseModel)
+            and f.alias is None
+            and not f.metadata
+            and f.default_factory is None
+        ):
+            out[name] = kind
+    return out
+
+
+#: :func:`_groups_patched`'s validated base objects, by document object and schema.
+_BASE_VALIDATED = IdentityMemo(size=256)
+
+
 #: The leaves of a parsed document that a deep copy keeps as they are (immutable).
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 
@@ -357,6 +420,9 @@ def resolve(
             return load(ppath, kind)
         base = read(ppath)
         merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
+        patched = _groups_patched(KINDS[kind], base.data, merged.data, ov)
+        if patched is not None:
+            return patched
         try:
             return KINDS[kind].model_validate(merged.data)
         except ValidationError as exc:
