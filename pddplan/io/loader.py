@@ -245,7 +245,7 @@ def _groups_patched(
         return None
     try:
         update = {k: groups[k].model_validate(merged[k]) for k in ov}
-    except ValidationError:
+    except Exception:  # a rejected value, or a validator's fault: the full validation's to say
         return None
     return BaseModel.model_copy(whole, update=update)
 
@@ -253,7 +253,7 @@ def _groups_patched(
 def _validated_or_none(cls: type[Strict], data: dict[str, Any]) -> Any | None:
     try:
         return cls.model_validate(data)
-    except ValidationError:
+    except Exception:  # the override may mend it: the full validation decides
         return None
 
 
@@ -261,17 +261,22 @@ def _validated_or_none(cls: type[Strict], data: dict[str, Any]) -> Any | None:
 def _group_fields(cls: type[Strict]) -> dict[str, type[BaseModel]]:
     """The fields of ``cls`` that hold a model of their own, with nothing else on the field
     (no alias, constraint, default factory or union), by name; none where ``cls`` has
-    validators of its own (a check across its groups would be skipped)."""
+    validators of its own (a check across its groups would be skipped) or a default computed
+    from the other fields (it would keep the base's value)."""
     dec = cls.__pydantic_decorators__
     if dec.model_validators or dec.field_validators or dec.root_validators or dec.validators:
         return {}
+    fields = cls.model_fields
+    if any(f.default_factory_takes_validated_data for f in fields.values()):
+        return {}
     out: dict[str, type[BaseModel]] = {}
-    for name, f in cls.model_fields.items():
+    for name, f in fields.items():
         kind = f.annotation
         if (
             isinstance(kind, type)
             and issubclass(kind, BaseModel)
             and f.alias is None
+            and f.validation_alias is None
             and not f.metadata
             and f.default_factory is None
         ):

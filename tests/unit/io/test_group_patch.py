@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pddplan.io import loader
 from pddplan.io.loader import (
@@ -187,8 +187,18 @@ def test_a_schema_with_its_own_validators_has_no_groups() -> None:
         a: Part
         n: float = 1.0
 
+    class Aliased(Strict):
+        a: Part = Field(validation_alias="aa")
+        b: Part
+
+    class Derived(Strict):
+        a: Part
+        n: float = Field(default_factory=lambda data: data["a"].x * 2)
+
     assert _group_fields(Checked) == {}
     assert _group_fields(Plain) == {"a": Part}
+    assert _group_fields(Aliased) == {"b": Part}  # the file's key is not the field's name
+    assert _group_fields(Derived) == {}  # ``n`` would keep the base's ``a``
 
 
 def test_a_price_sweep_point_shares_the_chip_groups(tmp_path, monkeypatch) -> None:
@@ -203,3 +213,29 @@ def test_a_price_sweep_point_shares_the_chip_groups(tmp_path, monkeypatch) -> No
     c = src.resolve({"chips.gpu-b.price_usd_per_hour": 3.25}).chips["gpu-b"]
     assert c.datasheet is not b.datasheet
     assert c.model_dump_json() == b.model_dump_json() and _fields_set(c) == _fields_set(b)
+
+
+class _Fragile(Strict):
+    x: float
+
+    @field_validator("x")
+    @classmethod
+    def _not_seven(cls, v: float) -> float:
+        if v == 7.0:
+            raise TypeError("seven")  # not a ValidationError: pydantic lets it through
+        return v
+
+
+class _HoldsFragile(Strict):
+    a: _Fragile
+    b: _Fragile
+
+
+def test_a_base_that_raises_goes_to_the_full_validation() -> None:
+    """A validator's own fault (an error pydantic does not turn into a ValidationError) in a
+    group the override replaces: the full validation, which never sees it, decides."""
+    doc = {"a": {"x": 7.0}, "b": {"x": 1.0}}
+    ov = {"a": {"x": 2.0}}
+    merged = _deep_merge(doc, ov)
+    assert _HoldsFragile.model_validate(merged).a.x == 2.0
+    assert _groups_patched(_HoldsFragile, doc, merged, ov) is None
