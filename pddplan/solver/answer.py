@@ -16,6 +16,7 @@ from pddplan.solver.modes import (
     PlanSearch,
     baseline_at_rate,
     fall_note,
+    finalized_plan,
     solve_budget,
     solve_max_bcr,
     with_goodput,
@@ -169,8 +170,12 @@ def solve_scenario(
     fell = fall_note(mode, falls)
     if fell is not None:
         notes.append(fell)
-    no_relay = _no_relay(rs, plan, pb, notes if baselines else [])
+    # without the baselines the plan without relay is only compared (its figures are
+    # computed if it is the plan chosen)
+    no_relay = _no_relay(rs, plan, pb, notes if baselines else [], final=baselines)
     if no_relay is not None and _relay_loses(pb, plan, no_relay, mode, budget):
+        if not baselines:
+            no_relay = finalized_plan(no_relay)
         notes.append(
             f"relay does not pay at {plan.rate_rps:.4g} req/s: the best plan with RLD has BCR "
             f"{plan.bcr_requests_per_usd:.4g} req/$ at {plan.cost_usd_per_hour:.4g} $/h, below "
@@ -188,10 +193,13 @@ def solve_scenario(
     return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges)
 
 
-def _no_relay(rs: ResolvedScenario, plan: Plan, pb: Problem, notes: list[str]) -> Plan | None:
-    """The cross-datacenter plan without relay at the plan's rate (None when none fits)."""
+def _no_relay(
+    rs: ResolvedScenario, plan: Plan, pb: Problem, notes: list[str], final: bool = True
+) -> Plan | None:
+    """The cross-datacenter plan without relay at the plan's rate (None when none fits;
+    ``final``: see :func:`~pddplan.solver.modes.baseline_at_rate`)."""
     try:
-        return baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips)
+        return baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips, final=final)
     except InfeasibleError as exc:
         notes.append(f"baseline no-relay cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
         return None

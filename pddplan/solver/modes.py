@@ -144,11 +144,15 @@ def solver_for(plan: Plan) -> Solver:
     return Solver(plan.problem)
 
 
-def with_goodput(plan: Plan) -> Plan:
-    """``plan`` with its fleet's goodput (:func:`fleet.goodput_rps`) filled in."""
+def with_goodput(plan: Plan, solver: Solver | None = None) -> Plan:
+    """``plan`` with its fleet's goodput (:func:`fleet.goodput_rps`) filled in (``solver``: one
+    on the plan's problem that the caller has, else a new one)."""
     if plan.fleet_goodput_rps is not None or plan.problem is None:
         return plan
-    return changed(plan, fleet_goodput_rps=goodput_rps(solver_for(plan), plan))
+    if solver is None:
+        solver = solver_for(plan)
+    assert solver.pb is plan.problem
+    return changed(plan, fleet_goodput_rps=goodput_rps(solver, plan))
 
 
 #: Relative precision of the goodput of each fleet the exact modes compare [-].
@@ -493,25 +497,45 @@ def baseline_at_rate(
     rate: float,
     *,
     max_chips: dict[str, int] | None = None,
+    final: bool = True,
 ) -> Plan:
     """Size a baseline at a rate; when no count meets TTFT, size it for capacity and say so.
 
     The plan's goodput is its fleet's (:func:`with_goodput`): below the rate, or zero, when it
     misses a target. A baseline of :data:`BASELINE_ROUTING` is sized with its routing rule.
+
+    ``final=False``: the plan before its final figures (:meth:`Solver.candidate_rate`: its
+    fleet, cost, goodput and SLA verdict are final; its reported TTFT and hand-over figures are
+    not, and no goodput reads them), for a caller that only compares it;
+    :func:`finalized_plan` completes it where it is shown.
     """
     pb = build_problem(rs, topology)
     pb.routing = BASELINE_ROUTING.get(topology.name, pb.routing)
     if max_chips and topology.cross_dc:
         pb.max_chips = {**pb.max_chips, **max_chips}
     check_options(pb)
+    solver = Solver(pb)
     try:
-        return with_goodput(Solver(pb).solve_rate(rate))
+        plan = solver.candidate_rate(rate)
     except InfeasibleError as exc:
         why = str(exc)  # the text alone: the error's traceback holds this frame
+    else:
+        return with_goodput(solver.finalized(plan) if final else plan, solver)
     # no count meets TTFT: size for capacity, and say which target fails and why
     pb.enforce_ttft = False
-    plan = Solver(pb).solve_rate(rate)
-    return with_goodput(changed(plan, meets_sla=False, binding=[*plan.binding, f"SLA: {why}"]))
+    solver = Solver(pb)
+    plan = solver.candidate_rate(rate)
+    if final:
+        plan = solver.finalized(plan)
+    # the final figures rename the prefill's binding entry alone: this one is kept either way
+    plan = changed(plan, meets_sla=False, binding=[*plan.binding, f"SLA: {why}"])
+    return with_goodput(plan, solver)
+
+
+def finalized_plan(plan: Plan) -> Plan:
+    """A plan of ``baseline_at_rate(..., final=False)`` with its final figures, as
+    ``final=True`` gives it (:meth:`Solver.finalized`, which keeps its goodput)."""
+    return solver_for(plan).finalized(plan)
 
 
 def ratio(a: float, b: float) -> float:

@@ -55,27 +55,27 @@ def test_a_baseline_that_misses_ttft_leaves_no_cycle(monkeypatch: pytest.MonkeyP
     error) and a search whose first variant failed but another fitted (its first error
     dropped): both paths are taken, and neither leaves a cycle."""
     took = {"baseline": 0, "variant": 0}
-    real_search = modes.Solver.solve_rate
+    real_candidate = modes.Solver.candidate_rate
 
-    def failing_first(self, rate, progress=None):
+    def failing_first(self, rate, progress=None, above=math.inf):
+        # a baseline's search (``baseline_at_rate`` sizes it by ``candidate_rate``)
         if self.pb.enforce_ttft and self.pb.topology.name != "pdd":
             took["baseline"] += 1
             raise InfeasibleError("no count meets TTFT p99 (test)", binding="TTFT p99")
-        return real_search(self, rate, progress)
+        return real_candidate(self, rate, progress, above)
 
-    monkeypatch.setattr(modes.Solver, "solve_rate", failing_first)
+    monkeypatch.setattr(modes.Solver, "candidate_rate", failing_first)
     rs = load_scenario(None, Registry.default())
     out = solve_scenario(rs)
     assert any("SLA: no count meets TTFT p99 (test)" in " ".join(b.binding) for b in out.baselines)
 
     problems = _problems(rs, None)
-    real_candidate = modes.Solver.candidate_rate
 
     def first_fails(self, rate, progress=None, above=math.inf):
         if self.pb is problems[0]:
             took["variant"] += 1
             raise InfeasibleError("the first variant fits nothing (test)", binding="TTFT p99")
-        return real_candidate(self, rate, progress, above)
+        return failing_first(self, rate, progress, above)  # the baselines' failure kept
 
     monkeypatch.setattr(modes.Solver, "candidate_rate", first_fails)
     assert len(problems) > 1  # another variant to fit

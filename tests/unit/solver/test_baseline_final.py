@@ -1,0 +1,104 @@
+"""A baseline sized without its final figures (``baseline_at_rate(..., final=False)``, what a
+solve without the baselines compares its plan with) has the fleet, cost, goodput and SLA
+verdict of the final one, and :func:`finalized_plan` makes it that very plan: compared field by
+field, arrays by value, on scenarios where relay wins, where it loses, and where no count meets
+TTFT (the capacity-sized plan)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pddplan.io.loader import Registry, load_scenario
+from pddplan.solver import solve_scenario
+from pddplan.solver.cache import DEFAULT_CACHE
+from pddplan.solver.modes import NO_RELAY_RLD, baseline_at_rate, finalized_plan
+from pddplan.solver.problem import NO_RELAY, SAME_DC
+
+TIGHT = {"sla": {"ttft_p50_s": 0.05, "ttft_p90_s": 0.05, "ttft_p99_s": 0.05, "tpot_ms": 50}}
+
+CASES = [
+    ("default", {}, NO_RELAY, 2.0),
+    ("default", {}, NO_RELAY_RLD, 2.0),
+    ("default", {}, SAME_DC, 2.0),
+    ("examples/long-context.yaml", {}, NO_RELAY, 0.15),
+    ("examples/pdd-paper.yaml", {}, NO_RELAY, 1.0),
+    ("default", TIGHT, NO_RELAY, 1.0),  # no count meets TTFT: sized for capacity
+]
+
+
+def _same(a: object, b: object, path: str = "plan") -> None:
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), path
+        for f in dataclasses.fields(a):
+            if f.name != "problem":  # the problem object: compared by identity below
+                _same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
+        return
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert np.array_equal(a, b), path
+        return
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}[{k!r}]")
+        return
+    if isinstance(a, list | tuple):
+        assert type(a) is type(b) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{path}[{i}]")
+        return
+    assert a == b or (a != a and b != b), f"{path}: {a!r} != {b!r}"  # NaN equals NaN here
+
+
+@pytest.mark.parametrize(("scenario", "patch", "topology", "rate"), CASES)
+def test_a_baseline_finalized_later_is_the_final_one(scenario, patch, topology, rate) -> None:
+    rs = load_scenario(scenario, Registry.default(), patch)
+    DEFAULT_CACHE.clear()
+    early = baseline_at_rate(rs, topology, rate, final=False)
+    DEFAULT_CACHE.clear()  # nothing the first computed is kept for the second
+    final = baseline_at_rate(rs, topology, rate)
+    # what a comparison reads is final already
+    assert early.fleet_goodput_rps == final.fleet_goodput_rps
+    assert early.cost_usd_per_hour == final.cost_usd_per_hour
+    assert early.meets_sla == final.meets_sla and early.roles == final.roles
+    assert not early.prefill.has_figures and final.prefill.has_figures  # deferred, not done
+    later = finalized_plan(early)
+    _same(later, final)
+    assert later.problem is early.problem
+
+
+def test_the_capacity_case_is_met() -> None:
+    rs = load_scenario("default", Registry.default(), TIGHT)
+    plan = baseline_at_rate(rs, NO_RELAY, 1.0, final=False)
+    assert not plan.meets_sla and plan.binding[-1].startswith("SLA: ")
+
+
+#: The plan without relay is chosen over the best with RLD (its BCR is higher): found at this
+#: line bandwidth, in the max-BCR mode, by a search over random bandwidths.
+LOSES = {"overrides": {"links": {"wan-100g-cross-city": {"bandwidth_gbit_per_s": 76.3}}}}
+
+
+@pytest.mark.parametrize(
+    ("scenario", "patch", "max_bcr", "loses"),
+    [
+        ("default", {}, False, False),
+        ("examples/long-context.yaml", {}, False, False),
+        ("examples/long-context.yaml", LOSES, True, True),
+    ],
+)
+def test_a_solve_without_baselines_keeps_its_plan(scenario, patch, max_bcr, loses) -> None:
+    """The plan a solve without the baselines returns is the one a solve with them returns:
+    where relay wins, where the search itself relays nothing, and where the plan without relay
+    beats it and is chosen (its final figures then computed, :func:`finalized_plan`)."""
+    rs = load_scenario(scenario, Registry.default(), patch)
+    DEFAULT_CACHE.clear()
+    bare = solve_scenario(rs, baselines=False, max_bcr=max_bcr)
+    DEFAULT_CACHE.clear()
+    full = solve_scenario(rs, max_bcr=max_bcr)
+    _same(bare.plan, full.plan)
+    assert bare.plan.prefill.has_figures
+    assert bare.baselines == [] and full.baselines
+    chosen = [n for n in full.notes if n.endswith("which is the plan chosen")]
+    assert bool(chosen) == loses and [n for n in bare.notes if n in chosen] == chosen
