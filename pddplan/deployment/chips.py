@@ -492,10 +492,10 @@ def repriced(instances: list[Instance], chip: Chip) -> list[Instance] | None:
     assert all(inst.chip is old for inst in instances)
     if chip.name != old.name:
         return None
+    # the very group objects are the same physics (a point whose override changes the price
+    # group alone shares the others with the profile as loaded): no serialization needed
     same_groups = chip.datasheet is old.datasheet and chip.derates is old.derates
     if not same_groups and chip_physics(chip) != chip_physics(old):
-        # the very group objects are the same physics (a point whose override changes the
-        # price group alone shares the others with the profile as loaded)
         return None
     out = []
     for inst in instances:
