@@ -148,11 +148,18 @@ def solve_scenario(
     baselines: bool = True,
     max_bcr: bool = False,
     explain_relay: bool = False,
+    final_baselines: bool = True,
 ) -> Outcome:
     """Answer the scenario's question (rate, budget or max BCR) and size the baselines.
 
     ``explain_relay``: when the chosen plan has no relay, also find the line bandwidth and the
     hit-rate shift at which it would (:mod:`pddplan.solver.relay_edge`; a few more searches).
+
+    ``final_baselines=False``: the baselines come before their final figures
+    (:func:`~pddplan.solver.modes.baseline_at_rate` with ``final=False``: their fleet, cost,
+    goodput, BCR and SLA verdict are final; their reported TTFT, hand-over figures and the
+    prefill's binding entry are not), for a caller that reads only their BCR (a sweep's rows,
+    a break-even search); the plan chosen is final either way.
     """
     scen = rs.scenario
     problems = _problems(rs, max_chips)
@@ -172,9 +179,10 @@ def solve_scenario(
         notes.append(fell)
     # without the baselines the plan without relay is only compared (its figures are
     # computed if it is the plan chosen)
-    no_relay = _no_relay(rs, plan, pb, notes if baselines else [], final=baselines)
+    final = baselines and final_baselines
+    no_relay = _no_relay(rs, plan, pb, notes if baselines else [], final=final)
     if no_relay is not None and _relay_loses(pb, plan, no_relay, mode, budget):
-        if not baselines:
+        if not final:
             no_relay = finalized_plan(no_relay)
         notes.append(
             f"relay does not pay at {plan.rate_rps:.4g} req/s: the best plan with RLD has BCR "
@@ -189,7 +197,7 @@ def solve_scenario(
         if explain_relay:
             edges = relay_edges(rs, plan.rate_rps, max_chips)
             notes.append(describe_edges(edges))
-    base = _baselines(rs, plan, no_relay, pb, notes) if baselines else []
+    base = _baselines(rs, plan, no_relay, pb, notes, final) if baselines else []
     return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges)
 
 
@@ -216,22 +224,32 @@ def _relay_loses(pb: Problem, plan: Plan, no_relay: Plan, mode: str, budget: flo
 
 
 def _baselines(
-    rs: ResolvedScenario, plan: Plan, no_relay: Plan | None, pb: Problem, notes: list[str]
+    rs: ResolvedScenario,
+    plan: Plan,
+    no_relay: Plan | None,
+    pb: Problem,
+    notes: list[str],
+    final: bool = True,
 ) -> list[Plan]:
     """The same-datacenter baseline (when the scenario has one), the no-relay plan and, when
     RLD finishes anomalous requests, the stronger no-relay plan that keeps RLD for those only
-    (:data:`~pddplan.solver.modes.NO_RELAY_RLD`)."""
+    (:data:`~pddplan.solver.modes.NO_RELAY_RLD`); ``final``: see
+    :func:`~pddplan.solver.modes.baseline_at_rate`."""
     base: list[Plan] = []
     if rs.scenario.baseline is not None:
         try:
-            base.append(baseline_at_rate(rs, SAME_DC, plan.rate_rps))
+            base.append(baseline_at_rate(rs, SAME_DC, plan.rate_rps, final=final))
         except InfeasibleError as exc:
             notes.append(f"baseline same-dc cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
     if no_relay is not None:
         base.append(no_relay)
     if has_anomalous_rld(pb):
         try:
-            base.append(baseline_at_rate(rs, NO_RELAY_RLD, plan.rate_rps, max_chips=pb.max_chips))
+            base.append(
+                baseline_at_rate(
+                    rs, NO_RELAY_RLD, plan.rate_rps, max_chips=pb.max_chips, final=final
+                )
+            )
         except InfeasibleError as exc:
             notes.append(
                 f"baseline {NO_RELAY_RLD.name} cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"

@@ -166,7 +166,8 @@ def point_row(
     try:
         # with cache: tiers, the capacity solve would choose (pddplan.tiers.sized)
         rs, cache = sized(src.resolve({**overrides, **point}))
-        out = solve_scenario(rs, baselines=baselines)
+        # a row reads the baselines' BCR alone (plan_row): not their final figures
+        out = solve_scenario(rs, baselines=baselines, final_baselines=False)
     except PddplanError as exc:
         return _failed_row(row, exc)
     p = out.plan
@@ -383,7 +384,8 @@ def bcr_ratio_at(
     value: float,
     against: str,
 ) -> float:
-    out = solve_scenario(src.resolve({**overrides, path: value}))
+    # the baseline's BCR alone is read: not its final figures
+    out = solve_scenario(src.resolve({**overrides, path: value}), final_baselines=False)
     for b in out.baselines:
         if b.topology == against:
             return ratio(out.plan.bcr_requests_per_usd, b.bcr_requests_per_usd)

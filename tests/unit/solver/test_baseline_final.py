@@ -102,3 +102,45 @@ def test_a_solve_without_baselines_keeps_its_plan(scenario, patch, max_bcr, lose
     assert bare.baselines == [] and full.baselines
     chosen = [n for n in full.notes if n.endswith("which is the plan chosen")]
     assert bool(chosen) == loses and [n for n in bare.notes if n in chosen] == chosen
+
+
+@pytest.mark.parametrize(
+    ("scenario", "patch", "max_bcr", "loses"),
+    [
+        ("default", {}, False, False),
+        ("examples/pdd-paper.yaml", {}, False, False),
+        ("examples/pdd-paper-b30.yaml", {}, False, False),
+        ("examples/long-context.yaml", {}, False, False),
+        ("examples/long-context.yaml", LOSES, True, True),
+    ],
+)
+def test_baselines_before_their_final_figures_keep_their_bcr(
+    scenario, patch, max_bcr, loses
+) -> None:
+    """``solve_scenario(final_baselines=False)`` (a sweep's rows, a break-even search): the
+    plan is the final one, the notes are the same, and each baseline has the final one's
+    topology, fleet, cost, goodput, BCR and SLA verdict; where it is finalized later it is that
+    very plan. Where the plan without relay is chosen, it is final, as a baseline too."""
+    rs = load_scenario(scenario, Registry.default(), patch)
+    DEFAULT_CACHE.clear()
+    early = solve_scenario(rs, max_bcr=max_bcr, final_baselines=False)
+    DEFAULT_CACHE.clear()
+    full = solve_scenario(rs, max_bcr=max_bcr)
+    _same(early.plan, full.plan)
+    assert early.plan.prefill.has_figures
+    assert early.notes == full.notes
+    assert bool([n for n in full.notes if n.endswith("which is the plan chosen")]) == loses
+    assert [b.topology for b in early.baselines] == [b.topology for b in full.baselines]
+    assert len(full.baselines) >= 2
+    if scenario == "default":  # its plan without relay meets TTFT at no count: capacity-sized
+        assert full.baselines[1].binding[-1].startswith("SLA: ")
+    for e, f in zip(early.baselines, full.baselines, strict=True):
+        assert e.roles == f.roles and e.meets_sla == f.meets_sla
+        assert e.cost_usd_per_hour == f.cost_usd_per_hour
+        assert e.goodput_rps == f.goodput_rps
+        assert e.bcr_requests_per_usd == f.bcr_requests_per_usd
+        if e.prefill.has_figures:  # the plan without relay, chosen: final already
+            assert loses and e.topology == NO_RELAY.name
+            _same(e, f)
+        else:
+            _same(finalized_plan(e), f)
