@@ -106,6 +106,11 @@ class SweepResult(Result):
         return out
 
 
+def _ratio_text(x: float) -> str:
+    """A BCR ratio for a note: ``unbounded`` where the baseline's goodput is 0."""
+    return f"{x:.4g}" if math.isfinite(x) else "unbounded"
+
+
 def _json_point(row: Row) -> Row:
     """A sweep point for JSON: an unbounded BCR ratio (the baseline's goodput is 0) is null,
     with why in ``ratio_undefined``."""
@@ -156,16 +161,28 @@ class BreakevenResult(Result):
             side = "above" if self.bcr_ratio_at_lo > 1 else "below"
             note = (
                 f"no crossing in [{self.lo:g}, {self.hi:g}]: PDD's BCR is {side} the "
-                f"{self.against} baseline's at both ends (ratios {self.bcr_ratio_at_lo:.4g} and "
-                f"{self.bcr_ratio_at_hi:.4g})"
+                f"{self.against} baseline's at both ends (ratios "
+                f"{_ratio_text(self.bcr_ratio_at_lo)} and {_ratio_text(self.bcr_ratio_at_hi)})"
             )
         else:
             note = (
                 f"PDD's BCR equals the {self.against} baseline's at {self.param} = {self.value:.6g}"
             )
-        return Report(
-            "pddplan breakeven", [Section("break-even", [row])], {"breakeven": row}, [note]
-        )
+        notes = [note]
+        # an unbounded ratio (the baseline's goodput is 0 at that end): null in JSON, '-' in a
+        # table, as in a sweep's points
+        undefined = [k for k in ("bcr_ratio_at_lo", "bcr_ratio_at_hi") if not math.isfinite(row[k])]
+        if undefined:
+            row = {k: None if k in undefined else v for k, v in row.items()}
+            why = (
+                f"the {self.against} baseline serves no rate within every SLA target at "
+                f"{' and '.join(k.removeprefix('bcr_ratio_at_') for k in undefined)} (goodput 0)"
+            )
+            notes.append(f"a BCR ratio is '-' (empty in CSV, null in JSON): {why}")
+            doc = {"breakeven": {**row, "ratio_undefined": why}}
+        else:
+            doc = {"breakeven": row}
+        return Report("pddplan breakeven", [Section("break-even", [row])], doc, notes)
 
 
 @dataclass(frozen=True)

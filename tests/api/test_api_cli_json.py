@@ -111,3 +111,20 @@ def test_simulate_api_json_equals_cli_json() -> None:
     api = pddplan.simulate(requests=600, seed=3).to_json()
     cli = cli_json("simulate", "--requests", "600", "--seed", "3")
     assert _without_wall_time(api) == _without_wall_time(cli)
+
+
+def test_breakeven_against_a_baseline_that_serves_nothing() -> None:
+    """pdd-paper's baseline without relay meets the SLA at no rate at either end of the range
+    (its BCR is 0): the ratios are unbounded, null in JSON with the reason, as in a sweep's
+    points, and the document passes the output checks (it was an internal error)."""
+    args = ("examples/pdd-paper.yaml", "--against", "no-relay")
+    doc = cli_json("breakeven", *args)
+    be = doc["breakeven"]
+    assert be["bcr_ratio_at_lo"] is None and be["bcr_ratio_at_hi"] is None
+    assert be["breakeven_value"] is None
+    assert "no-relay baseline serves no rate" in be["ratio_undefined"]
+    assert any("ratios unbounded and unbounded" in n for n in doc["notes"])
+    res = pddplan.breakeven("examples/pdd-paper.yaml", against="no-relay")
+    assert res.to_json() == doc
+    res = CliRunner().invoke(app, ["breakeven", *args, "--format", "csv"])
+    assert res.exit_code == 0 and res.stdout.splitlines()[1].endswith(",no-relay,0.6,9.6,,,,0")
