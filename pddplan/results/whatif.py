@@ -226,7 +226,11 @@ class TopologyBreakevenResult(Result):
                 {
                     "at": where,
                     "value": p.value,
-                    "cost_usd_per_hour": p.cost_usd_per_hour,
+                    # no plan serves every source there (cost inf): '-' in a table, null in
+                    # JSON, and the reason in the flows column
+                    "cost_usd_per_hour": (
+                        p.cost_usd_per_hour if math.isfinite(p.cost_usd_per_hour) else None
+                    ),
                     "lines_leased": p.lines_leased,
                     "flows": p.flows,
                 }
@@ -270,9 +274,20 @@ class TopologyBreakevenResult(Result):
 
     def report(self) -> Report:
         row = self.row()
+        plans = self.plan_rows()
+        infeasible = [r["at"] for r in plans if r["cost_usd_per_hour"] is None]
+        notes = (
+            [
+                f"no plan serves every source at {' and '.join(infeasible)}: its cost is '-' "
+                "(empty in CSV, null in JSON), and its flows say why"
+            ]
+            if infeasible
+            else []
+        )
         return Report(
             "pddplan breakeven (topology)",
-            [Section("break-even", [row]), Section("plans", self.plan_rows())],
-            {"breakeven": row, "plans": self.plan_rows()},
+            [Section("break-even", [row]), Section("plans", plans)],
+            {"breakeven": row, "plans": plans},
+            notes,
             answer=self.answer(),
         )

@@ -74,3 +74,20 @@ def test_default_interval_and_bad_input() -> None:
         api.breakeven_topology(EXAMPLE, param="traffic.north.rate_rps", lo=0.1, hi=1.0)
     with pytest.raises(OptionError, match="must be a topology file"):
         api.breakeven_topology("pdd-paper", param="rate_rps", lo=0.1, hi=1.0)
+
+
+def test_an_end_where_no_plan_fits_is_reported() -> None:
+    """At 500 req/s no plan serves the source (the lines' utilization caps): that end's cost is
+    null in JSON and '-' in the table, with the reason in its flows and a note (the JSON was an
+    internal error: a cost of inf)."""
+    from pddplan.results.invariants import check_report
+
+    res = api.breakeven_topology(EXAMPLE, param=RATE, lo=0.5, hi=500.0)
+    assert res.be.hi.structure == "infeasible"
+    rep = res.report()
+    check_report(rep, "json")  # raises on a number JSON cannot hold
+    plans = res.to_json()["plans"]
+    hi = [p for p in plans if p["at"] == "hi"]
+    assert hi[0]["cost_usd_per_hour"] is None and "no site can serve" in hi[0]["flows"]
+    assert all(p["cost_usd_per_hour"] > 0 for p in plans if p["at"] != "hi")
+    assert any("no plan serves every source at hi" in n for n in res.to_json()["notes"])
