@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pddplan.errors import UsageError
+from pddplan.errors import InfeasibleError, UsageError
 from pddplan.io.loader import Registry, load_scenario
 from pddplan.whatif import (
     Axis,
@@ -151,3 +151,17 @@ def test_sweep_cli_plot_one_and_two_parameters(tmp_path) -> None:
         assert r.returncode == 0, r.stderr
         assert out.stat().st_size > 5_000
         assert r.stdout.splitlines()[0].startswith("rate_rps")
+
+
+def test_breakeven_names_an_end_where_the_baseline_cannot_be_sized() -> None:
+    """At 25 Gbit/s the default scenario's plan without relay cannot be sized at all (the line
+    would run above its cap): the error says so and names the value, not that the scenario has
+    no such baseline."""
+    with pytest.raises(InfeasibleError) as err:
+        breakeven(None, Registry.default(), "link.bandwidth_gbit_per_s", "no-relay", 25.0, 100.0)
+    msg = str(err.value)
+    assert "link.bandwidth_gbit_per_s = 25 the no-relay baseline cannot be sized" in msg
+    assert "utilization cap" in msg and "has no" not in msg
+    # a scenario without a 'baseline:' chip has no same-dc baseline at all
+    with pytest.raises(UsageError, match="has no same-dc baseline"):
+        breakeven("examples/cache-tiers.yaml", Registry.default(), "rate_rps", "same-dc", 1, 2)
