@@ -51,6 +51,8 @@ class Outcome:
     scenario_name: str = ""
     #: where relay would start to pay, when the plan has none (``explain_relay``)
     relay_edges: list[RelayEdge] = field(default_factory=list)
+    #: each baseline that no fleet fits at the plan's rate, and why (the notes say it too)
+    unsized_baselines: dict[str, str] = field(default_factory=dict)
 
 
 def check_max_chips(rs: ResolvedScenario, max_chips: dict[str, int] | None) -> None:
@@ -180,7 +182,8 @@ def solve_scenario(
     # without the baselines the plan without relay is only compared (its figures are
     # computed if it is the plan chosen)
     final = baselines and final_baselines
-    no_relay = _no_relay(rs, plan, pb, notes if baselines else [], final=final)
+    unsized: dict[str, str] = {}
+    no_relay = _no_relay(rs, plan, pb, _Unsized(notes, unsized) if baselines else None, final)
     if no_relay is not None and _relay_loses(pb, plan, no_relay, mode, budget):
         if not final:
             no_relay = finalized_plan(no_relay)
@@ -197,19 +200,33 @@ def solve_scenario(
         if explain_relay:
             edges = relay_edges(rs, plan.rate_rps, max_chips)
             notes.append(describe_edges(edges))
-    base = _baselines(rs, plan, no_relay, pb, notes, final) if baselines else []
-    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges)
+    base = _baselines(rs, plan, no_relay, pb, _Unsized(notes, unsized), final) if baselines else []
+    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges, unsized)
+
+
+@dataclass(frozen=True)
+class _Unsized:
+    """Where a baseline that no fleet fits is told: the outcome's notes and its
+    ``unsized_baselines``."""
+
+    notes: list[str]
+    reasons: dict[str, str]
+
+    def __call__(self, name: str, rate: float, exc: InfeasibleError) -> None:
+        self.reasons[name] = str(exc)
+        self.notes.append(f"baseline {name} cannot be sized at {rate:.4g} req/s: {exc}")
 
 
 def _no_relay(
-    rs: ResolvedScenario, plan: Plan, pb: Problem, notes: list[str], final: bool = True
+    rs: ResolvedScenario, plan: Plan, pb: Problem, unsized: _Unsized | None, final: bool = True
 ) -> Plan | None:
-    """The cross-datacenter plan without relay at the plan's rate (None when none fits;
-    ``final``: see :func:`~pddplan.solver.modes.baseline_at_rate`)."""
+    """The cross-datacenter plan without relay at the plan's rate (None when none fits, told
+    to ``unsized`` where given; ``final``: see :func:`~pddplan.solver.modes.baseline_at_rate`)."""
     try:
         return baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips, final=final)
     except InfeasibleError as exc:
-        notes.append(f"baseline no-relay cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
+        if unsized is not None:
+            unsized(NO_RELAY.name, plan.rate_rps, exc)
         return None
 
 
@@ -228,19 +245,19 @@ def _baselines(
     plan: Plan,
     no_relay: Plan | None,
     pb: Problem,
-    notes: list[str],
+    unsized: _Unsized,
     final: bool = True,
 ) -> list[Plan]:
     """The same-datacenter baseline (when the scenario has one), the no-relay plan and, when
     RLD finishes anomalous requests, the stronger no-relay plan that keeps RLD for those only
-    (:data:`~pddplan.solver.modes.NO_RELAY_RLD`); ``final``: see
-    :func:`~pddplan.solver.modes.baseline_at_rate`."""
+    (:data:`~pddplan.solver.modes.NO_RELAY_RLD`); each that no fleet fits is told to
+    ``unsized``; ``final``: see :func:`~pddplan.solver.modes.baseline_at_rate`."""
     base: list[Plan] = []
     if rs.scenario.baseline is not None:
         try:
             base.append(baseline_at_rate(rs, SAME_DC, plan.rate_rps, final=final))
         except InfeasibleError as exc:
-            notes.append(f"baseline same-dc cannot be sized at {plan.rate_rps:.4g} req/s: {exc}")
+            unsized(SAME_DC.name, plan.rate_rps, exc)
     if no_relay is not None:
         base.append(no_relay)
     if has_anomalous_rld(pb):
@@ -251,9 +268,7 @@ def _baselines(
                 )
             )
         except InfeasibleError as exc:
-            notes.append(
-                f"baseline {NO_RELAY_RLD.name} cannot be sized at {plan.rate_rps:.4g} req/s: {exc}"
-            )
+            unsized(NO_RELAY_RLD.name, plan.rate_rps, exc)
     return base
 
 

@@ -184,9 +184,8 @@ def pareto_frontier(
             problem = problem or out.problem
             pts.append(ParetoPoint(PDD.name, rate, out.plan))
             pts += [ParetoPoint(b.topology, rate, b) for b in out.baselines]
-            for n in out.notes:
-                if n.startswith("baseline ") and " cannot be sized at " in n:
-                    unsized.setdefault(n.split()[1], []).append((rate, n.split(": ", 1)[-1]))
+            for name, why in out.unsized_baselines.items():
+                unsized.setdefault(name, []).append((rate, why))
         if progress is not None:
             progress(i + 1, len(grid))
     if problem is None:

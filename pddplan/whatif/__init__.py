@@ -389,14 +389,12 @@ def bcr_ratio_at(
     for b in out.baselines:
         if b.topology == against:
             return ratio(out.plan.bcr_requests_per_usd, b.bcr_requests_per_usd)
-    # the baseline exists but no fleet of it fits at this value (its note says why)
-    unsized = f"baseline {against} cannot be sized at "
-    for note in out.notes:
-        if note.startswith(unsized):
-            raise InfeasibleError(
-                f"breakeven: at {path} = {value:g} the {against} baseline cannot be sized "
-                f"({note.split(': ', 1)[-1]}); choose --lo and --hi where it can"
-            )
+    why = out.unsized_baselines.get(against)
+    if why is not None:  # the baseline exists, but no fleet of it fits at this value
+        raise InfeasibleError(
+            f"breakeven: at {path} = {value:g} the {against} baseline cannot be sized "
+            f"({why}); choose --lo and --hi where it can"
+        )
     raise UsageError(f"the scenario has no {against} baseline (same-dc needs a 'baseline:' chip)")
 
 
