@@ -39,8 +39,8 @@ class SweepResult(Result):
         notes = [f"{len(self.points)} points, {self.feasible_points} feasible"]
         if any("ratio_undefined" in r for r in points):
             notes.append(
-                "a BCR ratio is '-' (empty in CSV, null in JSON) where its baseline serves no "
-                "rate within every SLA target (goodput 0)"
+                f"{UNBOUNDED_RATIO} where its baseline serves no rate within every SLA target "
+                "(goodput 0)"
             )
         table = [{k: v for k, v in r.items() if k != "ratio_undefined"} for r in points]
         return Report(
@@ -111,15 +111,22 @@ def _ratio_text(x: float) -> str:
     return f"{x:.4g}" if math.isfinite(x) else "unbounded"
 
 
+#: How a report shows a BCR ratio whose baseline's goodput is 0 (:func:`_unbounded_to_null`).
+UNBOUNDED_RATIO = "a BCR ratio is '-' (empty in CSV, null in JSON)"
+
+
+def _unbounded_to_null(row: Row, keys: list[str]) -> tuple[Row, list[str]]:
+    """``row`` with each BCR ratio of ``keys`` that is unbounded (not finite: the baseline's
+    goodput is 0) set to None, and those keys."""
+    undefined = [k for k in keys if isinstance(row[k], float) and not math.isfinite(row[k])]
+    return {k: None if k in undefined else v for k, v in row.items()}, undefined
+
+
 def _json_point(row: Row) -> Row:
     """A sweep point for JSON: an unbounded BCR ratio (the baseline's goodput is 0) is null,
     with why in ``ratio_undefined``."""
-    out = dict(row)
-    undefined = []
-    for k, v in row.items():
-        if k.startswith("bcr_ratio_vs_") and isinstance(v, float) and not math.isfinite(v):
-            out[k] = None
-            undefined.append(k.removeprefix("bcr_ratio_vs_"))
+    out, keys = _unbounded_to_null(row, [k for k in row if k.startswith("bcr_ratio_vs_")])
+    undefined = [k.removeprefix("bcr_ratio_vs_") for k in keys]
     if undefined:
         out["ratio_undefined"] = (
             f"baseline {', '.join(undefined)} serves no rate within every SLA target (goodput 0)"
@@ -171,14 +178,13 @@ class BreakevenResult(Result):
         notes = [note]
         # an unbounded ratio (the baseline's goodput is 0 at that end): null in JSON, '-' in a
         # table, as in a sweep's points
-        undefined = [k for k in ("bcr_ratio_at_lo", "bcr_ratio_at_hi") if not math.isfinite(row[k])]
+        row, undefined = _unbounded_to_null(row, ["bcr_ratio_at_lo", "bcr_ratio_at_hi"])
         if undefined:
-            row = {k: None if k in undefined else v for k, v in row.items()}
             why = (
                 f"the {self.against} baseline serves no rate within every SLA target at "
                 f"{' and '.join(k.removeprefix('bcr_ratio_at_') for k in undefined)} (goodput 0)"
             )
-            notes.append(f"a BCR ratio is '-' (empty in CSV, null in JSON): {why}")
+            notes.append(f"{UNBOUNDED_RATIO}: {why}")
             doc = {"breakeven": {**row, "ratio_undefined": why}}
         else:
             doc = {"breakeven": row}
