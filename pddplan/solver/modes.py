@@ -49,6 +49,8 @@ class RateSolver(Protocol):
 
     def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float: ...
 
+    def cost_floor_for_goodput(self, goodput_rps: float) -> float: ...
+
 
 class PlanSearch:
     """The PDD search over its variants, each an exact search of its own.
@@ -118,6 +120,10 @@ class PlanSearch:
     def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float:
         """The highest of the variants' :meth:`Solver.goodput_bound_for_cost` [requests/s]."""
         return max(s.goodput_bound_for_cost(cost_usd_per_hour, rate) for s in self.solvers)
+
+    def cost_floor_for_goodput(self, goodput_rps: float) -> float:
+        """The lowest of the variants' :meth:`Solver.cost_floor_for_goodput` [USD/h]."""
+        return min(s.cost_floor_for_goodput(goodput_rps) for s in self.solvers)
 
 
 class Finals:
@@ -390,6 +396,9 @@ def _capped_bcr(plan: Plan, hi_rate: float) -> float:
 #: [-] How far below the best BCR a bound must prove every fleet a max-BCR walk passes over:
 #: ten times the tie of :func:`_higher_bcr`, so that no fleet passed over could tie the best.
 RESUME_BCR_RTOL = 1e-5
+#: The most times :meth:`_BcrSkip.resume_rate` raises the cost that a fleet passed over must
+#: have for its goodput (each a :meth:`RateSolver.cost_floor_for_goodput`) [-].
+RESUME_FLOOR_STEPS = 8
 
 
 class _BcrSkip:
@@ -440,15 +449,28 @@ class _BcrSkip:
         ``r_F``, so it costs at least ``floor``, :meth:`RateSolver.cost_floor` at ``rate``.
         Every fleet whose step starts in ``[rate, x)``, save the one whose step holds ``x``,
         has its step end by ``x``, and so a goodput of at most ``g`` where ``x`` is
-        :meth:`RateSolver.step_end_for_goodput` of ``g``: its BCR is at most
-        ``min(g, hi_rate) / floor`` (goodput counts up to ``hi_rate``). The walk goes on from
-        the ``x`` whose ``g`` puts that bound at the bound (``hi_rate`` where it stays below
-        all the way); from ``rate`` itself where nothing can be passed over."""
+        :meth:`RateSolver.step_end_for_goodput` of ``g``. Its BCR is at most its goodput
+        (counted up to ``hi_rate``) over its cost, and a fleet whose goodput is above ``g_i``
+        costs at least :meth:`RateSolver.cost_floor_for_goodput` of ``g_i`` (``c_i``; and at
+        least ``floor``): every goodput up to ``g_{i+1}``, the one of the bound's BCR at
+        ``c_i``, is below the bound. From ``g_0``, that goodput at ``floor``, the goodputs so
+        proven grow while ``c_i`` does (:data:`RESUME_FLOOR_STEPS` at most). The walk goes on
+        from the ``x`` of the last ``g`` (``hi_rate`` where it passes ``hi_rate``); from
+        ``rate`` itself where nothing can be passed over."""
         bcr = self._bound()
         floor = self.solver.cost_floor(rate)
         if not (math.isfinite(bcr) and bcr > 0.0 and floor > 0.0):
             return rate
-        goodput = bcr * floor / units.SECONDS_PER_HOUR  # of that BCR at the floor [req/s]
+        cost = floor
+        goodput = bcr * cost / units.SECONDS_PER_HOUR  # of that BCR at that cost [req/s]
+        for _ in range(RESUME_FLOOR_STEPS):
+            if goodput > self.hi_rate:
+                return self.hi_rate
+            more = self.solver.cost_floor_for_goodput(goodput)
+            if not (math.isfinite(more) and more > cost):
+                break
+            cost = more
+            goodput = bcr * cost / units.SECONDS_PER_HOUR
         if goodput > self.hi_rate:
             return self.hi_rate
         return max(rate, self.solver.step_end_for_goodput(goodput))

@@ -230,14 +230,19 @@ class Solver(Sizing):
         and the line."""
         pb = self.pb
         p_lb, md_lb = self._pool_lower_bounds(rate)
-        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
-        rld_lb = (
-            min((pb.unit_lb_usd_per_hour(r) for r in pb.options["RLD"]), default=0.0)
-            if has_rld
-            else 0.0
-        )
+        rld_lb = self._rld_lower_bound(bool(np.any(route.relay | ~pb.on_decode_side)))
         line = pb.line_cost_usd_per_hour
         return p_lb + md_lb + rld_lb + line
+
+    def _rld_lower_bound(self, uses_rld: bool) -> float:
+        """The RLD term of :meth:`lower_bound` [USD/h]: where anything goes to RLD
+        (``uses_rld``: a relayed request, or an anomalous one that RLD finishes), a plan has at
+        least one RLD instance (its sizing's count is at least 1), at the option's lowest unit
+        price; else none."""
+        pb = self.pb
+        if not (pb.topology.relay and uses_rld):
+            return 0.0
+        return min((pb.unit_lb_usd_per_hour(r) for r in pb.options["RLD"]), default=0.0)
 
     def step_end_for_goodput(self, goodput_rps: float) -> float:
         """The highest rate ``x`` such that every fleet whose walk step ends by ``x`` (its
@@ -257,23 +262,26 @@ class Solver(Sizing):
             return by_prefill
         return max(line, goodput_rps * pb.lowest_utilization_cap)
 
+    def cost_floor_for_goodput(self, goodput_rps: float) -> float:
+        """A cost no fleet of this problem that meets every target at ``goodput_rps`` can
+        undercut [USD/h]: it runs its prefill pool below 100% there, so it has at least the
+        instances its utilization cap asks at ``goodput_rps u_P`` (``u_P`` the cap), and its MD
+        pool covers a load above the load there: :meth:`cost_floor` of ``goodput_rps u_P``.
+        A fleet whose goodput is above ``goodput_rps`` meets every target there (its feasible
+        rates are an interval from 0), so it costs at least as much."""
+        return self.cost_floor(goodput_rps * self.pb.prefill_utilization_cap)
+
     def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float:
         """A goodput no fleet of this problem that costs ``cost_usd_per_hour`` and meets every
-        target at ``rate`` can exceed [requests/s] (within 1/256 of the least such bound).
-
-        A fleet that meets every target at ``y`` runs its prefill pool below 100% there, so
-        it has at least the instances its utilization cap asks at ``y u_P`` (``u_P`` the cap),
-        and its MD pool covers the load at ``y``, which is above the load at ``y u_P``: it
-        costs at least :meth:`cost_floor` of ``y u_P``; and the line runs below 100%. The bound
-        is where that floor passes the cost (found by growing from ``rate`` by a quarter, then
-        halving), or where the line saturates."""
+        target at ``rate`` can exceed [requests/s] (within 1/256 of the least such bound): where
+        :meth:`cost_floor_for_goodput` passes the cost (found by growing from ``rate`` by a
+        quarter, then halving), or where the line saturates (it runs below 100%)."""
         pb = self.pb
-        cap = pb.prefill_utilization_cap
         line = self.line_rate_limit()
         saturated = line / pb.link_utilization_cap if math.isfinite(line) else math.inf
 
         def fits(y: float) -> bool:
-            return self.cost_floor(y * cap) <= cost_usd_per_hour
+            return self.cost_floor_for_goodput(y) <= cost_usd_per_hour
 
         lo = rate
         hi = lo * _BOUND_GROWTH
@@ -288,12 +296,15 @@ class Solver(Sizing):
 
     def cost_floor(self, rate: float) -> float:
         """A cost no plan at ``rate`` or above can undercut, whatever its route [USD/h]:
-        :meth:`lower_bound` without its RLD term. Its prefill and MD terms grow with the rate
+        :meth:`lower_bound` with its RLD term where every route has one (RLD finishes the
+        anomalous requests), else without it. Its prefill and MD terms grow with the rate
         (counts of a load proportional to it), so where it exceeds a budget no fleet the search
         returns at a higher rate fits either (:func:`~pddplan.solver.modes.solve_budget`),
         though the least cost itself can fall as the rate grows."""
+        pb = self.pb
         p_lb, md_lb = self._pool_lower_bounds(rate)
-        return p_lb + md_lb + self.pb.line_cost_usd_per_hour
+        rld_lb = self._rld_lower_bound(bool(np.any(~pb.on_decode_side)))
+        return p_lb + md_lb + rld_lb + pb.line_cost_usd_per_hour
 
     def _pool_lower_bounds(self, rate: float) -> tuple[float, float]:
         """The prefill and MD terms of :meth:`lower_bound` [USD/h]: each a count that grows

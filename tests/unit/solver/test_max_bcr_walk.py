@@ -125,6 +125,30 @@ def test_a_steps_end_and_a_fleets_cost_bound_its_goodput(
         g = plan.goodput_rps
         assert search.step_end_for_goodput(g) <= end * (1 + 1e-9), (plan.rate_rps, g, end)
         assert g <= search.goodput_bound_for_cost(plan.cost_usd_per_hour, plan.rate_rps)
+        # what a passed-over stretch's bound rests on (``_BcrSkip.resume_rate``): a fleet
+        # costs at least the floor at its own rate, and the floor of any goodput below its own
+        assert search.cost_floor(plan.rate_rps) <= plan.cost_usd_per_hour, plan.rate_rps
+        assert search.cost_floor_for_goodput(g * (1 - 1e-9)) <= plan.cost_usd_per_hour, g
         above += g > end * (1 + 1e-6)
     # the bound's prefill and line terms are exercised, not only the goodput's own end
     assert above > 0 or not passes_over
+
+
+def test_the_cost_floor_counts_the_rld_instance_every_route_of_a_variant_has() -> None:
+    """Where RLD finishes the anomalous requests (the anomalous filter), every route of that
+    variant has an RLD instance, so its cost floor counts one at the least unit price, as the
+    search's lower bound does for such a route; without the filter it counts none. Each
+    floor stays at or below the cost of every plan its variant sizes, from 0.25 to 4 req/s."""
+    search, _ = _search("examples/pdd-paper.yaml", {})
+    by_filter = {s.pb.topology.anomalous_filter: s for s in search.solvers}
+    assert set(by_filter) == {True, False}
+    for filtered, s in by_filter.items():
+        pb = s.pb
+        rld_least = min(pb.unit_lb_usd_per_hour(r) for r in pb.options["RLD"])
+        for rate in (0.25, 0.5, 1.0, 2.0, 4.0):
+            p_lb, md_lb = s._pool_lower_bounds(rate)
+            bare = p_lb + md_lb + pb.line_cost_usd_per_hour
+            assert s.cost_floor(rate) == pytest.approx(bare + rld_least * filtered, rel=1e-12)
+            plan = s.candidate_rate(rate)
+            assert s.cost_floor(rate) <= plan.cost_usd_per_hour, (filtered, rate)
+            assert s.lower_bound(rate, plan.route) <= plan.cost_usd_per_hour
