@@ -20,6 +20,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "pddplan"
 
 LAYERS: list[tuple[str, ...]] = [
@@ -269,6 +271,50 @@ def test_a_yaml_error_loads_neither_the_schemas_nor_the_solver(tmp_path: Path) -
     lines = out.stdout.strip().splitlines()
     assert lines == ["EXIT: 1", "HEAVY:", "EXIT: 1"], out.stdout[-300:]
     assert out.stderr.count(f"{bad}:3: invalid YAML") == 2, out.stderr
+
+
+def test_a_value_the_schema_rejects_loads_neither_the_api_nor_the_solver(tmp_path: Path) -> None:
+    """A scenario file with a value out of its range (or keys that disagree, the TTFT targets'
+    order) is reported (file, line, key, what is allowed; exit code 1) once the schemas have
+    validated it (``read_scenario_early``), before the command imports the API's options, the
+    solver or numpy, and before a bad option of the command; the message is the one loading
+    the file through the API raises."""
+    import subprocess
+    import sys
+
+    from pddplan.api import load_scenario
+    from pddplan.errors import ProfileError
+
+    ok = "kind: scenario\nname: x\nmodel: qwen3-235b-a22b\nrate_rps: 2\n"
+    files = {
+        "range": ok.replace("rate_rps: 2", "rate_rps: -1"),
+        "order": ok + "sla: {ttft_p50_s: 50, ttft_p90_s: 10, ttft_p99_s: 20, tpot_ms: 50}\n",
+    }
+    for name, text in files.items():
+        bad = tmp_path / f"{name}.yaml"
+        bad.write_text(text)
+        with pytest.raises(ProfileError) as api_error:
+            load_scenario(bad)
+        code = (
+            "import sys\n"
+            "from pddplan.cli import main\n"
+            "def run(argv):\n"
+            "    try:\n"
+            "        main(argv)\n"
+            "    except SystemExit as exc:\n"
+            "        print('EXIT:', exc.code)\n"
+            f"run(['solve', {str(bad)!r}])\n"
+            "heavy = [m for m in ('pddplan.api.options', 'pddplan.solver', 'numpy')"
+            " if m in sys.modules]\n"
+            "print('HEAVY:' + ','.join(heavy))\n"
+            f"run(['solve', {str(bad)!r}, '--rate', '-5'])\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip().splitlines() == ["EXIT: 1", "HEAVY:", "EXIT: 1"], out.stdout
+        assert out.stderr.count(f"pddplan: error: {api_error.value}") == 2, out.stderr
+        assert "--rate" not in out.stderr
 
 
 def test_an_unknown_top_level_key_loads_neither_the_schemas_nor_the_solver(

@@ -380,6 +380,26 @@ def parse_file(path: str | Path, *, scenario: bool = False) -> None:
         key_check.check(doc)
 
 
+def check_scenario_file(path: str | Path) -> None:
+    """Validate a scenario file as loading it does (:func:`pddplan.io.loader.validate`: the
+    schema's keys, types and ranges, and its checks across keys such as the TTFT targets'
+    order), without resolving the profiles it names: its first error raises the
+    :class:`~pddplan.errors.ProfileError` that loading it would (file, line, key, what is
+    allowed). Loading the file validates it first whatever the overrides, so a command that
+    checks its file with this reports the same error, only before importing the rest of the
+    API. A topology file (``sites:``) and a document that is not a mapping are left to the
+    commands' own checks, which come first for them. A file that is not YAML raises as in
+    :func:`parse_file`."""
+    from pddplan.io.yamldoc import read_yaml
+
+    doc = read_yaml(Path(path))
+    if isinstance(doc.data, dict) and "sites" not in doc.data:
+        from pddplan.io.loader import validate
+        from pddplan.spec import Scenario
+
+        validate(Scenario, doc)
+
+
 def bundled_names(text: str) -> str:
     """``text`` (an error message) with each bundled file's path replaced by its name
     (``bundled scenario pdd-paper, line 39``: :func:`pddplan.io.loader.bundled_names`).
