@@ -244,6 +244,25 @@ def test_help_loads_neither_the_api_nor_numpy_nor_scipy() -> None:
     assert out.stdout.strip().splitlines()[-1] == "HEAVY:", out.stdout[-300:]
 
 
+def _cli_runs(first: list[str], heavy: tuple[str, ...], then: list[str]) -> str:
+    """Python code that runs the CLI with ``first``, prints ``HEAVY:`` and those of the modules
+    ``heavy`` that are loaded then, and runs it with ``then``; each run prints ``EXIT:`` and
+    its exit code."""
+    return (
+        "import sys\n"
+        "from pddplan.cli import main\n"
+        "def run(argv):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit as exc:\n"
+        "        print('EXIT:', exc.code)\n"
+        f"run({first!r})\n"
+        f"heavy = [m for m in {heavy!r} if m in sys.modules]\n"
+        "print('HEAVY:' + ','.join(heavy))\n"
+        f"run({then!r})\n"
+    )
+
+
 def test_a_yaml_error_loads_neither_the_schemas_nor_the_solver(tmp_path: Path) -> None:
     """A scenario file that is not YAML is reported (file, line, exit code 1) before a command
     loads pydantic, the specs or numpy: the CLI parses it first (``read_scenario_early``)."""
@@ -252,20 +271,12 @@ def test_a_yaml_error_loads_neither_the_schemas_nor_the_solver(tmp_path: Path) -
 
     bad = tmp_path / "typo.yaml"
     bad.write_text("kind: scenario\nrate_rps: [\n")
-    code = (
-        "import sys\n"
-        "from pddplan.cli import main\n"
-        "def run(argv):\n"
-        "    try:\n"
-        "        main(argv)\n"
-        "    except SystemExit as exc:\n"
-        "        print('EXIT:', exc.code)\n"
-        f"run(['solve', {str(bad)!r}])\n"
-        "heavy = [m for m in ('pydantic', 'pddplan.spec', 'numpy') if m in sys.modules]\n"
-        "print('HEAVY:' + ','.join(heavy))\n"
-        # typer converts sweep's --set values (and a number option of solve's) with pydantic
-        # before the command runs: those lines load it, but report the same error
-        f"run(['sweep', {str(bad)!r}, '--set', 'rate_rps=1,2'])\n"
+    # typer converts sweep's --set values (and a number option of solve's) with pydantic
+    # before the command runs: the run after the listing loads it, but reports the same error
+    code = _cli_runs(
+        ["solve", str(bad)],
+        ("pydantic", "pddplan.spec", "numpy"),
+        ["sweep", str(bad), "--set", "rate_rps=1,2"],
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     lines = out.stdout.strip().splitlines()
@@ -295,19 +306,10 @@ def test_a_value_the_schema_rejects_loads_neither_the_api_nor_the_solver(tmp_pat
         bad.write_text(text)
         with pytest.raises(ProfileError) as api_error:
             load_scenario(bad)
-        code = (
-            "import sys\n"
-            "from pddplan.cli import main\n"
-            "def run(argv):\n"
-            "    try:\n"
-            "        main(argv)\n"
-            "    except SystemExit as exc:\n"
-            "        print('EXIT:', exc.code)\n"
-            f"run(['solve', {str(bad)!r}])\n"
-            "heavy = [m for m in ('pddplan.api.options', 'pddplan.solver', 'numpy')"
-            " if m in sys.modules]\n"
-            "print('HEAVY:' + ','.join(heavy))\n"
-            f"run(['solve', {str(bad)!r}, '--rate', '-5'])\n"
+        code = _cli_runs(
+            ["solve", str(bad)],
+            ("pddplan.api.options", "pddplan.solver", "numpy"),
+            ["solve", str(bad), "--rate", "-5"],
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
