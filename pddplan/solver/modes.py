@@ -347,9 +347,8 @@ def solve_max_bcr(
     that is higher (:class:`_BcrSkip`; on the default scenario it searches 56 rates, the
     ceiling's among them, for its 87 steps). It goes back and walks a stretch step by step
     where a fleet of the cost of the one it finds at the stretch's end could reach the bound
-    (:meth:`_BcrSkip.needs`), and
-    walks every step where the plan does not reach the ceiling fleet's BCR (past a fall of
-    the least cost, where the bound proves nothing).
+    (:meth:`_BcrSkip.needs`), and walks every step where the plan does not reach the ceiling
+    fleet's BCR (past a fall of the least cost, where the bound proves nothing).
     """
     falls_seen: list[tuple[Plan, Plan]] = []
     skip = _BcrSkip(solver, hi_rate)
