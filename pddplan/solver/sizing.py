@@ -367,7 +367,16 @@ class Sizing:
         """Where a candidate's TTFT p99 (:meth:`plan_ttft_s`: its :meth:`prefill_figures`')
         lies against ``t_s``, without computing it: :func:`~pddplan.models.queueing.
         quantile_side` on the distribution those figures are computed on (-1 below, 1 above,
-        0 where it cannot tell; 0 for a saturated pool, whose percentiles are infinite)."""
+        0 where it cannot tell; 0 for a saturated pool, whose percentiles are infinite).
+
+        Memoized on :meth:`plan_ttft_key` and ``t_s``: the search's tie-break
+        (:meth:`~pddplan.solver.search.Solver._after_ties`) reads one candidate at another's p99
+        once to find the plan it keeps and again to check it."""
+        key = ("p99-side", self.plan_ttft_key(plan), t_s)
+        return self.cache.get(key, lambda: self._p99_side(plan, t_s))
+
+    def _p99_side(self, plan: Plan, t_s: float) -> int:
+        """:meth:`p99_side`, computed."""
         inst, n = plan.roles["P"][0], plan.prefill.instances  # type: ignore[index]
         rate = plan.rate_rps
         if self.prefill_utilization(inst, n, rate) >= 1:

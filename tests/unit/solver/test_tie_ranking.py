@@ -155,3 +155,42 @@ def test_an_order_the_tolerance_makes_cyclic_still_gives_better_plan_s_choice(
             for _ in range(n)
         ]
         assert solver._after_ties(group[0], group[1:]) is _fold(solver, group)
+
+
+def test_a_candidates_reading_at_a_p99_is_taken_once_and_is_the_computed_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The ranking reads a candidate's CDF at the plan it keeps once to find it and again to
+    check it (``_after_ties``): ``p99_side`` is memoized on what the reading depends on (the
+    candidate's TTFT key and the time), so each reading is computed once, and the kept answer
+    is the computation's."""
+    asked: list[tuple] = []
+    computed: list[tuple] = []
+    real_side, real_compute = Solver.p99_side, Solver._p99_side
+
+    def side(self, plan, t_s):
+        asked.append((self.plan_ttft_key(plan), t_s))
+        return real_side(self, plan, t_s)
+
+    def compute(self, plan, t_s):
+        computed.append((self.plan_ttft_key(plan), t_s))
+        return real_compute(self, plan, t_s)
+
+    groups = _groups(monkeypatch, CASES[:4])
+    monkeypatch.setattr(Solver, "p99_side", side)
+    monkeypatch.setattr(Solver, "_p99_side", compute)
+    n_asked = n_computed = 0
+    for solver, group in groups:
+        solver.cache.clear()
+        asked.clear()
+        computed.clear()
+        solver._after_ties(group[0], group[1:])
+        assert len(computed) == len(set(computed))  # none computed twice
+        n_asked, n_computed = n_asked + len(asked), n_computed + len(computed)
+        for x in group:  # every answer kept is the one computed afresh
+            for y in group:
+                if solver.has_figures(y) and x is not y:
+                    t = solver.plan_ttft_s(y)[-1]
+                    assert solver.p99_side(x, t) == real_compute(solver, x, t)
+    # the check asks again most of what the search asked
+    assert n_asked > 1.5 * n_computed, (n_asked, n_computed)
