@@ -421,6 +421,6 @@ def sizing_limit_rps(solver: Solver, plan: Plan) -> float:
     (prefill and line) [requests/s]: past it the search can no longer return this fleet."""
     pb = solver.pb
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
-    mean_s = float(np.sum(pb.classes.weight * solver.prefill_s(p_inst)))
+    mean_s = solver.mean_prefill_s(p_inst)
     cap = n_p * pb.prefill_utilization_cap / mean_s if mean_s > 0 else math.inf
     return min(cap, solver.line_rate_limit())

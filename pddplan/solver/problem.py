@@ -241,6 +241,12 @@ class Problem:
         return timing.decode_side_bytes(self.paths, c.input_tokens, c.hit_rate, self.on_decode_side)
 
     @cached_property
+    def mean_wan_bytes(self) -> float:
+        """KV bytes a request sends to the decode pool, on average over the classes [bytes]:
+        the line's load per request (its utilization at a rate, the rate it saturates at)."""
+        return float(np.add.reduce(self.classes.weight * self.wan_bytes))
+
+    @cached_property
     def on_decode_side(self) -> np.ndarray:
         """Classes whose decode runs on MD (or D): all but the filtered anomalous ones."""
         return ~(self.classes.anomalous & self.topology.anomalous_filter & self.topology.relay)

@@ -819,7 +819,7 @@ class Solver(Sizing):
     def _infeasible(self, rate: float, reasons: dict[str, int]) -> InfeasibleError:
         pb = self.pb
         if "line utilization" in reasons and len(reasons) == 1:
-            need = rate * float(np.sum(pb.classes.weight * pb.wan_bytes)) / pb.link_utilization_cap
+            need = rate * pb.mean_wan_bytes / pb.link_utilization_cap
             gbit = units.bytes_per_s_to_gbit_per_s(
                 need
                 / (
@@ -877,7 +877,7 @@ class Solver(Sizing):
         pb = self.pb
         if not pb.topology.cross_dc:
             return math.inf
-        per_req = float(np.sum(pb.classes.weight * pb.wan_bytes))
+        per_req = pb.mean_wan_bytes
         return (
             math.inf
             if per_req <= 0

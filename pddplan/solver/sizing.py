@@ -46,10 +46,11 @@ class Sizing:
         self.cache = cache if cache is not None else DEFAULT_CACHE
         self._key = HashedKey.of(problem.physics_key())
         self._md_ctx: float | None = None
-        #: :meth:`prefill_s` by instance object, with its bytes once a key asked for them
-        #: (the instance kept, so that no other meets its ``id``): asked hundreds of times a
-        #: search, for every option's utilization, wait and figures key. The problem's
-        #: physics is this sizing's (:attr:`_key` is taken here too).
+        #: :meth:`prefill_s` by instance object, with its bytes once a key asked for them and
+        #: its mean (:meth:`mean_prefill_s`) once asked (the instance kept, so that no other
+        #: meets its ``id``): asked hundreds of times a search, for every option's
+        #: utilization, wait and figures key. The problem's physics is this sizing's
+        #: (:attr:`_key` is taken here too).
         self._prefill: dict[int, list[Any]] = {}
 
     # ---- per-option quantities
@@ -72,8 +73,18 @@ class Sizing:
                 ),
                 dtype=float,
             )
-        self._prefill[id(inst)] = [inst, table[key], None]
+        self._prefill[id(inst)] = [inst, table[key], None, None]
         return table[key]
+
+    def mean_prefill_s(self, inst: Instance) -> float:
+        """Mean prefill time over the classes on an instance, ``E[S] = sum_k w_k s_k`` [s]
+        (kept per instance): the prefill pool's load per request, which its utilization, its
+        cap count and its saturating rate divide."""
+        self.prefill_s(inst)
+        kept = self._prefill[id(inst)]
+        if kept[3] is None:
+            kept[3] = float(np.add.reduce(self.pb.classes.weight * kept[1]))
+        return kept[3]  # type: ignore[no-any-return]
 
     def _prefill_bytes(self, inst: Instance) -> bytes:
         """:meth:`prefill_s` as bytes (a memo key's part), taken once per instance."""
@@ -93,9 +104,7 @@ class Sizing:
     def _route(self, rate: float, routing: Routing) -> Route:
         pb = self.pb
         c = pb.classes
-        util = timing.decode_link_utilization(
-            pb.paths, rate, float(np.add.reduce(c.weight * pb.wan_bytes))
-        )
+        util = timing.decode_link_utilization(pb.paths, rate, pb.mean_wan_bytes)
         return timing.timeline(
             pb.paths, routing, c.input_tokens, c.hit_rate, c.output_tokens, pb.on_decode_side, util
         )
@@ -219,7 +228,7 @@ class Sizing:
 
     def prefill_utilization(self, inst: Instance, n: int, rate: float) -> float:
         """The utilization of ``n`` prefill instances at ``rate`` [-]: ``rate E[S] / n``."""
-        return rate * float(np.add.reduce(self.pb.classes.weight * self.prefill_s(inst))) / n
+        return rate * self.mean_prefill_s(inst) / n
 
     def ttft_at(
         self, inst: Instance, n: int, rate: float, offs, wts
@@ -431,7 +440,7 @@ class Sizing:
     def prefill_cap_count(self, inst: Instance, rate: float) -> int:
         """The fewest ``inst`` prefill instances that serve ``rate`` within the utilization cap
         (at least one): where a prefill sizing starts, and no count below it is a plan's."""
-        mean_s = float((self.pb.classes.weight * self.prefill_s(inst)).sum())
+        mean_s = self.mean_prefill_s(inst)
         return max(1, units.whole_count(rate * mean_s / self.pb.prefill_utilization_cap))
 
     def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:

@@ -107,3 +107,29 @@ def test_the_line_rate_limit_is_kept_per_physics_and_is_each_problems_own() -> N
     # kept: a second solver of the first physics reads it back
     hits = cache.hits
     assert Solver(build_problem(rs), cache).line_rate_limit() == got[0] and cache.hits == hits + 1
+
+
+def test_the_kept_means_are_the_sums_they_stand_for() -> None:
+    """A prefill option's mean service time and the mean KV a request sends are kept once per
+    instance and per problem; each is the weighted sum over the classes, to the bit, as the
+    utilization, the cap count, the line's load and its saturating rate read it."""
+    import numpy as np
+
+    from pddplan.api.scenario import load
+    from pddplan.solver import Solver, build_problem
+
+    rs = load("examples/pdd-paper.yaml", None, None).resolved
+    pb = build_problem(rs)
+    solver = Solver(pb, SearchCache())
+    w = pb.classes.weight
+    for inst in pb.options["P"]:
+        want = float(np.sum(w * solver.prefill_s(inst)))
+        assert solver.mean_prefill_s(inst) == want
+        assert solver.prefill_utilization(inst, 3, 2.0) == 2.0 * want / 3
+        cap = pb.prefill_utilization_cap
+        assert solver.prefill_cap_count(inst, 2.0) == max(1, math.ceil(2.0 * want / cap - 1e-9))
+    per_request = float(np.sum(w * pb.wan_bytes))
+    assert pb.mean_wan_bytes == per_request > 0
+    assert solver.line_rate_limit() == pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / (
+        per_request
+    )
