@@ -1,10 +1,13 @@
 """Every speed and memory figure of the planner beside its goal, in one run.
 
 Prints one table: each figure measured (the median of several fresh processes where a
-command is timed end to end, CPU time of the child, user + system), its goal and whether it is
-met, with one reference row: a bare interpreter importing the libraries a solve needs (numpy,
-pydantic, rich, typer, yaml), which no command can go below; then, when NVIDIA's aiconfigurator is installed (``aiconfigurator`` on the PATH), its
-``cli default`` run beside ``pddplan solve`` as a CPU-time ratio measured in the same run.
+command is timed end to end, CPU time of the child, user + system; the median of as many
+in-process sweeps for the sweep rows, points per second of CPU time; the median of up to three
+wall times for the two-process robust study), its goal and whether it is met, with one
+reference row: a bare interpreter importing the libraries a solve needs (numpy, pydantic, rich,
+typer, yaml), which no command can go below; then, when NVIDIA's aiconfigurator is installed
+(``aiconfigurator`` on the PATH), its ``cli default`` run beside ``pddplan solve`` as a
+CPU-time ratio measured in the same run.
 
 The commands run as an installed package runs them: with their bytecode cached. Where the
 environment turns bytecode writing off (``PYTHONDONTWRITEBYTECODE``, which makes every start
@@ -13,7 +16,8 @@ compile the package from source, about 0.1 s), the children get a private cache 
 
 Usage: python benchmarks/bench_goals.py [--runs N] [--samples N] [--quick]
 
-``--quick`` skips the robust study (the slowest figure) and runs each command three times.
+``--quick`` skips the robust study (the slowest figure) and runs each command and sweep three
+times.
 """
 
 from __future__ import annotations
@@ -97,11 +101,15 @@ def first_run_cpu_s(argv: list[str], env: dict[str, str], runs: int, root: Path)
     return statistics.median(out)
 
 
-def wall_s(argv: list[str], env: dict[str, str]) -> float:
-    """Wall time of one run of ``argv`` [s] (for the multi-process robust study)."""
-    t0 = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, env=env)
-    return time.perf_counter() - t0
+def wall_s(argv: list[str], env: dict[str, str], runs: int = 1) -> float:
+    """Median wall time of ``runs`` runs of ``argv`` [s] (for the multi-process robust study,
+    whose processes' CPU time is spread over two cores)."""
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True, env=env)
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out)
 
 
 def peak_rss_mb(args: list[str], env: dict[str, str]) -> float:
@@ -113,17 +121,21 @@ def peak_rss_mb(args: list[str], env: dict[str, str]) -> float:
     return float(kb[-1].split()[1]) / 1024 if kb else float("nan")
 
 
-def sweep_points_per_s(path: str, values: list[float], baselines: bool) -> float:
-    """Points per second of an in-process sweep on one core (imports and caches warmed by a
-    three-point sweep of other values first)."""
+def sweep_points_per_s(path: str, values: list[float], baselines: bool, runs: int) -> float:
+    """Points per second of CPU time of an in-process sweep on one core, the median of
+    ``runs`` sweeps (imports and caches warmed by a three-point sweep of other values first;
+    CPU time, as the commands' rows, so that other load on the machine moves it less)."""
     from pddplan.solver.cache import DEFAULT_CACHE
     from pddplan.whatif import Axis, run_sweep
 
     run_sweep(None, [], [Axis(path, [v * 1.37 for v in values[:3]])], baselines=baselines)
-    DEFAULT_CACHE.clear()  # nothing kept from an earlier sweep of the same values
-    t0 = time.perf_counter()
-    run_sweep(None, [], [Axis(path, values)], jobs=1, baselines=baselines)
-    return len(values) / (time.perf_counter() - t0)
+    out = []
+    for _ in range(runs):
+        DEFAULT_CACHE.clear()  # nothing kept from an earlier sweep of the same values
+        t0 = time.process_time()
+        run_sweep(None, [], [Axis(path, values)], jobs=1, baselines=baselines)
+        out.append(len(values) / (time.process_time() - t0))
+    return statistics.median(out)
 
 
 def main() -> None:
@@ -198,7 +210,7 @@ def main() -> None:
             robust = [*pdd, "robust", "pdd-paper", "--samples", str(a.samples), "--jobs", "2"]
             add(
                 f"robust pdd-paper --samples {a.samples}, 2 jobs",
-                wall_s([*robust, "-f", "json"], env),
+                wall_s([*robust, "-f", "json"], env, min(runs, 3)),
                 "s wall",
                 5.0,
             )
@@ -207,21 +219,21 @@ def main() -> None:
         prices = [round(2.0 + 2.0 * i / max(n - 1, 1), 6) for i in range(n)]
         add(
             "rate sweep, one core",
-            sweep_points_per_s("rate_rps", rates, True),
+            sweep_points_per_s("rate_rps", rates, True, runs),
             "points/s",
             1000.0,
             ">",
         )
         add(
             "price sweep, one core",
-            sweep_points_per_s("chips.gpu-b.price_usd_per_hour", prices, True),
+            sweep_points_per_s("chips.gpu-b.price_usd_per_hour", prices, True, runs),
             "points/s",
             2000.0,
             ">",
         )
         add(
             "price sweep without baselines",
-            sweep_points_per_s("chips.gpu-b.price_usd_per_hour", prices, False),
+            sweep_points_per_s("chips.gpu-b.price_usd_per_hour", prices, False, runs),
             "points/s",
             2000.0,
             ">",
