@@ -80,6 +80,16 @@ def test_the_capacity_case_is_met() -> None:
 LOSES = {"overrides": {"links": {"wan-100g-cross-city": {"bandwidth_gbit_per_s": 76.3}}}}
 
 
+def _beside_full(scenario, patch, max_bcr, **options):
+    """``(solve with options, the full solve)`` of one scenario, each on an empty search cache
+    (so that neither reads what the other computed)."""
+    rs = load_scenario(scenario, Registry.default(), patch)
+    DEFAULT_CACHE.clear()
+    solved = solve_scenario(rs, max_bcr=max_bcr, **options)
+    DEFAULT_CACHE.clear()
+    return solved, solve_scenario(rs, max_bcr=max_bcr)
+
+
 @pytest.mark.parametrize(
     ("scenario", "patch", "max_bcr", "loses"),
     [
@@ -92,11 +102,7 @@ def test_a_solve_without_baselines_keeps_its_plan(scenario, patch, max_bcr, lose
     """The plan a solve without the baselines returns is the one a solve with them returns:
     where relay wins, where the search itself relays nothing, and where the plan without relay
     beats it and is chosen (its final figures then computed, :func:`finalized_plan`)."""
-    rs = load_scenario(scenario, Registry.default(), patch)
-    DEFAULT_CACHE.clear()
-    bare = solve_scenario(rs, baselines=False, max_bcr=max_bcr)
-    DEFAULT_CACHE.clear()
-    full = solve_scenario(rs, max_bcr=max_bcr)
+    bare, full = _beside_full(scenario, patch, max_bcr, baselines=False)
     _same(bare.plan, full.plan)
     assert bare.plan.prefill.has_figures
     assert bare.baselines == [] and full.baselines
@@ -121,11 +127,7 @@ def test_baselines_before_their_final_figures_keep_their_bcr(
     plan is the final one, the notes are the same, and each baseline has the final one's
     topology, fleet, cost, goodput, BCR and SLA verdict; where it is finalized later it is that
     very plan. Where the plan without relay is chosen, it is final, as a baseline too."""
-    rs = load_scenario(scenario, Registry.default(), patch)
-    DEFAULT_CACHE.clear()
-    early = solve_scenario(rs, max_bcr=max_bcr, final_baselines=False)
-    DEFAULT_CACHE.clear()
-    full = solve_scenario(rs, max_bcr=max_bcr)
+    early, full = _beside_full(scenario, patch, max_bcr, final_baselines=False)
     _same(early.plan, full.plan)
     assert early.plan.prefill.has_figures
     assert early.notes == full.notes
