@@ -66,16 +66,32 @@ def load_bytes(path: Path, raw: bytes, expected_kind: str | None = None) -> Any:
 def _load_validated(path: Path, doc: YamlDoc, expected_kind: str | None) -> Any:
     """The validated object of a document: read back from the parse cache where it was
     validated before (:func:`pddplan.io.parse_cache.validated_key`), else validated and kept."""
+    said = doc.data.get("kind") if isinstance(doc.data, dict) else None
+    kind = KINDS.get(expected_kind or said or "", ())
+    return _kept_validated(doc, expected_kind, kind, lambda: _load_doc(path, doc, expected_kind))
+
+
+def validated_scenario(doc: YamlDoc) -> Scenario:
+    """``validate(Scenario, doc)``, read back from the parse cache where the same document
+    validated before (as :func:`load_file` reads a profile back): a start that loads a scenario
+    file then builds no validator for it. Errors are :func:`validate`'s, raised afresh."""
+    return _kept_validated(doc, "scenario", Scenario, lambda: validate(Scenario, doc))
+
+
+def _kept_validated(doc: YamlDoc, expected_kind: str | None, cls: Any, compute: Any) -> Any:
+    """``compute()`` (a validation of ``doc``), kept in the parse cache under the document's
+    key and the kind asked for; a kept object that is not a ``cls`` is treated as damaged."""
     if not doc.key:
-        return _load_doc(path, doc, expected_kind)
+        return compute()
     name = parse_cache.validated_key(doc.key, expected_kind)
     kept = parse_cache.get(name, "validated")
     if kept is not None:
-        said = doc.data.get("kind") if isinstance(doc.data, dict) else None
-        if isinstance(kept, KINDS.get(expected_kind or said or "", ())):
+        if isinstance(kept, cls):
+            if cls is Scenario:
+                key_check.keep()
             return kept
         parse_cache.damaged(name, "validated")
-    obj = _load_doc(path, doc, expected_kind)
+    obj = compute()
     parse_cache.put(name, obj)
     return obj
 
@@ -368,8 +384,7 @@ def load_scenario(
     doc = read_yaml(path)
     if patch:
         doc = YamlDoc(data=_deep_merge(doc.data, patch), lines=doc.lines, file=doc.file)
-    scen: Scenario = validate(Scenario, doc)
-    return resolve(scen, doc, registry)
+    return resolve(validated_scenario(doc), doc, registry)
 
 
 def resolve(

@@ -40,6 +40,7 @@ from pddplan.io.loader import (
     read_yaml,
     resolve,
     validate,
+    validated_scenario,
 )
 from pddplan.spec import Chip, Link, Model, Scenario, Workload
 from pddplan.spec.caches import Cache
@@ -316,7 +317,7 @@ class ScenarioSource:
         """The scenario as the file says, with its own ``overrides:`` applied."""
         if self._base is None:
             self._base = resolve(
-                validate(Scenario, self.doc), self.doc, self.registry, self._read, self._load
+                validated_scenario(self.doc), self.doc, self.registry, self._read, self._load
             )
         return self._base
 

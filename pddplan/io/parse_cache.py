@@ -14,8 +14,8 @@ are pickles, read only from a directory owned by the user and writable by no one
 pickle runs code when it is read); an entry that cannot be read is rebuilt, with a one-line
 note on stderr (one a process: :func:`damaged`).
 
-A profile is kept a second time, validated (:func:`validated_key`): loading the bundled catalog
-then builds no validator and validates nothing. That entry's key adds the profile kind asked for
+A profile or a scenario file is kept a second time, validated (:func:`validated_key`): loading
+the bundled catalog, or a scenario read before, then builds no validator and validates nothing. That entry's key adds the profile kind asked for
 and the source of everything that decides a validation (:data:`SCHEMA_FILES`: the specs and the
 modules below them) and the versions of pydantic and Python, so a changed schema never meets an
 old object; only objects that validated are kept, and one that is not of the kind asked for is

@@ -225,3 +225,50 @@ def test_a_whole_damaged_cache_gives_one_note_and_the_same_answer(tmp_path: Path
     assert len(notes) == 1 and "any other damaged entry is rebuilt without a note" in notes[0]
     again = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     assert "unreadable" not in again.stderr  # every entry rewritten
+
+
+SCENARIO = Path(loader.bundled_profiles_dir()) / "scenarios" / "default.yaml"
+
+
+def test_a_scenario_file_is_kept_validated_and_read_back_without_a_validation(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scenario file validated once (the base of every command's scenario) is read back from
+    the cache as the object a validation gives: the next start validates nothing."""
+    fresh = loader.validate(loader.Scenario, loader.read_yaml(SCENARIO))
+    first = loader.validated_scenario(loader.read_yaml(SCENARIO))
+    yamldoc._read_yaml_cached.cache_clear()
+
+    def no_validation(*_: object) -> None:
+        raise AssertionError("validated again")
+
+    monkeypatch.setattr(loader, "validate", no_validation)
+    again = loader.validated_scenario(loader.read_yaml(SCENARIO))  # from the disk
+    assert again == first == fresh and again is not first
+    assert type(again) is loader.Scenario
+
+
+def test_a_patched_scenario_is_validated_afresh(cache: Path) -> None:
+    """A document that is not a file's content as read (an override's merge) has no key: it
+    is validated, its errors are the validation's, and nothing is kept for it."""
+    doc = loader.read_yaml(SCENARIO)
+    loader.validated_scenario(doc)
+    kept = set(cache.glob("*.pickle"))
+    data = {**doc.data, "rate_rps": -1}
+    patched = yamldoc.YamlDoc(data=data, lines=doc.lines, file=doc.file)
+    with pytest.raises(loader.ProfileError, match="rate_rps"):
+        loader.validated_scenario(patched)
+    assert set(cache.glob("*.pickle")) == kept
+
+
+def test_a_scenario_entry_of_another_kind_is_validated_afresh_with_a_note(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = loader.read_yaml(SCENARIO)
+    first = loader.validated_scenario(doc)
+    name = parse_cache.validated_key(doc.key, "scenario")
+    parse_cache.put(name, loader.load_file(CHIP, "chip"))  # a damaged entry: a chip
+    capsys.readouterr()
+    assert loader.validated_scenario(doc) == first
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "validated afresh" in err[0]
