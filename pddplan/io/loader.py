@@ -67,6 +67,8 @@ def _load_validated(path: Path, doc: YamlDoc, expected_kind: str | None) -> Any:
     """The validated object of a document: read back from the parse cache where it was
     validated before (:func:`pddplan.io.parse_cache.validated_key`), else validated and kept."""
     said = doc.data.get("kind") if isinstance(doc.data, dict) else None
+    # a kind that is not a name (a list, a mapping) matches no kept object: _load_doc says why
+    said = said if isinstance(said, str) else None
     kind = KINDS.get(expected_kind or said or "", ())
     return _kept_validated(doc, expected_kind, kind, lambda: _load_doc(path, doc, expected_kind))
 
