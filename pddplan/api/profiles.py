@@ -381,7 +381,8 @@ def parse_file(path: str | Path, *, scenario: bool = False) -> None:
 
 
 def check_scenario_file(path: str | Path) -> None:
-    """Validate a scenario file as loading it does (:func:`pddplan.io.loader.validate`: the
+    """Validate a scenario file as loading it does (:func:`pddplan.io.loader.validated_scenario`:
+    kept validated in the parse cache, so a file validated before is not validated again; the
     schema's keys, types and ranges, and its checks across keys such as the TTFT targets'
     order), without resolving the profiles it names: its first error raises the
     :class:`~pddplan.errors.ProfileError` that loading it would (file, line, key, what is
@@ -394,10 +395,9 @@ def check_scenario_file(path: str | Path) -> None:
 
     doc = read_yaml(Path(path))
     if isinstance(doc.data, dict) and "sites" not in doc.data:
-        from pddplan.io.loader import validate
-        from pddplan.spec import Scenario
+        from pddplan.io.loader import validated_scenario
 
-        validate(Scenario, doc)
+        validated_scenario(doc)
 
 
 def bundled_names(text: str) -> str:

@@ -80,7 +80,9 @@ def validated_scenario(doc: YamlDoc) -> Scenario:
     return _kept_validated(doc, "scenario", Scenario, lambda: validate(Scenario, doc))
 
 
-def _kept_validated(doc: YamlDoc, expected_kind: str | None, cls: Any, compute: Any) -> Any:
+def _kept_validated(
+    doc: YamlDoc, expected_kind: str | None, cls: Any, compute: Callable[[], Any]
+) -> Any:
     """``compute()`` (a validation of ``doc``), kept in the parse cache under the document's
     key and the kind asked for; a kept object that is not a ``cls`` is treated as damaged."""
     if not doc.key:

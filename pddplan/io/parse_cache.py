@@ -15,10 +15,10 @@ pickle runs code when it is read); an entry that cannot be read is rebuilt, with
 note on stderr (one a process: :func:`damaged`).
 
 A profile or a scenario file is kept a second time, validated (:func:`validated_key`): loading
-the bundled catalog, or a scenario read before, then builds no validator and validates nothing. That entry's key adds the profile kind asked for
-and the source of everything that decides a validation (:data:`SCHEMA_FILES`: the specs and the
-modules below them) and the versions of pydantic and Python, so a changed schema never meets an
-old object; only objects that validated are kept, and one that is not of the kind asked for is
+the bundled catalog, or a scenario read before, then builds no validator and validates nothing.
+That entry's key adds the profile kind asked for and the source of everything that decides a
+validation (:data:`SCHEMA_FILES`: the specs and the modules below them) and the versions of
+pydantic and Python, so a changed schema never meets an old object; only objects that validated are kept, and one that is not of the kind asked for is
 treated as damaged.
 
 Figures derived from profiles are kept too (:func:`derived_key`: ``profiles list``'s rows), keyed
