@@ -55,11 +55,11 @@ class Routing:
 
     @classmethod
     def none(cls) -> Routing:
-        return cls(0.0, False)
+        return _RELAY_NONE if cls is Routing else cls(0.0, False)
 
     @classmethod
     def all(cls) -> Routing:
-        return cls(1.0, True)
+        return _RELAY_ALL if cls is Routing else cls(1.0, True)
 
     @classmethod
     def below(cls, threshold: float) -> Routing:
@@ -90,6 +90,13 @@ class Routing:
         if self.threshold <= 0:
             return "relay none"
         return f"relay hit rate < {self.threshold:.3g}"
+
+
+#: :meth:`Routing.none` and :meth:`Routing.all`, one object each (a frozen value): a sweep
+#: point's problems that relay nothing or everything build no routing of their own, and the
+#: memo keys that hold one compare it by identity first.
+_RELAY_NONE = Routing(0.0, False)
+_RELAY_ALL = Routing(1.0, True)
 
 
 # ------------------------------------------------------------------------------- prefill

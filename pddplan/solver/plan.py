@@ -180,6 +180,7 @@ def build_plan(
     md_stall_s: np.ndarray,
     rld_tokens: np.ndarray,
     rld_extra_s: np.ndarray,
+    handover_figures: tuple[float, float] | None = None,
 ) -> Plan:
     """The one plan builder: a fleet (its sizings per role) on problem ``pb`` at one rate,
     routing and hand-over mode, priced by :func:`role_costs` (the inventory's owned, rented and
@@ -189,7 +190,9 @@ def build_plan(
     every other question build their plans here.
 
     ``md_stall_s``, ``rld_tokens`` and ``rld_extra_s`` are MD's hand-over stall, RLD's tokens and
-    RLD's time after MD holds the KV, per class, at the TPOT target (:meth:`Sizing.decode_load`).
+    RLD's time after MD holds the KV, per class, at the TPOT target (:meth:`Sizing.decode_load`);
+    ``handover_figures``: :func:`handover_figures` of these, where the caller has them from an
+    earlier build on the same decode rows (a price table's next prices).
     """
     p, ps = prefill
     m, ms = md
@@ -207,8 +210,9 @@ def build_plan(
         binding.append(f"RLD: {rs.batch_bound_by}")
     if pb.topology.cross_dc and route.link_utilization > pb.line_utilization_warning:
         binding.append("line utilization")
-    w = pb.classes.weight
-    stall = np.asarray(md_stall_s, dtype=float)
+    if handover_figures is None:
+        handover_figures = handover_figures_of(pb, md_stall_s, rld_tokens)
+    stall_max_s, share = handover_figures
     return Plan(
         problem=pb,
         topology=pb.topology.name,
@@ -223,17 +227,31 @@ def build_plan(
         prefill=ps,
         decode={"RLD": rs, "MD": ms},
         route=route,
-        # the ufuncs' reductions: the methods' (max, sum) less their Python dispatch
-        md_stall_s=float(np.maximum.reduce(stall, axis=None)) if stall.size else 0.0,
+        md_stall_s=stall_max_s,
         rld_extra_s=rld_extra_s,
-        rld_output_token_share=float(
-            np.add.reduce(w * rld_tokens, axis=None)
-            / np.add.reduce(w * pb.classes.output_tokens, axis=None)
-        ),
+        rld_output_token_share=share,
         handover_inputs=(mode, m, rld_tokens, rld_extra_s, r_inst, rs),
         meets_sla=ps.meets_ttft,
         binding=binding,
     )
+
+
+def handover_figures_of(
+    pb: Any, md_stall_s: np.ndarray, rld_tokens: np.ndarray
+) -> tuple[float, float]:
+    """A plan's hand-over figures at the TPOT target, as :func:`build_plan` reports them: MD's
+    longest stall [s] (0 without one) and RLD's share of the output tokens [-], weighted by
+    the request classes of problem ``pb``. Price-independent: a price table keeps them per
+    decode combination."""
+    w = pb.classes.weight
+    stall = np.asarray(md_stall_s, dtype=float)
+    # the ufuncs' reductions: the methods' (max, sum) less their Python dispatch
+    stall_max_s = float(np.maximum.reduce(stall, axis=None)) if stall.size else 0.0
+    share = float(
+        np.add.reduce(w * rld_tokens, axis=None)
+        / np.add.reduce(w * pb.classes.output_tokens, axis=None)
+    )
+    return stall_max_s, share
 
 
 @dataclass(frozen=True)

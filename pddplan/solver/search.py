@@ -57,7 +57,16 @@ from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.models import queueing
 from pddplan.solver.cache import HashedKey
-from pddplan.solver.plan import DecodeSizing, Plan, Route, build_plan, changed, roles_chips
+from pddplan.solver.plan import (
+    DecodeSizing,
+    Plan,
+    PrefillSizing,
+    Route,
+    build_plan,
+    changed,
+    handover_figures_of,
+    roles_chips,
+)
 from pddplan.solver.problem import PERCENTILES
 from pddplan.solver.sizing import PrefillCount, Sizing
 
@@ -652,7 +661,7 @@ class Solver(Sizing):
         prices = (*(u.tobytes() for u in units_), line)
         if prices in table.chosen:
             at = table.chosen[prices]
-            return None if at is None else self._table_plan(rate, table.entries[at[0]], *at[1:])
+            return None if at is None else self._table_plan(rate, table, *at)
         got = self._table_pick(key, table, rate, units_, line)
         if isinstance(got, _Unsized):
             return got
@@ -672,71 +681,25 @@ class Solver(Sizing):
         t = table
         p_unit, md_unit, r_unit = units_
         a = t.p_n * p_unit[t.p_idx]
-        b = _combination_costs_of(t.md_n, t.md_oi, t.rld_n, t.rld_oi, md_unit, r_unit)
-        a_min = np.minimum.reduceat(a, t.a_start)
-        b_min = np.minimum.reduceat(b, t.b_start)
-        mins = a_min + b_min
-        # the ufuncs' own reductions and methods throughout: numpy's function forms (np.min,
-        # np.flatnonzero, np.repeat) add a Python dispatch to each call, on arrays this small
-        least = float(np.minimum.reduce(mins))
-        if (
-            not math.isfinite(least)
-            or _TABLE_ROUNDING * math.ulp(abs(least) + abs(line)) > _TABLE_TIE
-        ):
-            # costs so large that their rounding reaches the search's 1e-9 tolerance: its
-            # comparisons then depend on how each sum was rounded, which the table does not
-            # follow
-            return None
-        tie, top = least + _TABLE_TIE, least + _TABLE_GAP
-        if t.has_lb:
-            lb_cost = t.lb_n * p_unit[t.lb_idx]
-            lb = np.fmin.reduceat(lb_cost, t.lb_start)
-            if np.logical_or.reduce(lb + b_min <= top):
-                # an option the search sizes at these prices might be cheapest
-                reach = (lb_cost + b_min[t.lb_entry] <= top).nonzero()[0]
-                return _Unsized(
-                    set(zip(t.lb_entry[reach].tolist(), t.lb_idx[reach].tolist(), strict=True))
-                )
-        # every (prefill option, combination) of one entry whose sum can reach ``top``
-        sa = (a + b_min[t.a_entry] <= top).nonzero()[0]
-        sb = (a_min[t.b_entry] + b <= top).nonzero()[0]
-        lone = _lone_candidate(t, a, b, sa, sb, least)
-        if lone is not None:
-            return lone, self._table_plan(rate, t.entries[lone[0]], lone[1], lone[2])
-        ea, eb = t.a_entry[sa], t.b_entry[sb]
-        nb = np.bincount(eb, minlength=len(t.entries))
-        reps = nb[ea]
-        if int(np.add.reduce(reps)) > _TABLE_MAX_TIES:
-            return None
-        ai = sa.repeat(reps)
-        first_b = nb.cumsum() - nb  # where each entry's selected combinations start in sb
-        within = np.arange(len(ai)) - (reps.cumsum() - reps).repeat(reps)
-        bi = sb[first_b[ea].repeat(reps) + within]
-        sums = a[ai] + b[bi]
-        if np.logical_or.reduce((sums > tie) & (sums <= top)):
-            return None  # a near tie: the search's own comparisons decide it
-        keep = sums <= tie
-        ai, bi, sums = ai[keep], bi[keep], sums[keep]
-        k = t.a_entry[ai]
-        i = t.p_idx[ai]  # the prefill option (its index among the problem's, as the table's
-        # entries list theirs in that order: the visit's order)
-        j = bi - t.b_start[k]
-        flat = i * t.b_len[k] + j
-        order = np.lexsort((flat, sums, k))
-        members = np.array((k[order], i[order], j[order])).T.copy()  # np.stack's rows, sooner
+        b = _combination_costs_of(t.combinations, md_unit, r_unit)
+        got = _flat_members(t, a, b, line) if t.flat else _members(t, a, b, p_unit, line)
+        if got is None or isinstance(got, _Unsized):
+            return got
+        if isinstance(got, tuple):  # the lone candidate
+            return got, self._table_plan(rate, t, *got)
+        members = got
         won = ("price-table-winner", key, members.tobytes())
         if won in self.cache:
             wk, wi, wj = self.cache.get(won, lambda: (0, 0, 0))
-            return (wk, wi, wj), self._table_plan(rate, t.entries[wk], wi, wj)
+            return (wk, wi, wj), self._table_plan(rate, t, wk, wi, wj)
         best: Plan | None = None
         best_at = (0, 0, 0)
         ranked = (self.plan_ttft_s, self.plan_ttft_key)
         for ek in dict.fromkeys(members[:, 0].tolist()):
-            e = t.entries[ek]
             chosen: Plan | None = None
             chosen_at = best_at
             for _k, mi, mj in members[members[:, 0] == ek].tolist():
-                cand = self._table_plan(rate, e, mi, mj)
+                cand = self._table_plan(rate, t, ek, mi, mj)
                 if chosen is None or better_plan(cand, chosen, *ranked):
                     chosen, chosen_at = cand, (ek, mi, mj)
             assert chosen is not None
@@ -776,22 +739,45 @@ class Solver(Sizing):
             )
         return _PriceTable(entries)
 
-    def _table_plan(self, rate: float, e: _TableEntry, i: int, j: int) -> Plan:
+    def _table_plan(self, rate: float, t: _PriceTable, k: int, i: int, j: int) -> Plan:
         """The plan of prefill option ``i`` (its index among the problem's) and combination
-        ``j`` of a table entry, built by :meth:`_plan_of` on this problem (its prices) as the
-        search builds it."""
+        ``j`` of entry ``k`` of table ``t``, built by :meth:`_plan_of` on this problem (its
+        prices) as the search builds it; the prefill sizing before its figures
+        (:meth:`pending_sizing`, price-independent) kept in the table for its next prices."""
         pb = self.pb
+        e = t.entries[k]
         ri = int(e.pairs.rld[j])
         combo = (int(e.pairs.rows[j]), ri if ri >= 0 else None, e.pairs.sizing(j))
         at = int(e.p_idx.searchsorted(i))
         assert at < len(e.p_idx) and int(e.p_idx[at]) == i
-        p_entry = (pb.options["P"][i], e.p_counts[at])
-        plan = self._plan_of(rate, e.route, e.mode, p_entry, combo, e.md_rows)
+        p_inst = pb.options["P"][i]
+        pending = t.pending.get((k, at))
+        if pending is None:
+            pending = t.pending[(k, at)] = self.pending_sizing(p_inst, e.p_counts[at], rate)
+        figures = t.handover.get((k, j))
+        if figures is None:
+            _oi, _md, stall, _rld_time, rld_tokens, _extra = e.md_rows[combo[0]]
+            figures = t.handover[(k, j)] = handover_figures_of(pb, stall, rld_tokens)
+        plan = self._plan_of(
+            rate, e.route, e.mode, (p_inst, e.p_counts[at]), combo, e.md_rows, pending, figures
+        )
         assert plan is not None  # no inventory limits: every combination fits
         return plan
 
-    def _plan_of(self, rate: float, route: Route, mode: str, p_entry, combo, md_rows):
-        """The plan of one (P option, RLD/MD combination), or None when it breaks inventory."""
+    def _plan_of(
+        self,
+        rate: float,
+        route: Route,
+        mode: str,
+        p_entry,
+        combo,
+        md_rows,
+        pending: PrefillSizing | None = None,
+        figures: tuple[float, float] | None = None,
+    ):
+        """The plan of one (P option, RLD/MD combination), or None when it breaks inventory
+        (``pending``: the P count's :meth:`pending_sizing`, ``figures``: the combination's
+        :func:`~pddplan.solver.plan.handover_figures_of`, where the caller has them)."""
         pb = self.pb
         row_i, ri, rs = combo
         oi, md, stall, _rld_time, rld_tokens, extra = md_rows[row_i]
@@ -803,12 +789,16 @@ class Solver(Sizing):
             rate_rps=rate,
             route=route,
             mode=mode,
-            prefill=(p_inst, self.pending_sizing(p_inst, p_count, rate)),
+            prefill=(
+                p_inst,
+                pending if pending is not None else self.pending_sizing(p_inst, p_count, rate),
+            ),
             md=(m, md),
             rld=rld,
             md_stall_s=stall,
             rld_tokens=rld_tokens,
             rld_extra_s=extra,
+            handover_figures=figures,
         )
         return plan if self._fits_inventory(plan.roles) else None
 
@@ -937,6 +927,10 @@ class _PriceTable:
         self.error: tuple[str, str, str] | None = None
         #: the choice at each set of prices met (their bytes; None: the search decided)
         self.chosen: dict[tuple, tuple[int, int, int] | None] = {}
+        #: :meth:`Solver.pending_sizing` of each (entry, sized option) a plan was built of,
+        #: and the hand-over figures of each (entry, combination)
+        self.pending: dict[tuple[int, int], PrefillSizing] = {}
+        self.handover: dict[tuple[int, int], tuple[float, float]] = {}
         if not entries:
             return
         cat = np.concatenate
@@ -954,17 +948,114 @@ class _PriceTable:
             rld_n.append(np.asarray(e.pairs.rld_instances, dtype=np.int64))
         self.md_oi, self.md_n = cat(md_oi), cat(md_n)
         self.rld_oi, self.rld_n = cat(rld_oi), cat(rld_n)
+        self.combinations = _combinations(self.md_n, self.md_oi, self.rld_n, self.rld_oi)
         self.b_len = np.array([len(e.pairs.rows) for e in entries], dtype=np.int64)
         self.b_start = np.cumsum(self.b_len) - self.b_len
         self.b_entry = np.repeat(np.arange(len(entries)), self.b_len)
         # the options left unsized, each entry's closed by one that costs nothing to skip
         self.has_lb = any(len(e.lb_idx) for e in entries)
+        #: every entry holds one prefill option sized and one combination, none unsized
+        #: (a route of one chip each): a candidate per entry, ``a[k] + b[k]``
+        self.flat = not self.has_lb and bool(
+            np.logical_and.reduce(a_len == 1) and np.logical_and.reduce(self.b_len == 1)
+        )
         inf = np.array([np.inf])
         self.lb_n = cat([cat((e.lb_n.astype(float), inf)) for e in entries])
         self.lb_idx = cat([cat((e.lb_idx, [0])) for e in entries]).astype(np.int64)
         lb_len = np.array([len(e.lb_idx) + 1 for e in entries], dtype=np.int64)
         self.lb_start = np.cumsum(lb_len) - lb_len
         self.lb_entry = np.repeat(np.arange(len(entries)), lb_len)
+
+
+def _members(
+    t: _PriceTable, a: np.ndarray, b: np.ndarray, p_unit: np.ndarray, line: float
+) -> np.ndarray | tuple[int, int, int] | _Unsized | None:
+    """The candidates :meth:`Solver._table_pick` ranks, at prefill costs ``a`` and combination
+    costs ``b`` (``p_unit``: the P options' unit prices, for the options left unsized): the
+    (entry, prefill option, combination) rows within :data:`_TABLE_TIE` of the least cost, in
+    the visit's order (entry, cost, index); or the lone candidate (:func:`_lone_candidate`); or
+    :class:`_Unsized`; or None where the search decides."""
+    a_min = np.minimum.reduceat(a, t.a_start)
+    b_min = np.minimum.reduceat(b, t.b_start)
+    mins = a_min + b_min
+    # the ufuncs' own reductions and methods throughout: numpy's function forms (np.min,
+    # np.flatnonzero, np.repeat) add a Python dispatch to each call, on arrays this small
+    least = float(np.minimum.reduce(mins))
+    if not _table_answers(least, line):
+        # costs so large that their rounding reaches the search's 1e-9 tolerance: its
+        # comparisons then depend on how each sum was rounded, which the table does not
+        # follow
+        return None
+    tie, top = least + _TABLE_TIE, least + _TABLE_GAP
+    if t.has_lb:
+        lb_cost = t.lb_n * p_unit[t.lb_idx]
+        lb = np.fmin.reduceat(lb_cost, t.lb_start)
+        if np.logical_or.reduce(lb + b_min <= top):
+            # an option the search sizes at these prices might be cheapest
+            reach = (lb_cost + b_min[t.lb_entry] <= top).nonzero()[0]
+            return _Unsized(
+                set(zip(t.lb_entry[reach].tolist(), t.lb_idx[reach].tolist(), strict=True))
+            )
+    # every (prefill option, combination) of one entry whose sum can reach ``top``
+    sa = (a + b_min[t.a_entry] <= top).nonzero()[0]
+    sb = (a_min[t.b_entry] + b <= top).nonzero()[0]
+    lone = _lone_candidate(t, a, b, sa, sb, least)
+    if lone is not None:
+        return lone
+    ea, eb = t.a_entry[sa], t.b_entry[sb]
+    nb = np.bincount(eb, minlength=len(t.entries))
+    reps = nb[ea]
+    if int(np.add.reduce(reps)) > _TABLE_MAX_TIES:
+        return None
+    ai = sa.repeat(reps)
+    first_b = nb.cumsum() - nb  # where each entry's selected combinations start in sb
+    within = np.arange(len(ai)) - (reps.cumsum() - reps).repeat(reps)
+    bi = sb[first_b[ea].repeat(reps) + within]
+    sums = a[ai] + b[bi]
+    if np.logical_or.reduce((sums > tie) & (sums <= top)):
+        return None  # a near tie: the search's own comparisons decide it
+    keep = sums <= tie
+    ai, bi, sums = ai[keep], bi[keep], sums[keep]
+    k = t.a_entry[ai]
+    i = t.p_idx[ai]  # the prefill option (its index among the problem's, as the table's
+    # entries list theirs in that order: the visit's order)
+    j = bi - t.b_start[k]
+    flat = i * t.b_len[k] + j
+    order = np.lexsort((flat, sums, k))
+    return np.array((k[order], i[order], j[order])).T.copy()  # np.stack's rows, sooner
+
+
+def _table_answers(least: float, line: float) -> bool:
+    """Whether a price table may choose at a least cost of ``least`` (the line's price
+    ``line`` apart) [USD/h]: a finite cost whose rounding, :data:`_TABLE_ROUNDING` units in the
+    last place with the line's, stays within :data:`_TABLE_TIE`."""
+    return math.isfinite(least) and _TABLE_ROUNDING * math.ulp(abs(least) + abs(line)) <= _TABLE_TIE
+
+
+def _flat_members(
+    t: _PriceTable, a: np.ndarray, b: np.ndarray, line: float
+) -> np.ndarray | tuple[int, int, int] | None:
+    """:func:`_members` of a flat table (:attr:`_PriceTable.flat`), in fewer array operations.
+
+    Each entry's least prefill cost and least combination cost are then its one option's and
+    its one combination's (``a_min`` is ``a`` and ``b_min`` is ``b``: single-value segments),
+    so the least cost is the least of ``a + b``, the prefill options and the combinations
+    within reach of :data:`_TABLE_GAP` are both those of the entries whose sum is within it
+    (one such entry: the lone candidate), each entry's one pair is ``(k, p_idx[k], 0)``, and
+    the visit's order of the ties is the entries' (no table leaves options unsized here)."""
+    sums = a + b
+    least = float(np.minimum.reduce(sums))
+    if not _table_answers(least, line):
+        return None
+    reach = (sums <= least + _TABLE_GAP).nonzero()[0]
+    if len(reach) == 1:
+        k = int(reach[0])
+        return k, int(t.p_idx[k]), 0
+    if len(reach) > _TABLE_MAX_TIES:
+        return None
+    if np.logical_or.reduce(sums[reach] > least + _TABLE_TIE):
+        return None  # a near tie: the search's own comparisons decide it
+    return np.array((reach, t.p_idx[reach], np.zeros(len(reach), dtype=np.int64))).T.copy()
 
 
 def _lone_candidate(
@@ -996,7 +1087,8 @@ def _combination_costs(
     """The cost of each (MD, RLD) combination of ``pairs`` [USD/h] (see
     :func:`_combination_costs_of`)."""
     md_n, md_oi = _combination_md(md_rows, pairs)
-    return _combination_costs_of(md_n, md_oi, pairs.rld_instances, pairs.rld, md_unit, r_unit)
+    combos = _combinations(md_n, md_oi, pairs.rld_instances, pairs.rld)
+    return _combination_costs_of(combos, md_unit, r_unit)
 
 
 def _combination_md(md_rows: list, pairs: _Pairs) -> tuple[np.ndarray, np.ndarray]:
@@ -1006,15 +1098,35 @@ def _combination_md(md_rows: list, pairs: _Pairs) -> tuple[np.ndarray, np.ndarra
     return n[pairs.rows], oi[pairs.rows]
 
 
-def _combination_costs_of(md_n, md_oi, rld_n, rld_oi, md_unit, r_unit) -> np.ndarray:
-    """The cost of each (MD, RLD) combination [USD/h]: its MD instances (``md_n`` of option
-    ``md_oi``) at their unit price, plus its RLD instances where it has RLD (option ``rld_oi``
-    at least 0); ``md_unit``, ``r_unit``: :func:`_unit_prices`."""
-    costs = md_n * md_unit[md_oi]
+class _Combinations(NamedTuple):
+    """(MD, RLD) combinations as :func:`_combination_costs_of` prices them: each one's MD
+    instances (``md_n`` of option ``md_oi``) and RLD instances (``rld_n`` of option ``rld_oi``,
+    -1 for none), with what does not depend on the prices (:func:`_combinations`), which a
+    price table works out once for all the prices it meets."""
+
+    md_n: np.ndarray
+    md_oi: np.ndarray
+    rld_n: np.ndarray
+    has_rld: np.ndarray  # ``rld_oi >= 0``
+    rld_at: np.ndarray  # ``rld_oi`` where it has RLD, else 0 (an index that exists)
+    any_rld: bool
+
+
+def _combinations(md_n, md_oi, rld_n, rld_oi) -> _Combinations:
+    """:class:`_Combinations` of these arrays."""
     has_r = rld_oi >= 0
-    if np.logical_or.reduce(has_r):
-        with_r = costs + rld_n * r_unit[np.where(has_r, rld_oi, 0)]
-        costs = np.where(has_r, with_r, costs)
+    return _Combinations(
+        md_n, md_oi, rld_n, has_r, np.where(has_r, rld_oi, 0), bool(np.logical_or.reduce(has_r))
+    )
+
+
+def _combination_costs_of(c: _Combinations, md_unit, r_unit) -> np.ndarray:
+    """The cost of each (MD, RLD) combination [USD/h]: its MD instances at their unit price,
+    plus its RLD instances where it has RLD; ``md_unit``, ``r_unit``: :func:`_unit_prices`."""
+    costs = c.md_n * md_unit[c.md_oi]
+    if c.any_rld:
+        with_r = costs + c.rld_n * r_unit[c.rld_at]
+        costs = np.where(c.has_rld, with_r, costs)
     return costs
 
 

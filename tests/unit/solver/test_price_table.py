@@ -340,3 +340,34 @@ def test_a_lone_cheapest_candidate_is_the_plan_the_ranking_of_ties_chooses(
     points += [{f"chips.{c}.price_usd_per_hour": 2.0 for c in chips}] * 2  # ties
     _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
     assert seen["lone"] > 0 and seen["ranked"] > 0
+
+
+def test_a_flat_table_chooses_as_the_general_rule_does(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table whose every entry holds one prefill option and one combination (the default
+    scenario's: one chip a role) finds its lone candidate, or the ties to rank, in fewer array
+    operations (:func:`_flat_members`). At random prices and at prices where fleets of several
+    routings cost the same, both happen, and every plan is the search's."""
+    seen = {"lone": 0, "ties": 0}
+    real = search_mod._flat_members
+
+    def spy(*args):
+        got = real(*args)
+        if isinstance(got, tuple):
+            seen["lone"] += 1
+        elif got is not None:
+            seen["ties"] += 1
+        return got
+
+    monkeypatch.setattr(search_mod, "_flat_members", spy)
+    src = _source("default", tmp_path)
+    rng = np.random.default_rng(5)
+    chips = ["gpu-a", "gpu-b"]
+    points = [
+        {f"chips.{c}.price_usd_per_hour": round(float(rng.uniform(0.3, 6.0)), 3) for c in chips}
+        for _ in range(12)
+    ]
+    points += [{f"chips.{c}.price_usd_per_hour": p for c in chips} for p in (1.0, 2.0, 2.0)]
+    _against_the_search(monkeypatch, lambda ov: _outcome(src, ov), points)
+    assert seen["lone"] > 0 and seen["ties"] > 0
