@@ -174,7 +174,7 @@ def solve_scenario(
     plan, mode, bound = _answer(
         solver, rate, budget, hi, bound_of_hi, bool(pb.max_chips), progress, falls
     )
-    plan = with_goodput(plan)
+    plan = with_goodput(plan, solver.solver_of(plan))
     notes: list[str] = []
     fell = fall_note(mode, falls)
     if fell is not None:

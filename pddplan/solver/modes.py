@@ -99,10 +99,17 @@ class PlanSearch:
     def finalized(self, candidate: Plan) -> Plan:
         """A candidate of :meth:`candidate_rate` with its final figures, by the variant's
         solver that sized it (:meth:`Solver.finalized`)."""
+        s = self.solver_of(candidate)
+        if s is None:
+            raise ValueError("the plan was not sized by one of this search's variants")
+        return s.finalized(candidate)
+
+    def solver_of(self, plan: Plan) -> Solver | None:
+        """The variant's solver that sized ``plan`` (None for a plan of another problem)."""
         for s in self.solvers:
-            if s.pb is candidate.problem:
-                return s.finalized(candidate)
-        raise ValueError("the plan was not sized by one of this search's variants")
+            if s.pb is plan.problem:
+                return s
+        return None
 
     def line_rate_limit(self) -> float:
         return max(s.line_rate_limit() for s in self.solvers)

@@ -418,13 +418,10 @@ def build_problem(
     """
     scen = rs.scenario
     sv = scen.serving
-    model = model_numbers(rs.model)
-    classes = request_classes(
-        rs.workload,
-        sv.hit_rate_points_per_bin,
-        sv.length_points,
-        anomalous_filter=sv.anomalous_filter,
+    shared_parts = _SHARED_PARTS.get(
+        rs, float(wan_bandwidth_scale), lambda: _shared_parts(rs, wan_bandwidth_scale)
     )
+    model = shared_parts["model"]
     options: dict[str, list[Instance]] = {}
     mem = sv.decode_memory_utilization
     if topology.name == "same-dc":
@@ -446,30 +443,52 @@ def build_problem(
         options = {role: list(opts) for role, opts in shared.items()}
     else:
         options = _role_options(rs, model, mem, only)
-    modes = HANDOVER_MODES if sv.handover == "auto" else (sv.handover,)
     topo = topology
     if topology.name == "pdd" and not sv.anomalous_filter:
         topo = replace(topology, anomalous_filter=False)
     return Problem(
-        model=model,
-        classes=classes,
+        **shared_parts,
         options=options,
-        wan=LinkNumbers.of(rs.link, wan_bandwidth_scale, bandwidth_overridden(rs)),
-        rdma=LinkNumbers.of(rs.rdma),
         topology=topo,
-        ttft_targets_s=(scen.sla.ttft_p50_s, scen.sla.ttft_p90_s, scen.sla.ttft_p99_s),
-        tpot_s=units.ms_to_s(scen.sla.tpot_ms),
-        chunk_size_tokens=sv.chunk_size_tokens,
-        prefill_utilization_cap=sv.prefill_utilization_cap,
-        link_utilization_cap=sv.link_utilization_cap,
-        decode_slot_wait_probability_cap=sv.decode_slot_wait_probability_cap,
-        handover_modes=modes,
-        catch_up_threshold_tokens=sv.catch_up_threshold_tokens,
-        routing=sv.routing,
         max_chips=dict(scen.limits.max_chips),
         pricing=build_pricing(rs),
-        cache=cache_numbers(rs, model),
     )
+
+
+def _shared_parts(rs: ResolvedScenario, wan_bandwidth_scale: float) -> dict[str, Any]:
+    """What every problem :func:`build_problem` builds of ``rs`` holds, whatever its topology
+    and options: the model's and the links' numbers, the request classes, the SLA and the
+    serving knobs (its keyword arguments of :class:`Problem`)."""
+    scen = rs.scenario
+    sv = scen.serving
+    model = model_numbers(rs.model)
+    return {
+        "model": model,
+        "classes": request_classes(
+            rs.workload,
+            sv.hit_rate_points_per_bin,
+            sv.length_points,
+            anomalous_filter=sv.anomalous_filter,
+        ),
+        "wan": LinkNumbers.of(rs.link, wan_bandwidth_scale, bandwidth_overridden(rs)),
+        "rdma": LinkNumbers.of(rs.rdma),
+        "ttft_targets_s": (scen.sla.ttft_p50_s, scen.sla.ttft_p90_s, scen.sla.ttft_p99_s),
+        "tpot_s": units.ms_to_s(scen.sla.tpot_ms),
+        "chunk_size_tokens": sv.chunk_size_tokens,
+        "prefill_utilization_cap": sv.prefill_utilization_cap,
+        "link_utilization_cap": sv.link_utilization_cap,
+        "decode_slot_wait_probability_cap": sv.decode_slot_wait_probability_cap,
+        "handover_modes": HANDOVER_MODES if sv.handover == "auto" else (sv.handover,),
+        "catch_up_threshold_tokens": sv.catch_up_threshold_tokens,
+        "routing": sv.routing,
+        "cache": cache_numbers(rs, model),
+    }
+
+
+#: :func:`_shared_parts` by resolved scenario object and WAN bandwidth scale (a solve builds a
+#: problem of one ``rs`` for PDD, its variant without the anomalous filter and each baseline;
+#: ``rs`` is frozen, and the memo holds it, so that no other object meets its ``id``).
+_SHARED_PARTS = IdentityMemo(size=16)
 
 
 def _role_options(
