@@ -101,6 +101,7 @@ def _plan(
     from pddplan.sim import SimPlan
     from pddplan.sim.plan import plan_from_json, read_plan_file
     from pddplan.solver import PDD, build_problem, check_options, solve_scenario
+    from pddplan.solver.problem import PDD_UNFILTERED
 
     if plan is None:
         out = solve_scenario(rs, rate_rps=rate_rps, baselines=False)
@@ -122,7 +123,7 @@ def _plan(
     if splan.rld is None and problem.topology.anomalous_filter:
         # a plan without RLD sends every request, anomalous ones included, over the line
         # (the instances are the same options of the same chips: only the classes change)
-        problem = build_problem(rs, replace(PDD, anomalous_filter=False))
+        problem = build_problem(rs, PDD_UNFILTERED)
     return problem, splan, source
 
 

@@ -25,6 +25,7 @@ from pddplan.solver.plan import Plan
 from pddplan.solver.problem import (
     NO_RELAY,
     PDD,
+    PDD_UNFILTERED,
     RELAY_ONLY,
     SAME_DC,
     Problem,
@@ -73,7 +74,7 @@ def _problems(rs: ResolvedScenario, max_chips: dict[str, int] | None) -> list[Pr
     check_options(pb)
     problems = [pb]
     if has_anomalous_rld(pb):
-        pb_all = build_problem(rs, replace(PDD, anomalous_filter=False))
+        pb_all = build_problem(rs, PDD_UNFILTERED)
         pb_all.max_chips = dict(pb.max_chips)
         problems.append(pb_all)
     return problems

@@ -20,6 +20,7 @@ from pddplan.deployment import (
 )
 from pddplan.deployment.caches import CacheNumbers, cache_numbers
 from pddplan.deployment.chips import repriced
+from pddplan.deployment.keys import HashedKey
 from pddplan.deployment.workloads import sorted_distinct
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.io.memo import IdentityMemo
@@ -55,6 +56,9 @@ def physical_topology(t: Topology) -> tuple[bool, bool, bool]:
 
 
 PDD = Topology("pdd", cross_dc=True, relay=True, anomalous_filter=True)
+#: PDD without the anomalous filter: anomalous requests cross the line like any other (the
+#: search's variant, and PDD's problem where the scenario turns the filter off)
+PDD_UNFILTERED = replace(PDD, anomalous_filter=False)
 SAME_DC = Topology("same-dc", cross_dc=False, relay=False, anomalous_filter=False)
 NO_RELAY = Topology("no-relay", cross_dc=True, relay=False, anomalous_filter=False)
 
@@ -254,12 +258,23 @@ class Problem:
     @cached_property
     def routings(self) -> list[Routing]:
         """Routings tried: relay nothing, relay below each interior hit-rate edge, relay all."""
+        return list(self._routings_tried[0])
+
+    @cached_property
+    def routings_key(self) -> HashedKey:
+        """:attr:`routings` as one hashed key part (a price table's key names the routings
+        tried; a tuple's hash would call each routing's ``__hash__`` at every build)."""
+        return self._routings_tried[1]
+
+    @cached_property
+    def _routings_tried(self) -> tuple[tuple[Routing, ...], HashedKey]:
+        """:attr:`routings` and :attr:`routings_key`, each kept once per request classes."""
         if not (self.topology.relay and self.topology.cross_dc) or self.routing == "no-relay":
-            return [Routing.none()]
+            return _RELAY_NONE_TRIED
         if self.routing == "all-relay":
-            return [Routing.all()]
-        out = _ROUTINGS.get(self.classes, (), lambda: _relay_routings(self.classes))
-        return list(out[1:] if self.routing == RELAY_ONLY else out)
+            return _RELAY_ALL_TRIED
+        out = _ROUTINGS.get(self.classes, (), lambda: _relay_routings_tried(self.classes))
+        return out[1] if self.routing == RELAY_ONLY else out[0]
 
     def physics_key(self) -> tuple[Any, ...]:
         """Everything the search's timings depend on, prices and inventory excluded.
@@ -313,10 +328,23 @@ def _relay_routings(classes: RequestClasses) -> tuple[Routing, ...]:
     )
 
 
-#: :func:`_relay_routings` by classes object (a sweep's, a robust study's and a verdict
+def _tried(routings: tuple[Routing, ...]) -> tuple[tuple[Routing, ...], HashedKey]:
+    return routings, HashedKey.of(routings)
+
+
+def _relay_routings_tried(classes: RequestClasses) -> tuple[tuple, tuple]:
+    """:func:`_relay_routings` of ``classes`` (all, then all but relaying nothing), each with
+    its key (:attr:`Problem.routings_key`)."""
+    out = _relay_routings(classes)
+    return _tried(out), _tried(out[1:])
+
+
+#: :func:`_relay_routings_tried` by classes object (a sweep's, a robust study's and a verdict
 #: check's problems share the classes of a workload they do not change,
 #: :func:`~pddplan.deployment.workloads.request_classes`).
 _ROUTINGS = IdentityMemo()
+_RELAY_NONE_TRIED = _tried((Routing.none(),))
+_RELAY_ALL_TRIED = _tried((Routing.all(),))
 
 
 @lru_cache(maxsize=256)
@@ -445,7 +473,7 @@ def build_problem(
         options = _role_options(rs, model, mem, only)
     topo = topology
     if topology.name == "pdd" and not sv.anomalous_filter:
-        topo = replace(topology, anomalous_filter=False)
+        topo = PDD_UNFILTERED if topology == PDD else replace(topology, anomalous_filter=False)
     return Problem(
         **shared_parts,
         options=options,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from pddplan.errors import InfeasibleError
 from pddplan.solver.modes import PlanSearch, baseline_at_rate, with_goodput
-from pddplan.solver.problem import NO_RELAY, PDD, RELAY_ONLY, build_problem
+from pddplan.solver.problem import NO_RELAY, PDD, PDD_UNFILTERED, RELAY_ONLY, build_problem
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Bandwidths tried below the scenario's: the line's rate divided by these factors [-].
@@ -61,9 +61,7 @@ def relay_bcr_ratio(
     pb = build_problem(rs, PDD)
     problems = [replace(pb, routing=RELAY_ONLY)]
     if pb.topology.anomalous_filter:
-        problems.append(
-            replace(build_problem(rs, replace(PDD, anomalous_filter=False)), routing=RELAY_ONLY)
-        )
+        problems.append(replace(build_problem(rs, PDD_UNFILTERED), routing=RELAY_ONLY))
     for p in problems:
         if max_chips:
             p.max_chips = {**p.max_chips, **max_chips}

@@ -586,7 +586,7 @@ class Solver(Sizing):
         # and a tuple's hash calls each routing's and option key's ``__hash__`` again
         tried = HashedKey.of(
             (
-                tuple(pb.routings),
+                pb.routings_key,
                 tuple(
                     tuple((o.physics_key, o.chip.name) for o in opts[r]) for r in ("P", "MD", "RLD")
                 ),
@@ -1077,8 +1077,29 @@ def _lone_candidate(
 
 
 def _unit_prices(pb: Any, role: str) -> np.ndarray:
-    """:meth:`Problem.unit_usd_per_hour` of each of a role's options [USD/h]."""
-    return np.array([pb.unit_usd_per_hour(o) for o in pb.options[role]], dtype=float)
+    """:meth:`Problem.unit_usd_per_hour` of each of a role's options [USD/h] (read-only).
+
+    Without an inventory a unit's price is its instance's own rental, so the array is kept by
+    the identity of the option objects (:data:`_RENTALS`, which holds them): a sweep point's
+    problems share the scenario's options, and their chips' prices never change."""
+    opts = pb.options[role]
+    if pb.pricing is not None:
+        return np.array([pb.unit_usd_per_hour(o) for o in opts], dtype=float)
+    ids = tuple(map(id, opts))
+    kept = _RENTALS.get(ids)
+    if kept is not None:
+        return kept[1]
+    units_ = np.array([pb.unit_usd_per_hour(o) for o in opts], dtype=float)
+    units_.flags.writeable = False
+    if len(_RENTALS) >= _RENTALS_MAX:
+        _RENTALS.clear()
+    _RENTALS[ids] = (tuple(opts), units_)
+    return units_
+
+
+#: :func:`_unit_prices` without an inventory, by the ids of the options (held with them).
+_RENTALS: dict[tuple[int, ...], tuple[tuple[Instance, ...], np.ndarray]] = {}
+_RENTALS_MAX = 1024
 
 
 def _combination_costs(
