@@ -742,24 +742,29 @@ class Solver(Sizing):
     def _table_plan(self, rate: float, t: _PriceTable, k: int, i: int, j: int) -> Plan:
         """The plan of prefill option ``i`` (its index among the problem's) and combination
         ``j`` of entry ``k`` of table ``t``, built by :meth:`_plan_of` on this problem (its
-        prices) as the search builds it; the prefill sizing before its figures
-        (:meth:`pending_sizing`, price-independent) kept in the table for its next prices."""
+        prices) as the search builds it. What does not depend on the prices (the prefill
+        count and its sizing before its figures, :meth:`pending_sizing`; RLD's sizing; the
+        hand-over figures, :func:`~pddplan.solver.plan.handover_figures_of`) is kept in the
+        table for its next prices."""
         pb = self.pb
         e = t.entries[k]
-        ri = int(e.pairs.rld[j])
-        combo = (int(e.pairs.rows[j]), ri if ri >= 0 else None, e.pairs.sizing(j))
-        at = int(e.p_idx.searchsorted(i))
-        assert at < len(e.p_idx) and int(e.p_idx[at]) == i
-        p_inst = pb.options["P"][i]
-        pending = t.pending.get((k, at))
-        if pending is None:
-            pending = t.pending[(k, at)] = self.pending_sizing(p_inst, e.p_counts[at], rate)
-        figures = t.handover.get((k, j))
-        if figures is None:
+        parts = t.parts.get((k, i, j))
+        if parts is None:
+            ri = int(e.pairs.rld[j])
+            combo = (int(e.pairs.rows[j]), ri if ri >= 0 else None, e.pairs.sizing(j))
+            at = int(e.p_idx.searchsorted(i))
+            assert at < len(e.p_idx) and int(e.p_idx[at]) == i
+            count = e.p_counts[at]
             _oi, _md, stall, _rld_time, rld_tokens, _extra = e.md_rows[combo[0]]
-            figures = t.handover[(k, j)] = handover_figures_of(pb, stall, rld_tokens)
+            parts = t.parts[(k, i, j)] = (
+                count,
+                combo,
+                self.pending_sizing(pb.options["P"][i], count, rate),
+                handover_figures_of(pb, stall, rld_tokens),
+            )
+        count, combo, pending, figures = parts
         plan = self._plan_of(
-            rate, e.route, e.mode, (p_inst, e.p_counts[at]), combo, e.md_rows, pending, figures
+            rate, e.route, e.mode, (pb.options["P"][i], count), combo, e.md_rows, pending, figures
         )
         assert plan is not None  # no inventory limits: every combination fits
         return plan
@@ -927,10 +932,9 @@ class _PriceTable:
         self.error: tuple[str, str, str] | None = None
         #: the choice at each set of prices met (their bytes; None: the search decided)
         self.chosen: dict[tuple, tuple[int, int, int] | None] = {}
-        #: :meth:`Solver.pending_sizing` of each (entry, sized option) a plan was built of,
-        #: and the hand-over figures of each (entry, combination)
-        self.pending: dict[tuple[int, int], PrefillSizing] = {}
-        self.handover: dict[tuple[int, int], tuple[float, float]] = {}
+        #: what :meth:`Solver._table_plan` keeps of each (entry, prefill option, combination)
+        #: a plan was built of: the price-independent parts of its plan
+        self.parts: dict[tuple[int, int, int], tuple] = {}
         if not entries:
             return
         cat = np.concatenate
@@ -1044,6 +1048,8 @@ def _flat_members(
     (one such entry: the lone candidate), each entry's one pair is ``(k, p_idx[k], 0)``, and
     the visit's order of the ties is the entries' (no table leaves options unsized here)."""
     sums = a + b
+    if len(sums) == 1:  # one entry: its pair is the lone candidate wherever a table chooses
+        return (0, int(t.p_idx[0]), 0) if _table_answers(float(sums[0]), line) else None
     least = float(np.minimum.reduce(sums))
     if not _table_answers(least, line):
         return None
