@@ -580,19 +580,7 @@ class Solver(Sizing):
         """What a rate's price table depends on: the problem's physics, the routings tried,
         each option's physics and chip (by position: the table holds option indices), the
         rate; never a price."""
-        pb = self.pb
-        opts = pb.options
-        # one hashed part: the key is hashed at every lookup of the table and its winners,
-        # and a tuple's hash calls each routing's and option key's ``__hash__`` again
-        tried = HashedKey.of(
-            (
-                pb.routings_key,
-                tuple(
-                    tuple((o.physics_key, o.chip.name) for o in opts[r]) for r in ("P", "MD", "RLD")
-                ),
-            )
-        )
-        return ("price-table", self._key, tried, rate)
+        return ("price-table", self._key, _tried_key(self.pb), rate)
 
     def _build_table(self, rate: float) -> _PriceTable:
         """Every (routing, hand-over mode) the search prices at ``rate``, with the prefill
@@ -1029,6 +1017,39 @@ def _members(
     return np.array((k[order], i[order], j[order])).T.copy()  # np.stack's rows, sooner
 
 
+def _tried_key(pb: Any) -> HashedKey:
+    """:meth:`Solver._table_key`'s part that names what the search tries: the routings
+    (:attr:`Problem.routings_key`) and each role's options by physics and chip (by position: a
+    table holds option indices), as one hashed part (the key is hashed at every lookup of the
+    table and its winners, and a tuple's hash calls each part's ``__hash__`` again).
+
+    Kept by the identity of those objects (:data:`_TRIED`, which holds them, so that no other
+    object meets their ``id``): a sweep point's problems (its variant without the anomalous
+    filter, its baselines) share the scenario's option objects, and those that relay nothing
+    one routing. Few are kept: a point's own are all it needs, and each entry holds a point's
+    instances alive."""
+    opts = pb.options
+    routings = pb.routings_key
+    p, md, rld = opts["P"], opts["MD"], opts["RLD"]
+    ids = (id(routings), tuple(map(id, p)), tuple(map(id, md)), tuple(map(id, rld)))
+    kept = _TRIED.get(ids)
+    if kept is not None:
+        return kept[1]
+    held = (routings, tuple(p), tuple(md), tuple(rld))
+    tried = HashedKey.of(
+        (routings, tuple(tuple((o.physics_key, o.chip.name) for o in role) for role in held[1:]))
+    )
+    if len(_TRIED) >= _TRIED_MAX:
+        _TRIED.clear()
+    _TRIED[ids] = (held, tried)
+    return tried
+
+
+#: :func:`_tried_key` by the ids of the objects it names, with those objects (held).
+_TRIED: dict[tuple, tuple[tuple, HashedKey]] = {}
+_TRIED_MAX = 64
+
+
 def _table_answers(least: float, line: float) -> bool:
     """Whether a price table may choose at a least cost of ``least`` (the line's price
     ``line`` apart) [USD/h]: a finite cost whose rounding, :data:`_TABLE_ROUNDING` units in the
@@ -1103,9 +1124,10 @@ def _unit_prices(pb: Any, role: str) -> np.ndarray:
     return units_
 
 
-#: :func:`_unit_prices` without an inventory, by the ids of the options (held with them).
+#: :func:`_unit_prices` without an inventory, by the ids of the options (held with them; few,
+#: as for :data:`_TRIED`).
 _RENTALS: dict[tuple[int, ...], tuple[tuple[Instance, ...], np.ndarray]] = {}
-_RENTALS_MAX = 1024
+_RENTALS_MAX = 64
 
 
 def _combination_costs(
