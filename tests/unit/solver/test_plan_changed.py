@@ -1,4 +1,4 @@
-"""``plan.changed``: the search's copy of a plan or a prefill sizing with some fields changed is
+"""``plan.changed`` and ``plan.made``: the search's copy of a plan or a prefill sizing with some fields changed is
 the copy ``dataclasses.replace`` makes, field by field (the same objects in every field it does
 not change), for plans of every kind a solve returns, candidates included."""
 
@@ -12,7 +12,7 @@ from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver import solve_scenario
 from pddplan.solver.answer import _problems
 from pddplan.solver.modes import PlanSearch
-from pddplan.solver.plan import Plan, PrefillSizing, changed
+from pddplan.solver.plan import Plan, PrefillSizing, changed, made
 
 
 def _plans() -> list[Plan]:
@@ -73,3 +73,21 @@ def test_a_name_that_is_not_a_field_raises_as_replace_does() -> None:
         dataclasses.replace(plan, goodput=1.0)
     with pytest.raises(dataclasses.FrozenInstanceError):  # still frozen
         changed(plan, rate_rps=1.0).rate_rps = 2.0  # type: ignore[misc]
+
+
+def test_the_plans_build_plan_makes_are_the_records_init_makes() -> None:
+    """``made`` (what ``build_plan`` makes its plans with) gives the record ``Plan(**fields)``
+    gives: the same object in every field, kept in the same order, still frozen; a field left
+    out raises ``TypeError`` as ``__init__`` would."""
+    names = [f.name for f in dataclasses.fields(Plan)]
+    for plan in _plans():
+        assert list(plan.__dict__) == names
+        values = {n: getattr(plan, n) for n in names}
+        by_init = Plan(**values)
+        _same_fields(made(Plan, **values), by_init)
+        assert list(made(Plan, **values).__dict__) == list(by_init.__dict__)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made(Plan, **values).rate_rps = 2.0  # type: ignore[misc]
+        del values["problem"]
+        with pytest.raises(TypeError, match="missing: problem"):
+            made(Plan, **values)
