@@ -45,13 +45,19 @@ def made(cls: type[_Record], **values: Any) -> _Record:
     the order the class declares them, at a fraction of its cost: a frozen dataclass's
     ``__init__`` sets each field through ``object.__setattr__`` (about 3 us for a plan's
     twenty), this sets the new record's ``__dict__`` in one update, as :func:`changed` copies
-    one. The same record for the reasons :func:`changed` gives; a call that leaves a field out
-    raises ``TypeError``, as ``__init__`` would (``tests/unit/solver/test_plan_changed.py``
-    holds :func:`build_plan`'s records to ``Plan(**fields)``'s, order of the fields
-    included)."""
-    if len(values) != len(cls.__dataclass_fields__):
-        missing = [f for f in cls.__dataclass_fields__ if f not in values]
-        raise TypeError(f"{cls.__name__} needs every field; missing: {', '.join(missing)}")
+    one. The same record for the reasons :func:`changed` gives; a call that leaves a field out,
+    names one that is not a field or gives them in another order raises ``TypeError``
+    (``tests/unit/solver/test_plan_changed.py`` holds :func:`build_plan`'s records to
+    ``Plan(**fields)``'s, order of the fields included)."""
+    if tuple(values) != cls.__match_args__:  # every field, in the class's order (a tuple of
+        # the same interned names compares by identity: cheaper than comparing the key sets)
+        fields = cls.__match_args__
+        missing = [f for f in fields if f not in values]
+        unknown = [k for k in values if k not in fields]
+        raise TypeError(
+            f"{cls.__name__} needs every field, in its order; missing: {', '.join(missing)}; "
+            f"not fields: {', '.join(unknown)}"
+        )
     new = object.__new__(cls)
     new.__dict__.update(values)
     return new

@@ -1,6 +1,7 @@
-"""``plan.changed`` and ``plan.made``: the search's copy of a plan or a prefill sizing with some fields changed is
+"""``plan.changed``: the search's copy of a plan or a prefill sizing with some fields changed is
 the copy ``dataclasses.replace`` makes, field by field (the same objects in every field it does
-not change), for plans of every kind a solve returns, candidates included."""
+not change), for plans of every kind a solve returns, candidates included; and ``plan.made``,
+the plan builder's record, is the one ``Plan(**fields)`` makes."""
 
 from __future__ import annotations
 
@@ -88,6 +89,11 @@ def test_the_plans_build_plan_makes_are_the_records_init_makes() -> None:
         assert list(made(Plan, **values).__dict__) == list(by_init.__dict__)
         with pytest.raises(dataclasses.FrozenInstanceError):
             made(Plan, **values).rate_rps = 2.0  # type: ignore[misc]
+        misspelt = {("problme" if n == "problem" else n): v for n, v in values.items()}
+        with pytest.raises(TypeError, match="missing: problem; not fields: problme"):
+            made(Plan, **misspelt)  # as many fields, one of them not Plan's
+        with pytest.raises(TypeError, match="in its order; missing: ; not fields: $"):
+            made(Plan, **dict(reversed(values.items())))  # every field, in another order
         del values["problem"]
         with pytest.raises(TypeError, match="missing: problem"):
             made(Plan, **values)
