@@ -18,8 +18,8 @@ A profile or a scenario file is kept a second time, validated (:func:`validated_
 the bundled catalog, or a scenario read before, then builds no validator and validates nothing.
 That entry's key adds the profile kind asked for and the source of everything that decides a
 validation (:data:`SCHEMA_FILES`: the specs and the modules below them) and the versions of
-pydantic and Python, so a changed schema never meets an old object; only objects that validated are kept, and one that is not of the kind asked for is
-treated as damaged.
+pydantic and Python, so a changed schema never meets an old object; only objects that validated
+are kept, and one that is not of the kind asked for is treated as damaged.
 
 Figures derived from profiles are kept too (:func:`derived_key`: ``profiles list``'s rows), keyed
 by the profiles' content and the source of every pddplan module and pydantic's version, so that

@@ -208,13 +208,13 @@ def build_plan(
     """The one plan builder: a fleet (its sizings per role) on problem ``pb`` at one rate,
     routing and hand-over mode, priced by :func:`role_costs` (the inventory's owned, rented and
     bought chips), its binding constraints named and its TTFT judged as the prefill sizing
-    judged it (``PrefillSizing.meets_ttft``). The cost is chips + line + the P nodes'
-    prefix cache (:meth:`Problem.cache_cost_usd_per_hour`, 0 without ``cache:``). The search, the baselines, the robust study and
-    every other question build their plans here.
+    judged it (``PrefillSizing.meets_ttft``). The cost is chips + line + the P nodes' prefix
+    cache (:meth:`Problem.cache_cost_usd_per_hour`, 0 without ``cache:``). The search, the
+    baselines, the robust study and every other question build their plans here.
 
     ``md_stall_s``, ``rld_tokens`` and ``rld_extra_s`` are MD's hand-over stall, RLD's tokens and
     RLD's time after MD holds the KV, per class, at the TPOT target (:meth:`Sizing.decode_load`);
-    ``handover_figures``: :func:`handover_figures` of these, where the caller has them from an
+    ``handover_figures``: :func:`handover_figures_of` these, where the caller has them from an
     earlier build on the same decode rows (a price table's next prices).
     """
     p, ps = prefill
