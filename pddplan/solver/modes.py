@@ -224,18 +224,23 @@ def walk_fleets(
     fleet of the same cost first, and where a walk step by step may meet more fleets of that
     cost before the step of the fleet found ends; so where the caller may need a fleet of
     that cost (:meth:`WalkSkip.needs`), or nothing fits there, the walk goes back and walks
-    the stretch step by step instead.
+    the stretch step by step instead. A long stretch is first passed over to its middle only
+    (:data:`WALK_SKIP_SHRINKS`; the caller's proof holds for every part of a stretch that
+    starts where it starts): where the fleet found there stands, the walk goes on step by step
+    from it up to the end first tried.
     """
     last: Plan | None = None  # the fleet walked before
     r = hi_rate * WALK_START_SHARE
     origin: float | None = None  # where the stretch passed over began, until it stands
     stepwise_to = 0.0  # a stretch gone back to is walked step by step up to this rate
+    shrinks = 0  # how many times the stretch passed over was halved
+    needed_at = 0.0  # where the stretch passed over ended first, when its fleet was needed
     while r <= hi_rate:
         try:
             plan = solver.candidate_rate(r)
         except InfeasibleError as exc:
             if origin is not None:  # walk the stretch instead: the wall may lie inside it
-                r, stepwise_to, origin = origin, r, None
+                r, stepwise_to, origin = origin, needed_at if shrinks else r, None
                 continue
             if r <= hi_rate * WALK_START_SHARE:
                 raise
@@ -246,8 +251,16 @@ def walk_fleets(
         if origin is not None:
             assert skip is not None
             if skip.needs(plan):  # it may be sized otherwise at its step's start
-                r, stepwise_to, origin = origin, r, None
+                if not shrinks:
+                    needed_at = r  # the walk goes step by step up to here from now on
+                if shrinks < WALK_SKIP_SHRINKS and r > origin * (1 + WALK_SKIP_SHRINK_SPAN):
+                    shrinks += 1  # pass over the stretch's first half only
+                    r = origin + 0.5 * (r - origin)
+                    continue
+                r, stepwise_to, origin = origin, needed_at, None
                 continue
+            if shrinks:  # the first half stands: step by step from here to the first end
+                stepwise_to = max(stepwise_to, needed_at)
             origin = None
         if (
             falls is not None
@@ -262,7 +275,17 @@ def walk_fleets(
         if skip is not None and stepwise_to < r <= hi_rate:
             to = min(skip.resume_rate(r), hi_rate)
             if to > r:
-                origin, r = r, to
+                origin, r, shrinks = r, to, 0
+
+
+#: The most times :func:`walk_fleets` halves a stretch it passed over, where the fleet found at
+#: its end may be needed, before it walks the stretch step by step [-]: once, and only a
+#: stretch that spans more than :data:`WALK_SKIP_SHRINK_SPAN` of the rate it starts at (each
+#: halving costs a search, which a short stretch's steps may not repay). Either way the walk
+#: goes on step by step from where the fleet it kept was found up to the first end.
+WALK_SKIP_SHRINKS = 1
+#: [-] see :data:`WALK_SKIP_SHRINKS`.
+WALK_SKIP_SHRINK_SPAN = 0.1
 
 
 class WalkSkip(Protocol):
@@ -351,7 +374,7 @@ def solve_max_bcr(
 
     The walk passes over stretches of cheap early steps that a bound proves below the best
     BCR walked so far, or below that of the fleet the search returns at ``hi_rate`` where
-    that is higher (:class:`_BcrSkip`; on the default scenario it searches 56 rates, the
+    that is higher (:class:`_BcrSkip`; on the default scenario it searches 14 rates, the
     ceiling's among them, for its 87 steps). It goes back and walks a stretch step by step
     where a fleet of the cost of the one it finds at the stretch's end could reach the bound
     (:meth:`_BcrSkip.needs`), and walks every step where the plan does not reach the ceiling

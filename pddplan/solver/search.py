@@ -69,6 +69,7 @@ from pddplan.solver.plan import (
 )
 from pddplan.solver.problem import PERCENTILES
 from pddplan.solver.sizing import PrefillCount, Sizing
+from pddplan.timing import Routing
 
 
 class Solver(Sizing):
@@ -273,12 +274,40 @@ class Solver(Sizing):
 
     def cost_floor_for_goodput(self, goodput_rps: float) -> float:
         """A cost no fleet of this problem that meets every target at ``goodput_rps`` can
-        undercut [USD/h]: it runs its prefill pool below 100% there, so it has at least the
-        instances its utilization cap asks at ``goodput_rps u_P`` (``u_P`` the cap), and its MD
-        pool covers a load above the load there: :meth:`cost_floor` of ``goodput_rps u_P``.
+        undercut [USD/h], each pool counted at what the fleet check holds it to there
+        (:func:`~pddplan.solver.fleet.check_fleet`):
+
+        - prefill: the pool runs below 100%, so it has at least the instances its utilization
+          cap asks at ``goodput_rps u_P`` (``u_P`` the cap), and it meets the TTFT targets, so
+          at least those that meet them with each request's least offset
+          (:meth:`_ttft_floor_count`);
+        - MD: it covers MD's load, every output token on the decode side for at least the
+          TPOT target (stalls and extend passes only add), at the batch the search sizes MD at
+          (the TPOT-bound batch at MD's mean context, which no route changes), within the
+          slot-wait bound: :meth:`size_decode`'s terms, so at least the MD count of
+          :meth:`lower_bound` at ``goodput_rps``, less :data:`FLOOR_CHECK_RTOL` of the rate
+          for the check's slack (:mod:`~pddplan.solver.sla`);
+        - RLD: one instance at the least unit price where RLD finishes the anomalous
+          requests, or where a fleet of that prefill option that relays nothing cannot meet
+          TTFT (:meth:`_meets_ttft_unrelayed`): the check fails a fleet without RLD whose
+          route gives RLD work;
+        - the line.
+
         A fleet whose goodput is above ``goodput_rps`` meets every target there (its feasible
         rates are an interval from 0), so it costs at least as much."""
-        return self.cost_floor(goodput_rps * self.pb.prefill_utilization_cap)
+        pb = self.pb
+        anomalous = bool(np.any(~pb.on_decode_side))
+        p_rld_lb = min(
+            max(
+                self.prefill_cap_count(p, goodput_rps * pb.prefill_utilization_cap),
+                self._ttft_floor_count(p, goodput_rps),
+            )
+            * pb.unit_lb_usd_per_hour(p)
+            + self._rld_lower_bound(anomalous or not self._meets_ttft_unrelayed(p))
+            for p in pb.options["P"]
+        )
+        md_lb = self._md_lower_bound(goodput_rps * (1.0 - FLOOR_CHECK_RTOL))
+        return p_rld_lb + md_lb + pb.line_cost_usd_per_hour
 
     def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float:
         """A goodput no fleet of this problem that costs ``cost_usd_per_hour`` and meets every
@@ -331,11 +360,62 @@ class Solver(Sizing):
 
     def _pool_lower_bounds_at(self, rate: float) -> tuple[float, float]:
         """:meth:`_pool_lower_bounds`, computed."""
+        return self._prefill_lower_bound(rate), self._md_lower_bound(rate)
+
+    def _prefill_lower_bound(self, rate: float) -> float:
+        """The prefill term of :meth:`_pool_lower_bounds` at ``rate`` [USD/h]."""
         pb = self.pb
-        c = pb.classes
-        p_lb = min(
+        return min(
             self.prefill_cap_count(p, rate) * pb.unit_lb_usd_per_hour(p) for p in pb.options["P"]
         )
+
+    def _least_ttft_offsets(self, inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, weights): the TTFT offsets (:meth:`ttft_offsets`, at the TPOT target's
+        first steps, as the fleet check takes them) with every request on the decode side
+        relayed, on an idle line. Each class's offset at each of the line's jitter points is
+        then its prefill time, one step and the shorter of its RDMA copy and its transfer
+        on an idle line (RLD's own requests: the RDMA copy), which no route at any rate
+        undercuts (a route picks one of the two; a loaded line only lengthens a transfer)."""
+        offs, wts, _ = self.ttft_offsets(inst, self.route(0.0, Routing.all()))
+        return offs, wts
+
+    def _meets_ttft_unrelayed(self, inst: Instance) -> bool:
+        """Whether a fleet with ``inst`` prefill instances and no RLD can meet the TTFT
+        targets at any rate: its route then relays nothing (the fleet check fails a route that
+        sends RLD any work), and its TTFT is at least the offsets of a route that relays
+        nothing on an idle line, without queueing."""
+        offs, wts, _ = self.ttft_offsets(inst, self.route(0.0, Routing.none()))
+        return self.cdf_meets(offs, wts)
+
+    def _ttft_floor_count(self, inst: Instance, rate: float) -> float:
+        """The fewest ``inst`` prefill instances whose TTFT distribution at ``rate`` meets
+        every target with :meth:`_least_ttft_offsets` (inf where none does): a fleet that
+        meets the TTFT targets at ``rate`` has at least as many, its own offsets being
+        larger."""
+        offs, wts = self._least_ttft_offsets(inst)
+        mean_s = self.mean_prefill_s(inst)
+        n = max(1, math.floor(rate * mean_s) + 1)  # the fewest the pool is stable with
+        if not self.cdf_meets(offs, wts):
+            return math.inf
+        if self.ttft_meets(inst, n, rate, offs, wts):
+            return float(n)
+        lo, hi = n, n * 2
+        while not self.ttft_meets(inst, hi, rate, offs, wts):
+            lo, hi = hi, hi * 2
+            if hi > 1 << 20:
+                return math.inf
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.ttft_meets(inst, mid, rate, offs, wts):
+                hi = mid
+            else:
+                lo = mid
+        return float(hi)
+
+    def _md_lower_bound(self, rate: float) -> float:
+        """The MD term of :meth:`_pool_lower_bounds` at ``rate`` [USD/h]."""
+        pb = self.pb
+        c = pb.classes
         least_s = np.where(pb.on_decode_side, c.output_tokens, 0.0) * pb.tpot_s
         ctx = self.md_context_tokens()
         md_lb = math.inf
@@ -343,7 +423,7 @@ class Solver(Sizing):
             md = self.size_decode(m, rate, least_s, ctx)
             if md is not None:
                 md_lb = min(md_lb, md.instances * pb.unit_lb_usd_per_hour(m))
-        return p_lb, md_lb
+        return md_lb
 
     def _decode_sizings(self, rate: float, route: Route, mode: str):
         """MD and RLD sizings for every option (price-independent, so memoized).
@@ -1246,6 +1326,14 @@ _BEATEN: Any = object()
 #: cost add the same terms in another order, a few units in the last place of the cost
 #: (about 2e-16 of it each), which past about 4e6 $/h exceed :data:`COST_TIE_USD_PER_HOUR`.
 COST_ROUNDING_RTOL = 1e-12
+
+
+#: [-] :meth:`Solver.cost_floor_for_goodput` takes MD's count at the goodput less this share of
+#: it: a fleet passes the check's comparisons within their slack (:data:`~pddplan.solver.sla.
+#: SLA_RELATIVE_SLACK` of a count or a slot-wait probability, and
+#: :data:`~pddplan.solver.sla.COUNT_ABSOLUTE_SLACK`), which a load smaller by this share
+#: covers, so the count so taken is one the fleet has.
+FLOOR_CHECK_RTOL = 1e-4
 
 
 #: [-] :meth:`Solver.goodput_bound_for_cost` grows its bracket by this factor a step, then

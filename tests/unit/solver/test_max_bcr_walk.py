@@ -5,10 +5,13 @@ visits every step, in fewer searches, and the bound holds on every fleet it pass
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from pddplan.api.scenario import load
 from pddplan.solver import modes
+from pddplan.solver import search as search_module
 from pddplan.solver.answer import _problems, scale_bound
 from pddplan.units import SECONDS_PER_HOUR
 
@@ -152,3 +155,53 @@ def test_the_cost_floor_counts_the_rld_instance_every_route_of_a_variant_has() -
             plan = s.candidate_rate(rate)
             assert s.cost_floor(rate) <= plan.cost_usd_per_hour, (filtered, rate)
             assert s.lower_bound(rate, plan.route) <= plan.cost_usd_per_hour
+
+
+#: (scenario, overrides) whose every walked fleet the goodput floor is checked on: the default
+#: scenario, with no anomalous requests (no RLD term unless TTFT asks for relay), with the
+#: filter off, a 25 Gbit/s line, the B30 catalog, a diurnal agent workload, cache tiers and long
+#: contexts.
+FLOOR_CASES = [
+    ("examples/pdd-paper.yaml", {}),
+    ("examples/pdd-paper.yaml", {"workload.anomalous.share": 0}),
+    ("examples/pdd-paper.yaml", {"serving.anomalous_filter": False}),
+    ("examples/pdd-paper.yaml", {"link.bandwidth_gbit_per_s": 25}),
+    ("examples/pdd-paper-b30.yaml", {}),
+    ("examples/agent-diurnal.yaml", {}),
+    ("examples/cache-tiers.yaml", {}),
+    ("examples/long-context.yaml", {}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "overrides"), FLOOR_CASES)
+def test_the_goodput_floor_and_each_of_its_terms_hold_on_every_fleet_walked(
+    scenario: str, overrides: dict
+) -> None:
+    """``Solver.cost_floor_for_goodput`` (what the max-BCR walk's bounds rest on) is at most
+    the cost of every fleet of the full walk at just below its goodput ``g``, on the fleet's
+    own variant, and so is each of its terms: the prefill count that meets TTFT with the
+    least offsets at ``g``, the MD count at ``g``, and the RLD instance where a fleet without
+    RLD could not meet TTFT. Each term is checked where the fleet's own count binds."""
+    search, hi = _search(scenario, overrides)
+    walked = list(modes.walk_fleets(search, hi))
+    assert len(walked) >= 5, len(walked)
+    tight = {"P": 0, "MD": 0, "all": 0}
+    for plan in walked:
+        s = next(v for v in search.solvers if v.pb is plan.problem)
+        g = plan.fleet_goodput_rps * (1 - 1e-9)
+        floor = s.cost_floor_for_goodput(g)
+        assert floor <= plan.cost_usd_per_hour * (1 + 1e-12), (plan.rate_rps, g, floor)
+        p_inst, n_p = plan.roles["P"]
+        n_ttft = s._ttft_floor_count(p_inst, g)
+        assert n_ttft <= n_p, (plan.rate_rps, g, n_ttft, n_p)
+        md_inst, n_md = plan.roles["MD"]
+        md_floor = s._md_lower_bound(g * (1 - search_module.FLOOR_CHECK_RTOL))
+        assert md_floor <= n_md * s.pb.unit_lb_usd_per_hour(md_inst) * (1 + 1e-12)
+        if plan.roles.get("RLD") is None:
+            assert s._meets_ttft_unrelayed(p_inst), plan.rate_rps
+        tight["P"] += n_ttft == n_p
+        tight["MD"] += md_floor == n_md * s.pb.unit_lb_usd_per_hour(md_inst)
+        tight["all"] += math.isclose(floor, plan.cost_usd_per_hour, rel_tol=1e-12)
+    # the floor is not vacuous: its terms meet some fleet's own counts
+    assert tight["P"] + tight["MD"] > 0, tight
