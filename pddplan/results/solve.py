@@ -29,8 +29,13 @@ CHECK_PLAN = (
 
 
 def _ratio(a: float, b: float) -> float | None:
-    """``a / b``; None where ``b`` is 0 (a baseline of no goodput: the ratio is unbounded)."""
-    return a / b if b else None
+    """``a / b``; None where it has no finite value: ``b`` is 0 (a baseline of no goodput), or
+    ``a`` is unbounded (PDD's fleet costs nothing, so its BCR is; against a baseline of
+    unbounded BCR too, the quotient is not a number)."""
+    if not b:
+        return None
+    r = a / b
+    return r if math.isfinite(r) else None
 
 
 @dataclass(frozen=True)
@@ -305,9 +310,15 @@ class SolveResult(Result):
                 # null where the baseline's figure is 0 (the ratio is unbounded), with why
                 bj[k] = row[k]
             if row["bcr_ratio"] is None:
-                bj["ratio_undefined"] = (
-                    f"baseline {b.topology} serves no rate within every SLA target (goodput 0)"
-                )
+                if math.isfinite(plan.bcr_requests_per_usd):
+                    why = (
+                        f"baseline {b.topology} serves no rate within every SLA target (goodput 0)"
+                    )
+                elif math.isfinite(b.bcr_requests_per_usd):
+                    why = "PDD's fleet costs 0 $/h: its BCR is unbounded"
+                else:
+                    why = "both fleets cost 0 $/h: neither BCR is finite"
+                bj["ratio_undefined"] = why
             base_json.append(bj)
         return base_rows, base_json
 
@@ -535,12 +546,26 @@ def _per_mtok(plan: Plan) -> dict[str, float | None]:
     return dict(zip(MTOK_KEYS, cost_usd_per_mtok(plan), strict=True))
 
 
+#: Why a fleet's BCR is ``null`` in the JSON document (:func:`_figures`).
+FREE_FLEET_BCR = (
+    "the fleet costs 0 $/h (owned chips at sunk cost without opex, and a free line): "
+    "its BCR is unbounded"
+)
+
+
 def _figures(plan: Plan) -> dict[str, Any]:
+    """A plan's headline figures in the JSON document. A fleet that costs nothing (owned chips
+    at sunk cost without opex, and a free line) has no finite BCR: ``null``, with
+    ``bcr_undefined`` saying why (JSON carries no infinity)."""
+    bcr = plan.bcr_requests_per_usd
+    unbounded = not math.isfinite(bcr)
+    why = {"bcr_undefined": FREE_FLEET_BCR} if unbounded else {}
     return {
         "rate_rps": plan.rate_rps,
         "goodput_rps": plan.goodput_rps,
         "cost_usd_per_hour": plan.cost_usd_per_hour,
-        "bcr_requests_per_usd": plan.bcr_requests_per_usd,
+        "bcr_requests_per_usd": None if unbounded else bcr,
+        **why,
         **_per_mtok(plan),
         "chips": plan.chips_of(),
         "ttft_s": dict(zip(("p50", "p90", "p99"), plan.prefill.ttft_s, strict=True)),

@@ -167,9 +167,18 @@ class _Fleet:
 
 
 def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:
-    """PDD's BCR over the baseline's, or None and why where the baseline's BCR is 0."""
-    if base.bcr_requests_per_usd > 0:
-        return pdd.bcr_requests_per_usd / base.bcr_requests_per_usd, None
+    """PDD's BCR over the baseline's, or None and why where it has no finite value: the
+    baseline's BCR is 0, or PDD's fleet costs nothing (its BCR unbounded). Against a baseline
+    that costs nothing (unbounded BCR) PDD's finite BCR is a ratio of 0."""
+    p, b = pdd.bcr_requests_per_usd, base.bcr_requests_per_usd
+    if not math.isfinite(p):
+        return None, (
+            "both fleets cost nothing: neither BCR is finite"
+            if not math.isfinite(b)
+            else "PDD's fleet costs nothing: its BCR is unbounded"
+        )
+    if b > 0:
+        return p / b, None
     why = (
         "the baseline's fleet misses an SLA target at every rate (goodput 0)"
         if base.cost_usd_per_hour > 0
