@@ -94,6 +94,14 @@ class InfeasibleError(PddplanError):
         self.relaxation = relaxation
 
 
+class UnboundedBcrError(PddplanError):
+    """A fleet a command must rank or plot by its BCR costs nothing (owned chips at sunk cost
+    without opex, and no line or a free one): its BCR is unbounded (exit 3, as a question no
+    plan answers). The message names the fleet and the inventory keys that price it."""
+
+    exit_code = 3
+
+
 class OverrideError(UsageError):
     """An override ``{"dotted.path": value}`` names no key of the scenario, or its value is
     rejected by the same validation a scenario file gets (exit 2, like a bad command-line value).

@@ -84,6 +84,7 @@ def solve(
     ls = load(scenario, overrides, profiles)
     ls, limits = with_inventory(ls, max_chips, own)  # the baselines obey them too
     from pddplan.solver import solve_scenario
+    from pddplan.solver.plan import FREE_FLEET_BCR
     from pddplan.tiers import sized
 
     rs, cache = sized(
@@ -100,7 +101,10 @@ def solve(
         **o.model_dump(exclude={"explain", "verdict_check"}),
     )
     verdict = None
-    if o.verdict_check and out.baselines:
+    if o.verdict_check and out.baselines and out.plan.cost_usd_per_hour <= 0:
+        # the verdict compares BCRs, and the plan's is unbounded: there is none to check
+        out = replace(out, notes=[*out.notes, f"no verdict check: {FREE_FLEET_BCR}"])
+    elif o.verdict_check and out.baselines:
         from pddplan.robust.verdict import check_verdict
 
         def resolve(ov: Mapping[str, Any]) -> ResolvedScenario:

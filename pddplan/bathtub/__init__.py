@@ -27,7 +27,7 @@ from pddplan.errors import InfeasibleError
 from pddplan.io.loader import ResolvedScenario
 from pddplan.models import valleys as vmath
 from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem, solve_scenario
-from pddplan.solver.plan import role_costs
+from pddplan.solver.plan import require_priced, role_costs
 from pddplan.spec import Revenue
 from pddplan.timing import Routing
 
@@ -190,6 +190,7 @@ def analyze(
     sing = vmath.singular_hit_rates(max(1, int(round(l_in))), chunk)
     grid = hit_rate_grid(step, [s.hit_rate for s in sing])
     cost, pre, uncached = marginal_costs(plan, solver, l_in, l_out, grid)
+    require_priced(float(np.min(cost)), "a request on the plan's fleet", "$")
     rev = revenue_usd(rs.scenario.revenue, l_in, grid, l_out) if rs.scenario.revenue else None
     tok_per_s = np.where(pre > 0, uncached / np.maximum(pre, 1e-12), np.nan)
 
@@ -409,6 +410,7 @@ def _reprovisioned(
             rates.append(None)
             costs.append(None)
             continue
+        require_priced(p.cost_usd_per_hour, f"the plan re-provisioned at hit rate {h:.2f}")
         bcr.append(p.bcr_requests_per_usd)
         rates.append(r_h)
         costs.append(p.cost_usd_per_hour)

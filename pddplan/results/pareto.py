@@ -3,6 +3,7 @@ baselines, each plan with its cost per million input and output tokens beside it
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,12 @@ def point_row(p: ParetoPoint, *, topology: bool = True) -> Row:
             "cost_usd_per_hour": plan.cost_usd_per_hour if plan else None,
             "goodput_rps": plan.goodput_rps if plan else None,
             "ttft_p99_s": float(plan.prefill.ttft_s[2]) if plan else None,
-            "bcr_requests_per_usd": plan.bcr_requests_per_usd if plan else None,
+            # None also where the fleet costs nothing (its BCR unbounded: no JSON number)
+            "bcr_requests_per_usd": (
+                plan.bcr_requests_per_usd
+                if plan and math.isfinite(plan.bcr_requests_per_usd)
+                else None
+            ),
             "input_cost_usd_per_mtok": cost_in,
             "output_cost_usd_per_mtok": cost_out,
         }

@@ -546,17 +546,12 @@ def _per_mtok(plan: Plan) -> dict[str, float | None]:
     return dict(zip(MTOK_KEYS, cost_usd_per_mtok(plan), strict=True))
 
 
-#: Why a fleet's BCR is ``null`` in the JSON document (:func:`_figures`).
-FREE_FLEET_BCR = (
-    "the fleet costs 0 $/h (owned chips at sunk cost without opex, and a free line): "
-    "its BCR is unbounded"
-)
-
-
 def _figures(plan: Plan) -> dict[str, Any]:
     """A plan's headline figures in the JSON document. A fleet that costs nothing (owned chips
     at sunk cost without opex, and a free line) has no finite BCR: ``null``, with
     ``bcr_undefined`` saying why (JSON carries no infinity)."""
+    from pddplan.solver.plan import FREE_FLEET_BCR
+
     bcr = plan.bcr_requests_per_usd
     unbounded = not math.isfinite(bcr)
     why = {"bcr_undefined": FREE_FLEET_BCR} if unbounded else {}

@@ -53,7 +53,7 @@ from pddplan.robust.search import (
 )
 from pddplan.solver import Outcome, Plan, Solver, solve_scenario
 from pddplan.solver.modes import with_goodput
-from pddplan.solver.plan import build_plan, within_limits
+from pddplan.solver.plan import build_plan, require_priced, within_limits
 
 SECONDS_PER_HOUR = 3600.0
 #: Chunks per worker: enough to balance uneven samples, few enough to keep overheads small.
@@ -137,6 +137,7 @@ def run_robust(
         limits = dict(max_chips or {})
         out0 = solve_scenario(rs, baselines=False, max_chips=limits)
         plan0 = out0.plan
+        require_priced(plan0.cost_usd_per_hour, "the point's plan")  # the study ranks BCRs
         rate0 = plan0.rate_rps
         pb0 = plan0.problem
         solver0 = Solver(pb0)

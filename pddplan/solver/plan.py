@@ -11,6 +11,7 @@ import numpy as np
 
 from pddplan import units
 from pddplan.deployment import Instance
+from pddplan.errors import UnboundedBcrError
 from pddplan.timing import NO_HANDOVER, Routing, Timeline
 
 #: Per-class mean timings for one rate and routing (chip independent).
@@ -61,6 +62,27 @@ def made(cls: type[_Record], **values: Any) -> _Record:
     new = object.__new__(cls)
     new.__dict__.update(values)
     return new
+
+
+#: Why a fleet that costs nothing has no finite BCR: the JSON's ``bcr_undefined`` and the
+#: error of a command that must rank or plot it (:func:`require_priced`).
+FREE_FLEET_BCR = (
+    "the fleet costs 0 $/h (owned chips at sunk cost without opex, and no line or a free one): "
+    "its BCR is unbounded"
+)
+
+
+def require_priced(cost_usd: float, what: str, unit: str = "$/h") -> None:
+    """Raise :class:`~pddplan.errors.UnboundedBcrError` where ``what`` (a fleet [USD/h], or a
+    request's marginal cost on it [USD], that a command ranks or plots by BCR) costs
+    nothing."""
+    if not cost_usd > 0:
+        raise UnboundedBcrError(
+            f"{what} costs {cost_usd:g} {unit}, so its BCR (requests per dollar) is "
+            "unbounded: its chips are owned at inventory.owned_cost 'sunk' with "
+            "inventory.opex_usd_per_chip_hour 0; give their running cost (> 0 $/h a chip) or "
+            "price them 'amortized'"
+        )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,80 @@
+"""Fleets that cost nothing: owned chips at ``inventory.owned_cost: sunk`` with the default
+opex of 0 (and, for PDD, a free line). Their BCR is unbounded. A command that must rank or plot
+it says so in one line with exit 3; one that reports a fleet's figures writes a null BCR. Each
+was a traceback or an internal error (exit 1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Every chip of every fleet owned and sunk: the one-datacenter baseline costs nothing.
+OWNED = [
+    "examples/pdd-paper.yaml",
+    "--own",
+    "gpu-a=64",
+    "--own",
+    "gpu-b=64",
+    "--set",
+    "inventory.owned_cost=sunk",
+]
+#: ... and a free line: PDD's own fleet costs nothing too.
+FREE = [*OWNED, "--set", "link.price_usd_per_month=0"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pddplan", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def _one_line_unbounded(r: subprocess.CompletedProcess[str]) -> None:
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("pddplan: error:")]
+    assert len(errors) == 1, r.stderr
+    assert "unbounded" in errors[0] and "inventory.opex_usd_per_chip_hour" in errors[0]
+
+
+def _strict_json(text: str) -> dict:
+    def refuse(token: str) -> None:
+        raise AssertionError(f"the JSON document holds {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_bathtub_of_a_free_fleet_says_its_bcr_is_unbounded() -> None:
+    _one_line_unbounded(run("bathtub", *OWNED, "--format", "json"))
+
+
+def test_robust_study_of_a_free_plan_says_its_bcr_is_unbounded() -> None:
+    _one_line_unbounded(run("robust", *FREE, "--samples", "4", "--format", "json"))
+
+
+def test_a_sweep_point_whose_plan_is_free_is_a_row_that_says_why() -> None:
+    r = run("sweep", *FREE, "--set", "rate_rps=1,2", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    points = _strict_json(r.stdout)["points"]
+    assert len(points) == 2
+    for p in points:
+        assert p["feasible"] is False
+        assert p["binding"].startswith("error: PDD's plan costs 0 $/h"), p["binding"]
+
+
+def test_pareto_with_free_fleets_writes_their_bcr_as_null() -> None:
+    r = run("pareto", *FREE, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = _strict_json(r.stdout)
+    free = [p for p in doc["frontier"] if p["cost_usd_per_hour"] == 0]
+    assert free, "the frontier holds a free fleet"
+    assert all(p["bcr_requests_per_usd"] is None for p in free)
+    priced = [p for p in doc["frontier"] if p["cost_usd_per_hour"]]
+    assert all(p["bcr_requests_per_usd"] > 0 for p in priced)
