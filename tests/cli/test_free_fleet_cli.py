@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+import pytest
+from test_calibrate_cli import run  # python -m pddplan from the repository, CPU-limited
 
 #: Every chip of every fleet owned and sunk: the one-datacenter baseline costs nothing.
 OWNED = [
@@ -26,16 +25,6 @@ OWNED = [
 FREE = [*OWNED, "--set", "link.price_usd_per_month=0"]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pddplan", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-
-
 def _one_line_unbounded(r: subprocess.CompletedProcess[str]) -> None:
     assert r.returncode == 3, r.stderr
     assert "Traceback" not in r.stderr
@@ -49,6 +38,33 @@ def _strict_json(text: str) -> dict:
         raise AssertionError(f"the JSON document holds {token}")
 
     return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("owned", [["gpu-a=24"], ["gpu-a=48", "gpu-b=48"]])
+def test_a_solve_whose_fleets_cost_nothing_has_null_bcrs_and_says_why(owned: list[str]) -> None:
+    """A free fleet's BCR is ``null`` in the JSON document with ``bcr_undefined``, and a ratio
+    against it is 0 (PDD's finite BCR over it) or ``null`` with why (PDD's own BCR unbounded:
+    then the verdict, which compares BCRs, is not checked, and a note says so). With 24 GPU-A
+    owned the one-datacenter baseline is free and PDD (which rents GPU-B for MD) is not; with
+    both kinds owned every fleet is."""
+    own = [a for o in owned for a in ("--own", o)]
+    free = ["examples/pdd-paper.yaml", "--set", "inventory.owned_cost=sunk"]
+    free += ["--set", "link.price_usd_per_month=0", "--set", "rate_rps=0.05"]
+    r = run("solve", *free, *own, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = _strict_json(r.stdout)
+    same_dc = next(b for b in d["baselines"] if b["name"] == "same-dc")
+    assert same_dc["cost_usd_per_hour"] == 0
+    assert same_dc["bcr_requests_per_usd"] is None and "unbounded" in same_dc["bcr_undefined"]
+    if d["plan"]["cost_usd_per_hour"] > 0:
+        verdict = next(v for v in d["verdict"]["baselines"] if v["name"] == "same-dc")
+        assert d["plan"]["bcr_requests_per_usd"] > 0 and "bcr_undefined" not in d["plan"]
+        assert same_dc["bcr_ratio"] == 0 and verdict["bcr_ratio"] == 0
+    else:
+        assert d["plan"]["bcr_requests_per_usd"] is None and d["plan"]["bcr_undefined"]
+        assert same_dc["bcr_ratio"] is None and "both" in same_dc["ratio_undefined"]
+        assert "verdict" not in d
+        assert any(n.startswith("no verdict check: the fleet costs 0 $/h") for n in d["notes"])
 
 
 def test_bathtub_of_a_free_fleet_says_its_bcr_is_unbounded() -> None:
