@@ -796,6 +796,48 @@ def layout_cases(draw: st.DrawFn) -> Case:
     return Case("layouts", argv, where=(path, "--set"))
 
 
+#: The start of the one line pddplan prints for an error that is its own bug
+#: (:class:`pddplan.errors.InvariantError`).
+INTERNAL_ERROR = "pddplan: error: internal error"
+
+#: Owned chips, and what prices them: at sunk cost an owned chip costs only its opex (0 by
+#: default), so a fleet of owned chips, and PDD's with a free line, can cost nothing.
+FREE_OWN = [
+    ["--own", "gpu-a=64"],
+    ["--own", "gpu-a=64", "--own", "gpu-b=64"],
+    ["--own", "gpu-b=16"],
+]
+SUNK = "inventory.owned_cost=sunk"
+FREE_PRICING = [
+    ["--set", SUNK],
+    ["--set", SUNK, "--set", "link.price_usd_per_month=0"],
+    ["--set", SUNK, "--set", "inventory.opex_usd_per_chip_hour=0.5"],
+    ["--set", "inventory.owned_cost=amortized", "--set", "link.price_usd_per_month=0"],
+]
+#: The commands that rank, plot or report a fleet's BCR (the scenario goes after the name).
+FREE_COMMANDS = [
+    ["solve", "-f", "json"],
+    ["solve", "--max-bcr", "-f", "json"],
+    ["solve", "--rate", "0.05", "-f", "json"],
+    ["bathtub", "-f", "json"],
+    ["pareto", "-f", "json"],
+    ["sweep", "--set", "rate_rps=1,2", "-f", "json"],
+    ["robust", "--samples", "4", "-f", "json"],
+    ["breakeven", "-f", "json"],
+]
+
+
+@st.composite
+def free_fleet_cases(draw: st.DrawFn) -> Case:
+    """Fleets that may cost nothing (owned chips at sunk cost, a free line) in every command
+    that ranks, plots or reports BCR: each must answer (a free fleet's BCR ``null``) or say in
+    one line that the BCR is unbounded; never a traceback or an internal error."""
+    cmd = draw(st.sampled_from(FREE_COMMANDS))
+    own = draw(st.sampled_from(FREE_OWN))
+    argv = [cmd[0], "pdd-paper", *cmd[1:], *own, *draw(st.sampled_from(FREE_PRICING))]
+    return Case("free", argv)
+
+
 @st.composite
 def inventory_cases(draw: st.DrawFn) -> Case:
     """``--own CHIP=N`` (owned chips) beside ``--max-chips``, in ``solve``."""
@@ -942,6 +984,7 @@ SURFACES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {
     "uncertain": uncertainty_cases,
     "layouts": layout_cases,
     "inventory": inventory_cases,
+    "free": free_fleet_cases,
     "step": step_set_cases,
     "report": report_cases,
     "topology": topology_cases,
@@ -975,8 +1018,9 @@ def _nonfinite(obj: Any) -> str | None:
     return None
 
 
-def _absurd_plan(obj: Any) -> str | None:
-    """A plan that meets the SLA with zero BCR or an infinite or non-positive cost."""
+def _absurd_plan(obj: Any, free_ok: bool = False) -> str | None:
+    """A plan that meets the SLA with zero BCR or an infinite or non-positive cost (a cost of
+    exactly 0 is sane where ``free_ok``: owned chips at sunk cost, see :data:`FREE_PRICING`)."""
     stack = [obj]
     while stack:
         o = stack.pop()
@@ -992,6 +1036,7 @@ def _absurd_plan(obj: Any) -> str | None:
                 and not isinstance(cost, bool)
                 and cost <= 0
                 and not unleased
+                and not (free_ok and cost == 0)
             ):
                 return f"cost_usd_per_hour {cost}"
             stack += list(o.values())
@@ -1000,8 +1045,9 @@ def _absurd_plan(obj: Any) -> str | None:
     return None
 
 
-def check_output(stdout: str) -> str | None:
-    """The output oracles: None when the output of a successful run is sane."""
+def check_output(stdout: str, free_ok: bool = False) -> str | None:
+    """The output oracles: None when the output of a successful run is sane (``free_ok``: see
+    :func:`_absurd_plan`)."""
     text = stdout.strip()
     if not text:
         return None
@@ -1013,7 +1059,7 @@ def check_output(stdout: str) -> str | None:
         bad = _nonfinite(doc)
         if bad is not None:
             return f"non-finite number at {bad or '(top)'}"
-        return _absurd_plan(doc)
+        return _absurd_plan(doc, free_ok)
     for section in re.split(r"\n\s*\n", text):
         rows = [r for r in csv.reader(io.StringIO(section)) if r and not r[0].startswith("#")]
         if not rows:
@@ -1101,10 +1147,12 @@ def classify(
         return Outcome("slow", code, elapsed, stderr)
     if "Traceback (most recent call last)" in stderr:
         return Outcome("traceback", code, elapsed, stderr, stderr.strip().splitlines()[-1])
+    if INTERNAL_ERROR in stderr:  # pddplan's own word for a bug: as bad as a traceback
+        return Outcome("traceback", code, elapsed, stderr, stderr.strip().splitlines()[0])
     if code == 0:
         if case.nonsense:
             return Outcome("silent", 0, elapsed, stderr, "exit 0 on a non-finite or absurd value")
-        bad = check_output(stdout)
+        bad = check_output(stdout, free_ok=SUNK in case.argv)
         if bad:
             return Outcome("silent", 0, elapsed, stderr, bad)
         return Outcome("ok", 0, elapsed, stderr)

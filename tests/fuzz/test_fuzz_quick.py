@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from time_limits import cpu_limit_s
 
 BAD = ("traceback", "slow", "silent")
-SLOW = {"profile", "robust", "uncertain", "report", "layouts", "inventory", "cache"}
+SLOW = {"profile", "robust", "uncertain", "report", "layouts", "inventory", "cache", "free"}
 QUICK = settings(
     max_examples=40,
     database=None,
