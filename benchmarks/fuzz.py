@@ -4,11 +4,11 @@ Usage: python benchmarks/fuzz.py [--cases 5000] [--jobs 2] [--seed 0] [--surface
 
 Cases come from the Hypothesis strategies of tests/fuzz/fuzz_harness.py (scenario and profile
 YAML, hostile YAML text, CLI options, traces, calibration CSVs, plan JSON, API overrides, link
-calibration --fit/--fix, robust and its uncertainty block, layouts, inventory, step --set, the
-procurement report); each
+calibration --fit/--fix, robust and its uncertainty block, layouts, inventory, fleets that may
+cost nothing, step --set, the procurement report); each
 runs in-process with a 30 s CPU-time limit and a 4 GB address-space limit, and is classified as ok, error
-(clean), wrong-place (an error naming neither the file nor the key), traceback, slow or silent
-(exit 0 on nonsense). Prints the counts per class and surface, and the first examples of each
+(clean), wrong-place (an error naming neither the file nor the key), traceback (or an internal
+error, pddplan's word for its own bug), slow or silent (exit 0 on nonsense). Prints the counts per class and surface, and the first examples of each
 failure kind. Exit status 1 when any traceback, slow run or silent success was seen.
 """
 
