@@ -28,6 +28,15 @@ CHECK_PLAN = (
 )
 
 
+def _bcr_text(plan: Plan, of: str = "") -> str:
+    """A plan's BCR in a sentence, after ``of`` (``"a BCR of "``): ``an unbounded BCR`` where
+    its fleet costs nothing."""
+    bcr = plan.bcr_requests_per_usd
+    if math.isfinite(bcr):
+        return f"{of}{bcr:.4g} requests per dollar"
+    return "an unbounded BCR (its fleet costs nothing)"
+
+
 def _ratio(a: float, b: float) -> float | None:
     """``a / b``; None where it has no finite value: ``b`` is 0 (a baseline of no goodput), or
     ``a`` is unbounded (PDD's fleet costs nothing, so its BCR is; against a baseline of
@@ -169,8 +178,8 @@ class SolveResult(Result):
             sentences.append(cache_text(self.cache))
         p99, target = plan.prefill.ttft_s[2], out.problem.ttft_targets_s[2]
         sentences.append(
-            f"Cost {plan.cost_usd_per_hour:,.1f} $/h (line included), BCR "
-            f"{plan.bcr_requests_per_usd:.4g} requests per dollar, goodput "
+            f"Cost {plan.cost_usd_per_hour:,.1f} $/h (line included), "
+            f"{_bcr_text(plan, 'BCR ')}, goodput "
             f"{plan.goodput_rps:.4g} req/s, TTFT p99 {p99:.4g} s (target {target:.4g} s)."
         )
         if estimated_prices:
@@ -203,8 +212,7 @@ class SolveResult(Result):
         name = BASELINE_WORDS.get(b.topology, b.topology)
         text = (
             f"PDD loses to {name} ({b.topology}): it serves this rate for "
-            f"{b.cost_usd_per_hour:,.1f} $/h at a BCR of {b.bcr_requests_per_usd:.4g} requests "
-            f"per dollar, against PDD's {plan.cost_usd_per_hour:,.1f} $/h and "
+            f"{b.cost_usd_per_hour:,.1f} $/h at {_bcr_text(b, 'a BCR of ')}, against PDD's {plan.cost_usd_per_hour:,.1f} $/h and "
             f"{plan.bcr_requests_per_usd:.4g} (BCR ratio {ratio:.3g}x)."
         )
         pays = []

@@ -67,6 +67,15 @@ def test_a_solve_whose_fleets_cost_nothing_has_null_bcrs_and_says_why(owned: lis
         assert any(n.startswith("no verdict check: the fleet costs 0 $/h") for n in d["notes"])
 
 
+def test_the_answer_words_a_free_fleets_bcr_as_unbounded() -> None:
+    """The table's sentences say "an unbounded BCR" where a fleet costs nothing (not "inf")."""
+    r = run("solve", *FREE)
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "an unbounded BCR (its fleet costs nothing)" in text
+    assert "BCR inf" not in text and "BCR of inf" not in text
+
+
 def test_bathtub_of_a_free_fleet_says_its_bcr_is_unbounded() -> None:
     _one_line_unbounded(run("bathtub", *OWNED, "--format", "json"))
 
