@@ -212,7 +212,8 @@ class SolveResult(Result):
         name = BASELINE_WORDS.get(b.topology, b.topology)
         text = (
             f"PDD loses to {name} ({b.topology}): it serves this rate for "
-            f"{b.cost_usd_per_hour:,.1f} $/h at {_bcr_text(b, 'a BCR of ')}, against PDD's {plan.cost_usd_per_hour:,.1f} $/h and "
+            f"{b.cost_usd_per_hour:,.1f} $/h at {_bcr_text(b, 'a BCR of ')}, against PDD's "
+            f"{plan.cost_usd_per_hour:,.1f} $/h and "
             f"{plan.bcr_requests_per_usd:.4g} (BCR ratio {ratio:.3g}x)."
         )
         pays = []
@@ -318,14 +319,15 @@ class SolveResult(Result):
                 # null where the baseline's figure is 0 (the ratio is unbounded), with why
                 bj[k] = row[k]
             if row["bcr_ratio"] is None:
+                why: str | None
                 if math.isfinite(plan.bcr_requests_per_usd):
                     why = (
                         f"baseline {b.topology} serves no rate within every SLA target (goodput 0)"
                     )
-                elif math.isfinite(b.bcr_requests_per_usd):
-                    why = "PDD's fleet costs 0 $/h: its BCR is unbounded"
-                else:
-                    why = "both fleets cost 0 $/h: neither BCR is finite"
+                else:  # PDD's fleet costs nothing: the verdict's rule says why
+                    from pddplan.robust.verdict import bcr_ratio
+
+                    why = bcr_ratio(plan, b)[1]
                 bj["ratio_undefined"] = why
             base_json.append(bj)
         return base_rows, base_json
@@ -556,7 +558,7 @@ def _per_mtok(plan: Plan) -> dict[str, float | None]:
 
 def _figures(plan: Plan) -> dict[str, Any]:
     """A plan's headline figures in the JSON document. A fleet that costs nothing (owned chips
-    at sunk cost without opex, and a free line) has no finite BCR: ``null``, with
+    at sunk cost without opex, and no line or a free one) has no finite BCR: ``null``, with
     ``bcr_undefined`` saying why (JSON carries no infinity)."""
     from pddplan.solver.plan import FREE_FLEET_BCR
 

@@ -399,18 +399,8 @@ class Solver(Sizing):
             return math.inf
         if self.ttft_meets(inst, n, rate, offs, wts):
             return float(n)
-        lo, hi = n, n * 2
-        while not self.ttft_meets(inst, hi, rate, offs, wts):
-            lo, hi = hi, hi * 2
-            if hi > 1 << 20:
-                return math.inf
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.ttft_meets(inst, mid, rate, offs, wts):
-                hi = mid
-            else:
-                lo = mid
-        return float(hi)
+        more = self.ttft_count_above(inst, n, rate, offs, wts)
+        return math.inf if more is None else float(more)
 
     def _md_lower_bound(self, rate: float) -> float:
         """The MD term of :meth:`_pool_lower_bounds` at ``rate`` [USD/h]."""

@@ -453,6 +453,14 @@ class Sizing:
             return PrefillCount(n, "prefill capacity (utilization cap)", meets)
         if not self.cdf_meets(offs, wts):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
+        more = self.ttft_count_above(inst, n, rate, offs, wts)
+        # the percentile that binds is named with the figures, where a plan needs them
+        return None if more is None else PrefillCount(more, TTFT_BOUND, True)
+
+    def ttft_count_above(self, inst: Instance, n: int, rate: float, offs, wts) -> int | None:
+        """The fewest ``inst`` instances above ``n`` (which misses them) that meet the TTFT
+        targets at ``rate`` with offsets ``offs`` and weights ``wts``; None past 2^20 (the
+        targets are met from some count on)."""
         at: dict[int, bool] = {}
 
         def ok(count: int) -> bool:
@@ -461,9 +469,9 @@ class Sizing:
             return at[count]
 
         # most counts that the cap leaves short of the targets need one instance more: tried
-        # first, then doubling and halving (the targets are met from some count on)
+        # first, then doubling and halving
         if ok(n + 1):
-            return PrefillCount(n + 1, TTFT_BOUND, True)
+            return n + 1
         lo, hi = n + 1, n * 2
         while not ok(hi):
             lo, hi = hi, hi * 2
@@ -475,8 +483,7 @@ class Sizing:
                 hi = mid
             else:
                 lo = mid
-        # the percentile that binds is named with the figures, where a plan needs them
-        return PrefillCount(hi, TTFT_BOUND, True)
+        return hi
 
     # ---- decode pools
     def md_context_tokens(self) -> float:
