@@ -3,7 +3,9 @@ paths of the broken-profile fixtures."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import textwrap
 from collections.abc import Callable
@@ -11,8 +13,13 @@ from pathlib import Path
 
 import pytest
 
-# the suite keeps its parsed-YAML cache apart from the user's (subprocesses inherit it)
-os.environ.setdefault("PDDPLAN_CACHE_DIR", tempfile.mkdtemp(prefix="pddplan-test-cache-"))
+# the suite keeps its parsed-YAML cache apart from the user's (subprocesses inherit it); a
+# directory made here goes when this process ends (each pytest process, xdist's workers
+# included, makes its own), so that runs do not pile them up in the temporary directory
+if "PDDPLAN_CACHE_DIR" not in os.environ:
+    _cache_dir = tempfile.mkdtemp(prefix="pddplan-test-cache-")
+    os.environ["PDDPLAN_CACHE_DIR"] = _cache_dir
+    atexit.register(shutil.rmtree, _cache_dir, ignore_errors=True)
 
 from pddplan.io.loader import ENV_VAR, Registry, bundled_profiles_dir
 
