@@ -929,8 +929,9 @@ def topology_cases(draw: st.DrawFn) -> Case:
     doc, nonsense, keys = draw(mutated(draw(st.sampled_from([TOPOLOGY_BASE, TOPOLOGY_N1_BASE]))))
     fmt = draw(st.sampled_from(["json", "csv"]))
     if draw(st.integers(0, 4)) == 0:
-        name = doc.get("traffic", [{}])[0] if isinstance(doc.get("traffic"), list) else {}
-        entry = name.get("name", "0") if isinstance(name, dict) else "0"
+        traffic = doc.get("traffic")  # a mutation may empty the list, or replace it
+        first = traffic[0] if isinstance(traffic, list) and traffic else {}
+        entry = first.get("name", "0") if isinstance(first, dict) else "0"
         axis = f"traffic.{entry}.rate_rps=0.3,0.6"
         argv = ["sweep", "topo.yaml", "--set", axis, "-f", fmt]
     else:
