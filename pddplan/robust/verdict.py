@@ -168,8 +168,9 @@ class _Fleet:
 
 def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:
     """PDD's BCR over the baseline's, or None and why where it has no finite value: the
-    baseline's BCR is 0, or PDD's fleet costs nothing (its BCR unbounded). Against a baseline
-    that costs nothing (unbounded BCR) PDD's finite BCR is a ratio of 0."""
+    baseline's BCR is 0 (its goodput is 0, whatever it costs), or PDD's fleet costs nothing
+    (its BCR unbounded). Against a baseline that costs nothing and serves something (unbounded
+    BCR) PDD's finite BCR is a ratio of 0."""
     p, b = pdd.bcr_requests_per_usd, base.bcr_requests_per_usd
     if not math.isfinite(p):
         return None, (
@@ -179,12 +180,7 @@ def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:
         )
     if b > 0:
         return p / b, None
-    why = (
-        "the baseline's fleet misses an SLA target at every rate (goodput 0)"
-        if base.cost_usd_per_hour > 0
-        else "the baseline costs nothing"
-    )
-    return None, why
+    return None, "the baseline's fleet misses an SLA target at every rate (goodput 0)"
 
 
 def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> VerdictCheck:
@@ -401,7 +397,11 @@ class _OnSample:
         if self.plan is None:
             return LOSES
         if base is None or base.cost_usd_per_hour <= 0:
-            won = base is None and self.meets(self.plan.rate_rps * TINY_RATE_SHARE)
+            # no fleet, or a free one: its BCR is 0 where it misses a target even at a tiny
+            # rate (it serves nothing), and unbounded where it meets them there
+            tiny = self.plan.rate_rps * TINY_RATE_SHARE
+            serves = base is not None and check_fleet(solver, base, tiny, figures=False).meets_sla
+            won = not serves and self.meets(tiny)
             return WINS if won else LOSES
         if not math.isfinite(guess):
             return LOSES  # a baseline no rate overloads: its BCR has no bound

@@ -64,8 +64,9 @@ def made(cls: type[_Record], **values: Any) -> _Record:
     return new
 
 
-#: Why a fleet that costs nothing has no finite BCR: the JSON's ``bcr_undefined`` and the
-#: error of a command that must rank or plot it (:func:`require_priced`).
+#: Why a fleet that costs nothing (and serves something: one of goodput 0 has a BCR of 0) has
+#: no finite BCR: the JSON's ``bcr_undefined`` and the error of a command that must rank or
+#: plot it (:func:`require_priced`).
 FREE_FLEET_BCR = (
     "the fleet costs 0 $/h (owned chips at sunk cost without opex, and no line or a free one): "
     "its BCR is unbounded"
@@ -149,7 +150,11 @@ class Plan:
 
     @property
     def bcr_requests_per_usd(self) -> float:
-        """BCR: goodput per dollar of hardware (and line) cost [requests/USD]."""
+        """BCR: goodput per dollar of hardware (and line) cost [requests/USD]. A fleet that
+        serves nothing within SLA (goodput 0) has a BCR of 0 whatever it costs, nothing
+        included; one that serves something and costs nothing has an unbounded BCR (inf)."""
+        if self.goodput_rps <= 0:
+            return 0.0
         if self.cost_usd_per_hour <= 0:
             return math.inf
         return self.goodput_rps * units.SECONDS_PER_HOUR / self.cost_usd_per_hour

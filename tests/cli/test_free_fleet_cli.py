@@ -103,3 +103,30 @@ def test_pareto_with_free_fleets_writes_their_bcr_as_null() -> None:
     assert all(p["bcr_requests_per_usd"] is None for p in free)
     priced = [p for p in doc["frontier"] if p["cost_usd_per_hour"]]
     assert all(p["bcr_requests_per_usd"] > 0 for p in priced)
+
+
+def test_a_free_baseline_that_serves_nothing_has_a_bcr_of_0_and_pdd_beats_it() -> None:
+    """A fleet that misses a target at every rate (goodput 0) has a BCR of 0 even where it costs
+    nothing: with the no-relay baseline's chips owned and sunk and a free line, that baseline
+    costs 0 $/h and serves nothing within SLA (it misses TTFT at every rate), so PDD beats it.
+    Its BCR was unbounded, and PDD lost to it with a ratio of 0."""
+    owned = ["--own", "gpu-a=16", "--own", "gpu-b=32", "--set", "inventory.owned_cost=sunk"]
+    r = run(
+        "solve",
+        "examples/pdd-paper.yaml",
+        *owned,
+        "--set",
+        "link.price_usd_per_month=0",
+        "--format",
+        "json",
+    )
+    assert r.returncode == 0, r.stderr
+    d = _strict_json(r.stdout)
+    assert d["plan"]["cost_usd_per_hour"] > 0
+    no_relay = next(b for b in d["baselines"] if b["name"] == "no-relay")
+    assert no_relay["cost_usd_per_hour"] == 0 and no_relay["goodput_rps"] == 0
+    assert no_relay["bcr_requests_per_usd"] == 0 and "bcr_undefined" not in no_relay
+    assert no_relay["bcr_ratio"] is None and "goodput 0" in no_relay["ratio_undefined"]
+    verdict = next(v for v in d["verdict"]["baselines"] if v["name"] == "no-relay")
+    assert verdict["pdd_wins"] is True and verdict["outcome"] == "wins"
+    assert verdict["bcr_ratio"] is None and "goodput 0" in verdict["ratio_undefined"]
