@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,13 @@ from pddplan.results.base import Report, Result, Row, Section
 if TYPE_CHECKING:
     from pddplan.topology import Failure, TopologyPlan
     from pddplan.topology.simulate import SimulatedPipeline, TopologySim
+
+#: Why a topology plan that serves traffic and costs nothing has no finite BCR (its JSON's
+#: ``bcr_undefined``).
+FREE_TOPOLOGY_BCR = (
+    "the plan costs 0 $/h (its chips owned at an owned_usd_per_chip_hour of 0, and no line "
+    "leased or only free ones): its BCR is unbounded"
+)
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,7 @@ class TopologyResult(Result):
         kind = tp.failure_kind
         title = f"topology plan for {tp.spec_name} ({tp.objective})"
         answer = [f"Cost {tp.cost_usd_per_hour:.2f} $/h over {len(tp.chosen)} pipelines."]
+        bcr = tp.bcr_requests_per_usd
         payload: dict[str, Any] = {
             "scenario": tp.spec_name,
             "mode": tp.mode,
@@ -137,14 +146,22 @@ class TopologyResult(Result):
             "cost_usd_per_hour": tp.cost_usd_per_hour,
             "served_rps": dict(tp.served_rps),
             "served_total_rps": tp.served_total_rps,
-            "bcr_requests_per_usd": tp.bcr_requests_per_usd,
+            # JSON carries no infinity: a plan that serves traffic and costs nothing has a null
+            # BCR and says why
+            "bcr_requests_per_usd": bcr if math.isfinite(bcr) else None,
         }
+        if not math.isfinite(bcr):
+            payload["bcr_undefined"] = FREE_TOPOLOGY_BCR
         if tp.mode != "cost":
             demand = sum(t.rate_rps for t in tp.sources.values())
             unserved = [s for s, r in tp.served_rps.items() if r < tp.sources[s].rate_rps]
             answer.append(
                 f"Serves {tp.served_total_rps:.4g} of {demand:.4g} req/s "
-                f"({tp.bcr_requests_per_usd:.4g} requests per $)"
+                + (
+                    f"({bcr:.4g} requests per $)"
+                    if math.isfinite(bcr)
+                    else "(an unbounded BCR: the plan costs nothing)"
+                )
                 + (f"; {', '.join(unserved)} not served in full." if unserved else ".")
             )
             payload["budget_usd_per_hour"] = tp.budget_usd_per_hour

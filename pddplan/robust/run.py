@@ -53,9 +53,8 @@ from pddplan.robust.search import (
 )
 from pddplan.solver import Outcome, Plan, Solver, solve_scenario
 from pddplan.solver.modes import with_goodput
-from pddplan.solver.plan import build_plan, require_priced, within_limits
+from pddplan.solver.plan import bcr, build_plan, require_priced, within_limits
 
-SECONDS_PER_HOUR = 3600.0
 #: Chunks per worker: enough to balance uneven samples, few enough to keep overheads small.
 CHUNKS_PER_WORKER = 4
 #: Chunks of an in-process run told as progress (a chunk is the unit the executor reports).
@@ -102,8 +101,16 @@ class RobustRun:
 
     @property
     def bcr_requests_per_usd(self) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return self.goodput_rps * SECONDS_PER_HOUR / self.cost_usd_per_hour
+        """Each sample's BCR [requests/USD] (:func:`~pddplan.solver.plan.bcr`)."""
+        return _bcrs(self.goodput_rps, self.cost_usd_per_hour)
+
+
+def _bcrs(goodput_rps: np.ndarray, cost_usd_per_hour: np.ndarray) -> np.ndarray:
+    """:func:`~pddplan.solver.plan.bcr` of each sample [requests/USD]."""
+    return np.array(
+        [bcr(g, c) for g, c in zip(goodput_rps.tolist(), cost_usd_per_hour.tolist(), strict=True)],
+        dtype=float,
+    )
 
 
 def run_robust(
@@ -176,9 +183,7 @@ def run_robust(
     goodput = np.array([r.goodput_rps for r in recs], dtype=float)
     kv = np.array([r.kv_transfer_max_s for r in recs], dtype=float)
     robust = _robust_plan(best, recs, solver0, rate0, confidence, out0) if best else None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bcr = goodput * SECONDS_PER_HOUR / cost
-    sens = sensitivity(inputs, x, bcr, margin, meets)
+    sens = sensitivity(inputs, x, _bcrs(goodput, cost), margin, meets)
     return RobustRun(
         scenario_name=out0.scenario_name,
         samples=samples,

@@ -524,7 +524,12 @@ def fall_note(mode: str, falls: list[tuple[Plan, Plan]]) -> str | None:
 
 
 def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
-    return a == b or abs(a - b) <= rtol * max(abs(a), abs(b))
+    """Whether ``a`` and ``b`` agree within ``rtol`` (relative); an infinite value (the BCR of
+    a fleet that costs nothing, the goodput of one no rate overloads) is close to itself only,
+    not to every finite one."""
+    if a == b:
+        return True
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rtol * max(abs(a), abs(b))
 
 
 def _more_goodput(a: Plan, b: Plan, ttft_s: Callable[[Plan], tuple[float, float, float]]) -> bool:

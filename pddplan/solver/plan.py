@@ -73,6 +73,17 @@ FREE_FLEET_BCR = (
 )
 
 
+def bcr(goodput_rps: float, cost_usd_per_hour: float) -> float:
+    """BCR: goodput per dollar of hardware (and line) cost [requests/USD]. A fleet that serves
+    nothing within SLA (goodput 0) has a BCR of 0 whatever it costs, nothing included; one
+    that serves something and costs nothing has an unbounded BCR (inf)."""
+    if goodput_rps <= 0:
+        return 0.0
+    if cost_usd_per_hour <= 0:
+        return math.inf
+    return goodput_rps * units.SECONDS_PER_HOUR / cost_usd_per_hour
+
+
 def require_priced(cost_usd: float, what: str, unit: str = "$/h") -> None:
     """Raise :class:`~pddplan.errors.UnboundedBcrError` where ``what`` (a fleet [USD/h], or a
     request's marginal cost on it [USD], that a command ranks or plots by BCR) costs
@@ -150,14 +161,8 @@ class Plan:
 
     @property
     def bcr_requests_per_usd(self) -> float:
-        """BCR: goodput per dollar of hardware (and line) cost [requests/USD]. A fleet that
-        serves nothing within SLA (goodput 0) has a BCR of 0 whatever it costs, nothing
-        included; one that serves something and costs nothing has an unbounded BCR (inf)."""
-        if self.goodput_rps <= 0:
-            return 0.0
-        if self.cost_usd_per_hour <= 0:
-            return math.inf
-        return self.goodput_rps * units.SECONDS_PER_HOUR / self.cost_usd_per_hour
+        """BCR: goodput per dollar of hardware (and line) cost [requests/USD] (:func:`bcr`)."""
+        return bcr(self.goodput_rps, self.cost_usd_per_hour)
 
     @property
     def has_relay(self) -> bool:

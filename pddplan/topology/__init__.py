@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pddplan.errors import InfeasibleError, TopologyError
+from pddplan.solver.plan import bcr
 from pddplan.spec.topology import Line, Site, TrafficSource
 from pddplan.topology.failures import Failure, line_failures, partial_cases, plan_failures
 from pddplan.topology.inputs import (
@@ -67,9 +68,11 @@ class TopologyPlan:
 
     @property
     def bcr_requests_per_usd(self) -> float:
-        """Traffic served per dollar [requests/USD]: ``served x 3600 / cost``."""
-        c = self.cost_usd_per_hour
-        return self.served_total_rps * 3600.0 / c if c > 0 else 0.0
+        """Traffic served per dollar [requests/USD], by the BCR rule
+        (:func:`~pddplan.solver.plan.bcr`): unbounded (inf) where the plan serves traffic and
+        costs nothing (its chips owned at an owned price of 0, and no line leased or only free
+        ones)."""
+        return bcr(self.served_total_rps, self.cost_usd_per_hour)
 
     @property
     def failure_kind(self) -> str:

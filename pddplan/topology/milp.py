@@ -148,7 +148,8 @@ def choose(
     its chosen pipelines carry, and with ``resilient`` what they carry under every single
     failure), then the least cost for it. ``max-bcr``: the highest served traffic per dollar,
     by Dinkelbach's iteration (each step the MILP of ``served - lambda cost``; ``lambda`` the
-    last step's ratio), exact over the options to :data:`OBJECTIVE_RTOL`. ``rates``: source ->
+    last step's ratio), exact over the options to :data:`OBJECTIVE_RTOL`; a step's choice that
+    serves traffic and costs nothing has an unbounded ratio, and is the answer. ``rates``: source ->
     rate [requests/s], for the two goodput modes."""
     if mode == "cost":
         return _solve(options, market, resilient, None, None, None)
@@ -173,6 +174,11 @@ def choose(
     for _ in range(MAX_BCR_ITERATIONS):
         c = _solve(options, market, resilient, weights, lam, None)
         g = served_rps(c.served_levels, rates, market.share_levels)
+        if g > 0 and c.cost_usd_per_hour <= 0:
+            # serves traffic for nothing (owned chips at an owned price of 0, free lines): an
+            # unbounded ratio, and the most served of every choice that costs nothing, since
+            # the step maximizes served - lambda cost with lambda >= 0
+            return c
         if c.cost_usd_per_hour > 0 and g > 0:
             ratio = g / c.cost_usd_per_hour
             if best_choice is None or ratio > best_ratio * (1 + OBJECTIVE_RTOL):

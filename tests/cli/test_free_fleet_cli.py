@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
-from test_calibrate_cli import run  # python -m pddplan from the repository, CPU-limited
+from test_calibrate_cli import REPO, run  # python -m pddplan from the repository, CPU-limited
 
 #: Every chip of every fleet owned and sunk: the one-datacenter baseline costs nothing.
 OWNED = [
@@ -130,3 +131,36 @@ def test_a_free_baseline_that_serves_nothing_has_a_bcr_of_0_and_pdd_beats_it() -
     verdict = next(v for v in d["verdict"]["baselines"] if v["name"] == "no-relay")
     assert verdict["pdd_wins"] is True and verdict["outcome"] == "wins"
     assert verdict["bcr_ratio"] is None and "goodput 0" in verdict["ratio_undefined"]
+
+
+def test_max_bcr_over_owned_chips_returns_the_free_fleet_of_most_goodput() -> None:
+    """With chips owned and sunk and a free line, every fleet within them costs nothing: its
+    BCR is unbounded, above any fleet that rents, so the plan of highest BCR is the free fleet
+    of most goodput. A finite BCR read as tying an unbounded one, and the walk returned a fleet
+    that rents 8 GPU-B (19.2 $/h) for its larger goodput."""
+    r = run("solve", *FREE, "--max-bcr", "--no-verdict-check", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    plan = _strict_json(r.stdout)["plan"]
+    assert plan["cost_usd_per_hour"] == 0
+    assert plan["bcr_requests_per_usd"] is None and "unbounded" in plan["bcr_undefined"]
+    assert plan["chips"]["gpu-b"] <= 64 and plan["chips"]["gpu-a"] <= 64
+    assert plan["goodput_rps"] > 4
+
+
+def test_a_topology_plan_that_costs_nothing_has_an_unbounded_bcr(tmp_path: Path) -> None:
+    """A topology whose entry site hosts every role on chips it owns at the default owned price
+    of 0 serves its traffic for nothing: its BCR is unbounded (``null`` in the JSON, with
+    ``bcr_undefined``), and ``--max-bcr`` returns that plan. The BCR read 0, and ``--max-bcr``
+    returned a plan that leases lines and rents chips (157 $/h)."""
+    text = (REPO / "examples" / "topologies" / "three-sites-n1.yaml").read_text()
+    site_a = "      RLD: {chips: [gpu-a]}\n"
+    assert text.count(site_a) == 1
+    owned = "      MD: {chips: [gpu-a]}\n    chips:\n      gpu-a: {owned: 512}\n"
+    topo = tmp_path / "free.yaml"
+    topo.write_text(text.replace(site_a, site_a + owned))
+    for mode in ([], ["--max-bcr"]):
+        r = run("topology", str(topo), *mode, "--format", "json")
+        assert r.returncode == 0, r.stderr
+        d = _strict_json(r.stdout)
+        assert d["cost_usd_per_hour"] == 0 and d["served_total_rps"] > 0, mode
+        assert d["bcr_requests_per_usd"] is None and "unbounded" in d["bcr_undefined"], mode

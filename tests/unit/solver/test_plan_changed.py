@@ -97,3 +97,21 @@ def test_the_plans_build_plan_makes_are_the_records_init_makes() -> None:
         del values["problem"]
         with pytest.raises(TypeError, match="missing: problem"):
             made(Plan, **values)
+
+
+def test_bcr_rule_and_its_infinite_values() -> None:
+    """The BCR rule (:func:`pddplan.solver.plan.bcr`): goodput per dollar; 0 for a fleet that
+    serves nothing, whatever it costs (nothing included); unbounded for one that serves and
+    costs nothing. The max-BCR and budget walks compare such values with ``modes._close``: an
+    unbounded BCR ties only another unbounded one, never a finite one."""
+    import math
+
+    from pddplan.solver.modes import _close
+    from pddplan.solver.plan import bcr
+
+    assert bcr(2.0, 7200.0) == 1.0
+    assert bcr(0.0, 0.0) == 0.0 and bcr(0.0, 10.0) == 0.0
+    assert bcr(1.0, 0.0) == math.inf
+    assert _close(math.inf, math.inf)
+    assert not _close(951.4, math.inf) and not _close(math.inf, 951.4)
+    assert _close(1.0, 1.0 + 1e-12) and not _close(1.0, 1.001)
