@@ -37,6 +37,35 @@ def _bcr_text(plan: Plan, of: str = "") -> str:
     return "an unbounded BCR (its fleet costs nothing)"
 
 
+def _against_text(plan: Plan, base: Plan, head: str) -> str:
+    """The sentence comparing PDD's ``plan`` with a baseline (``head`` names it and its cost):
+    the cost and BCR ratios, in words where a fleet costs nothing (a ratio to it has no
+    value, and a fleet that serves something for nothing has an unbounded BCR)."""
+    if base.goodput_rps <= 0:
+        return f"{head}, and it meets the TTFT targets at no rate."
+    free_pdd = plan.cost_usd_per_hour <= 0
+    if base.cost_usd_per_hour > 0:
+        cost = (
+            "PDD costs nothing"
+            if free_pdd
+            else f"PDD costs {plan.cost_usd_per_hour / base.cost_usd_per_hour:.3g}x"
+        )
+    elif free_pdd:
+        cost = "both cost nothing"
+    else:
+        cost = f"it costs nothing against PDD's {plan.cost_usd_per_hour:,.1f} $/h"
+    ratio = _ratio(plan.bcr_requests_per_usd, base.bcr_requests_per_usd)
+    if ratio is not None and base.cost_usd_per_hour > 0:
+        bcr = f"its BCR is {ratio:.3g}x"
+    elif free_pdd and base.cost_usd_per_hour <= 0:
+        bcr = "both BCRs are unbounded"
+    elif free_pdd:
+        bcr = "PDD's BCR is unbounded against its finite one"
+    else:
+        bcr = "its BCR is unbounded against PDD's finite one"
+    return f"{head}; {cost} and {bcr}."
+
+
 def _ratio(a: float, b: float) -> float | None:
     """``a / b``; None where it has no finite value: ``b`` is 0 (a baseline of no goodput), or
     ``a`` is unbounded (PDD's fleet costs nothing, so its BCR is; against a baseline of
@@ -188,15 +217,7 @@ class SolveResult(Result):
             name = BASELINE_WORDS.get(b.topology, b.topology)
             chips = ", ".join(f"{n} {c}" for c, n in b.chips_of().items())
             head = f"{name[0].upper()}{name[1:]} ({chips}): {b.cost_usd_per_hour:,.1f} $/h"
-            ratio = _ratio(plan.bcr_requests_per_usd, b.bcr_requests_per_usd)
-            if ratio is None:
-                sentences.append(f"{head}, and it meets the TTFT targets at no rate.")
-                continue
-            sentences.append(
-                f"{head}; PDD costs "
-                f"{_ratio(plan.cost_usd_per_hour, b.cost_usd_per_hour) or 0:.3g}x and its BCR is "
-                f"{ratio:.3g}x."
-            )
+            sentences.append(_against_text(plan, b, head))
         if plan.binding:
             sentences.append("Bound by " + "; ".join(plan.binding) + ".")
         if out.mode != "rate" and out.scale_bound:
@@ -458,9 +479,14 @@ def cache_text(c: Row) -> str:
 
 
 def flip_text(f: Flip) -> str:
-    """``path (flips above X; range lo-hi)``: where an input reverses a verdict."""
-    side = "below" if f.end == "low" else "above"
-    where = f"{side} {f.flips_at:.4g}" if f.holds_at is not None else f"at its {f.end} end"
+    """``path (flips between A and B; range lo to hi)``: where an input reverses a verdict,
+    between the value nearest the point where it holds and the one found to reverse it
+    (ascending; its end alone where the scenario has no point value)."""
+    if f.holds_at is None:
+        where = f"at its {f.end} end"
+    else:
+        a, b = sorted((f.holds_at, f.flips_at))
+        where = f"between {a:.4g} and {b:.4g}"
     return f"{f.path} (flips {where}; range {f.low:.4g} to {f.high:.4g})"
 
 
@@ -599,12 +625,17 @@ def _roles_json(plan: Plan) -> dict[str, Any]:
 
 
 def routing_text(plan: Plan) -> str:
-    """The routing rule in words."""
+    """The routing rule in words; where RLD finishes the anomalous requests (the anomalous
+    filter), they are named apart (``anomalous: P-RLD``)."""
     if plan.topology != "pdd":
         return "P-D" if plan.topology == "same-dc" else "all P-MD"
+    pb = plan.problem
+    to_rld = pb is not None and bool((~pb.on_decode_side).any())
     r = plan.routing
     if r.relay_all:
-        return "all P-RLD-MD"
-    if r.threshold <= 0:
-        return "all P-MD (no relay)"
-    return f"hit rate < {r.threshold:.4g}: P-RLD-MD; else P-MD"
+        text = "all P-RLD-MD"
+    elif r.threshold <= 0:
+        text = "no relay: P-MD" if to_rld else "all P-MD (no relay)"
+    else:
+        text = f"hit rate < {r.threshold:.4g}: P-RLD-MD; else P-MD"
+    return f"{text}; anomalous: P-RLD" if to_rld else text

@@ -108,7 +108,10 @@ def _answer(
         else:  # no fleet fits above the plan's rate, whatever it costs
             bound = _WALL.get(stopped[0], f"{stopped[0] or 'no plan'} at higher rates")
         return plan, "budget", bound
-    plan = solve_max_bcr(solver, hi, falls)
+    walls: list[str] = []
+    plan = solve_max_bcr(solver, hi, falls, walls)
+    if walls:  # no fleet fits above some rate below the question's highest, whatever it costs
+        return plan, "max-bcr", _WALL.get(walls[0], f"{walls[0] or 'no plan'} at higher rates")
     return plan, "max-bcr", bound_of_hi + (" (inventory limits applied)" if limited else "")
 
 

@@ -360,7 +360,10 @@ def solve_budget(
 
 
 def solve_max_bcr(
-    solver: RateSolver, hi_rate: float, falls: list[tuple[Plan, Plan]] | None = None
+    solver: RateSolver,
+    hi_rate: float,
+    falls: list[tuple[Plan, Plan]] | None = None,
+    stopped: list[str] | None = None,
 ) -> Plan:
     """The plan of highest BCR (fleet goodput per dollar), exactly, among every fleet the
     search returns at a rate up to ``hi_rate`` (see :func:`walk_fleets`). Ties: the higher
@@ -379,18 +382,26 @@ def solve_max_bcr(
     where a fleet of the cost of the one it finds at the stretch's end could reach the bound
     (:meth:`_BcrSkip.needs`), and walks every step where the plan does not reach the ceiling
     fleet's BCR (past a fall of the least cost, where the bound proves nothing).
+
+    ``stopped``: when given, the binding of the error at the first rate nothing fits is
+    appended to it where the walk met such a wall below ``hi_rate`` (see :func:`walk_fleets`);
+    nothing where it reached ``hi_rate``.
     """
     falls_seen: list[tuple[Plan, Plan]] = []
+    ended: list[InfeasibleError] = []
     skip = _BcrSkip(solver, hi_rate)
-    walk = walk_fleets(solver, hi_rate, falls=falls_seen, skip=skip)
+    walk = walk_fleets(solver, hi_rate, ended, falls=falls_seen, skip=skip)
     best = _best_bcr(solver, hi_rate, walk, skip)
     if skip.passed_over and _capped_bcr(best, hi_rate) < skip.ceiling_bcr:
         # the ceiling's fleet outranks every fleet walked, so the bound it lent the stretches
         # passed over proves nothing against the plan: walk every step
         falls_seen.clear()
-        best = _best_bcr(solver, hi_rate, walk_fleets(solver, hi_rate, falls=falls_seen))
+        ended.clear()
+        best = _best_bcr(solver, hi_rate, walk_fleets(solver, hi_rate, ended, falls=falls_seen))
     if falls is not None:
         falls.extend(falls_seen)
+    if stopped is not None and ended:
+        stopped.append(ended[0].binding)
     return best
 
 

@@ -164,3 +164,28 @@ def test_a_topology_plan_that_costs_nothing_has_an_unbounded_bcr(tmp_path: Path)
         d = _strict_json(r.stdout)
         assert d["cost_usd_per_hour"] == 0 and d["served_total_rps"] > 0, mode
         assert d["bcr_requests_per_usd"] is None and "unbounded" in d["bcr_undefined"], mode
+
+
+def test_the_sentences_compare_with_a_free_fleet_in_words() -> None:
+    """Where PDD's own fleet costs nothing, a baseline that serves its rate is compared in
+    words (it read "it meets the TTFT targets at no rate" beside a table where it meets the SLA,
+    the ratio to an unbounded BCR having no value); where a baseline costs nothing, PDD's cost
+    is not "0x" of it."""
+    pdd_free = ["--own", "gpu-a=24", "--own", "gpu-b=32", "--set", "inventory.owned_cost=sunk"]
+    pdd_free += ["--set", "link.price_usd_per_month=0", "--no-verdict-check"]
+    text = " ".join(run("solve", *pdd_free).stdout.split())
+    assert (
+        "One datacenter (96 gpu-a): 144.0 $/h; PDD costs nothing and PDD's BCR is unbounded "
+        "against its finite one." in text
+    ), text
+    assert "both cost nothing and both BCRs are unbounded" in text
+    assert (
+        "One datacenter (96 gpu-a): 144.0 $/h, and it meets the TTFT targets at no rate" not in text
+    )
+    base_free = ["--own", "gpu-a=200", "--set", "inventory.owned_cost=sunk", "--no-verdict-check"]
+    text = " ".join(run("solve", *base_free).stdout.split())
+    assert (
+        "One datacenter (96 gpu-a): 0.0 $/h; it costs nothing against PDD's 107.4 $/h and its "
+        "BCR is unbounded against PDD's finite one." in text
+    ), text
+    assert "PDD costs 0x" not in text

@@ -57,7 +57,7 @@ def test_solve_says_first_when_pdd_loses(solve_losing: tuple[str, str]) -> None:
     text = " ".join(out.split("\nplan\n")[0].split())
     # the baseline's cost and BCR, then where PDD would pay (the verdict's flips)
     assert re.search(r"for 155\.4 \$/h at a BCR of 49\.41 requests per dollar", text)
-    assert "PDD would pay with" in text and "workload.hit_rate.shift (flips below" in text
+    assert "PDD would pay with" in text and "workload.hit_rate.shift (flips between" in text
 
 
 def test_summary_in_words_with_units(solve_default: tuple[str, str]) -> None:
