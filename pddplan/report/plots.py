@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -245,20 +246,26 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
             for key in keys:
                 ys = [_ratio(r, key) for r in rows]
                 base = baseline_label(ratio_baseline(key) or key)
-                if not any(np.isfinite(ys)):
-                    notes.append(
-                        f"PDD BCR / {base} BCR not drawn: undefined at every feasible point "
-                        "(that baseline has no plan within the SLA)"
-                    )
-                    continue
-                gaps = [
-                    _show(v)
+                undefined = [
+                    (v, r)
                     for v, y, r in zip(raw, ys, rows, strict=True)
                     if r.get("feasible") and not np.isfinite(y)
                 ]
+                # why a ratio has no value: PDD's plan costs nothing (its BCR unbounded), or
+                # the baseline has no plan within the SLA (its BCR 0)
+                free = [_show(v) for v, r in undefined if _free_point(r)]
+                none = [_show(v) for v, r in undefined if not _free_point(r)]
+                whys = [f"{', '.join(free)}: PDD's plan costs nothing"] if free else []
+                whys += [f"{', '.join(none)}: no baseline plan within the SLA"] if none else []
+                if not any(np.isfinite(ys)):
+                    notes.append(
+                        f"PDD BCR / {base} BCR not drawn: undefined at every feasible point "
+                        f"(at {'; at '.join(whys)})"
+                    )
+                    continue
                 label = f"vs {base}"
-                if gaps:
-                    label += f" (undefined at {', '.join(gaps)}: no baseline plan within the SLA)"
+                if whys:
+                    label += f" (undefined at {'; at '.join(whys)})"
                 ax.plot(xs, ys, marker="o", label=label)
             ax.axhline(1.0, color="gray", lw=0.8, ls="--", label="parity (1.0)")
             ax.set_ylabel("PDD BCR / baseline BCR\n(above 1: PDD better)")
@@ -270,7 +277,12 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
             (axes[-1], "cost_usd_per_hour", "tab:purple"),
         ):
             ys = [_num(r.get(key)) if r.get("feasible") else np.nan for r in rows]
-            ax.plot(xs, ys, marker="o", color=color, label="PDD plan")
+            label = "PDD plan"
+            unbounded = [_show(v) for v, y in zip(raw, ys, strict=True) if np.isinf(y)]
+            if unbounded:  # a BCR at a point where PDD's plan costs nothing
+                ys = [np.nan if np.isinf(y) else y for y in ys]
+                label += f" (unbounded at {', '.join(unbounded)}: its plan costs nothing)"
+            ax.plot(xs, ys, marker="o", color=color, label=label)
             _mark_infeasible(ax, xs, rows, legend=not keys and ax is axes[-2])
             ax.set_ylabel(figure_label(key).replace(": ", ":\n", 1))
             ax.legend(fontsize=8, loc="best", framealpha=0.85)
@@ -281,8 +293,10 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
         if not numeric:
             axes[-1].set_xticks(xs, [str(v) for v in raw])
         if notes:
-            fig.text(0.01, 0.005, "\n".join(notes), fontsize=8, color="dimgray", va="bottom")
-            fig.get_layout_engine().set(rect=(0, 0.03 * len(notes), 1, 1 - 0.03 * len(notes)))
+            # wrapped to the figure's width (about 150 characters at this size)
+            lines = [ln for n in notes for ln in textwrap.wrap(n, 150)]
+            fig.text(0.01, 0.005, "\n".join(lines), fontsize=8, color="dimgray", va="bottom")
+            fig.get_layout_engine().set(rect=(0, 0.03 * len(lines), 1, 1 - 0.03 * len(lines)))
         fig.suptitle(title or f"PDD's plan against {axis_label(paths[0])}", fontsize=10)
     else:
         fig, ax = plt.subplots(figsize=(8, 5.6), constrained_layout=True)
@@ -296,12 +310,15 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
         z = np.full((len(ys), len(xs)), np.nan)
         cost = np.full((len(ys), len(xs)), np.nan)
         feasible = np.zeros((len(ys), len(xs)), dtype=bool)
+        free_cell = np.zeros((len(ys), len(xs)), dtype=bool)  # PDD's plan costs nothing there
         for r in rows:
             at = ys.index(r[paths[1]]), xs.index(r[paths[0]])
             feasible[at] = bool(r.get("feasible"))
             if r.get("feasible"):
                 z[at] = _ratio(r, k) if k else _num(r.get("bcr_requests_per_usd"))
                 cost[at] = _num(r.get("cost_usd_per_hour"))
+                free_cell[at] = _free_point(r)
+        z[free_cell] = np.nan  # an unbounded BCR has no colour on a finite scale
         finite = z[np.isfinite(z)]
         if k:
             lo = float(min(finite.min(), 0.99)) if finite.size else 0.5
@@ -319,6 +336,8 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
                 v = z[yi, xi]
                 if not feasible[yi, xi]:
                     text = "infeasible"
+                elif free_cell[yi, xi]:  # PDD's plan costs nothing: no ratio, no finite BCR
+                    text = f"BCR unbounded\n{cost[yi, xi]:.4g} $/h"
                 elif not np.isfinite(v):
                     text = f"ratio undefined\n{cost[yi, xi]:.4g} $/h"
                 else:
@@ -349,6 +368,11 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
             fontsize=9,
         )
     _save(plt, fig, path)
+
+
+def _free_point(r: dict) -> bool:
+    """Whether a sweep point's PDD plan costs nothing (its BCR unbounded)."""
+    return bool(np.isinf(_num(r.get("bcr_requests_per_usd"))))
 
 
 def _num(v) -> float:

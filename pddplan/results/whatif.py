@@ -41,8 +41,12 @@ class SweepResult(Result):
             notes.append(
                 f"{UNBOUNDED_RATIO} where its baseline serves no rate within every SLA target "
                 "(goodput 0)"
+                + (", or where PDD's fleet costs nothing" if any(_free(r) for r in points) else "")
             )
-        table = [{k: v for k, v in r.items() if k != "ratio_undefined"} for r in points]
+        if any(_free(r) for r in points):
+            notes.append(f"a BCR is '-' (empty in CSV, null in JSON) where {FREE_POINT}")
+        said = ("ratio_undefined", "bcr_undefined")
+        table = [{k: v for k, v in r.items() if k not in said} for r in points]
         return Report(
             "pddplan sweep",
             [Section("points", table)],
@@ -88,7 +92,13 @@ class SweepResult(Result):
             wins.append(f"{base} {lo:.3g}x to {hi:.3g}x")
         out.append(f"{len(feasible)} of {len(self.points)} points feasible.")
         if feasible:
-            best = min(feasible, key=lambda r: r.get("cost_usd_per_hour") or math.inf)
+            # a point that costs nothing is the cheapest, not one of unknown cost
+            best = min(
+                feasible,
+                key=lambda r: (
+                    math.inf if r.get("cost_usd_per_hour") is None else r["cost_usd_per_hour"]
+                ),
+            )
             cost = f"{best.get('cost_usd_per_hour', 0):,.1f} $/h"
             if "bcr_requests_per_usd" not in best:  # a topology's point: its plan in one row
                 out.append(
@@ -96,9 +106,14 @@ class SweepResult(Result):
                     f"pipelines ({best.get('flows')})."
                 )
             else:
+                bcr = best.get("bcr_requests_per_usd", 0)
+                words = (
+                    f"BCR {bcr:.4g} requests per dollar"
+                    if math.isfinite(bcr)
+                    else "an unbounded BCR (its fleet costs nothing)"
+                )
                 out.append(
-                    f"Cheapest at {self._where(best)}: {cost}, "
-                    f"BCR {best.get('bcr_requests_per_usd', 0):.4g} requests per dollar, bound "
+                    f"Cheapest at {self._where(best)}: {cost}, {words}, bound "
                     f"by {best.get('binding') or 'nothing'}."
                 )
         if wins:
@@ -122,10 +137,33 @@ def _unbounded_to_null(row: Row, keys: list[str]) -> tuple[Row, list[str]]:
     return {k: None if k in undefined else v for k, v in row.items()}, undefined
 
 
+#: Why a sweep point's BCR is null: PDD's plan there costs nothing.
+FREE_POINT = (
+    "PDD's plan costs 0 $/h (owned chips at sunk cost without opex, and no line or a free one): "
+    "its BCR is unbounded"
+)
+
+
+def _free(row: Row) -> bool:
+    """Whether a sweep point's PDD plan costs nothing (its BCR unbounded)."""
+    bcr = row.get("bcr_requests_per_usd")
+    return isinstance(bcr, float) and math.isinf(bcr) or "bcr_undefined" in row
+
+
 def _json_point(row: Row) -> Row:
     """A sweep point for JSON: an unbounded BCR ratio (the baseline's goodput is 0) is null,
-    with why in ``ratio_undefined``."""
-    out, keys = _unbounded_to_null(row, [k for k in row if k.startswith("bcr_ratio_vs_")])
+    with why in ``ratio_undefined``; where PDD's plan costs nothing, its BCR is null with why
+    in ``bcr_undefined``, and so is every ratio to a baseline (no number: PDD's BCR is
+    unbounded)."""
+    ratios = [k for k in row if k.startswith("bcr_ratio_vs_")]
+    if _free(row):
+        out = {k: None if k in ratios else v for k, v in row.items()}
+        out["bcr_requests_per_usd"] = None
+        out["bcr_undefined"] = FREE_POINT
+        if ratios:
+            out["ratio_undefined"] = "PDD's fleet costs nothing: its BCR is unbounded"
+        return out
+    out, keys = _unbounded_to_null(row, ratios)
     undefined = [k.removeprefix("bcr_ratio_vs_") for k in keys]
     if undefined:
         out["ratio_undefined"] = (

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 #: Gap above which a simulated figure is flagged as disagreeing with its closed form [%].
 GAP_FLAG_PCT = 10.0
+#: Two figures closer than this, in their own unit (1 ns of a time, 1e-9 of a share), agree:
+#: their gap is 0, not a relative gap of a closed form that is a rounding residue of 0 (an
+#: Erlang C slot wait of 6e-15 s against a simulated 0 read as -100%).
+GAP_ABSOLUTE_FLOOR = 1e-9
 
 
 def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
@@ -158,9 +162,12 @@ COMPARED: tuple[tuple[str, str], ...] = (
 
 
 def gap_pct(closed: float, simulated: float) -> float:
-    """``100 (simulated - closed) / closed`` [%]; nan when the closed form is 0 or not finite."""
+    """``100 (simulated - closed) / closed`` [%]; 0 when the two are within
+    :data:`GAP_ABSOLUTE_FLOOR` of each other; nan when the closed form is 0 or not finite."""
     if not (math.isfinite(closed) and math.isfinite(simulated)) or closed == 0:
         return math.nan
+    if abs(simulated - closed) <= GAP_ABSOLUTE_FLOOR:
+        return 0.0
     return 100.0 * (simulated - closed) / closed
 
 

@@ -35,7 +35,6 @@ from pddplan.io.overrides import (
     patch_for,
 )
 from pddplan.solver import ratio, solve_scenario
-from pddplan.solver.plan import require_priced
 from pddplan.tiers import sized
 from pddplan.topology.inputs import TopologySource, is_topology_doc
 
@@ -169,7 +168,6 @@ def point_row(
         rs, cache = sized(src.resolve({**overrides, **point}))
         # a row reads the baselines' BCR alone (plan_row): not their final figures
         out = solve_scenario(rs, baselines=baselines, final_baselines=False)
-        require_priced(out.plan.cost_usd_per_hour, "PDD's plan")  # a row ranks its BCR
     except PddplanError as exc:
         return _failed_row(row, exc)
     p = out.plan

@@ -85,14 +85,23 @@ def test_robust_study_of_a_free_plan_says_its_bcr_is_unbounded() -> None:
     _one_line_unbounded(run("robust", *FREE, "--samples", "4", "--format", "json"))
 
 
-def test_a_sweep_point_whose_plan_is_free_is_a_row_that_says_why() -> None:
+def test_a_sweep_point_whose_plan_is_free_is_a_plan_of_unbounded_bcr() -> None:
+    """A sweep point whose PDD plan costs nothing is feasible, as ``solve`` there says: its BCR
+    and every ratio to a baseline are ``null`` with why, and the answer's cheapest point is it
+    (a free point read as infeasible, with an error in its row, and then as of unknown cost)."""
     r = run("sweep", *FREE, "--set", "rate_rps=1,2", "--format", "json")
     assert r.returncode == 0, r.stderr
     points = _strict_json(r.stdout)["points"]
     assert len(points) == 2
     for p in points:
-        assert p["feasible"] is False
-        assert p["binding"].startswith("error: PDD's plan costs 0 $/h"), p["binding"]
+        assert p["feasible"] is True and p["cost_usd_per_hour"] == 0 and p["goodput_rps"] > 0
+        assert p["bcr_requests_per_usd"] is None and "unbounded" in p["bcr_undefined"]
+        ratios = [k for k in p if k.startswith("bcr_ratio_vs_")]
+        assert ratios and all(p[k] is None for k in ratios)
+        assert "PDD's fleet costs nothing" in p["ratio_undefined"]
+    text = " ".join(run("sweep", *FREE, "--set", "rate_rps=1,2").stdout.split())
+    assert "2 of 2 points feasible" in text
+    assert ": 0.0 $/h, an unbounded BCR (its fleet costs nothing)" in text
 
 
 def test_pareto_with_free_fleets_writes_their_bcr_as_null() -> None:
