@@ -17,6 +17,7 @@ from pddplan.solver.modes import (
     baseline_at_rate,
     fall_note,
     finalized_plan,
+    goodput_up_to,
     solve_budget,
     solve_max_bcr,
     with_goodput,
@@ -186,8 +187,15 @@ def solve_scenario(
     # without the baselines the plan without relay is only compared (its figures are
     # computed if it is the plan chosen)
     final = baselines and final_baselines
+
+    def counted(p: Plan) -> Plan:
+        """A baseline's goodput counted as the plan's is: up to the question's bound, where
+        it asked no rate (:func:`~pddplan.solver.modes.goodput_up_to`)."""
+        return p if mode == "rate" else goodput_up_to(p, hi)
+
     unsized: dict[str, str] = {}
     no_relay = _no_relay(rs, plan, pb, _Unsized(notes, unsized) if baselines else None, final)
+    no_relay = None if no_relay is None else counted(no_relay)
     if no_relay is not None and _relay_loses(pb, plan, no_relay, mode, budget):
         if not final:
             no_relay = finalized_plan(no_relay)
@@ -204,7 +212,11 @@ def solve_scenario(
         if explain_relay:
             edges = relay_edges(rs, plan.rate_rps, max_chips)
             notes.append(describe_edges(edges))
-    base = _baselines(rs, plan, no_relay, pb, _Unsized(notes, unsized), final) if baselines else []
+    base = (
+        [counted(b) for b in _baselines(rs, plan, no_relay, pb, _Unsized(notes, unsized), final)]
+        if baselines
+        else []
+    )
     return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges, unsized)
 
 

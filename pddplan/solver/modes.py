@@ -324,7 +324,11 @@ def solve_budget(
 ) -> Plan:
     """Most goodput within a budget (and inventory), exactly: the fleet of highest goodput
     among every fleet the search returns at a rate up to ``hi_rate`` that costs at most the
-    budget (see :func:`walk_fleets`). Ties: the lower cost, then :func:`better_plan`.
+    budget (see :func:`walk_fleets`). Ties: the lower cost, then :func:`better_plan`. Goodput
+    counts up to ``hi_rate``, as :func:`solve_max_bcr` counts it (:func:`goodput_up_to`): traffic
+    above the question's bound is not there to serve, so two fleets that both reach it tie,
+    and the cheaper wins (a fleet's goodput past the line's utilization cap made its BCR
+    higher than the max-BCR plan's).
 
     The walk goes on past a fleet above the budget: the least cost can fall as the rate grows
     (see :func:`walk_fleets`), so a later fleet may fit again. It stops where no fleet at a
@@ -340,6 +344,7 @@ def solve_budget(
     over = False  # a fleet walked after the plan costs more than the budget
     limit = budget_usd_per_hour * (1 + 1e-12)
     for plan in walk_fleets(solver, hi_rate, ended, falls):
+        plan = goodput_up_to(plan, hi_rate)
         if plan.cost_usd_per_hour > limit:
             over = True
             if solver.cost_floor(plan.rate_rps) > limit:
@@ -413,7 +418,7 @@ def _best_bcr(
     best: Plan | None = None
     final = Finals(solver)
     for plan in walk:
-        plan = _capped(plan, hi_rate)
+        plan = goodput_up_to(plan, hi_rate)
         if best is None or _higher_bcr(plan, best, final.ttft_s):
             best = plan
             if skip is not None:
@@ -422,16 +427,18 @@ def _best_bcr(
     return final(best)
 
 
-def _capped(plan: Plan, hi_rate: float) -> Plan:
-    """``plan`` with its fleet goodput counted up to ``hi_rate`` (as max-BCR counts it)."""
+def goodput_up_to(plan: Plan, hi_rate: float) -> Plan:
+    """``plan`` with its fleet goodput counted up to ``hi_rate``, the bound of a question
+    without a target rate (the max-BCR and budget modes count every fleet they compare so,
+    their baselines too: traffic above the bound is not there to serve)."""
     if plan.fleet_goodput_rps is not None and plan.fleet_goodput_rps > hi_rate:
         return changed(plan, fleet_goodput_rps=hi_rate)
     return plan
 
 
 def _capped_bcr(plan: Plan, hi_rate: float) -> float:
-    """``plan``'s BCR with its goodput counted up to ``hi_rate`` (:func:`_capped`)."""
-    return _capped(plan, hi_rate).bcr_requests_per_usd
+    """``plan``'s BCR with its goodput counted up to ``hi_rate`` (:func:`goodput_up_to`)."""
+    return goodput_up_to(plan, hi_rate).bcr_requests_per_usd
 
 
 #: [-] How far below the best BCR a bound must prove every fleet a max-BCR walk passes over:

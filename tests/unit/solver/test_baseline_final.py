@@ -75,8 +75,12 @@ def test_the_capacity_case_is_met() -> None:
     assert not plan.meets_sla and plan.binding[-1].startswith("SLA: ")
 
 
-#: The plan without relay is chosen over the best with RLD (its BCR is higher): found at this
-#: line bandwidth, in the max-BCR mode, by a search over random bandwidths.
+#: Where the plan without relay was chosen over the best with RLD (its BCR higher), found at
+#: this line bandwidth in the max-BCR mode by a search over random bandwidths: its goodput
+#: passed the question's bound (the line's utilization cap). Counted up to that bound, as the
+#: plan's is, it no longer beats the plan (and 1,911 random solves over four scenarios, three
+#: modes and nine bandwidths found no other case, 2026-12-06): the case now checks a max-BCR
+#: solve near the bound.
 LOSES = {"overrides": {"links": {"wan-100g-cross-city": {"bandwidth_gbit_per_s": 76.3}}}}
 
 
@@ -95,7 +99,7 @@ def _beside_full(scenario, patch, max_bcr, **options):
     [
         ("default", {}, False, False),
         ("examples/long-context.yaml", {}, False, False),
-        ("examples/long-context.yaml", LOSES, True, True),
+        ("examples/long-context.yaml", LOSES, True, False),
     ],
 )
 def test_a_solve_without_baselines_keeps_its_plan(scenario, patch, max_bcr, loses) -> None:
@@ -117,7 +121,7 @@ def test_a_solve_without_baselines_keeps_its_plan(scenario, patch, max_bcr, lose
         ("examples/pdd-paper.yaml", {}, False, False),
         ("examples/pdd-paper-b30.yaml", {}, False, False),
         ("examples/long-context.yaml", {}, False, False),
-        ("examples/long-context.yaml", LOSES, True, True),
+        ("examples/long-context.yaml", LOSES, True, False),
     ],
 )
 def test_baselines_before_their_final_figures_keep_their_bcr(
