@@ -229,8 +229,9 @@ def slot_label(slot: int, slot_minutes: int) -> str:
 
 
 def evaluate(h: Horizon, owned: Mapping[str, int], econ: Mapping[str, ChipEconomics]) -> Evaluation:
-    """The horizon's cost with ``owned`` chips: amortized capex and opex of the owned chips,
-    rent of the chips beyond them (start-ups and billing units counted) and the line."""
+    """The horizon's cost with ``owned`` chips: amortized capex and opex of the owned chips
+    (their opex idle and busy), rent of the chips beyond them (start-ups and billing units
+    counted) and the line."""
     by = h.fleets(owned)
     fleets = [by[(s.rate_rps, s.hit)] for s in h.slots]
     hours_total = sum(s.hours for s in h.slots)
@@ -248,7 +249,8 @@ def evaluate(h: Horizon, owned: Mapping[str, int], econ: Mapping[str, ChipEconom
     for (month, _day), idx in days.items():
         n_days = h.slots[idx[0]].hours / slot_h  # days this kind of day stands for
         kinds = {c for i in idx for c in fleets[i].chips} | set(owned)
-        day_usd = 0.0
+        day_usd = 0.0  # rent
+        day_opex = 0.0  # the owned chips' opex while busy (their idle share is in owned_usd)
         for c in sorted(kinds):  # one order of the sum whatever the string hashes are
             e = econ_of(econ, c)
             need = [fleets[i].chips.get(c, 0) for i in idx]
@@ -260,12 +262,13 @@ def evaluate(h: Horizon, owned: Mapping[str, int], econ: Mapping[str, ChipEconom
             )
             if o:
                 awake = started_hours(busy, h.slot_minutes, e.startup_minutes)
-                day_usd += (1 - e.idle_opex_share) * e.opex_usd_per_chip_hour * awake
+                day_opex += (1 - e.idle_opex_share) * e.opex_usd_per_chip_hour * awake
                 busy_h[c] += sum(busy) * slot_h * n_days
         line_day = sum(fleets[i].plan.link_cost_usd_per_hour for i in idx) * slot_h
         rented += day_usd * n_days
+        owned_usd += day_opex * n_days
         line += line_day * n_days
-        by_month[month] += (day_usd + line_day) * n_days
+        by_month[month] += (day_usd + day_opex + line_day) * n_days
     by_month = [v + by_month_fixed for v in by_month]
     share = {c: min(1.0, busy_h[c] / (n * hours_total)) for c, n in owned.items() if n > 0}
     return Evaluation(dict(owned), fleets, owned_usd, rented, line, share, by_month)

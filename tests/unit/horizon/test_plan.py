@@ -125,3 +125,17 @@ def test_a_slot_with_its_own_hit_rates_is_solved_with_them(tmp_path: Path) -> No
         assert H.fleet_key(r.outcome.plan) == fleets[slot].key
     # low hit rates need more: the two slots' fleets differ
     assert fleets[0].key != fleets[1].key
+
+
+def test_owned_chips_opex_is_owned_cost_and_rent_is_only_rent(example: HorizonResult) -> None:
+    """An inventory that owns every slot's peak rents nothing: its rented cost is 0, and its
+    owned cost holds the owned chips' whole opex, busy hours included (that busy opex was
+    booked as rent: 209,778 $ of "rent" for a fleet that rents no chip in any slot)."""
+    peak = example.choice.own_peak
+    assert all(f.chips.get(c, 0) <= peak.owned.get(c, 0) for f in peak.fleets for c in f.chips)
+    assert peak.rented_usd == 0.0
+    h, econ = example.horizon, example.economics
+    hours = sum(s.hours for s in h.slots)
+    fixed = sum(n * econ[c].fixed_usd_per_chip_hour for c, n in peak.owned.items()) * hours
+    assert peak.owned_usd > fixed  # the busy hours' opex is the owned chips' cost
+    assert peak.total_usd == pytest.approx(sum(peak.by_month_usd), rel=1e-12)
