@@ -63,7 +63,7 @@ def simulate(
     ls = load(scenario, overrides, profiles)
     rs = ls.resolved
     problem, splan, source = _plan(rs, plan, cfg.rate_rps)
-    resolve_handover(cfg.handover, splan.handover)
+    simulated_handover = resolve_handover(cfg.handover, splan.handover)
     reqs = None
     if trace is not None:
         reqs = _trace_requests(Path(trace), problem, cfg.rate_rps, cfg.requests, cfg.seed)
@@ -71,7 +71,7 @@ def simulate(
     res = run_simulation(
         problem, splan, cfg, requests=reqs, workload=rs.workload, progress=progress
     )
-    closed, figures, rows, notes = closed_forms_beside(problem, splan, res)
+    closed, figures, rows, notes = closed_forms_beside(problem, splan, res, simulated_handover)
     name = str(scenario) if isinstance(scenario, str | os.PathLike) else ls.name
     return SimulateResult(res, figures, closed, rows, stability_verdict(res), name, source, notes)
 

@@ -238,7 +238,13 @@ class RobustResult(Result):
         if self.robust_plan is not None and run.robust is not None:
             rp = self.robust_plan.plan
             premium = self.cost_premium
-            more = f" ({100 * premium:+.3g}% against the point plan)" if premium is not None else ""
+            # the premium is on the expected costs over the samples (their prices vary), not
+            # on the two costs at the point's prices the sentence gives
+            more = (
+                f" ({100 * premium:+.3g}% in expected cost over the samples against the point plan)"
+                if premium is not None
+                else ""
+            )
             out.append(
                 f"Deploy {_chips(rp.chips_of())} at {rp.cost_usd_per_hour:,.1f} $/h{more}: it "
                 f"meets them with probability {run.robust.probability:.3g} (asked "

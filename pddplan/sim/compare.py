@@ -31,12 +31,21 @@ GAP_FLAG_PCT = 10.0
 GAP_ABSOLUTE_FLOOR = 1e-9
 
 
-def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
-    """The solver's :class:`~pddplan.solver.Plan` figures for a fixed fleet at ``rate_rps``.
+def closed_form_plan(
+    problem: Problem, splan: SimPlan, rate_rps: float, handover: str | None = None
+) -> Plan:
+    """The solver's :class:`~pddplan.solver.Plan` figures for a fixed fleet at ``rate_rps``,
+    its hand-over ``handover`` (``one-shot`` or ``catch-up``; the plan's where None).
 
-    When ``splan`` came from a solved plan at the same rate, that plan is returned as is.
+    When ``splan`` came from a solved plan at the same rate and hand-over, that plan is
+    returned as is.
     """
-    if splan.plan is not None and math.isclose(splan.plan.rate_rps, rate_rps, rel_tol=1e-12):
+    mode = handover or splan.handover
+    if (
+        splan.plan is not None
+        and math.isclose(splan.plan.rate_rps, rate_rps, rel_tol=1e-12)
+        and mode == splan.plan.handover
+    ):
         return splan.plan
     solver = Solver(problem)
     route = solver.route(rate_rps, splan.routing)
@@ -45,7 +54,7 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
     # at TPOT steps, for now
     prefill = solver.prefill_sizing(p.instance, p.instances, rate_rps, offs, wts, "given fleet")
     md = splan.roles["MD"]
-    mode = splan.handover if splan.handover in ("one-shot", "catch-up") else "one-shot"
+    mode = mode if mode in ("one-shot", "catch-up") else "one-shot"
     ctx, md_time, _ext, stall, rld_time, rld_tokens, extra = solver.decode_load(
         route, md.instance, mode
     )
@@ -77,7 +86,7 @@ def closed_form_plan(problem: Problem, splan: SimPlan, rate_rps: float) -> Plan:
         rld_extra_s=extra,
     )
     # the first token and the hand-over at the working decode steps, as a solved plan reports
-    return replace(solver.finalize(plan), handover=splan.handover, binding=[])
+    return replace(solver.finalize(plan), handover=mode, binding=[])
 
 
 def slot_waits(problem: Problem, plan: Plan) -> dict[str, tuple[float, float]]:
@@ -512,14 +521,19 @@ def with_rate(splan: SimPlan, rate_rps: float) -> SimPlan:
 
 
 def closed_forms_beside(
-    problem: Problem, splan: SimPlan, res: Any
+    problem: Problem, splan: SimPlan, res: Any, handover: str | None = None
 ) -> tuple[Any, Any, Any, list[str]]:
     """The closed forms at the simulated rate beside the simulation's figures: ``(closed,
     figures, comparison rows, regime notes)``; the rows are
     :func:`pddplan.sim.compare.comparison_rows` (``metric, closed_form, simulated, gap_pct,
-    flag, ...``). The one comparison of ``simulate`` and ``topology --simulate``."""
+    flag, ...``). The one comparison of ``simulate`` and ``topology --simulate``.
+
+    ``handover``: the hand-over simulated, where it is not the plan's (``one-shot`` or
+    ``catch-up``: the closed forms are taken at it; ``adaptive`` has none, so they stay at the
+    plan's, and a note says so)."""
     at_rate = with_rate(splan, res.rate_rps)
-    cf_plan = closed_form_plan(problem, at_rate, res.rate_rps)
+    closed_mode = handover if handover in ("one-shot", "catch-up") else None
+    cf_plan = closed_form_plan(problem, at_rate, res.rate_rps, closed_mode)
     closed = closed_form_figures(problem, cf_plan)
     figures = SimFigures.from_engine(res.figures)
     rows = comparison_rows(closed, figures)
@@ -527,6 +541,10 @@ def closed_forms_beside(
         "closed forms: " + w.replace("; check with `pddplan simulate`", "")
         for w in regime_warning_for_plan(problem, cf_plan)
     ]
+    if handover is not None and closed_mode is None:
+        notes.append(
+            f"closed forms at the plan's hand-over ({cf_plan.handover}): {handover} has none"
+        )
     return closed, figures, rows, notes
 
 
