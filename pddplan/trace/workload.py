@@ -63,7 +63,8 @@ def workload_document(
     data : WorkloadInputs
         The requests to describe.
     edges : numpy.ndarray
-        Hit-rate bin edges.
+        Hit-rate bin edges (an edge at :data:`ZERO_HIT_EDGE` is added where requests hit
+        nothing: :func:`zero_hit_edges`).
     anomalous_input_tokens, anomalous_output_tokens : int
         The anomalous-class thresholds [tokens].
     max_points : int
@@ -85,6 +86,7 @@ def workload_document(
     regular = ~anom
     if not regular.any():  # every request is anomalous: describe them all as regular too
         regular = np.ones(n, dtype=bool)
+    edges = zero_hit_edges(edges, data.hit_rate[regular])
     counts = histogram(data.hit_rate[regular], edges)
     doc: dict[str, Any] = {
         "kind": "workload",
@@ -115,6 +117,25 @@ def workload_document(
     if data.rate_rps is not None and data.rate_rps > 0 and math.isfinite(data.rate_rps):
         doc["rate_rps"] = round(float(data.rate_rps), 6)
     return doc
+
+
+#: [-] The upper edge of the bin that holds the requests with no prefix hit in a written
+#: workload (:func:`zero_hit_edges`): a bin's classes sit evenly inside it, so these requests
+#: are planned at hit rates of 0.0002-0.0008, as good as none.
+ZERO_HIT_EDGE = 0.001
+
+
+def zero_hit_edges(edges: np.ndarray, hit_rate: np.ndarray) -> np.ndarray:
+    """The bin edges a workload is written with: ``edges``, and :data:`ZERO_HIT_EDGE` where
+    requests hit below it and the first bin reaches past it. A bin's classes are spread evenly
+    over it, so without this the requests that hit nothing (most of a trace, often) would be
+    planned at the first bin's 0.15, 0.45 and 0.75 of the brief's ``[0, 0.9)``: the trace
+    excerpt's 99.7% of no-hit requests read as a mean hit rate of 0.40, and a plan's goodput
+    came out 26% higher than with them at 0."""
+    e = np.asarray(edges, dtype=float)
+    if e[0] == 0.0 and e[1] > ZERO_HIT_EDGE and bool(np.any(hit_rate < ZERO_HIT_EDGE)):
+        return np.concatenate(([0.0, ZERO_HIT_EDGE], e[1:]))
+    return e
 
 
 def workload_yaml(doc: dict[str, Any], header: str = "") -> str:

@@ -25,7 +25,13 @@ from pddplan.trace.stats import (
     percentiles,
     probabilities,
 )
-from pddplan.trace.workload import WorkloadInputs, workload_document, write_workload
+from pddplan.trace.workload import (
+    ZERO_HIT_EDGE,
+    WorkloadInputs,
+    workload_document,
+    write_workload,
+    zero_hit_edges,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -188,7 +194,9 @@ def test_workload_document_by_hand() -> None:
     }
     # output 0 is written as 1 token (lengths must be positive)
     assert doc["output_tokens"]["empirical"]["values"] == [1, 100, 200, 800]
-    assert doc["hit_rate"]["bins"]["probabilities"] == [0.5, 0, 0, 0.25, 0, 0, 0.25]
+    # the regular request with no hit has a bin of its own below ZERO_HIT_EDGE
+    assert doc["hit_rate"]["bins"]["edges"] == [0.0, ZERO_HIT_EDGE, *DEFAULT_EDGES[1:]]
+    assert doc["hit_rate"]["bins"]["probabilities"] == [0.25, 0.25, 0, 0, 0.25, 0, 0, 0.25]
     assert doc["anomalous"] == {
         "share": 0.2,
         "input_tokens": {"fixed": 40000},
@@ -218,7 +226,26 @@ def test_workload_without_anomalous_or_rate() -> None:
         anomalous_output_tokens=500,
     )
     assert "anomalous" not in doc and "rate_rps" not in doc
-    assert doc["hit_rate"]["bins"] == {"edges": [0.0, 0.5, 1.0], "probabilities": [0.2, 0.8]}
+    assert doc["hit_rate"]["bins"] == {
+        "edges": [0.0, ZERO_HIT_EDGE, 0.5, 1.0],
+        "probabilities": [0.2, 0.0, 0.8],
+    }
+
+
+def test_requests_without_a_hit_are_written_in_a_bin_of_their_own() -> None:
+    """A bin's classes sit evenly inside it: the requests with no hit, in the brief's first bin
+    ``[0, 0.9)``, were planned at 0.15, 0.45 and 0.75. They get a bin ``[0, 0.001)`` of their
+    own; without such requests (or with a first bin that ends there already) the edges are
+    the ones asked."""
+    hits = np.array([0.0, 0.0, 0.3, 0.95])
+    assert zero_hit_edges(np.array(DEFAULT_EDGES), hits).tolist() == [
+        0.0,
+        ZERO_HIT_EDGE,
+        *DEFAULT_EDGES[1:],
+    ]
+    assert zero_hit_edges(np.array(DEFAULT_EDGES), hits[2:]).tolist() == list(DEFAULT_EDGES)
+    small = [0.0, 0.0005, 1.0]
+    assert zero_hit_edges(np.array(small), hits).tolist() == small
 
 
 def test_written_workload_loads_and_discretizes(tmp_path: Path) -> None:
