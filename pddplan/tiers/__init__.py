@@ -301,6 +301,8 @@ def option_rows(st: CacheStudy) -> list[dict[str, Any]]:
             "chips": sum(p.chips_of().values()) if p else None,
             "p_instances": p.prefill.instances if p else None,
             "rate_rps": p.rate_rps if p else None,
+            # the goodput the BCR divides (the fleet's, above the rate it was sized at)
+            "goodput_rps": p.goodput_rps if p else None,
             "chips_usd_per_hour": sum(p.role_cost_usd_per_hour.values()) if p else None,
             "line_usd_per_hour": p.link_cost_usd_per_hour if p else None,
             "cache_usd_per_hour": p.cache_cost_usd_per_hour if p else None,
