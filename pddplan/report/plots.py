@@ -228,6 +228,8 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
     plt = _pyplot()  # a clean error without matplotlib, before any matplotlib import
     from matplotlib.colors import TwoSlopeNorm
 
+    from pddplan.results.whatif import free_point  # PDD's plan costs nothing at the point
+
     keys = _ratio_keys(rows)
     if len(paths) == 1:
         raw = [r[paths[0]] for r in rows]
@@ -253,8 +255,8 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
                 ]
                 # why a ratio has no value: PDD's plan costs nothing (its BCR unbounded), or
                 # the baseline has no plan within the SLA (its BCR 0)
-                free = [_show(v) for v, r in undefined if _free_point(r)]
-                none = [_show(v) for v, r in undefined if not _free_point(r)]
+                free = [_show(v) for v, r in undefined if free_point(r)]
+                none = [_show(v) for v, r in undefined if not free_point(r)]
                 whys = [f"{', '.join(free)}: PDD's plan costs nothing"] if free else []
                 whys += [f"{', '.join(none)}: no baseline plan within the SLA"] if none else []
                 if not any(np.isfinite(ys)):
@@ -317,7 +319,7 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
             if r.get("feasible"):
                 z[at] = _ratio(r, k) if k else _num(r.get("bcr_requests_per_usd"))
                 cost[at] = _num(r.get("cost_usd_per_hour"))
-                free_cell[at] = _free_point(r)
+                free_cell[at] = free_point(r)
         z[free_cell] = np.nan  # an unbounded BCR has no colour on a finite scale
         finite = z[np.isfinite(z)]
         if k:
@@ -368,11 +370,6 @@ def sweep_plot(rows: list[dict], paths: list[str], path: Path, title: str | None
             fontsize=9,
         )
     _save(plt, fig, path)
-
-
-def _free_point(r: dict) -> bool:
-    """Whether a sweep point's PDD plan costs nothing (its BCR unbounded)."""
-    return bool(np.isinf(_num(r.get("bcr_requests_per_usd"))))
 
 
 def _num(v) -> float:

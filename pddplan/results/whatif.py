@@ -41,10 +41,14 @@ class SweepResult(Result):
             notes.append(
                 f"{UNBOUNDED_RATIO} where its baseline serves no rate within every SLA target "
                 "(goodput 0)"
-                + (", or where PDD's fleet costs nothing" if any(_free(r) for r in points) else "")
+                + (
+                    ", or where PDD's fleet costs nothing"
+                    if any(free_point(r) for r in points)
+                    else ""
+                )
             )
-        if any(_free(r) for r in points):
-            notes.append(f"a BCR is '-' (empty in CSV, null in JSON) where {FREE_POINT}")
+        if any(free_point(r) for r in points):
+            notes.append(f"a BCR is '-' (empty in CSV, null in JSON) where {_free_point_reason()}")
         said = ("ratio_undefined", "bcr_undefined")
         table = [{k: v for k, v in r.items() if k not in said} for r in points]
         return Report(
@@ -137,14 +141,15 @@ def _unbounded_to_null(row: Row, keys: list[str]) -> tuple[Row, list[str]]:
     return {k: None if k in undefined else v for k, v in row.items()}, undefined
 
 
-#: Why a sweep point's BCR is null: PDD's plan there costs nothing.
-FREE_POINT = (
-    "PDD's plan costs 0 $/h (owned chips at sunk cost without opex, and no line or a free one): "
-    "its BCR is unbounded"
-)
+def _free_point_reason() -> str:
+    """Why a sweep point's BCR is null: PDD's plan there costs nothing (the free fleet's reason,
+    :data:`~pddplan.solver.plan.FREE_FLEET_BCR`, said of PDD's plan)."""
+    from pddplan.solver.plan import FREE_FLEET_BCR
+
+    return "PDD's plan" + FREE_FLEET_BCR.removeprefix("the fleet")
 
 
-def _free(row: Row) -> bool:
+def free_point(row: Row) -> bool:
     """Whether a sweep point's PDD plan costs nothing (its BCR unbounded)."""
     bcr = row.get("bcr_requests_per_usd")
     return isinstance(bcr, float) and math.isinf(bcr) or "bcr_undefined" in row
@@ -156,12 +161,14 @@ def _json_point(row: Row) -> Row:
     in ``bcr_undefined``, and so is every ratio to a baseline (no number: PDD's BCR is
     unbounded)."""
     ratios = [k for k in row if k.startswith("bcr_ratio_vs_")]
-    if _free(row):
+    if free_point(row):
+        from pddplan.solver.plan import FREE_PDD_RATIO
+
         out = {k: None if k in ratios else v for k, v in row.items()}
         out["bcr_requests_per_usd"] = None
-        out["bcr_undefined"] = FREE_POINT
+        out["bcr_undefined"] = _free_point_reason()
         if ratios:
-            out["ratio_undefined"] = "PDD's fleet costs nothing: its BCR is unbounded"
+            out["ratio_undefined"] = FREE_PDD_RATIO
         return out
     out, keys = _unbounded_to_null(row, ratios)
     undefined = [k.removeprefix("bcr_ratio_vs_") for k in keys]

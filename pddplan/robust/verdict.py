@@ -75,6 +75,7 @@ from pddplan.solver.fleet import (
     check_fleet,
     log_margin,
 )
+from pddplan.solver.plan import FREE_PDD_RATIO
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Halvings of the interval between an input's point value and the end that reverses a verdict.
@@ -176,7 +177,7 @@ def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:
         return None, (
             "both fleets cost nothing: neither BCR is finite"
             if not math.isfinite(b)
-            else "PDD's fleet costs nothing: its BCR is unbounded"
+            else FREE_PDD_RATIO
         )
     if b > 0:
         return p / b, None

@@ -71,6 +71,8 @@ FREE_FLEET_BCR = (
     "the fleet costs 0 $/h (owned chips at sunk cost without opex, and no line or a free one): "
     "its BCR is unbounded"
 )
+#: Why a ratio of PDD's BCR to a baseline's has no value where PDD's own fleet is free.
+FREE_PDD_RATIO = "PDD's fleet costs nothing: its BCR is unbounded"
 
 
 def bcr(goodput_rps: float, cost_usd_per_hour: float) -> float:
