@@ -29,9 +29,13 @@ CHECK_PLAN = (
 
 
 def _bcr_text(plan: Plan, of: str = "") -> str:
-    """A plan's BCR in a sentence, after ``of`` (``"a BCR of "``): ``an unbounded BCR`` where
-    its fleet costs nothing."""
-    bcr = plan.bcr_requests_per_usd
+    """A plan's BCR in a sentence (:func:`bcr_text`)."""
+    return bcr_text(plan.bcr_requests_per_usd, of)
+
+
+def bcr_text(bcr: float, of: str = "") -> str:
+    """A BCR [requests/USD] in a sentence, after ``of`` (``"a BCR of "``): ``an unbounded
+    BCR`` where its fleet costs nothing."""
     if math.isfinite(bcr):
         return f"{of}{bcr:.4g} requests per dollar"
     return "an unbounded BCR (its fleet costs nothing)"

@@ -110,12 +110,9 @@ class SweepResult(Result):
                     f"pipelines ({best.get('flows')})."
                 )
             else:
-                bcr = best.get("bcr_requests_per_usd", 0)
-                words = (
-                    f"BCR {bcr:.4g} requests per dollar"
-                    if math.isfinite(bcr)
-                    else "an unbounded BCR (its fleet costs nothing)"
-                )
+                from pddplan.results.solve import bcr_text
+
+                words = bcr_text(best.get("bcr_requests_per_usd", 0), "BCR ")
                 out.append(
                     f"Cheapest at {self._where(best)}: {cost}, {words}, bound "
                     f"by {best.get('binding') or 'nothing'}."
