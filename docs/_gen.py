@@ -438,6 +438,13 @@ def robust_table(command: str) -> None:
             f"({g(rob['expected_cost_usd_per_hour'], 4)} $/h)",
         ),
         ("top sensitivity", top),
+        (
+            "above chance",
+            f"{sum(s['above_noise'] for s in d['sensitivity'])} of "
+            f"{len(d['sensitivity'])} inputs have an index above "
+            f"{g(d['sensitivity_noise_index'], 2)}, the index that chance reaches at "
+            f"{d['samples']} samples (5% family-wise)",
+        ),
     ]
     _out("| figure | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows))
 

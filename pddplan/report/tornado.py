@@ -20,8 +20,11 @@ def tornado_plot(
     path: Path,
     title: str,
     top: int = 10,
+    noise: str | None = None,
 ) -> None:
-    """Two panels (BCR [requests/USD], SLA probability [%]) of the ``top`` inputs."""
+    """Two panels (BCR [requests/USD], SLA probability [%]) of the ``top`` inputs; an input
+    whose row is not ``above_noise`` has its name in grey, which ``noise`` (a phrase: the
+    index chance reaches) explains under the legend."""
     check_plot_path(path)
     plt = _pyplot()
     rows = list(sensitivity)[:top][::-1]
@@ -63,6 +66,10 @@ def tornado_plot(
         ax.grid(axis="x", alpha=0.3)
     ax1.set_yticks(range(len(rows)))
     ax1.set_yticklabels(labels, fontsize=8)
+    quiet = [not r.get("above_noise", True) for r in rows]
+    for tick, grey in zip(ax1.get_yticklabels(), quiet, strict=True):
+        if grey:
+            tick.set_color("#888888")
     from matplotlib.patches import Patch
 
     fig.legend(
@@ -74,6 +81,8 @@ def tornado_plot(
         ncols=2,
         fontsize=8,
     )
+    if noise is not None and any(quiet):  # said under the title, clear of the legend
+        title = f"{title}\nnames in grey: sensitivity index at or below {noise}"
     fig.suptitle(title)
     _save(plt, fig, path)
 
@@ -86,4 +95,5 @@ def robust_tornado_plot(res: Any, path: Path) -> None:
         res.sla_probability,
         path,
         res.tornado_title,
+        noise=res.noise_phrase,
     )

@@ -137,6 +137,7 @@ class RobustResult(Result):
             {"figure": "point_plan.chips", "value": _chips(point.chips_of())},
             {"figure": "point_plan.cost_usd_per_hour", "value": point.cost_usd_per_hour},
             {"figure": "point_plan.sla_probability", "value": run.sla_probability},
+            {"figure": "sensitivity.noise_index", "value": run.sensitivity_noise_index},
         ]
         for name, arr in (
             ("bcr_requests_per_usd", run.bcr_requests_per_usd),
@@ -198,6 +199,7 @@ class RobustResult(Result):
                 columns=[
                     "input",
                     "index",
+                    "above_noise",
                     "bcr_rank_correlation",
                     "sla_margin_rank_correlation",
                     "sla_probability_low_decile",
@@ -219,6 +221,7 @@ class RobustResult(Result):
             "point_plan": self._point_json(),
             "robust_plan": rj,
             "sensitivity": run.sensitivity,
+            "sensitivity_noise_index": _finite_or_none(run.sensitivity_noise_index),
             "inputs": inputs,
             "not_sampled": skipped,
             "configurations": {"total": run.configs_total, "evaluated": run.configs_evaluated},
@@ -255,12 +258,43 @@ class RobustResult(Result):
                 f"No plan among the {run.configs_evaluated} evaluated meets every SLA target "
                 f"with probability >= {run.confidence:g}."
             )
-        top = sorted(run.sensitivity, key=lambda r: -abs(r.get("index") or 0.0))[:3]
-        if top:
-            out.append(
-                "The inputs that move it most: " + ", ".join(str(r["input"]) for r in top) + "."
-            )
+        sentence = self._sensitivity_sentence()
+        if sentence is not None:
+            out.append(sentence)
         return out
+
+    @property
+    def noise_phrase(self) -> str | None:
+        """The index chance reaches, in words (None where it cannot be told)."""
+        noise = self.run.sensitivity_noise_index
+        if not math.isfinite(noise):
+            return None
+        return f"chance's {noise:.2g} at {self.run.samples} samples"
+
+    def _sensitivity_sentence(self) -> str | None:
+        """The inputs that move the point plan most, those whose index is above what chance
+        reaches over these samples (:func:`~pddplan.robust.run.noise_index`); or that none is."""
+        run = self.run
+        chance = self.noise_phrase
+        if not run.sensitivity:
+            return None  # no input sampled
+        if chance is None:
+            return f"{run.samples} samples are too few to tell which input moves it."
+        top = [r for r in run.sensitivity if r["above_noise"]][:3]
+        if not top:
+            return (
+                f"No input moves it beyond chance: every sensitivity index is at or below "
+                f"{chance}, so the ranking is noise; more samples would rank them."
+            )
+        return (
+            "The inputs that move it most: "
+            + ", ".join(str(r["input"]) for r in top)
+            + f" (sensitivity index above {chance})."
+        )
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def _chips(chips: dict[str, int]) -> str:

@@ -10,7 +10,8 @@
    ``P N`` samples (:mod:`.search`); configurations are visited cheapest first and dropped once
    their point-estimate cost alone reaches the best robust cost found.
 4. Sensitivity: the Spearman rank correlation of each input with the point plan's BCR and with
-   its SLA margin over the same samples.
+   its SLA margin over the same samples, and the index that chance alone reaches at this many
+   samples (:func:`noise_index`): an input below it is not shown to move either.
 """
 
 from __future__ import annotations
@@ -94,6 +95,9 @@ class RobustRun:
     configs_total: int
     configs_evaluated: int
     sensitivity: list[dict[str, Any]]
+    #: [-] the sensitivity index that inputs moving nothing reach by chance
+    #: (:func:`noise_index`); rows above it have ``above_noise``
+    sensitivity_noise_index: float = math.nan
 
     @property
     def sla_probability(self) -> float:
@@ -183,7 +187,7 @@ def run_robust(
     goodput = np.array([r.goodput_rps for r in recs], dtype=float)
     kv = np.array([r.kv_transfer_max_s for r in recs], dtype=float)
     robust = _robust_plan(best, recs, solver0, rate0, confidence, out0) if best else None
-    sens = sensitivity(inputs, x, _bcrs(goodput, cost), margin, meets)
+    sens, noise = sensitivity(inputs, x, _bcrs(goodput, cost), margin, meets)
     return RobustRun(
         scenario_name=out0.scenario_name,
         samples=samples,
@@ -204,6 +208,7 @@ def run_robust(
         configs_total=configs_total,
         configs_evaluated=evaluated,
         sensitivity=sens,
+        sensitivity_noise_index=noise,
     )
 
 
@@ -403,15 +408,27 @@ def plan_at_point(
     return with_goodput(solver.finalize(plan))
 
 
+#: [-] the chance, over the whole table, that some input whose draws move neither figure ranks
+#: above the noise index (:func:`noise_index`)
+SENSITIVITY_NOISE_LEVEL = 0.05
+#: reorderings of the samples' outcomes drawn for :func:`noise_index` (999: the 95th
+#: percentile of the maximum falls on a drawn value, ``(B + 1) (1 - level)`` = 950)
+SENSITIVITY_PERMUTATIONS = 999
+#: the reorderings' seed: the noise index is a figure of the samples, the same on every run
+SENSITIVITY_PERMUTATION_SEED = 20261206
+
+
 def sensitivity(
     inputs: Sequence[Input],
     x: np.ndarray,
     bcr: np.ndarray,
     margin: np.ndarray,
     meets: np.ndarray,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], float]:
     """Per input: Spearman rank correlation with the point plan's BCR and SLA margin; the
-    index is the larger of the two in absolute value. Sorted, largest first.
+    index is the larger of the two in absolute value. Sorted, largest first. With them, the
+    index chance alone reaches over these samples (:func:`noise_index`); each row's
+    ``above_noise`` says whether its index is above it.
 
     Each row also gives the tornado's bars: the point plan's mean BCR and SLA probability over
     the samples where the input is in its lowest and in its highest decile.
@@ -419,17 +436,19 @@ def sensitivity(
     rows: list[dict[str, Any]] = []
     n = x.shape[0]
     tail = max(1, n // 10)
-    y_bcr = np.nan_to_num(bcr, nan=0.0, posinf=0.0, neginf=0.0)
-    y_sla = np.nan_to_num(margin, nan=0.0, posinf=1e6, neginf=0.0)
+    y_bcr, y_sla = _sensitivity_outcomes(bcr, margin)
+    noise = noise_index(x, y_bcr, y_sla)
     for j, inp in enumerate(inputs):
         col = x[:, j]
         rb, rm = _spearman(col, y_bcr), _spearman(col, y_sla)
         order = np.argsort(col, kind="stable")
         lo, hi = order[:tail], order[n - tail :]
+        index = max(abs(rb), abs(rm))
         rows.append(
             {
                 "input": inp.path,
-                "index": max(abs(rb), abs(rm)),
+                "index": index,
+                "above_noise": bool(index > noise),
                 "bcr_rank_correlation": rb,
                 "sla_margin_rank_correlation": rm,
                 "value_low_decile": float(np.mean(col[lo])),
@@ -442,7 +461,60 @@ def sensitivity(
             }
         )
     rows.sort(key=lambda r: (-float(r["index"]), str(r["input"])))
-    return rows
+    return rows, noise
+
+
+def _sensitivity_outcomes(bcr: np.ndarray, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two figures the inputs are ranked against, finite: a sample's BCR (0 where it has
+    none) and its SLA margin (a margin without bound counted as 1e6)."""
+    y_bcr = np.nan_to_num(bcr, nan=0.0, posinf=0.0, neginf=0.0)
+    y_sla = np.nan_to_num(margin, nan=0.0, posinf=1e6, neginf=0.0)
+    return y_bcr, y_sla
+
+
+def noise_index(x: np.ndarray, y_bcr: np.ndarray, y_sla: np.ndarray) -> float:
+    """The sensitivity index that inputs moving neither figure reach by chance over these
+    samples: the ``1 - SENSITIVITY_NOISE_LEVEL`` quantile of the table's largest index (every
+    input's, each the larger of its two rank correlations in absolute value) when the samples'
+    outcomes are reordered at random (:data:`SENSITIVITY_PERMUTATIONS` times, seeded), which
+    breaks every tie between an input and the outcomes while keeping the draws and the outcomes'
+    own ties. An input above it moves a figure at that family-wise level (Westfall and Young's
+    max-T permutation test); at 10 samples that takes an index near 1, at 1,000 about 0.13.
+
+    NaN where it cannot be told: fewer than three samples, or no input. Columns that are
+    constant, or hold a NaN, count as rank correlation 0 (as :func:`_spearman` does)."""
+    n, k = x.shape
+    if n < 3 or k == 0:
+        return math.nan
+    zx = np.zeros((n, k))
+    for j in range(k):
+        col = x[:, j]
+        if np.ptp(col) > 0 and not np.isnan(col).any():
+            zx[:, j] = _unit(average_ranks(col))
+    zy = [_unit(average_ranks(y)) for y in (y_bcr, y_sla) if np.ptp(y) > 0]
+    if not zy:
+        return 0.0  # both figures constant: every index is 0, so is chance's
+    rng = np.random.default_rng(SENSITIVITY_PERMUTATION_SEED)
+    largest = np.empty(SENSITIVITY_PERMUTATIONS)
+    done = 0
+    block = max(1, min(SENSITIVITY_PERMUTATIONS, 4_000_000 // (n * len(zy))))
+    while done < SENSITIVITY_PERMUTATIONS:
+        m = min(block, SENSITIVITY_PERMUTATIONS - done)
+        perms = rng.permuted(np.tile(np.arange(n), (m, 1)), axis=1)  # one reordering a row
+        best = np.zeros(m)
+        for z in zy:  # the same reordering of both figures: a sample's outcomes stay together
+            best = np.maximum(best, np.abs(z[perms] @ zx).max(axis=1))
+        largest[done : done + m] = best
+        done += m
+    rank = math.ceil((SENSITIVITY_PERMUTATIONS + 1) * (1 - SENSITIVITY_NOISE_LEVEL))
+    return float(np.sort(largest)[min(rank, SENSITIVITY_PERMUTATIONS) - 1])
+
+
+def _unit(r: np.ndarray) -> np.ndarray:
+    """Ranks centred and scaled to unit length: two such columns' dot product is their
+    Pearson correlation, i.e. the Spearman correlation of the values ranked."""
+    c = r - r.mean()
+    return c / np.sqrt(c @ c)
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
