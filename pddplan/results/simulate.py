@@ -4,6 +4,7 @@ closed forms, pool loads (for the P-RLD oscillation) and the occupancy time seri
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +163,21 @@ class SimulateResult(Result):
         return rep
 
 
+def _ratio_row(name: str, f: Mapping[str, float]) -> Row:
+    """A load ratio's row: its value, or (where MD decodes no token, its denominator) none,
+    with why: unbounded where RLD decodes some, undefined where neither pool does."""
+    value = f[name]
+    if math.isfinite(value):
+        return {"figure": name, "value": value, "note": ""}
+    rld = f.get("rld_demand_tokens_per_s", 0.0)
+    why = (
+        "unbounded: MD decodes no token, RLD every one"
+        if rld > 0
+        else "undefined: neither pool decodes a token"
+    )
+    return {"figure": name, "value": None, "note": why}
+
+
 def _finite_rows(rows: list[Row]) -> list[Row]:
     """Rows with infinite or NaN numbers as None (JSON null, an empty CSV cell): the closed
     forms give no finite figure for an overloaded pool."""
@@ -212,15 +228,11 @@ def simulate_report(
         for role, r in res.plan.roles.items()
     ]
     figs: list[Row] = [{"figure": k, "value": f[k]} for k in _FIGURES if k in f]
-    load: list[Row] = []
-    if "rld_to_md_load_ratio_per_instance" in f:
-        load.append(
-            {
-                "figure": "rld_to_md_load_ratio_per_instance",
-                "value": f["rld_to_md_load_ratio_per_instance"],
-            }
-        )
-    load.append({"figure": "rld_to_md_token_ratio", "value": f["rld_to_md_token_ratio"]})
+    load = [
+        _ratio_row(name, f)
+        for name in ("rld_to_md_load_ratio_per_instance", "rld_to_md_token_ratio")
+        if name in f
+    ]
     comparison = _finite_rows(comparison)
     sections = [
         Section("run", run),
@@ -241,6 +253,8 @@ def simulate_report(
         "ttft_by_pipeline_s": {r["pipeline"]: r for r in pipeline_rows(figures)},
         "comparison": comparison,
         "pools": pool_rows(res),
+        # each ratio with why it is null where it is (its figure in "figures" is null too)
+        "load_ratios": load,
         "series": {
             k: [float(x) for x in v]
             for k, v in s.items()
