@@ -65,8 +65,11 @@ def pareto(
     caps.PARETO_POINTS.check(o.points, "target rates", option="points")
     ls = load(scenario, overrides, profiles)
     ls, limits = with_inventory(ls, max_chips, own)
+    from pddplan import tiers
     from pddplan.results.pareto import ParetoResult
     from pddplan.solver.pareto import pareto_frontier
 
-    frontier = pareto_frontier(ls.resolved, max_chips=limits, progress=progress, **o.model_dump())
+    frontier = pareto_frontier(
+        ls.resolved, max_chips=limits, progress=progress, solve=tiers.solve, **o.model_dump()
+    )
     return ParetoResult(frontier)

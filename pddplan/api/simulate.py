@@ -98,13 +98,14 @@ def _plan(
 ) -> tuple[Problem, SimPlan, str]:
     """The problem and plan to simulate, and where the plan comes from: the given plan (a
     ``solve`` JSON file or document, a :class:`SolveResult`) or one solved now."""
+    from pddplan import tiers
     from pddplan.sim import SimPlan
     from pddplan.sim.plan import plan_from_json, read_plan_file
-    from pddplan.solver import PDD, build_problem, check_options, solve_scenario
+    from pddplan.solver import PDD, build_problem, check_options
     from pddplan.solver.problem import PDD_UNFILTERED
 
     if plan is None:
-        out = solve_scenario(rs, rate_rps=rate_rps, baselines=False)
+        out = tiers.solve(rs, rate_rps=rate_rps, baselines=False)
         splan = SimPlan.of(out.plan)
         return out.problem, splan, f"solved now at {splan.rate_rps:.4g} req/s"
     problem = build_problem(rs, PDD)

@@ -83,23 +83,16 @@ def solve(
     )
     ls = load(scenario, overrides, profiles)
     ls, limits = with_inventory(ls, max_chips, own)  # the baselines obey them too
-    from pddplan.solver import solve_scenario
+    from pddplan import tiers
     from pddplan.solver.plan import FREE_FLEET_BCR
-    from pddplan.tiers import sized
 
-    rs, cache = sized(
+    out = tiers.solve(  # with cache: tiers, at the capacity it chooses (out.cache)
         ls.resolved,
-        rate_rps=o.rate_rps,
-        budget_usd_per_hour=o.budget_usd_per_hour,
-        max_bcr=o.max_bcr,
-        max_rate_rps=o.max_rate_rps,
-    )
-    out = solve_scenario(
-        rs,
         explain_relay=True,
         max_chips=limits,
         **o.model_dump(exclude={"explain", "verdict_check"}),
     )
+    rs, cache = out.scenario or ls.resolved, out.cache
     verdict = None
     if o.verdict_check and out.baselines and out.plan.cost_usd_per_hour <= 0:
         # the verdict compares BCRs, and the plan's is unbounded: there is none to check

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pddplan import timing, units
+from pddplan import tiers, timing, units
 from pddplan.deployment import cached_prefix_tokens
 from pddplan.errors import InfeasibleError
 from pddplan.io.loader import ResolvedScenario
 from pddplan.models import valleys as vmath
-from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem, solve_scenario
+from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem
 from pddplan.solver.plan import require_priced, role_costs
 from pddplan.spec import Revenue
 from pddplan.timing import Routing
@@ -178,7 +178,7 @@ def analyze(
 
     ``progress(done, total)`` is told of each hit rate the re-provisioned view solves.
     """
-    out = solve_scenario(rs, rate_rps=rate_rps, baselines=False)
+    out = tiers.solve(rs, rate_rps=rate_rps, baselines=False)
     plan = out.plan
     solver = Solver(out.problem)
     pb = out.problem

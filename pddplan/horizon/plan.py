@@ -1,7 +1,7 @@
 """Own the base, rent the peak: owned chips chosen over a day's load and its growth.
 
 Every slot of every month of the amortization horizon is served by the solver's plan at that
-slot's rate with the owned chips (:func:`pddplan.solver.solve_scenario` in rate mode, exactly
+slot's rate with the owned chips (:func:`pddplan.tiers.solve` in rate mode, exactly
 ``pddplan solve --rate R --own CHIP=N``): its chips beyond the owned ones are rented for the
 slot. The owned counts are chosen to minimize the horizon's cost:
 
@@ -119,10 +119,12 @@ class Evaluation:
     line_usd: float
     busy_share: dict[str, float]  # per owned chip: share of its hours it serves [-]
     by_month_usd: list[float] = field(default_factory=list)
+    #: the P nodes' prefix cache (each slot's plan's, with ``cache:`` tiers; else 0)
+    cache_usd: float = 0.0
 
     @property
     def total_usd(self) -> float:
-        return self.owned_usd + self.rented_usd + self.line_usd
+        return self.owned_usd + self.rented_usd + self.line_usd + self.cache_usd
 
 
 @dataclass
@@ -157,11 +159,11 @@ class Horizon:
         """The solver's plan at one rate with ``owned`` chips (cached)."""
         key = (rate_rps, hit, owned)
         if key not in self._cache:
-            from pddplan.solver import solve_scenario
+            from pddplan import tiers
 
             rs = self.scenario_for(hit, owned)
             self.solves += 1
-            out = solve_scenario(rs, rate_rps=rate_rps, baselines=False)
+            out = tiers.solve(rs, rate_rps=rate_rps, baselines=False)
             self._cache[key] = SlotFleet(out.plan, out.plan.chips_of())
         return self._cache[key]
 
@@ -238,7 +240,7 @@ def evaluate(h: Horizon, owned: Mapping[str, int], econ: Mapping[str, ChipEconom
     slot_h = h.slot_minutes / 60.0
     owned_usd = sum(n * econ_of(econ, c).fixed_usd_per_chip_hour for c, n in owned.items())
     owned_usd *= hours_total
-    rented = line = 0.0
+    rented = line = cache = 0.0
     busy_h = {c: 0.0 for c in owned}
     by_month = [0.0] * h.months
     by_month_fixed = owned_usd / h.months
@@ -265,13 +267,15 @@ def evaluate(h: Horizon, owned: Mapping[str, int], econ: Mapping[str, ChipEconom
                 day_opex += (1 - e.idle_opex_share) * e.opex_usd_per_chip_hour * awake
                 busy_h[c] += sum(busy) * slot_h * n_days
         line_day = sum(fleets[i].plan.link_cost_usd_per_hour for i in idx) * slot_h
+        cache_day = sum(fleets[i].plan.cache_cost_usd_per_hour for i in idx) * slot_h
         rented += day_usd * n_days
         owned_usd += day_opex * n_days
         line += line_day * n_days
-        by_month[month] += (day_usd + day_opex + line_day) * n_days
+        cache += cache_day * n_days
+        by_month[month] += (day_usd + day_opex + line_day + cache_day) * n_days
     by_month = [v + by_month_fixed for v in by_month]
     share = {c: min(1.0, busy_h[c] / (n * hours_total)) for c, n in owned.items() if n > 0}
-    return Evaluation(dict(owned), fleets, owned_usd, rented, line, share, by_month)
+    return Evaluation(dict(owned), fleets, owned_usd, rented, line, share, by_month, cache)
 
 
 def econ_of(econ: Mapping[str, ChipEconomics], chip: str) -> ChipEconomics:

@@ -119,6 +119,7 @@ class HorizonResult(Result):
                     "owned_usd": e.owned_usd,
                     "rented_usd": e.rented_usd,
                     "line_usd": e.line_usd,
+                    "cache_usd": e.cache_usd,
                     "saving_of_chosen": None if name == "chosen" else saving(chosen, e.total_usd),
                 }
             )
@@ -194,7 +195,15 @@ class HorizonResult(Result):
         growth = self.growth_rows()
         sections = [
             Section("owned", owned, key="owned"),
-            Section("strategies", strategies, key="strategies"),
+            # the table has the cache's column where a scenario's cache: tiers cost something
+            # (the JSON always has it)
+            Section(
+                "strategies",
+                strategies
+                if any(r["cache_usd"] for r in strategies)
+                else [{k: v for k, v in r.items() if k != "cache_usd"} for r in strategies],
+                key="strategies",
+            ),
             Section("fleet per slot (first and last month)", fleet, key="fleet"),
             Section("growth", growth, key="growth"),
         ]

@@ -32,6 +32,7 @@ from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, 
 from pddplan.solver.fleet import FleetCheck, check_fleet, decode_need, goodput_rps, slots_ok
 from pddplan.solver.plan import build_plan, changed, chips_cost_usd_per_hour
 from pddplan.solver.problem import InstanceKey, Pricing, instance_key
+from pddplan.spec.scenario import ResolvedScenario
 from pddplan.timing import Routing
 
 #: A sample that needs more than this many times a configuration's P count is not served.
@@ -75,6 +76,9 @@ class Setup:
     max_chips: dict[str, int]
     token: str
     goodput_rtol: float = 1e-3
+    #: with ``cache:`` tiers, the point's scenario at the capacity chosen and the scenario as
+    #: resolved before (:func:`pddplan.tiers.sized_like`): every sample keeps that capacity
+    sized: tuple[ResolvedScenario, ResolvedScenario] | None = None
 
 
 @dataclass
@@ -101,13 +105,16 @@ class SamplePrices:
     rental_usd_per_chip_hour: dict[str, float]
     pricing: Pricing | None
     line_usd_per_hour: float
+    #: one P node's prefix cache (:meth:`~pddplan.solver.problem.Problem.
+    #: cache_cost_usd_per_hour` of one node; 0 without ``cache:`` tiers)
+    cache_usd_per_p_node_hour: float = 0.0
 
     def fleet_cost_usd_per_hour(self, cfg: Config, counts: tuple[int, int, int]) -> float:
-        """Cost of ``cfg``'s fleet with ``counts`` (the solver's price of chips, plus the
-        line) [USD/h]."""
+        """Cost of ``cfg``'s fleet with ``counts`` (P, RLD, MD instances): the solver's price
+        of chips, plus the line and the P nodes' cache [USD/h], as the plan builder prices it."""
         chips = cfg.chips(counts)
         cost = chips_cost_usd_per_hour(chips, self.rental_usd_per_chip_hour, self.pricing)
-        return cost + self.line_usd_per_hour
+        return cost + self.line_usd_per_hour + counts[0] * self.cache_usd_per_p_node_hour
 
 
 def mean_prices(prices: list[SamplePrices]) -> SamplePrices:
@@ -131,6 +138,7 @@ def mean_prices(prices: list[SamplePrices]) -> SamplePrices:
         mean([p.rental_usd_per_chip_hour for p in prices]),
         pricing,
         float(np.mean([p.line_usd_per_hour for p in prices])),
+        float(np.mean([p.cache_usd_per_p_node_hour for p in prices])),
     )
 
 
@@ -150,6 +158,10 @@ def sample_solver(setup: Setup, index: int, overrides: dict[str, Any]) -> Solver
         _SOLVERS.clear()
         _SOURCES[setup.token] = ScenarioSource(doc=setup.doc, registry=setup.registry)
     rs = _SOURCES[setup.token].resolve({**setup.overrides, **overrides})
+    if setup.sized is not None:
+        from pddplan.tiers import sized_like
+
+        rs = sized_like(rs, *setup.sized)
     pb = build_problem(rs, setup.topology)
     pb.max_chips = {**pb.max_chips, **setup.max_chips}
     solver = Solver(pb)
@@ -359,7 +371,9 @@ def evaluate_chunk(
             for role in ("P", "RLD", "MD")
             for inst in pb.options[role]
         }
-        rec.prices = SamplePrices(rental, pb.pricing, pb.line_cost_usd_per_hour)
+        rec.prices = SamplePrices(
+            rental, pb.pricing, pb.line_cost_usd_per_hour, pb.cache_cost_usd_per_hour(1)
+        )
         if point is not None:
             cfg, counts = point
             plan = fleet_plan(solver, cfg, counts, rate)

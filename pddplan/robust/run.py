@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from pddplan import tiers
 from pddplan.errors import InfeasibleError, OptionError
 from pddplan.executors import Progress, make_executor
 from pddplan.io.overrides import ScenarioSource
@@ -52,7 +53,7 @@ from pddplan.robust.search import (
     enumerate_configs,
     point_config,
 )
-from pddplan.solver import Outcome, Plan, Solver, solve_scenario
+from pddplan.solver import Outcome, Plan, Solver
 from pddplan.solver.modes import with_goodput
 from pddplan.solver.plan import bcr, build_plan, require_priced, within_limits
 
@@ -146,8 +147,9 @@ def run_robust(
         inputs, skipped = collect_inputs(rs)
         check_inputs(_Layered(src, overrides), inputs, rs.file)
         limits = dict(max_chips or {})
-        out0 = solve_scenario(rs, baselines=False, max_chips=limits)
+        out0 = tiers.solve(rs, baselines=False, max_chips=limits)
         plan0 = out0.plan
+        rs0 = out0.scenario or rs  # at the cache capacity chosen, with cache: tiers
         require_priced(plan0.cost_usd_per_hour, "the point's plan")  # the study ranks BCRs
         rate0 = plan0.rate_rps
         pb0 = plan0.problem
@@ -176,6 +178,8 @@ def run_robust(
             topology=pb0.topology,
             max_chips={**pb0.max_chips, **limits},
             token=uuid.uuid4().hex,
+            # the samples keep the point's cache capacity, as its fleet is held
+            sized=(rs0, rs) if out0.cache is not None else None,
         )
         recs, best, evaluated = _search(
             ex, list(enumerate(ovs)), setup, pc0, pcs, confidence, progress

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,11 @@ class Outcome:
     relay_edges: list[RelayEdge] = field(default_factory=list)
     #: each baseline that no fleet fits at the plan's rate, and why (the notes say it too)
     unsized_baselines: dict[str, str] = field(default_factory=dict)
+    #: with ``cache:`` tiers, the capacity chosen (:func:`pddplan.tiers.sizing_row`), else None
+    #: (set by :func:`pddplan.tiers.solve`)
+    cache: dict[str, Any] | None = None
+    #: the scenario as solved (with ``cache:`` tiers, at that capacity)
+    scenario: ResolvedScenario | None = None
 
 
 def check_max_chips(rs: ResolvedScenario, max_chips: dict[str, int] | None) -> None:
@@ -217,7 +223,9 @@ def solve_scenario(
         if baselines
         else []
     )
-    return Outcome(mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges, unsized)
+    return Outcome(
+        mode, plan, base, bound, plan.problem or pb, notes, scen.name, edges, unsized, None, rs
+    )
 
 
 @dataclass(frozen=True)

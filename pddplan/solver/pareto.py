@@ -14,12 +14,12 @@ joint frontier pools every plan, so a PDD plan off it names the baseline plan th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pddplan.errors import InfeasibleError, OptionError
 from pddplan.executors import Progress
-from pddplan.solver.answer import rate_ceiling, solve_scenario
+from pddplan.solver.answer import Outcome, rate_ceiling, solve_scenario
 from pddplan.solver.plan import Plan
 from pddplan.solver.problem import PDD, Problem
 from pddplan.solver.token_cost import cost_usd_per_mtok
@@ -147,8 +147,12 @@ def pareto_frontier(
     max_chips: dict[str, int] | None = None,
     baselines: bool = True,
     progress: Progress | None = None,
+    solve: Callable[..., Outcome] = solve_scenario,
 ) -> Frontier:
     """Solve PDD (and the baselines) at ``points`` target rates and mark the frontiers.
+
+    ``solve`` answers each rate (:func:`~pddplan.solver.answer.solve_scenario`'s signature):
+    the API passes :func:`pddplan.tiers.solve`, which sizes a scenario's cache tiers at each.
 
     The grid runs from ``min_rate_rps`` (default: its top over ``points``) to ``max_rate_rps``
     (default: the highest rate PDD's search goes to, :func:`~pddplan.solver.answer.rate_ceiling`:
@@ -176,7 +180,7 @@ def pareto_frontier(
     unsized: dict[str, list[tuple[float, str]]] = {}  # baseline -> (rate, why) it was not sized
     for i, rate in enumerate(grid):
         try:
-            out = solve_scenario(rs, rate_rps=rate, max_chips=max_chips, baselines=baselines)
+            out = solve(rs, rate_rps=rate, max_chips=max_chips, baselines=baselines)
         except InfeasibleError as exc:
             first_error = first_error or exc
             pts.append(ParetoPoint(PDD.name, rate, None, str(exc)))

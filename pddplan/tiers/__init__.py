@@ -24,7 +24,7 @@ import numpy as np
 from pddplan import units
 from pddplan.errors import InfeasibleError, OptionError, ProfileError
 from pddplan.io.loader import ResolvedScenario
-from pddplan.solver import Plan, solve_scenario
+from pddplan.solver import Outcome, Plan, solve_scenario
 from pddplan.solver.answer import mode_of, question
 from pddplan.spec.workloads import HitRateBins, HitRateDist
 
@@ -412,3 +412,27 @@ def sized(
     if best is None or best.resolved is None or row is None:
         raise none_fits(st)
     return best.resolved, row
+
+
+def solve(rs: ResolvedScenario, **options: Any) -> Outcome:
+    """:func:`~pddplan.solver.solve_scenario` on ``rs`` at the cache capacity that
+    :func:`sized` chooses for the same question (least cost at the rate, most goodput within
+    the budget, highest BCR), with that choice in the outcome's ``cache`` and the sized
+    scenario in its ``scenario``: every command that plans a scenario plans its ``cache:`` tiers
+    here, as ``solve`` does (without tiers, or with a capacity set, ``rs`` as is).
+
+    ``options`` are :func:`~pddplan.solver.solve_scenario`'s.
+
+    Raises
+    ------
+    InfeasibleError : no capacity option, or no plan, meets the SLA.
+    """
+    rs, cache = sized(
+        rs,
+        rate_rps=options.get("rate_rps"),
+        budget_usd_per_hour=options.get("budget_usd_per_hour"),
+        max_bcr=bool(options.get("max_bcr", False)),
+        max_rate_rps=options.get("max_rate_rps"),
+    )
+    out = solve_scenario(rs, **options)
+    return out if cache is None else replace(out, cache=cache)

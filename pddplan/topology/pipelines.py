@@ -3,7 +3,7 @@
 A pipeline serves one source: prefill and relay decode at site ``p``, main decode at site ``m``.
 With ``m != p`` the KV goes over the line between them: the pipeline's scenario is an ordinary
 two-site scenario (the source's workload and SLA, site ``p``'s P and RLD choices and RDMA fabric,
-site ``m``'s MD choice, the line's link profile), solved by :func:`pddplan.solver.solve_scenario`.
+site ``m``'s MD choice, the line's link profile), solved by :func:`pddplan.tiers.solve` (``solve``'s plan, its cache tiers sized too).
 With ``m = p`` it is the same-datacenter deployment the ``same-dc`` baseline sizes
 (:func:`pddplan.solver.baseline_at_rate`): P and D on one chip kind over the site's RDMA.
 
@@ -250,7 +250,8 @@ def size_options(ti: TopologyInput, executor: Any = None) -> Options:
 def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], list[str]]:
     """One pipeline's options at every share level and bundle size, and why each one left out
     is (a module-level function of picklable arguments: an executor's task)."""
-    from pddplan.solver import SAME_DC, baseline_at_rate, solve_scenario
+    from pddplan import tiers
+    from pddplan.solver import SAME_DC, baseline_at_rate
 
     levels = ti.spec.share_levels
     out: list[Option] = []
@@ -287,7 +288,7 @@ def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], l
         for k in range(1, pipe.line.max_count + 1):
             rs = one if k == 1 else resolve_doc(ti, bundle_doc(doc, pipe, k, one))
             try:
-                outcome = solve_scenario(rs, rate_rps=rate, baselines=False)
+                outcome = tiers.solve(rs, rate_rps=rate, baselines=False)
             except InfeasibleError as exc:
                 reasons.append(f"{pipe.name} ({k} lines): {exc}")
                 continue

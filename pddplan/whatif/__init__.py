@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pddplan import limits
+from pddplan import limits, tiers
 from pddplan.errors import InfeasibleError, OptionError, PddplanError, UsageError
 from pddplan.io.loader import Registry, ResolvedScenario
 from pddplan.io.overrides import (
@@ -34,8 +34,7 @@ from pddplan.io.overrides import (
     merge,
     patch_for,
 )
-from pddplan.solver import ratio, solve_scenario
-from pddplan.tiers import sized
+from pddplan.solver import ratio
 from pddplan.topology.inputs import TopologySource, is_topology_doc
 
 __all__ = [
@@ -164,12 +163,14 @@ def point_row(
     if isinstance(src, TopologySource):
         return _topology_row(src, {**overrides, **point}, row)
     try:
-        # with cache: tiers, the capacity solve would choose (pddplan.tiers.sized)
-        rs, cache = sized(src.resolve({**overrides, **point}))
-        # a row reads the baselines' BCR alone (plan_row): not their final figures
-        out = solve_scenario(rs, baselines=baselines, final_baselines=False)
+        # a row reads the baselines' BCR alone (plan_row): not their final figures; with
+        # cache: tiers, at the capacity solve would choose (out.cache)
+        out = tiers.solve(
+            src.resolve({**overrides, **point}), baselines=baselines, final_baselines=False
+        )
     except PddplanError as exc:
         return _failed_row(row, exc)
+    cache = out.cache
     p = out.plan
     row.update(plan_row(out))
     row["feasible"] = True
@@ -385,7 +386,7 @@ def bcr_ratio_at(
     against: str,
 ) -> float:
     # the baseline's BCR alone is read: not its final figures
-    out = solve_scenario(src.resolve({**overrides, path: value}), final_baselines=False)
+    out = tiers.solve(src.resolve({**overrides, path: value}), final_baselines=False)
     for b in out.baselines:
         if b.topology == against:
             return ratio(out.plan.bcr_requests_per_usd, b.bcr_requests_per_usd)

@@ -33,25 +33,7 @@ def test_the_bundled_scenarios_are_all_here() -> None:
     assert {"default", "long-context", "pdd-paper", "pdd-paper-b30"} <= set(SCENARIOS)
 
 
-#: Scenarios with cache: tiers: solve sizes the cache (pddplan.tiers.sized), pareto does not
-#: yet (its points take hits free in HBM), so their costs differ by the cache (issue 25).
-CACHE_SCENARIOS = {"cache-tiers"}
-
-
-@pytest.mark.parametrize(
-    "scenario",
-    [
-        pytest.param(
-            s,
-            marks=pytest.mark.xfail(
-                strict=True, reason="pareto does not size the cache: tiers yet; solve does"
-            ),
-        )
-        if s in CACHE_SCENARIOS
-        else s
-        for s in SCENARIOS
-    ],
-)
+@pytest.mark.parametrize("scenario", SCENARIOS)  # cache-tiers too: both size its cache
 def test_each_frontier_point_is_what_solve_gives_at_its_rate(scenario: str) -> None:
     res = pddplan.pareto(scenario, points=3)
     front = res.frontier.frontier()

@@ -154,7 +154,9 @@ def test_cli_json_matches_the_api() -> None:
 def test_bathtub_capacity_advice_moves_traffic_out_of_the_valley(tmp_path: Path) -> None:
     doc = yaml.safe_load((REPO / "examples" / "long-context.yaml").read_text(encoding="utf-8"))
     doc["cache"] = {
-        "tiers": [{"profile": "host-dram", "capacity_gb_per_node": [0.0]}],
+        # options the plan can be sized on (bathtub plans the cache as solve does: at 0 GB
+        # alone no plan fits this rate over the line)
+        "tiers": [{"profile": "host-dram", "capacity_gb_per_node": [0.0, 64.0, 256.0]}],
         "hit_rate": {
             "sessions": {"requests": 3000, "first_turn_blocks_mean": 400, "max_blocks": 600},
             "warmup_s": 20,
@@ -176,7 +178,9 @@ def test_bathtub_capacity_advice_moves_traffic_out_of_the_valley(tmp_path: Path)
         inside = (c.hit_rate > valley.start_x) & (c.hit_rate < valley.end_x)
         return float(np.sum(w * inside)), float(np.sum(w * c.hit_rate))
 
-    before, _ = in_valley_share(rs)
+    planned = tiers.solve(rs, baselines=False).scenario  # at the capacity chosen, as bathtub's
+    assert planned is not None and planned.cache_capacity_gb == (256.0,)
+    before, _ = in_valley_share(planned)
     need = res.capacity_needed_tokens
     (hits,) = tiers.hit_rates_by_capacity(rs, [need])
     tokens_per_gb = tiers.capacity_tokens(rs, (1.0,))
