@@ -31,6 +31,11 @@ def cache(
     rate_rps : [req/s] the rate to serve (default: the scenario's ``rate_rps``).
     max_bcr : choose the option whose best plan has the highest BCR, at any rate.
 
+    Raises
+    ------
+    InfeasibleError : no capacity option gives a plan that meets the SLA (each option's
+        reason in the message), as ``solve`` on the same scenario.
+
     Examples
     --------
     >>> r = pddplan.cache("examples/cache-tiers.yaml")  # doctest: +SKIP
@@ -40,7 +45,9 @@ def cache(
         raise UsageError("give one of rate_rps and max_bcr")
     ls = load(scenario, overrides, profiles)
     from pddplan.results.cache import CacheResult
-    from pddplan.tiers import option_rows, study
+    from pddplan.tiers import none_fits, option_rows, study
 
     st = study(ls.resolved, rate_rps=o.rate_rps, max_bcr=o.max_bcr, progress=progress)
+    if st.chosen is None:  # as solve on the same scenario: no plan fits (exit 3)
+        raise none_fits(st)
     return CacheResult(st, option_rows(st))

@@ -36,7 +36,10 @@ def cache_cmd(
     Example: pddplan cache cache-tiers
     """
     from pddplan import api
+    from pddplan.errors import UsageError
 
+    if rate_rps is not None and max_bcr:
+        raise UsageError("give one of --rate and --max-bcr")
     with common.progress_bar("capacity options", True) as progress:
         res = api.cache(
             scenario,

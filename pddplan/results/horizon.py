@@ -181,10 +181,10 @@ class HorizonResult(Result):
         return [
             f"{verb} {what} over {self.horizon.months} months, renting the rest slot by slot: "
             f"{rows['chosen']['horizon_cost_usd']:,.0f} $ over the horizon, "
-            f"{_pct(peak['saving_of_chosen'])} less than owning for the peak "
+            f"{_than(peak['saving_of_chosen'])} owning for the peak "
             f"({chips_text(self.strategy('own-for-peak').owned)}: "
-            f"{peak['horizon_cost_usd']:,.0f} $) and {_pct(rent['saving_of_chosen'])} less "
-            f"than renting everything ({rent['horizon_cost_usd']:,.0f} $)."
+            f"{peak['horizon_cost_usd']:,.0f} $) and {_than(rent['saving_of_chosen'])} "
+            f"renting everything ({rent['horizon_cost_usd']:,.0f} $)."
         ]
 
     def report(self) -> Report:
@@ -266,3 +266,12 @@ class HorizonResult(Result):
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _than(saving: float | None) -> str:
+    """A saving against another strategy in words: "28.0% less than", or "28.0% more than"
+    where the chosen (a given inventory) costs more; "-" where there is none."""
+    if saving is None:
+        return "-"
+    word = "more" if saving < 0 else "less"
+    return f"{_pct(abs(saving))} {word} than"

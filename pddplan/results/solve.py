@@ -576,6 +576,10 @@ def _role_rows(plan: Plan) -> list[Row]:
         rows.append(
             {"role": "line", "datacenter": "A-B", "cost_usd_per_hour": plan.link_cost_usd_per_hour}
         )
+    if plan.cache_cost_usd_per_hour:  # the P nodes' cache tiers: the rows add up to the cost
+        rows.append(
+            {"role": "cache", "datacenter": "A", "cost_usd_per_hour": plan.cache_cost_usd_per_hour}
+        )
     return rows
 
 

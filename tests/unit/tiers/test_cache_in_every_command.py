@@ -99,3 +99,21 @@ def test_robust_prices_a_fleet_with_its_cache(scenario: str) -> None:
     run = pddplan.robust(scenario, samples=8, seed=0).run
     assert run.point.cache is not None  # the point was sized as solve sizes it
     assert run.point.plan.cost_usd_per_hour == pytest.approx(plan.cost_usd_per_hour, rel=1e-12)
+
+
+def test_solve_plan_table_rows_add_up_to_the_cost(scenario: str) -> None:
+    """The plan table has a ``cache`` row: its rows add up to the plan's cost (the 4 TB
+    remote-store tier's 53 $/h was in the cost and in no row)."""
+    res = pddplan.solve(
+        scenario,
+        overrides={
+            "cache.tiers.1.capacity_gb_per_node": 4096,
+            "cache.tiers.0.capacity_gb_per_node": 0,
+        },
+        verdict_check=False,
+    )
+    rows = res.rows("plan")
+    cache = [r for r in rows if r["role"] == "cache"]
+    assert len(cache) == 1 and cache[0]["cost_usd_per_hour"] > 50
+    total = sum(r["cost_usd_per_hour"] for r in rows)
+    assert total == pytest.approx(res.cost_usd_per_hour, rel=1e-12)
