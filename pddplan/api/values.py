@@ -21,7 +21,14 @@ MAX_COUNT = 10**7
 MAX_TOKENS = 10**15
 
 #: Scenario keys whose value is a list (``roles.MD.chips=[h100-sxm,h20]``).
-LIST_KEYS = ("chips", "chips_per_instance", "layouts", "day_rate_rps", "monthly_multiplier")
+LIST_KEYS = (
+    "chips",
+    "chips_per_instance",
+    "layouts",
+    "day_rate_rps",
+    "monthly_multiplier",
+    "capacity_gb_per_node",
+)
 
 
 def _split_top(text: str) -> list[str]:
@@ -56,23 +63,24 @@ def parse_setting(expr: str, option: str = "overrides") -> tuple[str, str]:
 
 
 def parse_overrides(sets: Sequence[str] | None, command: str) -> dict[str, Any]:
-    """The overrides of ``PATH=VALUE`` settings: one value per PATH. A list key
+    """The overrides of ``PATH=VALUE`` settings: one value per PATH. A value in brackets is
+    one list (``load.weekday_rate_rps.sat=[0.1,0.2]``, any key that takes a list); a list key
     (``roles.ROLE.chips``, ``roles.ROLE.chips_per_instance``, ``roles.ROLE.layouts``,
-    ``baseline.layouts``, ``load.day_rate_rps``, ``load.growth.monthly_multiplier``) takes a
-    list: ``[a,b]``, ``a,b``
-    or ``a:b``."""
+    ``baseline.layouts``, ``load.day_rate_rps``, ``load.growth.monthly_multiplier``,
+    ``cache.tiers.N.capacity_gb_per_node``) also takes ``a,b`` or ``a:b``."""
     out: dict[str, Any] = {}
     for expr in sets or []:
         path, text = parse_setting(expr)
-        if path.rsplit(".", 1)[-1] in LIST_KEYS:
-            out[path] = _values("overrides", path, text.strip("[]").replace(":", ","))
+        bracketed = text.strip().startswith("[") and text.strip().endswith("]")
+        if bracketed or path.rsplit(".", 1)[-1] in LIST_KEYS:
+            out[path] = _values("overrides", path, text.strip().strip("[]").replace(":", ","))
             continue
         values = _values("overrides", path, text)
         if len(values) != 1:
             raise OptionError(
                 "overrides",
-                f"{path}: {command} takes one value per PATH; sweep several with "
-                f"`pddplan sweep` ({path}=V1,V2,...)",
+                f"{path}: {command} takes one value per PATH (a list in brackets: "
+                f"{path}=[V1,V2,...]); sweep several with `pddplan sweep` ({path}=V1,V2,...)",
             )
         out[path] = values[0]
     return out

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -64,9 +65,17 @@ CHIP_CHOICES = ("roles.P.chips", "roles.RLD.chips", "roles.MD.chips", "baseline.
 # -------------------------------------------------------------------------------- paths
 
 
+#: The segment of a path that stands for any key of a mapping field (``load.elastic.<key>.
+#: startup_minutes`` is the path of ``load.elastic.h20.startup_minutes``).
+ANY_KEY = "<key>"
+
+
 def _fields(cls: type[BaseModel], prefix: str, depth: int = 0) -> Iterable[str]:
     for name, f in cls.model_fields.items():
         path = f"{prefix}.{name}" if prefix else name
+        if _is_mapping(f.annotation):
+            yield path  # the whole mapping
+            path = f"{path}.{ANY_KEY}"  # keyed by a name: any key, then the value's fields
         subs = unwrap(f.annotation)
         if subs and depth < 4:
             for sub in subs:
@@ -116,8 +125,26 @@ def _known_paths(
     return tuple(sorted(set(paths)))
 
 
+def _is_mapping(tp: Any) -> bool:
+    """Whether an annotation is a ``dict`` (or an optional one)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _is_mapping(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_mapping(a) for a in typing.get_args(tp))
+    return origin is dict
+
+
+def _matches(path: str, pattern: str) -> bool:
+    """Whether ``path`` is ``pattern`` with each :data:`ANY_KEY` segment standing for a key."""
+    a, b = path.split("."), pattern.split(".")
+    return len(a) == len(b) and all(q in (p, ANY_KEY) for p, q in zip(a, b, strict=True))
+
+
 def _valid(path: str, known: frozenset[str]) -> bool:
     if path in known or path in PROFILE_NAMES:
+        return True
+    if any(_matches(path, k) for k in known if ANY_KEY in k):
         return True
     # a path into a dict- or union-typed field (e.g. limits.max_chips.NAME) is checked by loading
     return any(path.startswith(k + ".") for k in known if k.endswith(("max_chips", "owned")))
