@@ -186,7 +186,10 @@ class Horizon:
         def at(i: int) -> SlotFleet:
             f = out[i]
             if f is None:
-                f = self._solve_slot(rates[i], hit, own)
+                try:
+                    f = self.solve(rates[i], hit, own)
+                except InfeasibleError as exc:
+                    raise self._first_failure(rates, i, hit, own, exc) from None
                 out[i] = f
             return f
 
@@ -204,17 +207,43 @@ class Horizon:
             stack.extend([(lo, mid), (mid, hi)])
         return [f for f in out if f is not None]
 
-    def _solve_slot(self, rate_rps: float, hit: int | None, own: Owned) -> SlotFleet:
-        try:
-            return self.solve(rate_rps, hit, own)
-        except InfeasibleError as exc:
-            s = next(s for s in self.slots if s.rate_rps == rate_rps and s.hit == hit)
-            raise InfeasibleError(
-                f"load: month {s.month + 1}, {s.day} slot {slot_label(s.slot, self.slot_minutes)} "
-                f"({rate_rps:.4g} req/s): {exc}",
-                binding=exc.binding,
-                relaxation=exc.relaxation,
-            ) from None
+    def _first_failure(
+        self, rates: list[float], failed: int, hit: int | None, own: Owned, exc: InfeasibleError
+    ) -> InfeasibleError:
+        """The error of a horizon whose slot at ``rates[failed]`` (sorted rates of one hit-rate
+        distribution) has no plan: it names the first slot in time that has none. A fleet that
+        meets the targets at a rate meets them below it, so the lowest rate without a plan is
+        bisected among the rates below; the first slot at or above it is the first to fail."""
+        lo, hi = -1, failed  # rates[lo] has a plan (or lo = -1), rates[hi] has none
+        first: InfeasibleError = exc
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                self.solve(rates[mid], hit, own)
+                lo = mid
+            except InfeasibleError as e:
+                hi, first = mid, e
+        bar = rates[hi]
+        over = [s for s in self.slots if s.hit == hit and s.rate_rps >= bar]
+        s = min(over, key=lambda s: (s.month, s.slot))
+        peak = max(over, key=lambda s: s.rate_rps)
+        if s.rate_rps != bar:  # that slot's own error (its rate is above the lowest failing)
+            try:
+                self.solve(s.rate_rps, hit, own)
+            except InfeasibleError as e:
+                first = e
+        more = (
+            f"; so do {len(over) - 1} other slots at or above {bar:.4g} req/s, up to "
+            f"{peak.rate_rps:.4g} req/s in month {peak.month + 1}"
+            if len(over) > 1
+            else ""
+        )
+        return InfeasibleError(
+            f"load: month {s.month + 1}, {s.day} slot {slot_label(s.slot, self.slot_minutes)} "
+            f"({s.rate_rps:.4g} req/s), the first slot without a plan: {first}{more}",
+            binding=first.binding,
+            relaxation=first.relaxation,
+        )
 
 
 def owned_key(owned: Mapping[str, int]) -> Owned:
