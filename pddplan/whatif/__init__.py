@@ -24,7 +24,7 @@ from typing import Any
 
 from pddplan import limits
 from pddplan.errors import InfeasibleError, OptionError, PddplanError, UsageError
-from pddplan.io.loader import Registry, ResolvedScenario
+from pddplan.io.loader import Registry, ResolvedScenario, scenario_chip
 from pddplan.io.overrides import (
     ALIASES,
     PROFILE_ROOTS,
@@ -520,6 +520,8 @@ def rank_chips(
     full utilization; decode cost per million output tokens prices one decode step at the TPOT
     target for the largest batch that fits in memory and meets TPOT at the mean decode context.
     A chip's advantage on a role is the reference chip's cost over its own (above 1: cheaper).
+    Every chip, the reference too, is the scenario's (:func:`~pddplan.io.loader.scenario_chip`:
+    with its ``overrides.chips``).
     """
     import numpy as np
 
@@ -536,7 +538,7 @@ def rank_chips(
     tpot_s = rs.scenario.sla.tpot_ms / 1e3
     rows: list[dict[str, Any]] = []
     for name in reg.index("chip"):
-        chip = reg.load("chip", name)
+        chip = scenario_chip(rs, reg, name)  # priced as the scenario prices it (its overrides)
         ds = chip.datasheet
         row: dict[str, Any] = {
             "chip": name,

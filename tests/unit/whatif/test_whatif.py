@@ -127,6 +127,29 @@ def test_rank_chips_per_role() -> None:
     assert by["tpu-v5e"]["chips_per_instance"] is None  # 16 GB chips cannot hold 235 GB of weights
 
 
+def test_rank_chips_prices_every_chip_with_the_scenarios_overrides(tmp_path) -> None:
+    # a chip a role uses (gpu-b) and the reference no role uses (h100-sxm), both repriced by the
+    # scenario's overrides.chips: chips rank prices them as solve does, not at the catalog's
+    reg = Registry.default()
+    text = reg.scenario_path(None).read_text(encoding="utf-8")
+    text += (
+        "overrides:\n  chips:\n"
+        "    gpu-b: {price: {rental_usd_per_hour: 0.5}}\n"
+        "    h100-sxm: {price: {rental_usd_per_hour: 100.0}}\n"
+    )
+    f = tmp_path / "s.yaml"
+    f.write_text(text, encoding="utf-8")
+    rs = load_scenario(str(f), reg)
+    by = {r["chip"]: r for r in rank_chips(rs, reg, "h100-sxm")}
+    assert by["gpu-b"]["price_usd_per_hour"] == 0.5
+    assert by["h100-sxm"]["price_usd_per_hour"] == 100.0
+    plain = {r["chip"]: r for r in rank_chips(load_scenario(None, reg), reg, "h100-sxm")}
+    # the cost per token scales with the price: 0.5 / 2.5 of the catalog's
+    assert by["gpu-b"]["decode_usd_per_mtok_output"] == pytest.approx(
+        plain["gpu-b"]["decode_usd_per_mtok_output"] * 0.5 / plain["gpu-b"]["price_usd_per_hour"]
+    )
+
+
 def test_sweep_without_baselines_has_no_ratio_columns() -> None:
     rows = run_sweep(None, [], [Axis("rate_rps", [1, 2])], baselines=False)
     assert all(r["feasible"] for r in rows)
