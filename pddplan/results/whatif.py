@@ -248,9 +248,21 @@ class ChipsRankResult(Result):
     notes: list[str] = field(default_factory=list)
 
     def report(self) -> Report:
+        from pddplan.whatif import reference_row
+
+        if reference_row(self.chips, self.reference) is not None:
+            advantage = f"advantage = {self.reference}'s cost / the chip's cost on that role"
+        else:
+            why = next((r.get("note") for r in self.chips if r["chip"] == self.reference), "")
+            advantage = (
+                f"advantages and best roles are blank: the reference {self.reference} holds no "
+                f"instance of {self.model}"
+                + (f" ({why})" if why else "")
+                + "; name another with --reference"
+            )
         notes = [
             f"model {self.model}, workload {self.workload}, TPOT target {self.tpot_ms:g} ms; "
-            f"advantage = {self.reference}'s cost / the chip's cost on that role",
+            + advantage,
             *self.notes,
         ]
         return Report(

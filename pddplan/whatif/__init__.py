@@ -52,6 +52,7 @@ __all__ = [
     "parse_values",
     "patch_for",
     "rank_chips",
+    "reference_row",
     "run_sweep",
     "solve_point",
     "sweep_rows",
@@ -586,7 +587,7 @@ def rank_chips(
             note="",
         )
         rows.append(row)
-    ref = next((r for r in rows if r["chip"] == reference and r.get("chips_per_instance")), None)
+    ref = reference_row(rows, reference)
     for r in rows:
         if not r.get("chips_per_instance") or ref is None:
             r.update(prefill_advantage=None, decode_advantage=None, best_role=None)
@@ -604,3 +605,9 @@ def rank_chips(
         )
     )
     return rows
+
+
+def reference_row(rows: Sequence[Mapping[str, Any]], reference: str) -> Mapping[str, Any] | None:
+    """The reference chip's row of :func:`rank_chips` when it holds an instance of the model
+    (the advantages divide its costs); None when it holds none (every advantage is then blank)."""
+    return next((r for r in rows if r["chip"] == reference and r.get("chips_per_instance")), None)

@@ -150,6 +150,17 @@ def test_rank_chips_prices_every_chip_with_the_scenarios_overrides(tmp_path) -> 
     )
 
 
+def test_rank_chips_says_why_advantages_are_blank_when_the_reference_holds_no_instance() -> None:
+    from pddplan import api
+
+    res = api.rank_chips(reference="tpu-v5e")  # 16 GB chips cannot hold 235 GB of weights
+    assert all(r["prefill_advantage"] is None and r["best_role"] is None for r in res.chips)
+    note = res.report().notes[0]
+    assert "reference tpu-v5e holds no instance of qwen3-235b-a22b" in note
+    assert "advantage = " not in note
+    assert "advantage = h100-sxm's cost" in api.rank_chips().report().notes[0]
+
+
 def test_sweep_without_baselines_has_no_ratio_columns() -> None:
     rows = run_sweep(None, [], [Axis("rate_rps", [1, 2])], baselines=False)
     assert all(r["feasible"] for r in rows)
