@@ -85,7 +85,9 @@ def _fit_chip(
     say: Callable[[str], None],
 ) -> Any:
     """The derates fitted (warning when the weights do not fit a row's tp, or the fit does
-    not converge)."""
+    not converge). A row whose tp is no instance of the model on the chip (:meth:`Instance.
+    why_not`: the heads, or a node without scale-out) is an error naming its line and column,
+    as every other invalid row is."""
     import numpy as np
 
     from pddplan.calibrate import (
@@ -95,9 +97,31 @@ def _fit_chip(
         instance_predictor,
         structural_reasons,
     )
+    from pddplan.calibrate.cells import Where
     from pddplan.deployment import Instance
 
-    for tp in sorted({int(t) for t in data.tensor_parallel}):
+    why_not = {
+        t: Instance(chip_spec, numbers, t).why_not() for t in {int(t) for t in data.tensor_parallel}
+    }
+    bad = next(
+        (
+            (n, int(t))
+            for n, t in zip(data.line, data.tensor_parallel, strict=True)
+            if why_not[int(t)]
+        ),
+        None,
+    )
+    if bad is not None:
+        line, tp = bad
+        # every tp that can run: none above the heads (they do not divide them)
+        ok = [
+            t for t in range(1, numbers.heads + 1) if not Instance(chip_spec, numbers, t).why_not()
+        ]
+        raise Where(str(path), line).error(
+            f"{why_not[tp]} (allowed for {model} on {chip}: tp {', '.join(map(str, ok)) or 'none'})",
+            "tp",
+        )
+    for tp in sorted(why_not):
         if not Instance(chip_spec, numbers, tp).fits:
             say(
                 f"{model} weights do not fit on {tp} x {chip} (rows with tp = {tp}); "

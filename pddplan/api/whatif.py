@@ -177,7 +177,15 @@ def breakeven(
         ls.source, ls.overrides, o.param, o.against, o.lo, o.hi, o.tolerance, progress
     )
     return BreakevenResult(
-        be.path, be.against, be.lo, be.hi, be.value, be.ratio_lo, be.ratio_hi, be.iterations
+        be.path,
+        be.against,
+        be.lo,
+        be.hi,
+        be.value,
+        be.ratio_lo,
+        be.ratio_hi,
+        be.iterations,
+        be.jump,
     )
 
 

@@ -300,7 +300,8 @@ def parse_measurements(text: str, file: str) -> Measurements:
     - ``tokens``: prefill and ttft: uncached tokens (>= 1); decode: empty or 1.
     - ``batch``: decode: sequences in the step (>= 1); prefill and ttft: empty or 1.
     - ``context``: tokens already in the cache (>= 0; empty means 0).
-    - ``tp``: chips of the instance (tensor-parallel degree, >= 1).
+    - ``tp``: chips of the instance (tensor-parallel degree, >= 1); a tp that is no
+      instance of the model on the chip is an error of ``calibrate`` (it knows the model).
     - ``latency_ms``: the measured time [ms], > 0.
     - ``source``: where the number comes from (at least 3 characters).
 

@@ -72,8 +72,8 @@ WideOpt = Annotated[
     bool,
     typer.Option(
         "--wide",
-        help="Tables with full column names and no width limit (default: fit the "
-        "terminal, or 100 columns when piped).",
+        help="Tables with full column names (CSV's keys, values in their units) and no width "
+        "limit (default: fit the terminal, or 100 columns when piped).",
     ),
 ]
 SetOpt = Annotated[

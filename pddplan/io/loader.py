@@ -378,6 +378,60 @@ def _in_override(ov: Mapping[str, Any], path: Path_) -> bool:
     return True
 
 
+def _with_scenario_overrides(
+    scen: Scenario,
+    kind: str,
+    name: str,
+    ppath: Path,
+    read: Callable[[Path], YamlDoc],
+    load: Callable[[Path, str], Any],
+    file: str,
+    line_of: Callable[[Path_], int | None],
+) -> Any:
+    """Profile ``name`` of ``kind`` (its file ``ppath``) with the scenario's
+    ``overrides.GROUP.NAME`` merged and validated: how a scenario sees any profile. A value the
+    schema rejects is a ProfileError naming the scenario's key (its line from ``line_of``)."""
+    group = _GROUP_OF_KIND[kind]
+    ov = scen.overrides.get(group, {}).get(name)
+    if not ov:
+        return load(ppath, kind)
+    base = read(ppath)
+    merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
+    patched = _groups_patched(KINDS[kind], base.data, merged.data, ov)
+    if patched is not None:
+        return patched
+    try:
+        return KINDS[kind].model_validate(merged.data)
+    except ValidationError as exc:
+        err = validation_to_profile_error(exc, KINDS[kind], merged)
+        path = data_path(exc.errors(include_url=False)[0]["loc"], merged.data)
+        okey: Path_ = ("overrides", group, name, *path)
+        if _in_override(ov, path):
+            # the offending value came from the scenario: name the scenario's key and line
+            msg = err.message.split(": ", 2)[-1]
+            raise ProfileError(msg, file=file, key=dotted(okey), line=line_of(okey)) from None
+        raise ProfileError(f"{err.message} (with the overrides of {file})", file=None) from None
+
+
+def scenario_chip(rs: ResolvedScenario, registry: Registry, name: str) -> Any:
+    """Chip ``name`` as scenario ``rs`` sees it, priced and derated by its
+    ``overrides.chips.NAME``: the chip it loaded, or (a chip of the catalog it does not use,
+    as ``chips rank`` ranks) the registry's profile with those overrides applied, as
+    :func:`resolve` applies them."""
+    if name in rs.chips:
+        return rs.chips[name]
+    return _with_scenario_overrides(
+        rs.scenario,
+        "chip",
+        name,
+        registry.path("chip", name),
+        read_yaml,
+        _load_cached,
+        rs.file,
+        lambda okey: None,  # the scenario's lines are not kept once it is resolved
+    )
+
+
 def load_scenario(
     name_or_path: str | None,
     registry: Registry,
@@ -438,28 +492,9 @@ def resolve(
                 raise ProfileError(
                     str(exc), file=file, key=dotted(key), line=line_for(doc, key)
                 ) from None
-        group = _GROUP_OF_KIND[kind]
-        ov = scen.overrides.get(group, {}).get(name)
-        if not ov:
-            return load(ppath, kind)
-        base = read(ppath)
-        merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
-        patched = _groups_patched(KINDS[kind], base.data, merged.data, ov)
-        if patched is not None:
-            return patched
-        try:
-            return KINDS[kind].model_validate(merged.data)
-        except ValidationError as exc:
-            err = validation_to_profile_error(exc, KINDS[kind], merged)
-            path = data_path(exc.errors(include_url=False)[0]["loc"], merged.data)
-            okey: Path_ = ("overrides", group, name, *path)
-            if _in_override(ov, path):
-                # the offending value came from the scenario: name the scenario's key and line
-                msg = err.message.split(": ", 2)[-1]
-                raise ProfileError(
-                    msg, file=file, key=dotted(okey), line=line_for(doc, okey)
-                ) from None
-            raise ProfileError(f"{err.message} (with the overrides of {file})", file=None) from None
+        return _with_scenario_overrides(
+            scen, kind, name, ppath, read, load, file, lambda okey: line_for(doc, okey)
+        )
 
     model = get("model", scen.model, ("model",))
     if isinstance(scen.workload, Workload):

@@ -136,12 +136,13 @@ def column_header(sec: Section, col: str) -> str:
     )
 
 
-def _cells(sec: Section, col: str) -> list[str]:
+def _cells(sec: Section, col: str, *, scaled: bool = True) -> list[str]:
     """A column's values as table and markdown write them (machine keys in words, bytes in the
-    prefix of :func:`column_header`)."""
+    prefix of :func:`column_header`). ``scaled=False`` (``--wide``, whose headers are the raw
+    keys, as in CSV): a byte column in the bytes its key names."""
     if col in sec.labels:
         return [header(str(r.get(col))) if r.get(col) is not None else "-" for r in sec.rows]
-    factor, _ = _byte_scale(sec, col)
+    factor, _ = _byte_scale(sec, col) if scaled else (1.0, "")
     if factor != 1.0:
         return [
             _display(v / factor)
@@ -319,7 +320,8 @@ def render_table(
 ) -> None:
     """Tables laid out for the width (:func:`table_width`): compact headers with units, numbers
     to 4 significant digits never folded, long text folded, and tables wider than the width
-    split into column groups. ``wide``: full column names, nothing folded."""
+    split into column groups. ``wide``: the columns' keys as headers (as CSV writes them), their
+    values in the keys' units (bytes not scaled to MB or GB), nothing folded."""
     import textwrap
 
     from rich import box
@@ -343,7 +345,8 @@ def render_table(
         console.print()
     for sec in pick(rep, table):
         cols = sec.column_names()
-        cells = {c: _cells(sec, c) for c in cols}
+        # --wide heads each column with its key, so its values are in the key's unit (bytes)
+        cells = {c: _cells(sec, c, scaled=not wide) for c in cols}
         heads = {c: column_header(sec, c) for c in cols}
         groups = [cols] if wide else _groups(cols, cells, heads, width)
         for gi, group in enumerate(groups):

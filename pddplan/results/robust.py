@@ -57,6 +57,12 @@ def _describe(d: Any) -> str:
 TABLES = _TABLES["robust"]
 
 
+#: [-] A cost premium within this of 0 is 0: the robust plan's and the point plan's expected
+#: costs are means of the same costs summed in another order when the plans are one plan
+#: (2.2e-16 seen), far below any premium a fleet step makes.
+PREMIUM_RTOL = 1e-9
+
+
 @dataclass(frozen=True)
 class RobustResult(Result):
     """The figures of a ``robust`` run.
@@ -83,12 +89,16 @@ class RobustResult(Result):
 
     @property
     def cost_premium(self) -> float | None:
-        """Expected cost of the robust plan over the point plan's, minus 1 [-]."""
+        """Expected cost of the robust plan over the point plan's, minus 1 [-]; 0 within
+        :data:`PREMIUM_RTOL` (the same plan's two means differ by rounding alone)."""
         r = self.run.robust
         if r is None:
             return None
         base = float(np.nanmean(self.run.cost_usd_per_hour))
-        return r.expected_cost_usd_per_hour / base - 1.0 if base > 0 else math.inf
+        if base <= 0:
+            return math.inf
+        premium = r.expected_cost_usd_per_hour / base - 1.0
+        return 0.0 if abs(premium) <= PREMIUM_RTOL else premium
 
     @property
     def mean_bcr_requests_per_usd(self) -> float:

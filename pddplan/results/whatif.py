@@ -191,6 +191,9 @@ class BreakevenResult(Result):
     bcr_ratio_at_lo: float
     bcr_ratio_at_hi: float
     iterations: int
+    #: the ratios either side of ``value`` where the ratio jumps over 1 there (a fleet step,
+    #: :func:`pddplan.whatif.ratio_jump`); None where it equals 1 within the tolerance
+    jump: tuple[float, float] | None = None
 
     def row(self) -> Row:
         return {
@@ -213,6 +216,13 @@ class BreakevenResult(Result):
                 f"{self.against} baseline's at both ends (ratios "
                 f"{_ratio_text(self.bcr_ratio_at_lo)} and {_ratio_text(self.bcr_ratio_at_hi)})"
             )
+        elif self.jump is not None:
+            below, above = self.jump
+            note = (
+                f"PDD's BCR ratio to the {self.against} baseline's crosses 1 at {self.param} = "
+                f"{self.value:.6g} (jumps from {_ratio_text(below)} to {_ratio_text(above)}: a "
+                "step of the plans, such as an instance more in a fleet), equal at no value"
+            )
         else:
             note = (
                 f"PDD's BCR equals the {self.against} baseline's at {self.param} = {self.value:.6g}"
@@ -230,6 +240,11 @@ class BreakevenResult(Result):
             doc = {"breakeven": {**row, "ratio_undefined": why}}
         else:
             doc = {"breakeven": row}
+        if self.jump is not None:
+            doc["breakeven"] = {
+                **doc["breakeven"],
+                "bcr_ratio_jump": {"below": self.jump[0], "above": self.jump[1]},
+            }
         return Report("pddplan breakeven", [Section("break-even", [row])], doc, notes)
 
 
@@ -248,9 +263,21 @@ class ChipsRankResult(Result):
     notes: list[str] = field(default_factory=list)
 
     def report(self) -> Report:
+        from pddplan.whatif import reference_row
+
+        if reference_row(self.chips, self.reference) is not None:
+            advantage = f"advantage = {self.reference}'s cost / the chip's cost on that role"
+        else:
+            why = next((r.get("note") for r in self.chips if r["chip"] == self.reference), "")
+            advantage = (
+                f"advantages and best roles are blank: the reference {self.reference} holds no "
+                f"instance of {self.model}"
+                + (f" ({why})" if why else "")
+                + "; name another with --reference"
+            )
         notes = [
             f"model {self.model}, workload {self.workload}, TPOT target {self.tpot_ms:g} ms; "
-            f"advantage = {self.reference}'s cost / the chip's cost on that role",
+            + advantage,
             *self.notes,
         ]
         return Report(

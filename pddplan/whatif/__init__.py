@@ -24,7 +24,7 @@ from typing import Any
 
 from pddplan import limits, tiers
 from pddplan.errors import InfeasibleError, OptionError, PddplanError, UsageError
-from pddplan.io.loader import Registry, ResolvedScenario
+from pddplan.io.loader import Registry, ResolvedScenario, scenario_chip
 from pddplan.io.overrides import (
     ALIASES,
     PROFILE_ROOTS,
@@ -51,6 +51,8 @@ __all__ = [
     "parse_values",
     "patch_for",
     "rank_chips",
+    "ratio_jump",
+    "reference_row",
     "run_sweep",
     "solve_point",
     "sweep_rows",
@@ -368,6 +370,10 @@ def run_sweep(
 
 @dataclass(frozen=True)
 class BreakEven:
+    """Where PDD's BCR ratio to a baseline's crosses 1 in ``[lo, hi]`` (``value``; None: it
+    does not). ``jump``: the ratios at the two ends of the final bracket, where the ratio jumps
+    over 1 there (:func:`ratio_jump`: a fleet step) rather than equals 1; None otherwise."""
+
     path: str
     against: str
     lo: float
@@ -376,6 +382,7 @@ class BreakEven:
     ratio_lo: float
     ratio_hi: float
     iterations: int
+    jump: tuple[float, float] | None = None
 
 
 def bcr_ratio_at(
@@ -438,7 +445,8 @@ def breakeven_on(
 
     Bisection on ``ratio(x) - 1``; needs a sign change between ``lo`` and ``hi``. The ratio is a
     step function of the parameter (instance counts are whole), so the crossing is located to
-    within ``tol`` of the interval, at the step where the ratio crosses 1.
+    within ``tol`` of the interval, at the step where the ratio crosses 1; where it jumps over 1
+    there (:func:`ratio_jump`), ``jump`` holds the ratios either side.
     """
     check_path(path, src.resolve(overrides))
     steps = bisection_steps(tol)
@@ -460,13 +468,50 @@ def breakeven_on(
         tell(total)
         return BreakEven(path, against, lo, hi, None, f_lo + 1, f_hi + 1, 0)
 
+    seen = {lo: f_lo + 1.0, hi: f_hi + 1.0}  # the ratio at every value solved
+
     def side(x: float) -> int:
-        fm = bcr_ratio_at(src, overrides, path, x, against) - 1.0
+        seen[x] = bcr_ratio_at(src, overrides, path, x, against)
+        fm = seen[x] - 1.0
         return 0 if fm == 0 else (1 if (fm > 0) == (f_lo > 0) else -1)
 
     a, b, it = bisect_side(side, lo, hi, tol, steps, lambda i: tell(2 + i))
     tell(total)
-    return BreakEven(path, against, lo, hi, (a + b) / 2, f_lo + 1, f_hi + 1, it)
+    jump = ratio_jump(seen, a, b)
+    return BreakEven(path, against, lo, hi, (a + b) / 2, f_lo + 1, f_hi + 1, it, jump)
+
+
+#: A bracket's ratios differ by a jump when by more than this many times the change the ratio
+#: makes over the bracket's width at its slope beside the bracket (a continuous ratio changes by
+#: about 1 times that; halving the bracket halves it, and never halves a jump).
+JUMP_FACTOR = 2.0
+
+
+def ratio_jump(seen: Mapping[float, float], a: float, b: float) -> tuple[float, float] | None:
+    """The ratios ``(at a, at b)`` where the ratio jumps between the final bracket's ends
+    ``a < b`` (``seen``: the ratio at every value solved), else None.
+
+    The bracket is within the search tolerance of the interval; a ratio continuous there changes
+    across it by about its slope times its width. The slope is read on the nearest segment of
+    solved values beside the bracket (the previous bracket's other half): a change above
+    :data:`JUMP_FACTOR` times that is a step (a fleet of whole instances gains one), which no
+    value within the tolerance makes equal 1.
+    """
+    if not a < b:
+        return None  # the ratio is 1 at a value solved
+    r_a, r_b = seen[a], seen[b]
+    if not (math.isfinite(r_a) and math.isfinite(r_b)):
+        return None
+    xs = sorted(seen)
+    beside = [(xs[i - 1], a) for i in [xs.index(a)] if i > 0]
+    beside += [(b, xs[i + 1]) for i in [xs.index(b)] if i + 1 < len(xs)]
+    if not beside:
+        return None  # no solved value beside the bracket: nothing to read a slope on
+    u, v = min(beside, key=lambda seg: seg[1] - seg[0])
+    if not (math.isfinite(seen[u]) and math.isfinite(seen[v])):
+        return None
+    slope = abs(seen[v] - seen[u]) / (v - u)
+    return (r_a, r_b) if abs(r_b - r_a) > JUMP_FACTOR * slope * (b - a) else None
 
 
 def bisection_steps(tol: float) -> int:
@@ -521,6 +566,8 @@ def rank_chips(
     full utilization; decode cost per million output tokens prices one decode step at the TPOT
     target for the largest batch that fits in memory and meets TPOT at the mean decode context.
     A chip's advantage on a role is the reference chip's cost over its own (above 1: cheaper).
+    Every chip, the reference too, is the scenario's (:func:`~pddplan.io.loader.scenario_chip`:
+    with its ``overrides.chips``).
     """
     import numpy as np
 
@@ -537,7 +584,7 @@ def rank_chips(
     tpot_s = rs.scenario.sla.tpot_ms / 1e3
     rows: list[dict[str, Any]] = []
     for name in reg.index("chip"):
-        chip = reg.load("chip", name)
+        chip = scenario_chip(rs, reg, name)  # priced as the scenario prices it (its overrides)
         ds = chip.datasheet
         row: dict[str, Any] = {
             "chip": name,
@@ -585,7 +632,7 @@ def rank_chips(
             note="",
         )
         rows.append(row)
-    ref = next((r for r in rows if r["chip"] == reference and r.get("chips_per_instance")), None)
+    ref = reference_row(rows, reference)
     for r in rows:
         if not r.get("chips_per_instance") or ref is None:
             r.update(prefill_advantage=None, decode_advantage=None, best_role=None)
@@ -603,3 +650,9 @@ def rank_chips(
         )
     )
     return rows
+
+
+def reference_row(rows: Sequence[Mapping[str, Any]], reference: str) -> Mapping[str, Any] | None:
+    """The reference chip's row of :func:`rank_chips` when it holds an instance of the model
+    (the advantages divide its costs); None when it holds none (every advantage is then blank)."""
+    return next((r for r in rows if r["chip"] == reference and r.get("chips_per_instance")), None)

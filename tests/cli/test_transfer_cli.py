@@ -124,3 +124,19 @@ def test_bytes_are_shown_in_the_prefix_a_person_reads() -> None:
     csv_out = r.invoke(app, ["transfer", "wan-40g-cross-city", "--bytes", "12GB", "-f", "csv"])
     line = csv_out.stdout.splitlines()
     assert line[0].startswith("payload_bytes,") and float(line[1].split(",")[0]) == 12e9
+
+
+def test_wide_table_keeps_bytes_under_the_keys_that_say_bytes() -> None:
+    """`--wide` heads each column with its key, as CSV does: `payload_bytes` is 4,649,000 bytes
+    there as in CSV, not 4.649 (the MB of the compact table's `payload [MB]`)."""
+    args = ["transfer", "wan-100g-cross-city", "--bytes", "4649KB"]
+    wide = invoke(*args, "--wide")
+    assert wide.exit_code == 0, wide.output
+    lines = wide.stdout.splitlines()
+    keys = next(ln for ln in lines if "payload_bytes" in ln).split()
+    rule = next(i for i, ln in enumerate(lines) if "─" in ln)  # the row follows the rule
+    values = dict(zip(keys, lines[rule + 1].split(), strict=True))
+    rows = list(csv.DictReader(io.StringIO(invoke(*args, "-f", "csv").stdout)))
+    for key in ("payload_bytes", "line_bytes", "rate_bytes_per_s"):
+        assert float(values[key]) == pytest.approx(float(rows[0][key]), rel=1e-3), key
+    assert float(values["payload_bytes"]) == 4_649_000

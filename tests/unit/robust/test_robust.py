@@ -245,3 +245,19 @@ def test_cli_json_and_help_example(tmp_path: Path) -> None:
     idx = [s["index"] for s in d["sensitivity"]]
     assert idx == sorted(idx, reverse=True)
     assert png.stat().st_size > 10_000
+
+
+def test_premium_of_the_point_plan_itself_is_zero_not_rounding_noise() -> None:
+    # at 1 req/s the robust plan is the point plan: its expected cost over the samples equals the
+    # point plan's but for summation order (1 - 2.2e-16); the premium says 0, not 2.22e-16
+    from pddplan.results.robust import PREMIUM_RTOL
+
+    res = pddplan.robust(None, samples=60, rate_rps=1.0, seed=0)
+    assert res.robust_plan is not None
+    assert res.robust_plan.plan.chips_of() == res.point.plan.chips_of()
+    run = res.run
+    assert run.robust is not None
+    raw = run.robust.expected_cost_usd_per_hour / float(np.nanmean(run.cost_usd_per_hour)) - 1
+    assert abs(raw) <= PREMIUM_RTOL
+    assert res.cost_premium == 0.0
+    assert "+0% in expected cost" in " ".join(res.answer())

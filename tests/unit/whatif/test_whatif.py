@@ -14,6 +14,7 @@ from pddplan.whatif import (
     parse_values,
     patch_for,
     rank_chips,
+    ratio_jump,
     run_sweep,
     solve_point,
     validate_axes,
@@ -99,6 +100,31 @@ def test_breakeven_crossing_is_a_root_of_the_ratio() -> None:
         [be.value * 1.01],
     )
     assert lo["bcr_ratio_vs_same-dc"] >= 1.0 >= hi["bcr_ratio_vs_same-dc"]
+    assert be.jump is None  # the ratio moves with the price continuously: it equals 1 there
+
+
+def test_breakeven_over_the_rate_says_the_ratio_jumps_over_1_at_a_fleet_step() -> None:
+    # the default scenario's ratio to same-dc is 0.927 at 0.99 req/s and 1.178 at 0.9944 req/s
+    # (MD goes from 2 to 3 instances): it crosses 1 there and equals 1 nowhere
+    from pddplan import api
+
+    res = api.breakeven(param="rate_rps")
+    assert res.value is not None and res.jump is not None
+    below, above = res.jump
+    assert below < 1.0 < above and above - below > 0.1
+    note = res.report().notes[0]
+    assert f"crosses 1 at rate_rps = {res.value:.6g} (jumps from {below:.4g} to {above:.4g}" in note
+    assert "equals" not in note
+    assert res.to_json()["breakeven"]["bcr_ratio_jump"] == {"below": below, "above": above}
+
+
+def test_ratio_jump_tells_a_step_from_a_continuous_change() -> None:
+    # bisection's last bracket [1.0, 1.01] and the segment of solved values beside it
+    smooth = {0.0: 0.0, 0.98: 0.98, 1.0: 1.0, 1.01: 1.01, 2.0: 2.0}
+    assert ratio_jump(smooth, 1.0, 1.01) is None
+    step = {0.0: 0.8, 0.98: 0.9, 1.0: 0.9, 1.01: 1.2, 2.0: 1.3}
+    assert ratio_jump(step, 1.0, 1.01) == (0.9, 1.2)
+    assert ratio_jump(step, 1.0, 1.0) is None  # the ratio is 1 at a solved value
 
 
 def test_breakeven_reports_no_crossing() -> None:
@@ -125,6 +151,40 @@ def test_rank_chips_per_role() -> None:
     assert by["gpu-b"]["best_role"] == "decode"
     assert by["gpu-a"]["prefill_advantage"] > 1.0
     assert by["tpu-v5e"]["chips_per_instance"] is None  # 16 GB chips cannot hold 235 GB of weights
+
+
+def test_rank_chips_prices_every_chip_with_the_scenarios_overrides(tmp_path) -> None:
+    # a chip a role uses (gpu-b) and the reference no role uses (h100-sxm), both repriced by the
+    # scenario's overrides.chips: chips rank prices them as solve does, not at the catalog's
+    reg = Registry.default()
+    text = reg.scenario_path(None).read_text(encoding="utf-8")
+    text += (
+        "overrides:\n  chips:\n"
+        "    gpu-b: {price: {rental_usd_per_hour: 0.5}}\n"
+        "    h100-sxm: {price: {rental_usd_per_hour: 100.0}}\n"
+    )
+    f = tmp_path / "s.yaml"
+    f.write_text(text, encoding="utf-8")
+    rs = load_scenario(str(f), reg)
+    by = {r["chip"]: r for r in rank_chips(rs, reg, "h100-sxm")}
+    assert by["gpu-b"]["price_usd_per_hour"] == 0.5
+    assert by["h100-sxm"]["price_usd_per_hour"] == 100.0
+    plain = {r["chip"]: r for r in rank_chips(load_scenario(None, reg), reg, "h100-sxm")}
+    # the cost per token scales with the price: 0.5 / 2.5 of the catalog's
+    assert by["gpu-b"]["decode_usd_per_mtok_output"] == pytest.approx(
+        plain["gpu-b"]["decode_usd_per_mtok_output"] * 0.5 / plain["gpu-b"]["price_usd_per_hour"]
+    )
+
+
+def test_rank_chips_says_why_advantages_are_blank_when_the_reference_holds_no_instance() -> None:
+    from pddplan import api
+
+    res = api.rank_chips(reference="tpu-v5e")  # 16 GB chips cannot hold 235 GB of weights
+    assert all(r["prefill_advantage"] is None and r["best_role"] is None for r in res.chips)
+    note = res.report().notes[0]
+    assert "reference tpu-v5e holds no instance of qwen3-235b-a22b" in note
+    assert "advantage = " not in note
+    assert "advantage = h100-sxm's cost" in api.rank_chips().report().notes[0]
 
 
 def test_sweep_without_baselines_has_no_ratio_columns() -> None:
