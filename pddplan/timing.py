@@ -139,28 +139,32 @@ def wan_payload_bytes(input_tokens, hit_rate, kv_bytes_per_token):
 _PHASES_MEMO_MAX_SIZE = 4096
 
 
-def transfer_phases(link: LinkNumbers, payload_bytes):
-    """(lead_s, line_bytes, rate_cap_bytes_per_s, tail_s) of payloads on a link.
+def transfer_phases(link: LinkNumbers, payload_bytes, utilization: float = 0.0):
+    """(lead_s, line_bytes, rate_cap_bytes_per_s, tail_s) of payloads on a link carrying
+    ``utilization`` of its goodput besides them (slow start ends at the bandwidth-delay
+    product of the rate left: :func:`pddplan.models.network.transfer_phases`).
 
     The simulator puts ``line_bytes`` through its processor-shared line at up to
     ``rate_cap_bytes_per_s`` between ``lead_s`` and ``tail_s``; :func:`transfer_s` is the
     closed-form mean of the same phases.
 
-    The phases do not depend on the line's load, so a search asks for the same few payload
-    arrays at every rate and routing: small ones are memoized on their exact values (the
-    arrays returned are then shared and read-only).
+    A search asks for the same few payload arrays at each line load for every routing: small
+    ones are memoized on their exact values (the arrays returned are then shared and
+    read-only).
     """
     x = np.asarray(payload_bytes, dtype=float)
     if x.size > _PHASES_MEMO_MAX_SIZE:
-        return network.transfer_phases(x, **link.transfer_params())
-    return _transfer_phases_memo(link, x.shape, x.tobytes())
+        return network.transfer_phases(x, **link.transfer_params(), utilization=utilization)
+    return _transfer_phases_memo(link, x.shape, x.tobytes(), float(utilization))
 
 
 @lru_cache(maxsize=256)
-def _transfer_phases_memo(link: LinkNumbers, shape: tuple[int, ...], payload: bytes):
+def _transfer_phases_memo(
+    link: LinkNumbers, shape: tuple[int, ...], payload: bytes, utilization: float = 0.0
+):
     """:func:`transfer_phases` of the payload array ``np.frombuffer(payload).reshape(shape)``."""
     x = np.frombuffer(payload, dtype=float).reshape(shape)
-    phases = network.transfer_phases(x, **link.transfer_params())
+    phases = network.transfer_phases(x, **link.transfer_params(), utilization=utilization)
     for a in phases:
         a.setflags(write=False)
     return phases
@@ -185,7 +189,12 @@ def _transfer_s_memo(link: LinkNumbers, shape: tuple[int, ...], payload: bytes, 
 
 
 def _transfer_s(link: LinkNumbers, payload_bytes, utilization):
-    lead, line_bytes, cap, tail = transfer_phases(link, payload_bytes)
+    if isinstance(utilization, float | int):
+        phases = transfer_phases(link, payload_bytes, float(utilization))
+    else:  # one load per payload: the phases array by array
+        x = np.asarray(payload_bytes, dtype=float)
+        phases = network.transfer_phases(x, **link.transfer_params(), utilization=utilization)
+    lead, line_bytes, cap, tail = phases
     return (
         lead
         + network.shared_line_time_s(line_bytes, cap, link.goodput_bytes_per_s, utilization)

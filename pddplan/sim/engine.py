@@ -122,7 +122,7 @@ def simulate(
     rate = _run_rate_rps(cfg, plan, req, replayed=requests is not None)
     pid_a = _pipelines(problem, plan, req)
     pre_a = _unique_prefill_s(problem, plan, req)
-    s = _wire(problem, plan, cfg, req, mode, pid_a, pre_a, progress)
+    s = _wire(problem, plan, cfg, req, mode, pid_a, pre_a, progress, rate)
     s.push(s.arrival_s[0], ev.ARRIVAL, 0)
     n_events = run(s)
     if progress is not None:
@@ -203,18 +203,21 @@ def _pipelines(pb: Problem, plan: SimPlan, req: Requests) -> np.ndarray:
     return pid_a
 
 
-def _transfers(pb: Problem, req: Requests) -> tuple[np.ndarray, ...]:
+def _transfers(pb: Problem, req: Requests, rate_rps: float) -> tuple[np.ndarray, ...]:
     """Per request: (lead_s, line_bytes, rate_cap_bytes_per_s, tail_s) on the decode link,
-    and the RDMA copy time to RLD [s]."""
+    and the RDMA copy time to RLD [s]. Slow start ends at the bandwidth-delay product of the
+    rate the line leaves a transfer at its offered load over the run (``rate_rps`` times the
+    mean payload), as in the closed form (:func:`pddplan.timing.transfer_phases`)."""
     n = len(req)
     kvpt = pb.model.kv_bytes_per_token
     # the line's jitter scales the payload, as in the closed form (timing.first_token_points)
     wan_bytes = np.asarray(timing.wan_payload_bytes(req.input_tokens, req.hit_rate, kvpt)) * (
         req.jitter if pb.topology.cross_dc else 1.0
     )
+    util = timing.decode_link_utilization(pb.paths, rate_rps, float(np.mean(wan_bytes)))
     lead_a, line_bytes_a, cap_a, tail_a = (
         np.asarray(x, dtype=float) * np.ones(n)
-        for x in timing.transfer_phases(pb.paths.decode_link, wan_bytes)
+        for x in timing.transfer_phases(pb.paths.decode_link, wan_bytes, min(util, 0.999999))
     )
     rdma_a = np.asarray(timing.rdma_copy_s(pb.rdma, req.input_tokens, kvpt), dtype=float)
     return lead_a, line_bytes_a, cap_a, tail_a, rdma_a
@@ -256,10 +259,11 @@ def _wire(
     pid_a: np.ndarray,
     pre_a: np.ndarray,
     progress: Progress | None,
+    rate_rps: float,
 ) -> SimState:
     """The run's state: pools, line and per-request inputs, with the samples scheduled."""
     q = ev.EventQueue()
-    lead_a, line_bytes_a, cap_a, tail_a, rdma_a = _transfers(pb, req)
+    lead_a, line_bytes_a, cap_a, tail_a, rdma_a = _transfers(pb, req, rate_rps)
     max_ctx = float(np.max(req.input_tokens + req.output_tokens)) + 1.0
     md = _decode_pool(MD_POOL, plan.roles["MD"], max_ctx, q)
     rld_role = plan.rld

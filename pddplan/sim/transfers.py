@@ -17,7 +17,9 @@ from pddplan.sim import events as ev
 from pddplan.sim.resources import PsLine
 
 
-def simulate_transfers(link: LinkNumbers, payload_bytes, start_s=0.0) -> np.ndarray:
+def simulate_transfers(
+    link: LinkNumbers, payload_bytes, start_s=0.0, utilization: float = 0.0
+) -> np.ndarray:
     """Finish time of each transfer started at ``start_s`` on an otherwise idle line [s].
 
     Parameters
@@ -25,6 +27,9 @@ def simulate_transfers(link: LinkNumbers, payload_bytes, start_s=0.0) -> np.ndar
     link : the link.
     payload_bytes : [bytes] one payload per transfer.
     start_s : [s] when each transfer starts (scalar or one per transfer).
+    utilization : [-] the load each transfer's slow start sees from the others (it ends at the
+        bandwidth-delay product of the rate left, as :func:`pddplan.timing.transfer_phases`
+        and the fleet's simulation take it: ``1 - 1/N`` for ``N`` transfers started together).
 
     Returns
     -------
@@ -35,7 +40,8 @@ def simulate_transfers(link: LinkNumbers, payload_bytes, start_s=0.0) -> np.ndar
     n = len(x)
     t0 = np.broadcast_to(np.asarray(start_s, dtype=float), (n,))
     lead, line_bytes, cap, tail = (
-        np.asarray(a, dtype=float) * np.ones(n) for a in timing.transfer_phases(link, x)
+        np.asarray(a, dtype=float) * np.ones(n)
+        for a in timing.transfer_phases(link, x, utilization)
     )
     q = ev.EventQueue()
     line = PsLine(link.goodput_bytes_per_s, q, float(np.max(cap)) if n else float("inf"))

@@ -208,12 +208,16 @@ def transfer_times(
     q = np.asarray(timing.jitter_quantile(link, np.array(PERCENTILES)), dtype=float)
     pct = _percentiles_s(timing.transfer_s(link, x[:, None] * q[None, :], rho), grid)
     lead, line_bytes, cap, tail = (
-        np.asarray(a, dtype=float) for a in timing.transfer_phases(link, x)
-    )
-    rounds, _ = network.slow_start_rounds(
-        x, link.initial_window_bytes if link.tcp else np.inf, cap, link.rtt_s
+        np.asarray(a, dtype=float) for a in timing.transfer_phases(link, x, rho)
     )
     bound, rate = _bound(link, concurrent)
+    # the rounds the lead holds: slow start up to the rate this transfer gets on the line
+    rounds, _ = network.slow_start_rounds(
+        x,
+        link.initial_window_bytes if link.tcp else np.inf,
+        network.rate_left_bytes_per_s(cap, link.goodput_bytes_per_s, rho),
+        link.rtt_s,
+    )
     c = link.goodput_bytes_per_s
     points = [
         TransferPoint(

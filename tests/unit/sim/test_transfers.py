@@ -63,9 +63,12 @@ def test_two_capped_transfers_do_not_slow_each_other() -> None:
 
 def test_many_transfers_share_the_line() -> None:
     # 100 transfers of 1 GB on a 10 GB/s line: C / 100 = 100 MB/s < the 209.7 MB/s cap, so
-    # processor sharing binds: 9 rounds, then (1e9 - 7,399,280) B at 100 MB/s each
-    t = simulate_transfers(LINK, [1e9] * 100)
-    expected = 0.18 + (1e9 - 7_399_280.0) / 1e8 + 0.01
+    # processor sharing binds. Slow start ends at the bandwidth-delay product of the 100 MB/s
+    # each gets (2 MB): 8 rounds (14,480 B x 2^7 = 1.85 MB < 2 MB), 14,480 x 255 = 3,692,400 B
+    # sent in them, then (1e9 - 3,692,400) B at 100 MB/s each. (At the cap's 4.19 MB it was 9
+    # rounds and 7,399,280 B, each transfer's as if alone, 740 MB off the line in all.)
+    t = simulate_transfers(LINK, [1e9] * 100, utilization=0.99)
+    expected = 0.16 + (1e9 - 3_692_400.0) / 1e8 + 0.01
     np.testing.assert_allclose(t, expected, rtol=1e-9)
     # the closed form gives the same with rho = 1 - 1/100 (C (1 - rho) = C / 100)
     assert float(timing.transfer_s(LINK, 1e9, 0.99)) == pytest.approx(expected)
