@@ -144,40 +144,35 @@ def test_every_format_renders(fmt: str, tmp_path: Path) -> None:
         assert head in text and "memory_bandwidth_efficiency" in text
 
 
-def test_bad_csv_is_one_line_error_with_line_number(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.csv"
-    bad.write_text(
-        "phase,tokens,batch,context,tp,latency_ms,source\n"
-        "decode,1,8,1024,2,20.5,test\n"
-        "warmup,1,8,1024,2,20.5,test\n"
-    )
-    res = run("calibrate", str(bad), *ARGS)
-    assert res.returncode == 1
-    assert res.stdout == ""
-    assert res.stderr.strip() == (
-        f"pddplan: error: {bad}:3: phase: unknown phase 'warmup' (allowed: prefill, ttft, decode)"
-    )
-    assert "Traceback" not in res.stderr
-
-
-def test_tp_that_is_no_layout_is_one_line_error_naming_the_line_and_column(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("row", "error"),
+    [
+        (
+            "warmup,1,8,1024,2,20.5,test",
+            "phase: unknown phase 'warmup' (allowed: prefill, ttft, decode)",
+        ),
+        # tp 3 does not divide llama-3.3-70b's 64 heads: the true reason (as `step --tp 3`
+        # gives it), not that the weights do not fit, and no fit on the row
+        (
+            "decode,1,4,100,3,20,abcd",
+            "tp: tp=3 does not divide the model's 64 attention heads "
+            "(allowed for llama-3.3-70b on h100-sxm: tp 1, 2, 4, 8, 16, 32, 64)",
+        ),
+    ],
+    ids=["unknown-phase", "tp-no-layout"],
+)
+def test_bad_csv_row_is_one_line_error_naming_the_line_and_column(
+    tmp_path: Path, row: str, error: str
 ) -> None:
-    # tp 3 does not divide llama-3.3-70b's 64 heads: the true reason (as `step --tp 3` gives it),
-    # not that the weights do not fit, and no fit on the row
     bad = tmp_path / "bad.csv"
     bad.write_text(
-        "phase,tokens,batch,context,tp,latency_ms,source\n"
-        "decode,1,8,1024,2,20.5,test\n"
-        "decode,1,4,100,3,20,abcd\n"
+        f"phase,tokens,batch,context,tp,latency_ms,source\ndecode,1,8,1024,2,20.5,test\n{row}\n"
     )
     res = run("calibrate", str(bad), *ARGS)
     assert res.returncode == 1
     assert res.stdout == ""
-    assert res.stderr.strip() == (
-        f"pddplan: error: {bad}:3: tp: tp=3 does not divide the model's 64 attention heads "
-        "(allowed for llama-3.3-70b on h100-sxm: tp 1, 2, 4, 8, 16, 32, 64)"
-    )
+    assert res.stderr.strip() == f"pddplan: error: {bad}:3: {error}"
+    assert "Traceback" not in res.stderr
 
 
 @pytest.mark.parametrize(
