@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pddplan.results.base import Report, Result, Row, Section
+from pddplan.solver.plan import role_owned_chips
 
 if TYPE_CHECKING:
     from pddplan.topology import Failure, TopologyPlan
@@ -64,25 +65,46 @@ class TopologyResult(Result):
         return rows
 
     def site_rows(self) -> list[Row]:
+        """One row per site and chip kind the plan uses: its chips, the owned ones it uses
+        and the rest, rented (or bought, where a two-site scenario's inventory buys them).
+
+        Owned chips are those the topology's MILP uses (a site's ``chips:``) and, for the
+        topology form of a two-site scenario, those its own ``inventory:`` gives the pipeline's
+        plan (:func:`~pddplan.solver.plan.role_owned_chips`, as ``solve`` counts them)."""
         tp = self.plan
         used: dict[tuple[str, str], int] = {}
+        owned: dict[tuple[str, str], float] = dict(tp.owned_used)
+        bought: dict[tuple[str, str], int] = {}
         for o in tp.chosen:
             for s, c, n in o.chips:
                 used[(s, c)] = used.get((s, c), 0) + n
+            pipe = tp.pipelines[o.pipeline]
+            pricing = getattr(o.plan.problem, "pricing", None)
+            own = role_owned_chips(o.plan.roles, pricing)
+            for role, v in o.plan.roles.items():
+                if v is None or v[1] == 0:
+                    continue
+                inst, n = v
+                key = (pipe.m_site if role == "MD" else pipe.p_site, inst.chip.name)
+                owned[key] = owned.get(key, 0.0) + own.get(role, 0)
+                if pricing is not None and pricing.additional == "buy":
+                    extra = n * inst.tensor_parallel - own.get(role, 0)
+                    bought[key] = bought.get(key, 0) + extra
         rows: list[Row] = []
         for (s, c), n in sorted(used.items()):
             st = tp.market.stock.get((s, c))
-            own = tp.owned_used.get((s, c), 0.0)
-            rows.append(
-                {
-                    "site": s,
-                    "chip": c,
-                    "chips": n,
-                    "owned_used": round(own),
-                    "rented": n - round(own),
-                    "rent_limit": st.rent_limit if st is not None else None,
-                }
-            )
+            own_n = round(owned.get((s, c), 0.0))
+            row: Row = {
+                "site": s,
+                "chip": c,
+                "chips": n,
+                "owned_used": own_n,
+                "rented": n - own_n - bought.get((s, c), 0),
+            }
+            if bought:
+                row["bought"] = bought.get((s, c), 0)
+            row["rent_limit"] = st.rent_limit if st is not None else None
+            rows.append(row)
         return rows
 
     def line_rows(self) -> list[Row]:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from pddplan.api.scenario import load_scenario, registry
 from pddplan.api.solve import solve, solve_result
 from pddplan.results.topology import TopologyResult
+from pddplan.solver.plan import cost_split
 from pddplan.topology import plan_topology, read_topology
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 TWO_SITE = [
     "default",
@@ -47,3 +53,22 @@ def test_topology_form_plans_as_solve(scenario: str) -> None:
     # the one line down leaves the one source unserved
     (fail,) = tp.failures
     assert not fail.survives
+
+
+def test_two_site_inventory_counts_as_solve_counts(tmp_path: Path) -> None:
+    # pdd-paper owning 16 gpu-a and 8 gpu-b at sunk cost: the sites table says what `solve`
+    # says (owned, then rented), beside the owned-priced cost both give
+    doc = yaml.safe_load((EXAMPLES / "pdd-paper.yaml").read_text())
+    doc["inventory"] = {"owned": {"gpu-a": 16, "gpu-b": 8}, "owned_cost": "sunk"}
+    f = tmp_path / "own.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    tp = plan_topology(read_topology(str(f), registry(None)))
+    ref = solve(load_scenario(str(f)), baselines=False, verdict_check=False).plan
+    assert tp.cost_usd_per_hour == ref.cost_usd_per_hour
+    want = {c.chip: (c.chips, c.owned, c.rented) for c in cost_split(ref)}
+    got = {
+        r["chip"]: (r["chips"], r["owned_used"], r["rented"])
+        for r in TopologyResult(tp).site_rows()
+    }
+    assert got == want
+    assert got["gpu-a"][1] == 16 and got["gpu-b"][1] == 8
