@@ -30,7 +30,13 @@ class TopologyResult(Result):
     sim: TopologySim | None = None
 
     def flow_rows(self) -> list[Row]:
+        """One row per chosen pipeline. Its cost is its fleet and lines at the sites' rental
+        prices less its part of what the owned chips save (:func:`flow_owned_savings`), so the
+        rows add up to the plan's cost; with owned chips in the plan, ``owned saving`` says how
+        much of each row's cost that part took off."""
         tp = self.plan
+        savings = flow_owned_savings(tp)
+        owned = any(savings.values())
         rows: list[Row] = []
         for o in tp.chosen:
             pipe = tp.pipelines[o.pipeline]
@@ -59,7 +65,8 @@ class TopologyResult(Result):
                     "lines_leased": o.lines,
                     "line_utilization": float(p.route.link_utilization) if o.line else 0.0,
                     "ttft_p99_s": float(ttft[2]),
-                    "cost_usd_per_hour": o.cost_usd_per_hour,
+                    **({"owned_saving_usd_per_hour": savings[o.pipeline]} if owned else {}),
+                    "cost_usd_per_hour": o.cost_usd_per_hour - savings[o.pipeline],
                 }
             )
         return rows
@@ -238,6 +245,28 @@ class TopologyResult(Result):
             }
         payload.update({s.slug: s.rows for s in sections})
         return Report(title, sections, payload, answer=answer, warnings=warnings)
+
+
+def flow_owned_savings(tp: TopologyPlan) -> dict[str, float]:
+    """Pipeline -> its part of what the plan's owned chips save [USD/h]
+    (:func:`pddplan.topology.milp.owned_savings`, the saving the plan's cost takes off): a
+    site's saving on one chip kind is shared by the pipelines that use that kind there, in
+    proportion to their chips of it (the owned chips are one pool, not any one pipeline's;
+    a kind one pipeline alone uses there is that pipeline's whole saving)."""
+    from pddplan.topology.milp import owned_savings
+
+    chosen = range(len(tp.chosen))
+    saved = owned_savings(tp.chosen, chosen, tp.market)
+    used: dict[tuple[str, str], int] = {}
+    for o in tp.chosen:
+        for s, c, n in o.chips:
+            used[(s, c)] = used.get((s, c), 0) + n
+    out = {o.pipeline: 0.0 for o in tp.chosen}
+    for o in tp.chosen:
+        for s, c, n in o.chips:
+            if (s, c) in saved:
+                out[o.pipeline] += saved[(s, c)] * n / used[(s, c)]
+    return out
 
 
 def _moved_to(f: Failure) -> str:
