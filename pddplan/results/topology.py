@@ -139,19 +139,26 @@ class TopologyResult(Result):
         return [_sim_row(p) for p in self.sim.all_pipelines()]
 
     def failure_rows(self) -> list[Row]:
-        """One row per single failure. With partial failures in the set (``resilience:``) the
-        row names its kind and what failed; without, the line down (as before there were)."""
+        """One row per single failure: the rate its sources lose from the pipelines it takes
+        down or degrades [req/s] and that rate's share of the traffic the plan serves, where
+        it goes and what breaks. With partial failures in the set (``resilience:``) the row
+        names its kind and what failed; without, the line down (as before there were)."""
         rows: list[Row] = []
         simulated = {f.line: f for f in self.sim.failures} if self.sim is not None else {}
         # FailureSim.line is the failure's label (a line's name for a whole line down)
         partial = any(f.kind != "line" for f in self.plan.failures)
-        for f in self.plan.failures:
-            lost = sum(v[0] for v in f.sources.values())
+        tp = self.plan
+        for f in tp.failures:
+            # each source's lost share is of its own rate: counted in requests per second
+            lost_rps = sum(v[0] * tp.sources[s].rate_rps for s, v in f.sources.items())
             what: Row = {"kind": f.kind, "failed": f.label} if partial else {"line_down": f.line}
             rows.append(
                 {
                     **what,
-                    "share_lost": lost,
+                    "rate_lost_rps": lost_rps,
+                    "traffic_share_lost": (
+                        lost_rps / tp.served_total_rps if tp.served_total_rps > 0 else 0.0
+                    ),
                     "moved_to": _moved_to(f),
                     "survives": f.survives,
                     "breaks": "; ".join(f.breaks) or "-",

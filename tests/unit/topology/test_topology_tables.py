@@ -44,3 +44,22 @@ def test_flows_without_owned_chips_have_no_saving_column(small_file: Path) -> No
     flows = res.flow_rows()
     assert all("owned_saving_usd_per_hour" not in r for r in flows)
     assert [r["cost_usd_per_hour"] for r in flows] == [o.cost_usd_per_hour for o in res.plan.chosen]
+
+
+def test_failure_loss_is_a_rate_and_a_share_of_the_traffic(
+    small_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    # two sources entering at a, 0.6 and 0.3 req/s; a losing half its chips takes every
+    # pipeline's P pool there: 0.9 req/s lost, the whole of the traffic (not 1 + 1 = 2 shares)
+    t = dict(small_doc["traffic"][0], name="t", rate_rps=0.3)
+    small_doc["traffic"].append(t)
+    small_doc["resilience"] = {"site_chip_loss_share": 0.5, "source": "illustrative share"}
+    res = _plan(small_doc, tmp_path)
+    rows = {r["failed"]: r for r in res.failure_rows()}
+    whole = rows["a with 50% of chips"]
+    assert "share_lost" not in whole
+    assert whole["rate_lost_rps"] == pytest.approx(0.9, rel=1e-12)
+    assert whole["traffic_share_lost"] == pytest.approx(1.0, rel=1e-12)
+    for r in rows.values():
+        assert 0.0 <= r["traffic_share_lost"] <= 1.0 + 1e-12
+        assert r["traffic_share_lost"] == pytest.approx(r["rate_lost_rps"] / 0.9, rel=1e-12)
