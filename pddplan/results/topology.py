@@ -173,7 +173,7 @@ class TopologyResult(Result):
         kind = tp.failure_kind
         title = f"topology plan for {tp.spec_name} ({tp.objective})"
         answer = [f"Cost {tp.cost_usd_per_hour:.2f} $/h over {len(tp.chosen)} pipelines."]
-        bcr = tp.bcr_requests_per_usd
+        bcr = tp.served_bcr_requests_per_usd
         payload: dict[str, Any] = {
             "scenario": tp.spec_name,
             "mode": tp.mode,
@@ -184,7 +184,8 @@ class TopologyResult(Result):
             "served_total_rps": tp.served_total_rps,
             # JSON carries no infinity: a plan that serves traffic and costs nothing has a null
             # BCR and says why
-            "bcr_requests_per_usd": bcr if math.isfinite(bcr) else None,
+            # BCR at the traffic served, not solve's at the fleet's goodput: its own key
+            "served_bcr_requests_per_usd": bcr if math.isfinite(bcr) else None,
         }
         if not math.isfinite(bcr):
             payload["bcr_undefined"] = FREE_TOPOLOGY_BCR
@@ -194,7 +195,7 @@ class TopologyResult(Result):
             answer.append(
                 f"Serves {tp.served_total_rps:.4g} of {demand:.4g} req/s "
                 + (
-                    f"({bcr:.4g} requests per $)"
+                    f"({bcr:.4g} requests served per $, the BCR at the traffic served)"
                     if math.isfinite(bcr)
                     else "(an unbounded BCR: the plan costs nothing)"
                 )

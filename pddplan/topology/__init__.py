@@ -67,11 +67,16 @@ class TopologyPlan:
         return float(sum(self.served_rps.values()))
 
     @property
-    def bcr_requests_per_usd(self) -> float:
-        """Traffic served per dollar [requests/USD], by the BCR rule
-        (:func:`~pddplan.solver.plan.bcr`): unbounded (inf) where the plan serves traffic and
-        costs nothing (its chips owned at an owned price of 0, and no line leased or only free
-        ones)."""
+    def served_bcr_requests_per_usd(self) -> float:
+        """BCR at the traffic served: the sources' traffic the plan serves per dollar
+        [requests/USD], by the BCR rule (:func:`~pddplan.solver.plan.bcr`) with the traffic
+        served as its goodput; unbounded (inf) where the plan serves traffic and costs nothing
+        (its chips owned at an owned price of 0, and no line leased or only free ones).
+
+        Not ``solve``'s BCR, whose goodput is the fleet's highest rate within every SLA target
+        (above the rate it is sized for, as chips come whole): a topology serves its sources'
+        stated rates, never above them, and its budget and highest-BCR modes choose what to
+        serve by this figure (docs/topology.md)."""
         return bcr(self.served_total_rps, self.cost_usd_per_hour)
 
     @property
