@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pddplan.errors import InfeasibleError, TopologyError
+from pddplan.errors import InfeasibleError
 from pddplan.solver.plan import bcr
 from pddplan.spec.topology import Line, Site, TrafficSource
 from pddplan.topology.failures import Failure, line_failures, partial_cases, plan_failures
@@ -146,7 +146,8 @@ def market_of(ti: TopologyInput) -> Market:
 
 
 def _check_servable(ti: TopologyInput, opts: Options) -> None:
-    """A source whose pipelines cannot add up to its whole rate: TopologyError naming it."""
+    """A source whose pipelines cannot add up to its whole rate: InfeasibleError (no plan fits,
+    exit 3) naming the file, the source and why."""
     levels = ti.spec.share_levels
     for i, t in enumerate(ti.spec.traffic):
         best: dict[str, int] = {}
@@ -157,10 +158,10 @@ def _check_servable(ti: TopologyInput, opts: Options) -> None:
             why = _reasons(opts.reasons.get(t.name, [])) or (
                 "no site it reaches hosts P with an MD site beside it or across a line"
             )
-            raise TopologyError(
-                f"no site can serve source {t.name} within its SLA: {why}",
-                file=ti.file,
-                key=f"traffic[{i}] ({t.name})",
+            raise InfeasibleError(
+                f"{ti.file}: traffic[{i}] ({t.name}): no site can serve source {t.name} within "
+                f"its SLA: {why}",
+                binding="sla",
             )
 
 
