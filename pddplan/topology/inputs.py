@@ -8,6 +8,7 @@ source names, a topology whose lines leave some site unreachable.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -277,13 +278,31 @@ def _check_link_kind(ti: TopologyInput, name: str, kind: str, key: str, what: st
     raise TopologyError(f"{what}: {why}; allowed: {', '.join(allowed)}", file=ti.file, key=key)
 
 
+#: The most an option's fleet is sized for, in multiples of its source's rate (the headroom
+#: options of :func:`top_level`): each level is one more sizing of every pipeline.
+MAX_HEADROOM = 4
+
+
+def top_level(ti: TopologyInput) -> int:
+    """The highest share level an option is sized at: ``share_levels`` (the source's whole
+    rate), or, when a site may lose a share ``g < 1`` of its chips (``resilience:``),
+    ``ceil(share_levels / (1 - g))``: fleets with the headroom to keep serving a source's whole
+    rate at one site after the loss, for the MILP to choose where that is cheapest; at most
+    :data:`MAX_HEADROOM` times ``share_levels`` (a larger loss needs other sites)."""
+    levels = ti.spec.share_levels
+    res = ti.spec.resilience
+    g = res.site_chip_loss_share if res is not None else None
+    if g is None or g >= 1.0:
+        return levels
+    return min(math.ceil(levels / (1.0 - g) - 1e-9), MAX_HEADROOM * levels)
+
+
 def _check_rate(ti: TopologyInput, i: int, t: TrafficSource) -> None:
     """A source's rate, split into share levels, sizes pipelines at ``level / share_levels`` of
-    it, from one level up to the headroom levels (:func:`~pddplan.topology.pipelines.top_level`):
+    it, from one level up to the headroom levels (:func:`top_level`):
     each such rate must be one a scenario may be sized at, else TopologyError naming the key and
     the rates its share levels allow."""
     from pddplan.spec.base import MAX_RATE_RPS, MIN_RATE_RPS
-    from pddplan.topology.pipelines import top_level
 
     levels, top = ti.spec.share_levels, top_level(ti)
     lo, hi = MIN_RATE_RPS * levels, MAX_RATE_RPS * levels / top
