@@ -62,19 +62,14 @@ class UsageError(PddplanError):
     exit_code = 2
 
 
-class TopologyError(UsageError):
-    """A topology's sites, lines and sources do not fit together: a line naming an unknown site,
-    duplicate names, a disconnected topology, a source no site can serve within its SLA (exit 2).
-    The message names the file, the key (with the site, line or source) and why."""
+class TopologyError(ProfileError):
+    """A topology file whose sites, lines and sources do not fit together: a line naming an
+    unknown site or no WAN link profile, duplicate names, a disconnected topology, a source
+    rate its share levels split below the least rate a pipeline is sized at (exit 1, as every
+    other fault of a data file). The message names the file, the key (with the site, line or
+    source) and what is allowed."""
 
-    exit_code = 2
-
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:
-        where = (f"{file}: " if file else "") + (f"{key}: " if key else "")
-        super().__init__(f"{where}{message}")
-        self.detail = message
-        self.file = file
-        self.key = key
+    exit_code = 1
 
 
 class NotFoundError(PddplanError):

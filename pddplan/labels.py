@@ -63,6 +63,7 @@ PATH_WORDS = {
 #: Figures (result keys) as axis labels.
 FIGURE_WORDS = {
     "bcr_requests_per_usd": "BCR: requests within SLA per USD",
+    "served_bcr_requests_per_usd": "BCR at the traffic served: requests served per USD",
     "cost_usd_per_hour": "cost of chips and line [$/h]",
     "goodput_rps": "goodput: highest rate within every SLA target [req/s]",
     "revenue_per_cost": "revenue per USD of cost",

@@ -48,9 +48,10 @@ def topology(
 
     Raises
     ------
-    TopologyError : a line naming an unknown site, duplicate names, a disconnected topology,
-        a source no site can serve within its SLA (exit 2).
-    InfeasibleError : no choice serves every source within the chips and lines (exit 3).
+    TopologyError : a line naming an unknown site or no WAN link profile, duplicate names, a
+        disconnected topology, a source rate its share levels split too fine (exit 1).
+    InfeasibleError : a source no site can serve within its SLA, or no choice serves every
+        source within the chips and lines (exit 3).
     """
     from pddplan.executors import make_executor
     from pddplan.results.topology import TopologyResult

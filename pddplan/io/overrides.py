@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pddplan.errors import OverrideError, ProfileError, TopologyError, did_you_mean
+from pddplan.errors import OverrideError, ProfileError, UsageError, did_you_mean
 from pddplan.io.loader import (
     Registry,
     ResolvedScenario,
@@ -324,14 +324,14 @@ class ScenarioSource:
 
     @classmethod
     def open(cls, name_or_path: str | None, registry: Registry) -> ScenarioSource:
-        """A two-site scenario file's source; a topology file (``sites:``) is a TopologyError
+        """A two-site scenario file's source; a topology file (``sites:``) is a UsageError
         saying which commands take it."""
         doc = read_yaml(registry.scenario_path(name_or_path))
         if isinstance(doc.data, dict) and "sites" in doc.data:
-            raise TopologyError(
-                "is a topology file (sites:), and this command plans one two-site scenario: "
-                "plan it with `pddplan topology`, or give it to `sweep`, `report` or `robust`",
-                file=doc.file,
+            raise UsageError(
+                f"{doc.file}: is a topology file (sites:), and this command plans one two-site "
+                "scenario: plan it with `pddplan topology`, or give it to `sweep`, `report` or "
+                "`robust`"
             )
         return cls(doc=doc, registry=registry)
 

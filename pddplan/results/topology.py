@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pddplan.results.base import Report, Result, Row, Section
+from pddplan.solver.plan import role_owned_chips
 
 if TYPE_CHECKING:
     from pddplan.topology import Failure, TopologyPlan
@@ -29,7 +30,13 @@ class TopologyResult(Result):
     sim: TopologySim | None = None
 
     def flow_rows(self) -> list[Row]:
+        """One row per chosen pipeline. Its cost is its fleet and lines at the sites' rental
+        prices less its part of what the owned chips save (:func:`flow_owned_savings`), so the
+        rows add up to the plan's cost; with owned chips in the plan, ``owned saving`` says how
+        much of each row's cost that part took off."""
         tp = self.plan
+        savings = flow_owned_savings(tp)
+        owned = any(savings.values())
         rows: list[Row] = []
         for o in tp.chosen:
             pipe = tp.pipelines[o.pipeline]
@@ -58,31 +65,53 @@ class TopologyResult(Result):
                     "lines_leased": o.lines,
                     "line_utilization": float(p.route.link_utilization) if o.line else 0.0,
                     "ttft_p99_s": float(ttft[2]),
-                    "cost_usd_per_hour": o.cost_usd_per_hour,
+                    **({"owned_saving_usd_per_hour": savings[o.pipeline]} if owned else {}),
+                    "cost_usd_per_hour": o.cost_usd_per_hour - savings[o.pipeline],
                 }
             )
         return rows
 
     def site_rows(self) -> list[Row]:
+        """One row per site and chip kind the plan uses: its chips, the owned ones it uses
+        and the rest, rented (or bought, where a two-site scenario's inventory buys them).
+
+        Owned chips are those the topology's MILP uses (a site's ``chips:``) and, for the
+        topology form of a two-site scenario, those its own ``inventory:`` gives the pipeline's
+        plan (:func:`~pddplan.solver.plan.role_owned_chips`, as ``solve`` counts them)."""
         tp = self.plan
         used: dict[tuple[str, str], int] = {}
+        owned: dict[tuple[str, str], float] = dict(tp.owned_used)
+        bought: dict[tuple[str, str], int] = {}
         for o in tp.chosen:
             for s, c, n in o.chips:
                 used[(s, c)] = used.get((s, c), 0) + n
+            pipe = tp.pipelines[o.pipeline]
+            pricing = getattr(o.plan.problem, "pricing", None)
+            own = role_owned_chips(o.plan.roles, pricing)
+            for role, v in o.plan.roles.items():
+                if v is None or v[1] == 0:
+                    continue
+                inst, n = v
+                key = (pipe.m_site if role == "MD" else pipe.p_site, inst.chip.name)
+                owned[key] = owned.get(key, 0.0) + own.get(role, 0)
+                if pricing is not None and pricing.additional == "buy":
+                    extra = n * inst.tensor_parallel - own.get(role, 0)
+                    bought[key] = bought.get(key, 0) + extra
         rows: list[Row] = []
         for (s, c), n in sorted(used.items()):
             st = tp.market.stock.get((s, c))
-            own = tp.owned_used.get((s, c), 0.0)
-            rows.append(
-                {
-                    "site": s,
-                    "chip": c,
-                    "chips": n,
-                    "owned_used": round(own),
-                    "rented": n - round(own),
-                    "rent_limit": st.rent_limit if st is not None else None,
-                }
-            )
+            own_n = round(owned.get((s, c), 0.0))
+            row: Row = {
+                "site": s,
+                "chip": c,
+                "chips": n,
+                "owned_used": own_n,
+                "rented": n - own_n - bought.get((s, c), 0),
+            }
+            if bought:
+                row["bought"] = bought.get((s, c), 0)
+            row["rent_limit"] = st.rent_limit if st is not None else None
+            rows.append(row)
         return rows
 
     def line_rows(self) -> list[Row]:
@@ -110,19 +139,26 @@ class TopologyResult(Result):
         return [_sim_row(p) for p in self.sim.all_pipelines()]
 
     def failure_rows(self) -> list[Row]:
-        """One row per single failure. With partial failures in the set (``resilience:``) the
-        row names its kind and what failed; without, the line down (as before there were)."""
+        """One row per single failure: the rate its sources lose from the pipelines it takes
+        down or degrades [req/s] and that rate's share of the traffic the plan serves, where
+        it goes and what breaks. With partial failures in the set (``resilience:``) the row
+        names its kind and what failed; without, the line down (as before there were)."""
         rows: list[Row] = []
         simulated = {f.line: f for f in self.sim.failures} if self.sim is not None else {}
         # FailureSim.line is the failure's label (a line's name for a whole line down)
         partial = any(f.kind != "line" for f in self.plan.failures)
-        for f in self.plan.failures:
-            lost = sum(v[0] for v in f.sources.values())
+        tp = self.plan
+        for f in tp.failures:
+            # each source's lost share is of its own rate: counted in requests per second
+            lost_rps = sum(v[0] * tp.sources[s].rate_rps for s, v in f.sources.items())
             what: Row = {"kind": f.kind, "failed": f.label} if partial else {"line_down": f.line}
             rows.append(
                 {
                     **what,
-                    "share_lost": lost,
+                    "rate_lost_rps": lost_rps,
+                    "traffic_share_lost": (
+                        lost_rps / tp.served_total_rps if tp.served_total_rps > 0 else 0.0
+                    ),
                     "moved_to": _moved_to(f),
                     "survives": f.survives,
                     "breaks": "; ".join(f.breaks) or "-",
@@ -137,7 +173,7 @@ class TopologyResult(Result):
         kind = tp.failure_kind
         title = f"topology plan for {tp.spec_name} ({tp.objective})"
         answer = [f"Cost {tp.cost_usd_per_hour:.2f} $/h over {len(tp.chosen)} pipelines."]
-        bcr = tp.bcr_requests_per_usd
+        bcr = tp.served_bcr_requests_per_usd
         payload: dict[str, Any] = {
             "scenario": tp.spec_name,
             "mode": tp.mode,
@@ -148,7 +184,8 @@ class TopologyResult(Result):
             "served_total_rps": tp.served_total_rps,
             # JSON carries no infinity: a plan that serves traffic and costs nothing has a null
             # BCR and says why
-            "bcr_requests_per_usd": bcr if math.isfinite(bcr) else None,
+            # BCR at the traffic served, not solve's at the fleet's goodput: its own key
+            "served_bcr_requests_per_usd": bcr if math.isfinite(bcr) else None,
         }
         if not math.isfinite(bcr):
             payload["bcr_undefined"] = FREE_TOPOLOGY_BCR
@@ -158,7 +195,7 @@ class TopologyResult(Result):
             answer.append(
                 f"Serves {tp.served_total_rps:.4g} of {demand:.4g} req/s "
                 + (
-                    f"({bcr:.4g} requests per $)"
+                    f"({bcr:.4g} requests served per $, the BCR at the traffic served)"
                     if math.isfinite(bcr)
                     else "(an unbounded BCR: the plan costs nothing)"
                 )
@@ -216,6 +253,28 @@ class TopologyResult(Result):
             }
         payload.update({s.slug: s.rows for s in sections})
         return Report(title, sections, payload, answer=answer, warnings=warnings)
+
+
+def flow_owned_savings(tp: TopologyPlan) -> dict[str, float]:
+    """Pipeline -> its part of what the plan's owned chips save [USD/h]
+    (:func:`pddplan.topology.milp.owned_savings`, the saving the plan's cost takes off): a
+    site's saving on one chip kind is shared by the pipelines that use that kind there, in
+    proportion to their chips of it (the owned chips are one pool, not any one pipeline's;
+    a kind one pipeline alone uses there is that pipeline's whole saving)."""
+    from pddplan.topology.milp import owned_savings
+
+    chosen = range(len(tp.chosen))
+    saved = owned_savings(tp.chosen, chosen, tp.market)
+    used: dict[tuple[str, str], int] = {}
+    for o in tp.chosen:
+        for s, c, n in o.chips:
+            used[(s, c)] = used.get((s, c), 0) + n
+    out = {o.pipeline: 0.0 for o in tp.chosen}
+    for o in tp.chosen:
+        for s, c, n in o.chips:
+            if (s, c) in saved:
+                out[o.pipeline] += saved[(s, c)] * n / used[(s, c)]
+    return out
 
 
 def _moved_to(f: Failure) -> str:

@@ -176,10 +176,31 @@ class Plan:
         return roles_chips(self.roles)
 
 
+def role_owned_chips(
+    roles: Mapping[str, tuple[Instance, int] | None], pricing: Any
+) -> dict[str, int]:
+    """The owned chips each role uses: with an inventory
+    (:class:`~pddplan.solver.problem.Pricing`) the owned chips of a kind go to the roles in
+    order (P, RLD, MD) up to each role's chips; without one, none."""
+    left = dict(pricing.owned) if pricing is not None else {}
+    out: dict[str, int] = {}
+    for role, v in roles.items():
+        if v is None:
+            out[role] = 0
+            continue
+        inst, n = v
+        name, chips = inst.chip.name, n * inst.tensor_parallel
+        own = min(chips, left.get(name, 0))
+        left[name] = left.get(name, 0) - own
+        out[role] = own
+    return out
+
+
 def role_costs(roles: dict[str, tuple[Instance, int] | None], pricing: Any) -> dict[str, float]:
     """Each role's cost [USD/h]; with an inventory (:class:`~pddplan.solver.problem.Pricing`)
-    the owned chips go to the roles in order (P, RLD, MD), so the roles add up to the plan."""
-    left = dict(pricing.owned) if pricing is not None else {}
+    the owned chips go to the roles in order (P, RLD, MD) (:func:`role_owned_chips`), so the
+    roles add up to the plan."""
+    owned = role_owned_chips(roles, pricing) if pricing is not None else {}
     out: dict[str, float] = {}
     for role, v in roles.items():
         if v is None:
@@ -190,8 +211,7 @@ def role_costs(roles: dict[str, tuple[Instance, int] | None], pricing: Any) -> d
             out[role] = inst.price_usd_per_hour * n
             continue
         name, chips = inst.chip.name, n * inst.tensor_parallel
-        own = min(chips, left.get(name, 0))
-        left[name] = left.get(name, 0) - own
+        own = owned[role]
         out[role] = (
             own * pricing.owned_usd_per_chip_hour.get(name, 0.0)
             + (chips - own) * pricing.extra_usd_per_chip_hour[name]

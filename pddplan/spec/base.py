@@ -47,7 +47,10 @@ GbPerS = Annotated[float, Field(ge=1e-3, le=1e7)]
 Gbit = Annotated[float, Field(ge=1e-3, le=1e6, description="1 Mbit/s to 1 Pbit/s")]
 Micros = Annotated[float, Field(ge=0, le=1e6)]
 Millis = Annotated[float, Field(ge=0, le=1e5)]
-Rate = Annotated[float, Field(ge=1e-6, le=1e6, description="requests per second")]
+#: [requests/s] The least and the most rate a scenario is sized at.
+MIN_RATE_RPS = 1e-6
+MAX_RATE_RPS = 1e6
+Rate = Annotated[float, Field(ge=MIN_RATE_RPS, le=MAX_RATE_RPS, description="requests per second")]
 Seconds = Annotated[float, Field(ge=1e-3, le=86_400.0)]
 Source = Annotated[str, Field(min_length=3, description="where the numbers come from")]
 Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]

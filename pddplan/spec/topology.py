@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from pddplan.spec.base import NonNegInt, Rate, Source, Strict, Usd
+from pddplan.spec.base import NonNegInt, PositiveUsd, Rate, Source, Strict, Usd
 from pddplan.spec.scenario_spec import RoleChoice, Serving, Sla
 from pddplan.spec.uncertainty import Uncertainty
 from pddplan.spec.workloads import Workload
@@ -45,8 +45,10 @@ class SiteChip(Strict):
     rent_limit: NonNegInt | None = Field(
         default=None, description="chips that may be rented beyond the owned ones (none: no limit)"
     )
-    rental_usd_per_hour: Usd | None = Field(
-        default=None, description="the local rental price per chip (none: the chip profile's)"
+    rental_usd_per_hour: PositiveUsd | None = Field(
+        default=None,
+        description="the local rental price per chip, bounded as a chip profile's "
+        "(none: the chip profile's)",
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pddplan.errors import InfeasibleError, TopologyError
+from pddplan.errors import InfeasibleError
 from pddplan.solver.plan import bcr
 from pddplan.spec.topology import Line, Site, TrafficSource
 from pddplan.topology.failures import Failure, line_failures, partial_cases, plan_failures
@@ -67,11 +67,16 @@ class TopologyPlan:
         return float(sum(self.served_rps.values()))
 
     @property
-    def bcr_requests_per_usd(self) -> float:
-        """Traffic served per dollar [requests/USD], by the BCR rule
-        (:func:`~pddplan.solver.plan.bcr`): unbounded (inf) where the plan serves traffic and
-        costs nothing (its chips owned at an owned price of 0, and no line leased or only free
-        ones)."""
+    def served_bcr_requests_per_usd(self) -> float:
+        """BCR at the traffic served: the sources' traffic the plan serves per dollar
+        [requests/USD], by the BCR rule (:func:`~pddplan.solver.plan.bcr`) with the traffic
+        served as its goodput; unbounded (inf) where the plan serves traffic and costs nothing
+        (its chips owned at an owned price of 0, and no line leased or only free ones).
+
+        Not ``solve``'s BCR, whose goodput is the fleet's highest rate within every SLA target
+        (above the rate it is sized for, as chips come whole): a topology serves its sources'
+        stated rates, never above them, and its budget and highest-BCR modes choose what to
+        serve by this figure (docs/topology.md)."""
         return bcr(self.served_total_rps, self.cost_usd_per_hour)
 
     @property
@@ -141,7 +146,8 @@ def market_of(ti: TopologyInput) -> Market:
 
 
 def _check_servable(ti: TopologyInput, opts: Options) -> None:
-    """A source whose pipelines cannot add up to its whole rate: TopologyError naming it."""
+    """A source whose pipelines cannot add up to its whole rate: InfeasibleError (no plan fits,
+    exit 3) naming the file, the source and why."""
     levels = ti.spec.share_levels
     for i, t in enumerate(ti.spec.traffic):
         best: dict[str, int] = {}
@@ -152,10 +158,10 @@ def _check_servable(ti: TopologyInput, opts: Options) -> None:
             why = _reasons(opts.reasons.get(t.name, [])) or (
                 "no site it reaches hosts P with an MD site beside it or across a line"
             )
-            raise TopologyError(
-                f"no site can serve source {t.name} within its SLA: {why}",
-                file=ti.file,
-                key=f"traffic[{i}] ({t.name})",
+            raise InfeasibleError(
+                f"{ti.file}: traffic[{i}] ({t.name}): no site can serve source {t.name} within "
+                f"its SLA: {why}",
+                binding="sla",
             )
 
 

@@ -8,6 +8,7 @@ source names, a topology whose lines leave some site unreachable.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 
 from pddplan.errors import TopologyError, did_you_mean
 from pddplan.io.loader import Registry, read_yaml, validate
+from pddplan.io.search_path import is_workload_path
 from pddplan.io.yamldoc import YamlDoc
 from pddplan.spec.scenario_spec import Scenario
 from pddplan.spec.topology import Line, Site, TopologyScenario, TrafficSource
@@ -199,10 +201,18 @@ def check_topology(ti: TopologyInput) -> None:
                     file=file,
                     key=f"sites[{i}] ({s.name}).chips",
                 )
+    # a two-site scenario's link, fabric and workload are its own keys, which its one
+    # pipeline's scenario (the file itself) checks and names
+    named = not ti.two_site
+    for i, s in enumerate(spec.sites):
+        if named:
+            _check_link_kind(ti, s.rdma, "rdma", f"sites[{i}].rdma", f"site {s.name}")
     seen: set[frozenset[str]] = set()
     labels: set[str] = set()
     for i, ln in enumerate(spec.lines):
         where = f"lines[{i}] ({ln.label})"
+        if named:
+            _check_link_kind(ti, ln.link, "wan", f"lines[{i}].link", f"line {ln.label}")
         for sn in ln.sites:
             if sn not in names:
                 raise TopologyError(
@@ -229,6 +239,17 @@ def check_topology(ti: TopologyInput) -> None:
         if t.name in src_names:
             raise TopologyError(f"duplicate source name {t.name!r}", file=file, key=where)
         src_names.add(t.name)
+        _check_rate(ti, i, t)
+        if named and isinstance(t.workload, str) and not is_workload_path(t.workload):
+            known = list(ti.registry.index("workload"))
+            if t.workload not in known:
+                raise TopologyError(
+                    f"source {t.name}: no workload profile named {t.workload!r}"
+                    f"{did_you_mean(t.workload, known)} (a path to a workload file, FILE.yaml, "
+                    "is also accepted)",
+                    file=file,
+                    key=f"traffic[{i}].workload",
+                )
         for sn in (t.entry, *t.access):
             if sn not in names:
                 raise TopologyError(
@@ -236,6 +257,65 @@ def check_topology(ti: TopologyInput) -> None:
                     file=file,
                     key=where,
                 )
+
+
+#: What each kind of link a topology names must be: a line's a WAN link, a site's fabric RDMA.
+_LINK_KIND_WORDS = {"wan": "a WAN link profile", "rdma": "an RDMA link profile"}
+
+
+def _check_link_kind(ti: TopologyInput, name: str, kind: str, key: str, what: str) -> None:
+    """``name`` is a link profile of ``kind`` (``wan`` for a line, ``rdma`` for a site's
+    fabric), else TopologyError naming ``key`` and the profiles allowed there."""
+    known = list(ti.registry.index("link"))
+    allowed = sorted(n for n in known if ti.registry.load("link", n).type == kind)
+    if name in known and ti.registry.load("link", name).type == kind:
+        return
+    why = (
+        f"{name!r} is not {_LINK_KIND_WORDS[kind]}"
+        if name in known
+        else f"no link profile named {name!r}{did_you_mean(name, allowed)}"
+    )
+    raise TopologyError(f"{what}: {why}; allowed: {', '.join(allowed)}", file=ti.file, key=key)
+
+
+#: The most an option's fleet is sized for, in multiples of its source's rate (the headroom
+#: options of :func:`top_level`): each level is one more sizing of every pipeline.
+MAX_HEADROOM = 4
+
+
+def top_level(ti: TopologyInput) -> int:
+    """The highest share level an option is sized at: ``share_levels`` (the source's whole
+    rate), or, when a site may lose a share ``g < 1`` of its chips (``resilience:``),
+    ``ceil(share_levels / (1 - g))``: fleets with the headroom to keep serving a source's whole
+    rate at one site after the loss, for the MILP to choose where that is cheapest; at most
+    :data:`MAX_HEADROOM` times ``share_levels`` (a larger loss needs other sites)."""
+    levels = ti.spec.share_levels
+    res = ti.spec.resilience
+    g = res.site_chip_loss_share if res is not None else None
+    if g is None or g >= 1.0:
+        return levels
+    return min(math.ceil(levels / (1.0 - g) - 1e-9), MAX_HEADROOM * levels)
+
+
+def _check_rate(ti: TopologyInput, i: int, t: TrafficSource) -> None:
+    """A source's rate, split into share levels, sizes pipelines at ``level / share_levels`` of
+    it, from one level up to the headroom levels (:func:`top_level`):
+    each such rate must be one a scenario may be sized at, else TopologyError naming the key and
+    the rates its share levels allow."""
+    from pddplan.spec.base import MAX_RATE_RPS, MIN_RATE_RPS
+
+    levels, top = ti.spec.share_levels, top_level(ti)
+    lo, hi = MIN_RATE_RPS * levels, MAX_RATE_RPS * levels / top
+    if lo <= t.rate_rps <= hi:
+        return
+    raise TopologyError(
+        f"source {t.name}: {t.rate_rps:g} req/s is sized in steps of 1/{levels} "
+        f"(share_levels) up to {top}/{levels} of it, from {t.rate_rps / levels:g} to "
+        f"{t.rate_rps * top / levels:g} req/s, and a pipeline is sized at {MIN_RATE_RPS:g} to "
+        f"{MAX_RATE_RPS:g} req/s; allowed {lo:g} to {hi:g} req/s with share_levels {levels}",
+        file=ti.file,
+        key=f"traffic[{i}].rate_rps",
+    )
 
 
 def _check_link_numbers(ti: TopologyInput, i: int, ln: Line) -> None:
@@ -246,10 +326,7 @@ def _check_link_numbers(ti: TopologyInput, i: int, ln: Line) -> None:
 
     from pddplan.spec import Link
 
-    where = f"lines[{i}] ({ln.label}).link_numbers"
-    if ln.link not in ti.registry.index("link"):
-        hint = did_you_mean(ln.link, list(ti.registry.index("link")))
-        raise TopologyError(f"no link profile named {ln.link!r}{hint}", file=ti.file, key=where)
+    where = f"lines[{i}].link_numbers"
     prof = read_yaml(ti.registry.path("link", ln.link)).data
     try:
         Link.model_validate({**prof, **ln.link_numbers})
@@ -257,7 +334,10 @@ def _check_link_numbers(ti: TopologyInput, i: int, ln: Line) -> None:
         err = exc.errors(include_url=False)[0]
         key = ".".join(str(x) for x in err["loc"])
         raise TopologyError(
-            f"{key}: {err['msg']} (got {err.get('input')!r})", file=ti.file, key=where
+            f"line {ln.label}: {err['msg']} (got {err.get('input')!r}; validated as the "
+            f"{ln.link} profile's {key})",
+            file=ti.file,
+            key=f"{where}.{key}",
         ) from None
 
 

@@ -322,15 +322,17 @@ def served_levels(
     return out
 
 
-def total_cost(options: Sequence[Option], chosen: Sequence[int], market: Market) -> float:
-    """What a choice costs [USD/h]: its options' costs less what the owned chips save (each kind
-    at each site uses its owned chips first when they are cheaper, and as many as its rental
-    limit forces when they are not)."""
-    total = sum(options[i].cost_usd_per_hour for i in chosen)
+def owned_savings(
+    options: Sequence[Option], chosen: Sequence[int], market: Market
+) -> dict[tuple[str, str], float]:
+    """What a choice's owned chips save [USD/h] per site and chip kind, against renting every
+    chip at the site's price: each kind at each site uses its owned chips first when they are
+    cheaper, and as many as its rental limit forces when they are not (a negative saving)."""
     used: dict[tuple[str, str], int] = {}
     for i in chosen:
         for s, c, k in options[i].chips:
             used[(s, c)] = used.get((s, c), 0) + k
+    out: dict[tuple[str, str], float] = {}
     for key, n in used.items():
         st = market.stock.get(key)
         if st is None or st.owned == 0:
@@ -338,7 +340,16 @@ def total_cost(options: Sequence[Option], chosen: Sequence[int], market: Market)
         save = st.rental_usd_per_chip_hour - st.owned_usd_per_chip_hour
         forced = max(0, n - st.rent_limit) if st.rent_limit is not None else 0
         own = min(n, st.owned) if save > 0 else min(forced, st.owned)
-        total -= save * own
+        if own:
+            out[key] = save * own
+    return out
+
+
+def total_cost(options: Sequence[Option], chosen: Sequence[int], market: Market) -> float:
+    """What a choice costs [USD/h]: its options' costs less what the owned chips save
+    (:func:`owned_savings`)."""
+    total = sum(options[i].cost_usd_per_hour for i in chosen)
+    total -= sum(owned_savings(options, chosen, market).values())
     return float(total)
 
 

@@ -20,7 +20,6 @@ token comes back over that path, so the pipeline is sized against TTFT targets l
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,16 +27,13 @@ from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.io.overrides import ScenarioSource
 from pddplan.io.yamldoc import YamlDoc
 from pddplan.spec.topology import Line, RoleChoice, Site, TrafficSource, route_rtt_ms
-from pddplan.topology.inputs import TopologyInput, profile_rental_usd_per_hour
+from pddplan.topology.inputs import TopologyInput, profile_rental_usd_per_hour, top_level
 
 #: [s] The least TTFT target a pipeline may be sized against (the scenario's lower bound).
 MIN_TTFT_TARGET_S = 1e-3
 #: The WAN link a same-site pipeline's scenario names: the scenario format needs one, and the
 #: same-datacenter sizing never uses it (no line cost, no WAN path: ``Topology.cross_dc``).
 SAME_SITE_LINK = "wan-100g-same-city"
-#: The most an option's fleet is sized for, in multiples of its source's rate (the headroom
-#: options of :func:`top_level`): each level is one more sizing of every pipeline.
-MAX_HEADROOM = 4
 
 
 @dataclass(frozen=True)
@@ -294,20 +290,6 @@ def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], l
                 continue
             out.append(_option(pipe, level, k, outcome.plan, rate, outcome))
     return out, reasons
-
-
-def top_level(ti: TopologyInput) -> int:
-    """The highest share level an option is sized at: ``share_levels`` (the source's whole
-    rate), or, when a site may lose a share ``g < 1`` of its chips (``resilience:``),
-    ``ceil(share_levels / (1 - g))``: fleets with the headroom to keep serving a source's whole
-    rate at one site after the loss, for the MILP to choose where that is cheapest; at most
-    :data:`MAX_HEADROOM` times ``share_levels`` (a larger loss needs other sites)."""
-    levels = ti.spec.share_levels
-    res = ti.spec.resilience
-    g = res.site_chip_loss_share if res is not None else None
-    if g is None or g >= 1.0:
-        return levels
-    return min(math.ceil(levels / (1.0 - g) - 1e-9), MAX_HEADROOM * levels)
 
 
 def _no_budget(t: TrafficSource, site: str) -> str:

@@ -1,4 +1,6 @@
-"""`pddplan topology`: the bundled example runs; bad topologies get one line and exit 2."""
+"""`pddplan topology`: the bundled example runs; a bad topology file gets one line naming the
+file, the key and what is allowed, and exit 1 (a bad data file, as README's table has it); a
+source no site can serve within its SLA, exit 3 (no plan fits)."""
 
 from __future__ import annotations
 
@@ -43,30 +45,78 @@ CASES = {
     "unknown site": (
         lambda d: d["lines"][0].update(sites=["beijing", "tianjn"]),
         "lines[0] (beijing-tianjn): names site 'tianjn'",
+        1,
     ),
-    "disconnected": (lambda d: d["lines"].pop(0), "disconnected: no line path from site beijing"),
+    "disconnected": (
+        lambda d: d["lines"].pop(0),
+        "disconnected: no line path from site beijing",
+        1,
+    ),
     "duplicate site": (
         lambda d: d["sites"].append(copy.deepcopy(d["sites"][1])),
         "duplicate site name 'tianjin'",
+        1,
     ),
     "unservable source": (
         lambda d: (
             d["traffic"][2]["access"].update(guangzhou={"rtt_ms": 9000})
             or d["traffic"][2].update(entry="guangzhou")
         ),
-        "no site can serve source south within its SLA",
+        "traffic[2] (south): no site can serve source south within its SLA",
+        3,
+    ),
+    # the cases a review found: each names its key as a full path and what is allowed there
+    "line on an RDMA profile": (
+        lambda d: d["lines"][0].update(link="rdma-400g"),
+        "lines[0].link: line beijing-tianjin: 'rdma-400g' is not a WAN link profile; allowed: "
+        "pdd-paper-line, wan-100g-cross-city",
+        1,
+    ),
+    "line on no profile": (
+        lambda d: d["lines"][0].update(link="wan-100g-same-cty"),
+        "lines[0].link: line beijing-tianjin: no link profile named 'wan-100g-same-cty'",
+        1,
+    ),
+    "site fabric not RDMA": (
+        lambda d: d["sites"][0].update(rdma="wan-100g-same-city"),
+        "sites[0].rdma: site beijing: 'wan-100g-same-city' is not an RDMA link profile; "
+        "allowed: rdma-200g, rdma-400g",
+        1,
+    ),
+    "free rental": (
+        lambda d: d["sites"][0]["chips"]["gpu-a"].update(rental_usd_per_hour=0),
+        "sites[0].chips.gpu-a.rental_usd_per_hour: Input should be greater than or equal to "
+        "0.000001 (got 0); allowed range [1e-06, 1e+09]",
+        1,
+    ),
+    "rate at the schema's least": (
+        lambda d: d["traffic"][0].update(rate_rps=1e-6),
+        "traffic[0].rate_rps: source north: 1e-06 req/s is sized in steps of 1/2 (share_levels)",
+        1,
+    ),
+    "unknown workload": (
+        lambda d: d["traffic"][0].update(workload="agent-64"),
+        "traffic[0].workload: source north: no workload profile named 'agent-64'",
+        1,
+    ),
+    "bad link number": (
+        lambda d: d["lines"][0].update(link_numbers={"bandwidth_gbit_per_s": 0}),
+        "lines[0].link_numbers.bandwidth_gbit_per_s: line beijing-tianjin: Input should be "
+        "greater than or equal to 0.001 (got 0",
+        1,
     ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_topology(case: str, tmp_path: Path) -> None:
-    edit, words = CASES[case]
+    edit, words, code = CASES[case]
     f = tmp_path / "t.yaml"
     f.write_text(yaml.safe_dump(_broken(edit)))
     out = tmp_path / "out.json"
     res = run("topology", str(f), "--format", "json", "-o", str(out))
-    assert res.returncode == 2, res.stderr
+    assert res.returncode == code, res.stderr
+    assert f"error: {f}" in res.stderr
     assert words in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.stderr
@@ -176,7 +226,7 @@ def test_budget_and_max_bcr_modes() -> None:
     assert roomy["cost_usd_per_hour"] == pytest.approx(full["cost_usd_per_hour"], rel=1e-9)
     best = json.loads(run("topology", str(N1), "-f", "json", "--max-bcr").stdout)
     assert best["mode"] == "max-bcr"
-    assert best["bcr_requests_per_usd"] >= full["bcr_requests_per_usd"] * (1 - 1e-9)
+    assert best["served_bcr_requests_per_usd"] >= full["served_bcr_requests_per_usd"] * (1 - 1e-9)
 
 
 @pytest.mark.parametrize(

@@ -280,5 +280,5 @@ def test_goodput_modes_equal_enumeration(
     g = served_rps(got_bcr.served_levels, rates, market.share_levels)
     assert math.isclose(g / got_bcr.cost_usd_per_hour, max(ratios), rel_tol=1e-9)
     plan = plan_topology(ti, resilient=resilient, options=opts, mode="max-bcr")
-    assert math.isclose(plan.bcr_requests_per_usd, max(ratios) * 3600.0, rel_tol=1e-9)
+    assert math.isclose(plan.served_bcr_requests_per_usd, max(ratios) * 3600.0, rel_tol=1e-9)
     assert math.isclose(plan.served_total_rps, g, rel_tol=1e-12)
