@@ -153,6 +153,10 @@ def transfer_phases(link: LinkNumbers, payload_bytes, utilization: float = 0.0):
     read-only).
     """
     x = np.asarray(payload_bytes, dtype=float)
+    if link.goodput_bytes_per_s * (1.0 - utilization) >= link.rate_cap_bytes_per_s:
+        # the line leaves the transfer its whole ceiling: the idle line's phases, to the bit
+        # (network.rate_left_bytes_per_s), memoized once for every such load
+        utilization = 0.0
     if x.size > _PHASES_MEMO_MAX_SIZE:
         return network.transfer_phases(x, **link.transfer_params(), utilization=utilization)
     return _transfer_phases_memo(link, x.shape, x.tobytes(), float(utilization))

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -145,7 +146,7 @@ class LinkNumbers:
             "streams": float(self.streams_per_transfer),
         }
 
-    @property
+    @functools.cached_property  # read at every transfer's phases (a frozen object's figure)
     def rate_cap_bytes_per_s(self) -> float:
         """The most one transfer can take of the idle link [bytes/s]."""
         if not self.tcp:
