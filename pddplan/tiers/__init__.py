@@ -160,9 +160,14 @@ def at_capacity(
     hit_shares: tuple[float, ...] | None = None,
 ) -> ResolvedScenario:
     """The scenario with its P nodes' cache at ``capacity_gb`` per tier: the workload's hit
-    rate is the trace's at that capacity (``hits``, per request), and hits load from the tiers,
-    each serving ``hit_shares`` of the hit bytes (None: its share of the capacity)."""
-    wl = rs.workload.model_copy(update={"hit_rate": hit_rate_dist(hits)})
+    rate is the trace's at that capacity (``hits``, per request), moved by the workload's own
+    ``hit_rate.shift`` (a what-if on the hit rates, as without tiers), and hits load from the
+    tiers, each serving ``hit_shares`` of the hit bytes (None: its share of the capacity)."""
+    dist = hit_rate_dist(hits)
+    shift = rs.workload.hit_rate.shift
+    if shift:
+        dist = dist.model_copy(update={"shift": shift})
+    wl = rs.workload.model_copy(update={"hit_rate": dist})
     return replace(
         rs,
         workload=wl,
