@@ -24,6 +24,11 @@ from pddplan.timing import Routing
 #: What binds a count that the TTFT targets set, until its figures name the percentile
 #: (:meth:`Sizing.prefill_figures`: ``TTFT p50``, ``p90`` or ``p99``).
 TTFT_BOUND = "TTFT"
+#: What bounds a prefill pool whose count its utilization cap sets.
+CAP_BOUND = "prefill capacity (utilization cap)"
+#: What bounds a prefill pool of one instance that the cap would need less than one of (a low
+#: rate: the pool runs far below the cap, at 0.7% at 0.01 req/s on the default scenario).
+ONE_INSTANCE_BOUND = "one instance (the least count)"
 
 
 @dataclass(frozen=True)
@@ -450,7 +455,8 @@ class Sizing:
 
         meets = self.ttft_meets(inst, n, rate, offs, wts)
         if meets or not pb.enforce_ttft:
-            return PrefillCount(n, "prefill capacity (utilization cap)", meets)
+            needed = rate * self.mean_prefill_s(inst) / pb.prefill_utilization_cap
+            return PrefillCount(n, CAP_BOUND if needed >= 1.0 else ONE_INSTANCE_BOUND, meets)
         if not self.cdf_meets(offs, wts):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
         more = self.ttft_count_above(inst, n, rate, offs, wts)
