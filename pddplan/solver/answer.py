@@ -228,6 +228,12 @@ def solve_scenario(
     )
 
 
+#: The note of a scenario without a one-datacenter baseline (no ``baseline:`` section).
+NO_SAME_DC = (
+    "no one-datacenter baseline (same-dc): the scenario has no baseline: section naming its chips"
+)
+
+
 @dataclass(frozen=True)
 class _Unsized:
     """Where a baseline that no fleet fits is told: the outcome's notes and its
@@ -282,6 +288,8 @@ def _baselines(
             base.append(baseline_at_rate(rs, SAME_DC, plan.rate_rps, final=final))
         except InfeasibleError as exc:
             unsized(SAME_DC.name, plan.rate_rps, exc)
+    else:
+        unsized.notes.append(NO_SAME_DC)
     if no_relay is not None:
         base.append(no_relay)
     if has_anomalous_rld(pb):

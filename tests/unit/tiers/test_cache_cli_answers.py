@@ -33,3 +33,15 @@ def test_usage_error_names_the_command_line_options() -> None:
     r = run_pddplan("cache", SCENARIO, "--rate", "1", "--max-bcr", cwd=REPO)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip() == "pddplan: error: give one of --rate and --max-bcr"
+
+
+def test_a_scenario_without_a_baseline_section_says_so() -> None:
+    """cache-tiers has no ``baseline:``: the one-datacenter baseline was dropped without a word
+    (no sentence, no row, no note)."""
+    from pddplan.solver.answer import NO_SAME_DC
+
+    res = pddplan.solve(SCENARIO, overrides=FEW, verdict_check=False)
+    assert [b.topology for b in res.baselines if b.topology == "same-dc"] == []
+    assert NO_SAME_DC in res.outcome.notes
+    with_base = pddplan.solve(verdict_check=False)  # the default names its baseline chips
+    assert NO_SAME_DC not in with_base.outcome.notes
