@@ -164,6 +164,31 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     return cost, pre, uncached
 
 
+#: Points per bin (and for a continuous distribution) at which :func:`traffic_share` reads the
+#: workload's hit-rate distribution: the solver's few class points (3 per bin) put a valley
+#: between two of them at 0% of the traffic.
+SHARE_POINTS_PER_BIN = 400
+
+
+def traffic_share(
+    valleys: list[vmath.Valley], dist: Any, anomalous: tuple[float, float] | None = None
+) -> float:
+    """The share of the requests over the line whose hit rate is in a valley [-]: the
+    workload's hit-rate distribution (``dist``, its shift and mixes applied, as the solver's
+    classes are made: :func:`pddplan.deployment.workloads.hit_rate_points`) read at
+    :data:`SHARE_POINTS_PER_BIN` points per bin, not at the solver's class points; with
+    ``anomalous`` (their hit rate and share, where they cross the line too) beside it."""
+    if not valleys:
+        return 0.0
+    from pddplan.deployment.workloads import hit_rate_points
+
+    h, w = hit_rate_points(dist, SHARE_POINTS_PER_BIN, SHARE_POINTS_PER_BIN * 10)
+    if anomalous is not None:
+        h_a, share_a = anomalous
+        h, w = np.append(h, h_a), np.append(w * (1.0 - share_a), share_a)
+    return vmath.share_in_intervals(valleys, h, w)
+
+
 def analyze(
     rs: ResolvedScenario,
     *,
@@ -222,8 +247,11 @@ def analyze(
     metric = "revenue_per_cost" if rev is not None else "requests_per_usd"
     y = np.array([getattr(p, metric) for p in points], dtype=float)
     found = vmath.find_valleys(grid, y, tolerance=tolerance)
-    hw = pb.classes.hit_rate[keep]
-    share = vmath.share_in_intervals(found, hw, pb.classes.weight[keep]) if found else 0.0
+    wl = (out.scenario or rs).workload
+    # anomalous requests count where they cross the line (the filter off), at their hit rate
+    crossing = bool(np.any(pb.classes.anomalous & keep))
+    odd = (wl.anomalous.hit_rate, wl.anomalous.share) if crossing and wl.anomalous else None
+    share = traffic_share(found, wl.hit_rate, odd)
     re_metric = (
         "reprovisioned_revenue_per_cost"
         if rev is not None
@@ -249,7 +277,7 @@ def analyze(
     elif not re_found:
         ok = np.isfinite(re_y)
         re_reason = _no_valley_reason(re_y[ok], tolerance, re_metric)
-    re_share = vmath.share_in_intervals(re_found, hw, pb.classes.weight[keep]) if re_found else 0.0
+    re_share = traffic_share(re_found, wl.hit_rate, odd)
     res = BathtubResult(
         outcome=out,
         input_tokens=l_in,
