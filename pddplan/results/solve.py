@@ -207,6 +207,9 @@ class SolveResult(Result):
                 bits.append(f"{r['owned_idle']} owned idle")
             parts.append(f"{r['chip']}: {', '.join(bits) or 'none'}")
         sentences.append("Chips: " + "; ".join(parts) + ".")
+        idle = idle_owned_text(plan)
+        if idle:
+            sentences.append(idle)
         if self.cache is not None:
             sentences.append(cache_text(self.cache))
         p99, target = plan.prefill.ttft_s[2], out.problem.ttft_targets_s[2]
@@ -538,6 +541,28 @@ def cost_split(plan: Plan):  # noqa: ANN201 - a thin re-export for the baselines
     from pddplan.solver.plan import cost_split as split
 
     return split(plan)
+
+
+def idle_owned_text(plan: Plan) -> str | None:
+    """What a plan that leaves owned chips idle is charged for them, where their capex is
+    amortized (``inventory.owned_cost: amortized``): nothing, as every fleet here is charged
+    the owned chips it uses (a chargeback: the idle ones are left for other work). Where they
+    would sit unused, their capex is spent whichever fleet is chosen, and the sunk view compares
+    the fleets on what each adds. None where no owned chip is idle or their capex is sunk."""
+    pricing = plan.problem.pricing if plan.problem is not None else None
+    if pricing is None or pricing.owned_cost != "amortized":
+        return None
+    idle = {r["chip"]: r["owned_idle"] for r in procurement_rows(plan) if r["owned_idle"]}
+    if not idle:
+        return None
+    chips = ", ".join(f"{n} {c}" for c, n in idle.items())
+    return (
+        f"The {chips} owned and left idle are charged to no fleet (owned_cost amortized: each "
+        "fleet, the baselines' too, pays the amortized capex of the owned chips it uses, the "
+        "idle ones left for other work); if they would sit unused, their capex is spent "
+        "whichever fleet is chosen, and `--set inventory.owned_cost=sunk` compares the fleets "
+        "on what each adds."
+    )
 
 
 def _role_rows(plan: Plan) -> list[Row]:

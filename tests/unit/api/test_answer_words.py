@@ -54,3 +54,26 @@ def test_max_bcr_names_the_inventory_wall_its_walk_met() -> None:
         pddplan.solve(max_chips=limits, rate_rps=mb.outcome.plan.rate_rps * 1.01)
     free = pddplan.solve(max_bcr=True, verdict_check=False)
     assert free.outcome.scale_bound == "line capacity (utilization cap)"
+
+
+def test_idle_owned_chips_say_how_they_are_charged() -> None:
+    """Owned chips left idle under amortized capex are charged to no fleet, while a baseline
+    that uses them pays for them: the answer says so and names the sunk view (it said only
+    "72 owned idle" beside "PDD costs 0.642x")."""
+    from pddplan.results.solve import idle_owned_text
+
+    res = pddplan.solve(
+        own={"gpu-a": 96},
+        overrides={"chips.gpu-a.price.capex_usd": 100000, "roles.MD.chips": ["gpu-a", "gpu-b"]},
+        verdict_check=False,
+    )
+    text = " ".join(res.answer())
+    assert "72 gpu-a owned and left idle are charged to no fleet" in text
+    assert "inventory.owned_cost=sunk" in text
+    sunk = pddplan.solve(
+        own={"gpu-a": 96},
+        overrides={"inventory.owned_cost": "sunk", "roles.MD.chips": ["gpu-a", "gpu-b"]},
+        verdict_check=False,
+        baselines=False,
+    )
+    assert idle_owned_text(sunk.plan) is None
