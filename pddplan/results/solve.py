@@ -598,8 +598,16 @@ def _role_rows(plan: Plan) -> list[Row]:
             }
         )
     if plan.link_cost_usd_per_hour:
+        # its utilization, and what binds it where the plan's binding list names the line
+        line_bound = "line utilization" if "line utilization" in plan.binding else None
         rows.append(
-            {"role": "line", "datacenter": "A-B", "cost_usd_per_hour": plan.link_cost_usd_per_hour}
+            {
+                "role": "line",
+                "datacenter": "A-B",
+                "cost_usd_per_hour": plan.link_cost_usd_per_hour,
+                "utilization": plan.route.link_utilization,
+                "bound_by": line_bound,
+            }
         )
     if plan.cache_cost_usd_per_hour:  # the P nodes' cache tiers: the rows add up to the cost
         rows.append(

@@ -77,3 +77,12 @@ def test_idle_owned_chips_say_how_they_are_charged() -> None:
         baselines=False,
     )
     assert idle_owned_text(sunk.plan) is None
+
+
+def test_line_row_shows_its_utilization_and_binding() -> None:
+    """The plan table's line row shows the line's utilization (the summary's figure) and that
+    it binds where the plan's binding list names the line (it showed '-' and '-')."""
+    res = pddplan.solve(max_bcr=True, verdict_check=False, baselines=False)
+    line = next(r for r in res.rows("plan") if r["role"] == "line")
+    assert line["utilization"] == res.plan.route.link_utilization > 0.7
+    assert "line utilization" in res.plan.binding and line["bound_by"] == "line utilization"
