@@ -96,7 +96,7 @@ class RobustOptions(Options):
 
 class BreakevenOptions(Options):
     param: str | None = None  # None: the first MD chip's price (whatif.default_breakeven_param)
-    against: Literal["same-dc", "no-relay"] = "same-dc"
+    against: Literal["same-dc", "no-relay", "no-relay-rld"] = "same-dc"
     lo: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None
     hi: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None
     tolerance: Annotated[float, Field(ge=1e-9, le=1.0)] = 1e-3

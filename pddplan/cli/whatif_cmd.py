@@ -128,7 +128,14 @@ def breakeven_cmd(
             metavar="PATH",
         ),
     ] = None,
-    against: Annotated[str, typer.Option("--against", help="same-dc or no-relay.")] = "same-dc",
+    against: Annotated[
+        str,
+        typer.Option(
+            "--against",
+            help="same-dc, no-relay or no-relay-rld (no relay, RLD for anomalous requests "
+            "only; a scenario whose workload has them).",
+        ),
+    ] = "same-dc",
     lo: Annotated[
         float | None,
         typer.Option(

@@ -403,7 +403,13 @@ def bcr_ratio_at(
             f"breakeven: at {path} = {value:g} the {against} baseline cannot be sized "
             f"({why}); choose --lo and --hi where it can"
         )
-    raise UsageError(f"the scenario has no {against} baseline (same-dc needs a 'baseline:' chip)")
+    needs = {
+        "same-dc": "it needs a 'baseline:' section naming its chips",
+        "no-relay-rld": "it needs anomalous requests that RLD finishes "
+        "(workload.anomalous.share above 0, serving.anomalous_filter on)",
+    }
+    why = needs.get(against, "no fleet of it was sized")
+    raise UsageError(f"the scenario has no {against} baseline: {why}")
 
 
 def default_breakeven_param(rs: ResolvedScenario) -> str:
