@@ -445,8 +445,12 @@ class Sizing:
     def prefill_cap_count(self, inst: Instance, rate: float) -> int:
         """The fewest ``inst`` prefill instances that serve ``rate`` within the utilization cap
         (at least one): where a prefill sizing starts, and no count below it is a plan's."""
-        mean_s = self.mean_prefill_s(inst)
-        return max(1, units.whole_count(rate * mean_s / self.pb.prefill_utilization_cap))
+        return max(1, units.whole_count(self.prefill_cap_load(inst, rate)))
+
+    def prefill_cap_load(self, inst: Instance, rate: float) -> float:
+        """[-] The ``inst`` prefill instances ``rate`` needs at the utilization cap, unrounded
+        (below 1: one instance runs under the cap)."""
+        return rate * self.mean_prefill_s(inst) / self.pb.prefill_utilization_cap
 
     def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:
         pb = self.pb
@@ -455,8 +459,8 @@ class Sizing:
 
         meets = self.ttft_meets(inst, n, rate, offs, wts)
         if meets or not pb.enforce_ttft:
-            needed = rate * self.mean_prefill_s(inst) / pb.prefill_utilization_cap
-            return PrefillCount(n, CAP_BOUND if needed >= 1.0 else ONE_INSTANCE_BOUND, meets)
+            below = self.prefill_cap_load(inst, rate) < 1.0
+            return PrefillCount(n, ONE_INSTANCE_BOUND if below else CAP_BOUND, meets)
         if not self.cdf_meets(offs, wts):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
         more = self.ttft_count_above(inst, n, rate, offs, wts)
