@@ -50,7 +50,8 @@ class SweepResult(Result):
         if any(free_point(r) for r in points):
             notes.append(f"a BCR is '-' (empty in CSV, null in JSON) where {_free_point_reason()}")
         said = ("ratio_undefined", "bcr_undefined")
-        table = [{k: v for k, v in r.items() if k not in said} for r in points]
+        cols = [k for k in _columns(list(self.axes), points) if k not in said]
+        table = [{k: r.get(k) for k in cols} for r in points]
         return Report(
             "pddplan sweep",
             [Section("points", table)],
@@ -120,6 +121,26 @@ class SweepResult(Result):
         if wins:
             out.append("PDD's BCR over the baselines: " + "; ".join(wins) + ".")
         return out
+
+
+def _columns(axes: list[str], points: list[Row]) -> list[str]:
+    """A sweep table's columns, the same whichever of its points have a plan: the swept paths,
+    a plan's columns (:data:`~pddplan.whatif.PLAN_COLUMNS`), the BCR ratios to the baselines,
+    then the rest (whether the point fits, what binds, a cache's columns), each group in the
+    order of its first feasible point and then of the points as met."""
+    from pddplan.whatif import PLAN_COLUMNS
+
+    first = next((r for r in points if r.get("feasible")), points[0] if points else {})
+    met = dict.fromkeys(k for r in [first, *points] for k in r)
+
+    def group(k: str) -> int:
+        if k in axes:
+            return 0
+        if k in PLAN_COLUMNS:
+            return 1
+        return 2 if k.startswith("bcr_ratio_vs_") else 3
+
+    return sorted(met, key=group)
 
 
 def _ratio_text(x: float) -> str:

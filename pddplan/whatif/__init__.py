@@ -171,7 +171,8 @@ def point_row(
             src.resolve({**overrides, **point}), baselines=baselines, final_baselines=False
         )
     except PddplanError as exc:
-        return _failed_row(row, exc)
+        # every plan column, empty: a sweep's table has the same columns whichever points fit
+        return _failed_row({**row, **{c: None for c in PLAN_COLUMNS if c not in row}}, exc)
     cache = out.cache
     p = out.plan
     row.update(plan_row(out))
@@ -233,25 +234,48 @@ def _source(scenario: str | None, profile_dirs: tuple[str, ...]) -> ScenarioSour
     return _SOURCE_CACHE[key]
 
 
+#: The roles of a plan's columns, in their order.
+_ROLES = ("P", "RLD", "MD")
+#: The figures of a plan's columns after the roles', in their order (:func:`plan_row`).
+_FIGURES = (
+    "rate_rps",
+    "cost_usd_per_hour",
+    "goodput_rps",
+    "bcr_requests_per_usd",
+    "ttft_p50_s",
+    "ttft_p90_s",
+    "ttft_p99_s",
+    "link_utilization",
+    "rld_output_token_share",
+)
+#: A sweep row's plan columns (:func:`plan_row`), before its BCR ratios to the baselines
+#: (``bcr_ratio_vs_<baseline>``, one for each baseline sized there); a point without a plan
+#: has them empty.
+PLAN_COLUMNS = (
+    *(f"{role}_{x}" for role in _ROLES for x in ("chip", "chips_per_instance", "instances")),
+    *_FIGURES,
+)
+
+
 def plan_row(out: Any) -> dict[str, Any]:
+    """A sweep row's :data:`PLAN_COLUMNS` of an outcome, then its BCR ratios to the baselines."""
     p = out.plan
     row: dict[str, Any] = {}
-    for role in ("P", "RLD", "MD"):
+    for role in _ROLES:
         v = p.roles.get(role)
         row[f"{role}_chip"] = v[0].chip.name if v else None
         row[f"{role}_chips_per_instance"] = v[0].tensor_parallel if v else None
         row[f"{role}_instances"] = v[1] if v else 0
-    row.update(
-        rate_rps=p.rate_rps,
-        cost_usd_per_hour=p.cost_usd_per_hour,
-        goodput_rps=p.goodput_rps,
-        bcr_requests_per_usd=p.bcr_requests_per_usd,
-        ttft_p50_s=p.prefill.ttft_s[0],
-        ttft_p90_s=p.prefill.ttft_s[1],
-        ttft_p99_s=p.prefill.ttft_s[2],
-        link_utilization=p.route.link_utilization,
-        rld_output_token_share=p.rld_output_token_share,
+    figures = (
+        p.rate_rps,
+        p.cost_usd_per_hour,
+        p.goodput_rps,
+        p.bcr_requests_per_usd,
+        *p.prefill.ttft_s[:3],
+        p.route.link_utilization,
+        p.rld_output_token_share,
     )
+    row.update(zip(_FIGURES, figures, strict=True))
     for b in out.baselines:
         row[f"bcr_ratio_vs_{b.topology}"] = ratio(p.bcr_requests_per_usd, b.bcr_requests_per_usd)
     return row

@@ -225,3 +225,25 @@ def test_breakeven_names_an_end_where_the_baseline_cannot_be_sized() -> None:
     # a scenario without a 'baseline:' chip has no same-dc baseline at all
     with pytest.raises(UsageError, match="has no same-dc baseline"):
         breakeven("examples/cache-tiers.yaml", Registry.default(), "rate_rps", "same-dc", 1, 2)
+
+
+def test_sweep_csv_columns_do_not_depend_on_which_points_fit() -> None:
+    """A sweep's CSV has one set of columns in one order whether its first point fits, a later
+    one, or none (a script reading ``cost_usd_per_hour`` by name works on each)."""
+    from pddplan import api
+    from pddplan.report import render_csv
+    from pddplan.whatif import PLAN_COLUMNS
+
+    def header(rates: list[float]) -> list[str]:
+        res = api.sweep(None, {"rate_rps": rates})
+        return render_csv(res.report()).splitlines()[0].split(",")
+
+    fits_first, fits_last, fits_none = header([1, 100]), header([100, 1]), header([50, 100])
+    plan = ["rate_rps", *(c for c in PLAN_COLUMNS if c != "rate_rps")]  # the axis is one
+    assert fits_first == fits_last
+    assert fits_first[: len(plan)] == plan
+    assert fits_first[-2:] == ["feasible", "binding"]  # after the BCR ratios
+    # no point fits: the same plan columns, empty (no baseline was sized: no ratio columns)
+    assert fits_none == [*plan, "feasible", "binding"]
+    rows = api.sweep(None, {"rate_rps": [50]}).points
+    assert rows[0]["cost_usd_per_hour"] is None and rows[0]["rate_rps"] == 50
