@@ -1,13 +1,15 @@
 """What a command's process imports at its start: only the module of the command it runs (the
-whole app for ``--help``), and not ``importlib.metadata`` (``email``, ``zipfile``) for
-pydantic's plugins while the environment leaves them off (pddplan.cli.no_pydantic_plugins).
-Checked in fresh processes, by the modules loaded, never by a time."""
+whole app for ``--help``), not ``importlib.metadata`` (``email``, ``zipfile``) for pydantic's
+plugins while the environment leaves them off (pddplan.cli.no_pydantic_plugins), and not PyYAML
+where every document comes from the parse cache. Checked in fresh processes, by the modules
+loaded, never by a time."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +73,22 @@ def test_the_stand_in_loader_answers_no_plugins_and_else_is_the_real_one() -> No
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.split() == ["[]", "False", "pydantic", "True"], r.stdout
+
+
+def test_a_scenario_read_from_the_parse_cache_does_not_import_yaml(tmp_path: Path) -> None:
+    """Once the parse cache holds a scenario's documents, loading it again (a new process) does
+    not import PyYAML: the strict loader is made on the first parse only."""
+    code = (
+        "import sys\n"
+        "from pddplan.api import load_scenario\n"
+        "load_scenario('default')\n"
+        "print('yaml' in sys.modules)\n"
+    )
+    env = {**os.environ, "PDDPLAN_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs == [["True"], ["False"]], runs
