@@ -35,7 +35,6 @@ import os
 import pickle
 import stat
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -192,6 +191,8 @@ def put(name: str, doc: Any) -> None:
     if d is None:
         return
     try:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(doc, fh, protocol=pickle.HIGHEST_PROTOCOL)
