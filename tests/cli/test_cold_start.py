@@ -92,3 +92,20 @@ def test_a_scenario_read_from_the_parse_cache_does_not_import_yaml(tmp_path: Pat
         for _ in range(2)
     ]
     assert runs == [["True"], ["False"]], runs
+
+
+def test_a_default_solve_loads_none_of_what_its_table_does_not_use() -> None:
+    """``pddplan solve`` (the default scenario, a table) loads neither the Pareto frontier nor
+    the simulator's plan, nor the CSV and JSON writers, nor rich's table of emoji codes."""
+    code = (
+        "import sys\n"
+        "from pddplan.cli import main\n"
+        "try:\n"
+        "    main(['solve'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "mods = ('pddplan.solver.pareto', 'pddplan.sim.plan', 'csv', 'json', 'rich._emoji_codes')\n"
+        "print('LOADED:' + ','.join(m for m in mods if m in sys.modules), file=sys.stderr)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stderr.strip().splitlines()[-1] == "LOADED:", r.stderr[-500:]
