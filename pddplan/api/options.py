@@ -8,9 +8,10 @@ the value given: ``rate_rps must be a finite number in [1e-06, 1e+06], not 0``.
 
 Options whose check needs the scenario or a profile (``max_chips``, ``own``, ``axes``) are
 checked in :mod:`pddplan.api.scenario` and the commands' modules.
-"""
 
-from __future__ import annotations
+As in the specs' modules, annotations are evaluated as the classes are made (no ``from __future__
+import annotations``: see :mod:`pddplan.spec`).
+"""
 
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar

@@ -7,9 +7,11 @@ input file, 3 no plan fits.
 from __future__ import annotations
 
 import copy
+import functools
 import gc
 import sys
-from typing import Any, NoReturn
+import types
+from typing import TYPE_CHECKING, Any, NoReturn
 
 #: The cyclic garbage collector's first threshold in a command's process (Python's default is
 #: 700). A command's start allocates some 50,000 objects that live to its end (modules,
@@ -26,20 +28,50 @@ import typer.main  # noqa: E402
 
 from pddplan.cli import common  # noqa: E402
 
-app = typer.Typer(
-    name="pddplan",
-    help="Capacity planning for PDD LLM inference: prefill and relay decode in datacenter A, "
-    "main decode in datacenter B, joined by a WAN line.\n\n"
-    "Example: pddplan solve pdd-paper --format md",
-    no_args_is_help=True,
-    add_completion=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+if TYPE_CHECKING:
+    #: The whole app (:func:`whole_app`), declared on first use.
+    app: typer.Typer
+
+#: The modules of the commands, in the order ``--help`` lists their commands; each declares its
+#: command (or commands and groups) in its ``register``. A command's own module is the one named
+#: after it (``solve`` -> ``solve_cmd``) where there is one: a command line that runs a command
+#: loads only that module (:func:`command`); the whole app (``--help``, :data:`app`) loads all.
+COMMAND_MODULES = (
+    "profiles_cmd",
+    "solve_cmd",
+    "hitrate_cmd",
+    "bathtub_cmd",
+    "cache_cmd",
+    "whatif_cmd",
+    "simulate_cmd",
+    "calibrate_cmd",
+    "transfer_cmd",
+    "step_cmd",
+    "robust_cmd",
+    "report_cmd",
+    "pareto_cmd",
+    "topology_cmd",
+    "horizon_cmd",
 )
 
 
-@app.callback(invoke_without_command=True)
+def _typer_app() -> typer.Typer:
+    """The app without its commands: its options, its help, its root callback."""
+    one = typer.Typer(
+        name="pddplan",
+        help="Capacity planning for PDD LLM inference: prefill and relay decode in datacenter A, "
+        "main decode in datacenter B, joined by a WAN line.\n\n"
+        "Example: pddplan solve pdd-paper --format md",
+        no_args_is_help=True,
+        add_completion=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    one.callback(invoke_without_command=True)(_root)
+    return one
+
+
 def _root(
     ctx: typer.Context,
     profiles: common.ProfilesOpt = None,
@@ -58,36 +90,46 @@ def _root(
         raise typer.Exit(0)
 
 
-def _register() -> None:
-    from pddplan.cli import profiles_cmd, solve_cmd
-
-    profiles_cmd.register(app)
-    solve_cmd.register(app)
-    for mod in (
-        "hitrate_cmd",
-        "bathtub_cmd",
-        "cache_cmd",
-        "whatif_cmd",
-        "simulate_cmd",
-        "calibrate_cmd",
-        "transfer_cmd",
-        "step_cmd",
-        "robust_cmd",
-        "report_cmd",
-        "pareto_cmd",
-        "topology_cmd",
-        "horizon_cmd",
-    ):
-        try:
-            module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"pddplan.cli.{mod}":
-                raise
-            continue
-        module.register(app)
+def _register(one: typer.Typer, mod: str) -> bool:
+    """Declare the commands of ``pddplan.cli.<mod>`` on ``one``; False when there is no such
+    module."""
+    try:
+        module = __import__(f"pddplan.cli.{mod}", fromlist=["register"])
+    except ModuleNotFoundError as exc:
+        if exc.name != f"pddplan.cli.{mod}":
+            raise
+        return False
+    module.register(one)
+    return True
 
 
-_register()
+@functools.cache
+def whole_app() -> typer.Typer:
+    """The app with every command declared (made once)."""
+    one = _typer_app()
+    for mod in COMMAND_MODULES:
+        _register(one, mod)
+    return one
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole app, declared on first use
+        return whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _one_command(name: str) -> typer.Typer | None:
+    """The app with only the command (or group) ``name`` declared, from the module named after
+    it (``solve_cmd``); None when no such module declares it."""
+    mod = f"{name}_cmd"
+    if mod not in COMMAND_MODULES:
+        return None
+    one = _typer_app()
+    if not _register(one, mod):
+        return None
+    one.registered_commands = [c for c in one.registered_commands if c.name == name]
+    one.registered_groups = [g for g in one.registered_groups if g.name == name]
+    return one if one.registered_commands or one.registered_groups else None
 
 
 def readable_metavars(cmd: Any) -> Any:
@@ -173,17 +215,18 @@ def lazy_coercion(cmd: Any) -> Any:
 def command(name: str | None = None) -> Any:
     """The click command of the app, with readable metavars (what ``pddplan`` runs). With
     ``name``, a command (or group) of the app: the app with that one command declared, which
-    parses, runs and helps exactly as the whole app does for it, without building the others
-    (the whole app when no command has that name)."""
-    if name is not None:
-        commands = [c for c in app.registered_commands if c.name == name]
-        groups = [g for g in app.registered_groups if g.name == name]
+    parses, runs and helps exactly as the whole app does for it, without declaring (or
+    importing) the others (the whole app when no command has that name)."""
+    one = None if name is None else _one_command(name)
+    if one is None and name is not None:
+        whole = whole_app()
+        commands = [c for c in whole.registered_commands if c.name == name]
+        groups = [g for g in whole.registered_groups if g.name == name]
         if commands or groups:
-            one = copy.copy(app)
+            one = copy.copy(whole)
             one.registered_commands = commands
             one.registered_groups = groups
-            return lazy_coercion(readable_metavars(typer.main.get_command(one)))
-    return lazy_coercion(readable_metavars(typer.main.get_command(app)))
+    return lazy_coercion(readable_metavars(typer.main.get_command(one or whole_app())))
 
 
 def _command_name(argv: list[str]) -> str | None:
@@ -213,6 +256,42 @@ BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THR
 #: are not loaded by a command unless the environment sets ``PYDANTIC_DISABLE_PLUGINS`` itself
 #: (empty, or to the plugins to leave out): the profiles' validation needs none.
 PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
+#: The values of :data:`PYDANTIC_PLUGINS_VARIABLE` with which pydantic loads no plugin at all.
+NO_PYDANTIC_PLUGINS = ("__all__", "1", "true")
+#: Pydantic's plugin loader, a module it imports when it builds its first schema; it imports
+#: ``importlib.metadata`` (and with it ``email``, ``zipfile``, ``csv``: 36 modules, 0.012 s of
+#: CPU) to scan the installed distributions, which it never does when no plugin is to be loaded.
+PYDANTIC_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+class _NoPydanticPlugins(types.ModuleType):
+    """What :data:`PYDANTIC_PLUGIN_LOADER` answers when every plugin is off (its
+    ``get_plugins()`` returns no plugin then), without importing ``importlib.metadata``. Any other
+    of its names is the real module's, loaded then in this one's place."""
+
+    @staticmethod
+    def get_plugins() -> tuple[()]:
+        return ()
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        if name.startswith("__"):  # what the import system asks of a module (``__path__``)
+            raise AttributeError(name)
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(importlib.import_module(self.__name__), name)
+
+
+def no_pydantic_plugins() -> None:
+    """Where the environment turns every pydantic plugin off (:data:`NO_PYDANTIC_PLUGINS`) and
+    pydantic has not loaded its plugin loader yet, stand :class:`_NoPydanticPlugins` in for it."""
+    import os
+
+    if os.environ.get(PYDANTIC_PLUGINS_VARIABLE) not in NO_PYDANTIC_PLUGINS:
+        return
+    if PYDANTIC_PLUGIN_LOADER not in sys.modules:
+        sys.modules[PYDANTIC_PLUGIN_LOADER] = _NoPydanticPlugins(PYDANTIC_PLUGIN_LOADER)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -225,6 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in BLAS_THREAD_VARIABLES:
         os.environ.setdefault(name, "1")
     os.environ.setdefault(PYDANTIC_PLUGINS_VARIABLE, "__all__")
+    no_pydantic_plugins()
     from typer._click.exceptions import ClickException  # typer's own click (it vendors one)
     from typer.exceptions import Abort
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from pddplan.errors import ProfileError, dotted
 from pddplan.io import parse_cache
 
 if TYPE_CHECKING:
+    import yaml
+
     from pddplan.spec.validation import Path_
 
 
@@ -48,63 +48,76 @@ class _LimitError(Exception):
         self.line = line
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema booleans and floats, and limits on aliases and depth
-    checked while the node tree is composed (before anything is constructed)."""
+@functools.cache
+def _strict_loader() -> type[yaml.SafeLoader]:
+    """The strict loader class, made on the first parse: a start whose documents all come from
+    the parse cache (:mod:`pddplan.io.parse_cache`) does not import PyYAML."""
+    import yaml
 
-    _depth = 0
-    _aliases = 0
+    class _StrictLoader(yaml.SafeLoader):
+        """SafeLoader with YAML 1.2 core-schema booleans and floats, and limits on aliases and depth
+        checked while the node tree is composed (before anything is constructed)."""
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark
-                raise _LimitError(
-                    f"more than {MAX_ALIASES} aliases (*name): not accepted", mark.line + 1
-                )
-            return super().compose_node(parent, index)
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
-                raise _LimitError(
-                    f"nested deeper than {MAX_DEPTH} levels: not accepted", mark.line + 1
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+        _depth = 0
+        _aliases = 0
 
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                self._aliases += 1
+                if self._aliases > MAX_ALIASES:
+                    mark = self.peek_event().start_mark
+                    raise _LimitError(
+                        f"more than {MAX_ALIASES} aliases (*name): not accepted", mark.line + 1
+                    )
+                return super().compose_node(parent, index)
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    mark = self.peek_event().start_mark
+                    raise _LimitError(
+                        f"nested deeper than {MAX_DEPTH} levels: not accepted", mark.line + 1
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
 
-_StrictLoader.yaml_implicit_resolvers = {
-    k: [
-        (tag, rx)
-        for tag, rx in v
-        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float")
-    ]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
-        |[-+]?\.(?:inf|Inf|INF)
-        |\.(?:nan|NaN|NAN))$""",
-        re.X,
-    ),
-    list("-+0123456789."),
-)
-# YAML 1.2's core schema has no timestamps, merge keys or value keys: such scalars stay strings
-for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
-    _StrictLoader.yaml_implicit_resolvers[_first] = [
-        (tag, rx)
-        for tag, rx in _resolvers
-        if tag
-        not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
-    ]
+    _StrictLoader.yaml_implicit_resolvers = {
+        k: [
+            (tag, rx)
+            for tag, rx in v
+            if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float")
+        ]
+        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    _StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool",
+        re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        list("tTfF"),
+    )
+    _StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(
+            r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+            |[-+]?\.(?:inf|Inf|INF)
+            |\.(?:nan|NaN|NAN))$""",
+            re.X,
+        ),
+        list("-+0123456789."),
+    )
+    # YAML 1.2's core schema has no timestamps, merge keys or value keys: such scalars stay strings
+    for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
+        _StrictLoader.yaml_implicit_resolvers[_first] = [
+            (tag, rx)
+            for tag, rx in _resolvers
+            if tag
+            not in (
+                "tag:yaml.org,2002:timestamp",
+                "tag:yaml.org,2002:merge",
+                "tag:yaml.org,2002:value",
+            )
+        ]
+    return _StrictLoader
+
 
 #: Largest YAML document read [bytes]: profiles and scenarios are a few kilobytes.
 MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
@@ -124,6 +137,7 @@ CORE_TAGS = frozenset(
 def _check_nodes(root: yaml.Node, file: str) -> None:
     """Reject a document whose aliases expand past :data:`MAX_NODES` nodes or refer to
     themselves, and any tag outside the core schema; nothing is constructed yet."""
+
     sizes: dict[int, int] = {}
     active: set[int] = set()
     # iterative post-order walk, memoized per node: a shared node is counted by its size
@@ -165,6 +179,8 @@ def _check_nodes(root: yaml.Node, file: str) -> None:
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
     if isinstance(node, yaml.SequenceNode):
@@ -173,8 +189,10 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _build(
-    node: yaml.Node, loader: _StrictLoader, path: Path_, lines: dict[Path_, int], file: str
+    node: yaml.Node, loader: yaml.SafeLoader, path: Path_, lines: dict[Path_, int], file: str
 ) -> Any:
+    import yaml
+
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
@@ -210,8 +228,10 @@ def parse_yaml(text: str, file: str) -> YamlDoc:
             f"the document is larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MiB: not accepted",
             file=file,
         )
+    import yaml
+
     try:
-        loader = _StrictLoader(text)
+        loader = _strict_loader()(text)
     except yaml.YAMLError as exc:
         raise ProfileError(f"invalid YAML: {' '.join(str(exc).split())}", file=file) from None
     try:

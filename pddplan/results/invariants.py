@@ -16,9 +16,6 @@ letting a wrong figure out with exit 0. The rules:
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -165,11 +162,16 @@ def check_document(doc: Any) -> None:
 def check_text(text: str, fmt: str) -> None:
     """Raise :class:`InvariantError` unless ``text`` parses back as ``fmt`` (json, csv)."""
     if fmt == "json":
+        import json
+
         try:
             json.loads(text)
         except ValueError as exc:
             _raise([f"the JSON output does not parse: {exc}"])
     elif fmt == "csv" and text:
+        import csv
+        import io
+
         rows = list(csv.reader(io.StringIO(text)))
         width = len(rows[0]) if rows else 0
         for n, r in enumerate(rows[1:], start=2):

@@ -16,12 +16,12 @@ import numpy as np
 
 from pddplan.models import queueing
 from pddplan.sim.figures import PERCENTILES, PipelineFigures, SimFigures
-from pddplan.sim.plan import SimPlan
 from pddplan.solver import DecodeSizing, Plan, Problem, Solver
 from pddplan.solver.plan import build_plan
 
 if TYPE_CHECKING:
     from pddplan.sim.engine import SimResult
+    from pddplan.sim.plan import SimPlan
 
 #: Gap above which a simulated figure is flagged as disagreeing with its closed form [%].
 GAP_FLAG_PCT = 10.0
@@ -616,6 +616,8 @@ def closed_forms_at(
 ) -> tuple[SimPlan, Plan, SimFigures, list[str]]:
     """A solved plan's fleet run at ``factor`` times its rate: the fleet to simulate, the
     closed forms' plan and figures at that rate, and the plan's regime warnings there."""
+    from pddplan.sim.plan import SimPlan
+
     rate = plan.rate_rps * factor
     splan = with_rate(SimPlan.of(plan), rate)
     closed_plan = closed_form_plan(problem, splan, rate)

@@ -13,7 +13,10 @@ One job per module:
 - :mod:`~pddplan.solver.token_cost`: a plan's cost per million input and output tokens.
 
 The request-timing physics lives in :mod:`pddplan.timing`; the solver only sizes and searches.
+The frontier's names load on first use: a solve does not import :mod:`~pddplan.solver.pareto`.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from pddplan.solver.answer import DEFAULT_RATE_CEILING_RPS, Outcome, solve_scenario
 from pddplan.solver.cache import DEFAULT_CACHE, SearchCache
@@ -23,7 +26,6 @@ from pddplan.solver.modes import (
     solve_budget,
     solve_max_bcr,
 )
-from pddplan.solver.pareto import Frontier, ParetoPoint, pareto_frontier
 from pddplan.solver.plan import DecodeSizing, Plan, PrefillSizing, Route
 from pddplan.solver.problem import (
     HANDOVER_MODES,
@@ -38,6 +40,22 @@ from pddplan.solver.problem import (
     check_options,
 )
 from pddplan.solver.search import Solver
+
+if TYPE_CHECKING:
+    from pddplan.solver.pareto import Frontier, ParetoPoint, pareto_frontier
+
+#: Names exported from here that load their module on first use.
+_LAZY = {"Frontier": "pareto", "ParetoPoint": "pareto", "pareto_frontier": "pareto"}
+
+
+def __getattr__(name: str) -> Any:
+    source = _LAZY.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{source}"), name)
+
 
 __all__ = [
     "DEFAULT_CACHE",

@@ -5,8 +5,6 @@ the ``source`` of a group of numbers and the keys of it that are ``estimated``. 
 types bound every number to a physically sane range (docs/limits.md).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -92,7 +90,7 @@ class Sourced(Strict):
     )
 
     @model_validator(mode="after")
-    def _estimated_keys_exist(self) -> Sourced:
+    def _estimated_keys_exist(self) -> Self:
         fields = set(type(self).model_fields) - {"source", "estimated"}
         for key in self.estimated:
             if key not in fields:

@@ -5,11 +5,10 @@ HBM is not a cache profile: what HBM holds after weights and the decode batch fo
 chip and model profiles. docs/cache.md describes the kind.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
+from typing_extensions import Self
 
 from pddplan.spec.base import Source, Strict, Usd
 
@@ -34,7 +33,7 @@ class CachePrice(Strict):
     source: Source
 
     @model_validator(mode="after")
-    def _one_form(self) -> CachePrice:
+    def _one_form(self) -> Self:
         if (self.usd_per_gb_hour is None) == (self.capex_usd_per_gb is None):
             raise ValueError("give either usd_per_gb_hour or capex_usd_per_gb (exactly one)")
         return self

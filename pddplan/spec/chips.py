@@ -1,7 +1,5 @@
 """The chip profile: datasheet peaks, prices and empirical derates, each group sourced."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

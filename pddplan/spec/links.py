@@ -1,7 +1,5 @@
 """The link profile: a WAN line (TCP) or an RDMA fabric."""
 
-from __future__ import annotations
-
 import math
 from typing import Annotated, Any, Literal
 
@@ -14,6 +12,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from typing_extensions import Self
 
 from pddplan.labels import plain
 from pddplan.spec.base import Efficiency, Gbit, Source, Strict, Usd
@@ -61,7 +60,7 @@ class LinePrice(Strict):
         return tiers
 
     @model_validator(mode="after")
-    def _one_form(self) -> LinePrice:
+    def _one_form(self) -> Self:
         if bool(self.tiers) == (self.usd_per_month_per_gbit_per_s is not None):
             raise ValueError("give either tiers or usd_per_month_per_gbit_per_s (exactly one)")
         return self
@@ -175,7 +174,7 @@ class Link(Strict):
     estimated: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _estimated_keys_exist(self) -> Link:
+    def _estimated_keys_exist(self) -> Self:
         keys = set(type(self).model_fields) - {
             "kind",
             "name",
@@ -192,7 +191,7 @@ class Link(Strict):
         return self
 
     @model_validator(mode="after")
-    def _price_at_bandwidth(self) -> Link:
+    def _price_at_bandwidth(self) -> Self:
         # The one home of a line's price: a given price_usd_per_month is flat; otherwise the
         # price model prices the line at its bandwidth (after any override of it).
         if self.price is not None and not self.flat_price:

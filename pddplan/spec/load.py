@@ -6,11 +6,10 @@ Only the shape and the ranges are checked here; the checks that need the rest of
 are made by :class:`~pddplan.spec.scenario_spec.Scenario`.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
+from typing_extensions import Self
 
 from pddplan.spec.base import Fraction, Rate, Source, Strict
 from pddplan.spec.workloads import HitRateDist
@@ -46,7 +45,7 @@ class Growth(Strict):
     )
 
     @model_validator(mode="after")
-    def _one(self) -> Growth:
+    def _one(self) -> Self:
         if (self.monthly_rate is None) == (self.monthly_multiplier is None):
             raise ValueError("give exactly one of monthly_rate, monthly_multiplier")
         if self.months is not None and self.monthly_rate is None:
@@ -126,7 +125,7 @@ class LoadProfile(Strict):
         return len(self.day_rate_rps)
 
     @model_validator(mode="after")
-    def _cover_the_day(self) -> LoadProfile:
+    def _cover_the_day(self) -> Self:
         n = self.slots
         if n * self.slot_minutes != MINUTES_PER_DAY:
             raise ValueError(

@@ -1,11 +1,10 @@
 """The model profile: architecture (attention and FFN kinds), dtypes, parameter overrides and
 speculative decoding."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, model_validator
+from typing_extensions import Self
 
 from pddplan.spec.base import Dim, Dtype, Fraction, Source, Sourced, Strict
 
@@ -17,7 +16,7 @@ class GqaAttention(Strict):
     head_dim: Dim
 
     @model_validator(mode="after")
-    def _kv_divides(self) -> GqaAttention:
+    def _kv_divides(self) -> Self:
         if self.heads % self.kv_heads:
             raise ValueError("heads must be a multiple of kv_heads")
         return self
@@ -78,7 +77,7 @@ class RoutingSkew(Sourced):
     )
 
     @model_validator(mode="after")
-    def _one_form(self) -> RoutingSkew:
+    def _one_form(self) -> Self:
         if (self.zipf_exponent is None) == (self.expert_shares is None):
             raise ValueError("give exactly one of zipf_exponent and expert_shares")
         if self.expert_shares is not None:
@@ -103,7 +102,7 @@ class MoeFfn(Strict):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> MoeFfn:
+    def _check(self) -> Self:
         if self.top_k > self.experts:
             raise ValueError("top_k cannot exceed experts")
         shares = self.routing_skew.expert_shares if self.routing_skew else None
@@ -135,7 +134,7 @@ class ParamsOverride(Sourced):
     active_params: Annotated[float, Field(ge=1, le=1e15)]
 
     @model_validator(mode="after")
-    def _active_le_total(self) -> ParamsOverride:
+    def _active_le_total(self) -> Self:
         if self.active_params > self.total_params:
             raise ValueError("active_params cannot exceed total_params")
         return self

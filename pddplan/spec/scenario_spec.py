@@ -1,11 +1,10 @@
 """The scenario file: the profiles it names, roles, SLA, serving settings, limits, inventory,
 revenue and uncertainty, and the defaults of its serving settings."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, Tag, field_validator, model_validator
+from typing_extensions import Self
 
 from pddplan import defaults
 from pddplan.spec.base import (
@@ -65,7 +64,7 @@ class Sla(Strict):
     tpot_ms: Annotated[float, Field(ge=0.1, le=60_000)]
 
     @model_validator(mode="after")
-    def _ordered(self) -> Sla:
+    def _ordered(self) -> Self:
         if not self.ttft_p50_s <= self.ttft_p90_s <= self.ttft_p99_s:
             raise ValueError("TTFT targets must satisfy p50 <= p90 <= p99")
         return self
@@ -213,7 +212,7 @@ class CacheHitRateTrace(Strict):
     warmup_s: Annotated[float, Field(ge=0, le=1e7)] = 0.0
 
     @model_validator(mode="after")
-    def _one_source(self) -> CacheHitRateTrace:
+    def _one_source(self) -> Self:
         if (self.trace is None) == (self.sessions is None):
             raise ValueError("give either trace or sessions (exactly one)")
         return self
@@ -227,7 +226,7 @@ class CacheSection(Strict):
     hit_rate: CacheHitRateTrace
 
     @model_validator(mode="after")
-    def _distinct(self) -> CacheSection:
+    def _distinct(self) -> Self:
         names = [t.profile for t in self.tiers]
         if len(set(names)) != len(names):
             raise ValueError(f"tiers: each cache profile at most once (got {', '.join(names)})")
@@ -277,7 +276,7 @@ class Scenario(Strict):
         return max(1, round(self.inventory.amortization_years * 12))
 
     @model_validator(mode="after")
-    def _growth_within_horizon(self) -> Scenario:
+    def _growth_within_horizon(self) -> Self:
         g = self.load.growth if self.load is not None else None
         n = g.path_months if g is not None else None
         if g is not None and n is not None and n > self.horizon_months:

@@ -6,11 +6,10 @@ A topology file is a scenario file whose two-site keys (``link``, ``rdma``, ``ro
 checked by :func:`pddplan.topology.spec_checks`, which names the site, line or source at fault.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
+from typing_extensions import Self
 
 from pddplan.spec.base import NonNegInt, PositiveUsd, Rate, Source, Strict, Usd
 from pddplan.spec.scenario_spec import RoleChoice, Serving, Sla
@@ -108,7 +107,7 @@ class Line(Strict):
     )
 
     @model_validator(mode="after")
-    def _distinct(self) -> Line:
+    def _distinct(self) -> Self:
         if self.sites[0] == self.sites[1]:
             raise ValueError(f"a line joins two different sites, not {self.sites[0]} to itself")
         if self.route_km is not None and "rtt_ms" in self.link_numbers:
@@ -127,7 +126,7 @@ class Access(Strict):
     route_km: RouteKm | None = None
 
     @model_validator(mode="after")
-    def _one(self) -> Access:
+    def _one(self) -> Self:
         if (self.rtt_ms is None) == (self.route_km is None):
             raise ValueError("give exactly one of rtt_ms and route_km")
         return self

@@ -1,8 +1,7 @@
 """The scenario's ``uncertainty`` block: the input distributions ``pddplan robust`` samples."""
 
-from __future__ import annotations
-
 from pydantic import Field, StrictBool, model_validator
+from typing_extensions import Self
 
 from pddplan.labels import plain
 from pddplan.spec.base import NonNegFloat, PositiveFloat, Source, Strict
@@ -13,7 +12,7 @@ class Uniform(Strict):
     high: float
 
     @model_validator(mode="after")
-    def _ordered(self) -> Uniform:
+    def _ordered(self) -> Self:
         if self.high < self.low:
             raise ValueError(f"bounds reversed: low {self.low:g} > high {self.high:g}")
         return self
@@ -25,7 +24,7 @@ class Triangular(Strict):
     high: float
 
     @model_validator(mode="after")
-    def _ordered(self) -> Triangular:
+    def _ordered(self) -> Self:
         if not self.low <= self.mode <= self.high:
             raise ValueError(
                 f"needs low <= mode <= high (got {self.low:g}, {self.mode:g}, {self.high:g})"
@@ -40,7 +39,7 @@ class Normal(Strict):
     high: float | None = Field(default=None, description="clip draws above this")
 
     @model_validator(mode="after")
-    def _ordered(self) -> Normal:
+    def _ordered(self) -> Self:
         if self.low is not None and self.high is not None and self.high < self.low:
             raise ValueError(f"bounds reversed: low {self.low:g} > high {self.high:g}")
         return self
@@ -60,7 +59,7 @@ class Relative(Strict):
     high: PositiveFloat
 
     @model_validator(mode="after")
-    def _ordered(self) -> Relative:
+    def _ordered(self) -> Self:
         if not self.low <= self.mode <= self.high:
             raise ValueError(
                 f"needs low <= mode <= high (got {self.low:g}, {self.mode:g}, {self.high:g})"
@@ -73,7 +72,7 @@ class LogUniform(Strict):
     high: PositiveFloat
 
     @model_validator(mode="after")
-    def _ordered(self) -> LogUniform:
+    def _ordered(self) -> Self:
         if self.high < self.low:
             raise ValueError(f"bounds reversed: low {self.low:g} > high {self.high:g}")
         return self
@@ -91,7 +90,7 @@ class Distribution(Strict):
     fixed: StrictBool = False
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> Distribution:
+    def _exactly_one(self) -> Self:
         kinds = [k for k in DISTRIBUTION_KINDS if getattr(self, k) is not None]
         if self.fixed and kinds:
             raise ValueError(f"fixed: true takes no distribution (got {plain(kinds)})")

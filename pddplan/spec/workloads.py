@@ -1,11 +1,10 @@
 """The workload profile: request length distributions, the prefix-cache hit rate and the
 anomalous (long-input, short-output) share."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
+from typing_extensions import Self
 
 from pddplan import defaults
 from pddplan.labels import plain
@@ -17,7 +16,7 @@ class FixedLength(Strict):
 
 
 class LognormalLength(Strict):
-    lognormal: LognormalParams
+    lognormal: "LognormalParams"
 
 
 class LognormalParams(Strict):
@@ -27,7 +26,7 @@ class LognormalParams(Strict):
     max: Tokens | None = None
 
     @model_validator(mode="after")
-    def _bounds(self) -> LognormalParams:
+    def _bounds(self) -> Self:
         if self.max is not None and self.min > self.max:
             raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
         if self.mean < self.min or (self.max is not None and self.mean > self.max):
@@ -40,7 +39,7 @@ class LognormalParams(Strict):
 
 
 class EmpiricalLength(Strict):
-    empirical: EmpiricalParams
+    empirical: "EmpiricalParams"
 
 
 class EmpiricalParams(Strict):
@@ -48,7 +47,7 @@ class EmpiricalParams(Strict):
     weights: list[PositiveFloat] | None = Field(default=None, max_length=1_000_000)
 
     @model_validator(mode="after")
-    def _same_length(self) -> EmpiricalParams:
+    def _same_length(self) -> Self:
         if self.weights is not None and len(self.weights) != len(self.values):
             raise ValueError("weights must have as many entries as values")
         return self
@@ -87,7 +86,7 @@ class HitRateBins(Strict):
     probabilities: list[Fraction] = Field(min_length=1, max_length=10_000)
 
     @model_validator(mode="after")
-    def _check(self) -> HitRateBins:
+    def _check(self) -> Self:
         e = self.edges
         if len(self.probabilities) != len(e) - 1:
             raise ValueError(
@@ -114,10 +113,10 @@ class HitRateDist(Strict):
     shift: Annotated[float, Field(ge=-1, le=1)] = 0.0
     scale: Annotated[float, Field(ge=0, le=100)] = 1.0
     mix_weight: Fraction = 0.0
-    mix_with: HitRateDist | None = None
+    mix_with: "HitRateDist | None" = None
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> HitRateDist:
+    def _exactly_one(self) -> Self:
         given = [k for k in ("bins", "beta", "samples") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(

@@ -14,7 +14,6 @@ docs/cache.md.
 from __future__ import annotations
 
 import itertools
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,6 +130,8 @@ def hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float]) 
     b = src.block_tokens
     # a capacity below one block holds nothing: no hits (the replay needs a whole block)
     caps = [max(float(c), float(b)) for c in capacities_tokens]
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="pddplan-cache-") as tmp:
         replay = replay_trace(trace_path(rs, Path(tmp)), caps, block_tokens=b)
     try:

@@ -272,3 +272,11 @@ def test_a_scenario_entry_of_another_kind_is_validated_afresh_with_a_note(
     assert loader.validated_scenario(doc) == first
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "validated afresh" in err[0]
+
+
+def test_the_package_sources_are_rglobs_files_in_its_order() -> None:
+    """The package's salt reads pddplan's ``.py`` files in ``sorted(rglob("*.py"))``'s order."""
+    package = Path(parse_cache.__file__).resolve().parent.parent
+    found = ["/".join(parts) for parts in parse_cache._sources(str(package))]
+    assert found == [str(f.relative_to(package)) for f in sorted(package.rglob("*.py"))]
+    assert len(found) > 100
