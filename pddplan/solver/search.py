@@ -438,12 +438,13 @@ class Solver(Sizing):
     def _decode_sizings_compute(self, rate: float, route: Route, mode: str):
         pb = self.pb
         w = pb.classes.weight
-        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
+        has_rld = pb.topology.relay and bool((route.relay | ~pb.on_decode_side).any())
         md_rows = []
         loads = self.decode_loads(route, pb.options["MD"], mode)
+        add_reduce = np.add.reduce  # an array's sum (ndarray.sum's own reduction)
         for oi, (m, load) in enumerate(zip(pb.options["MD"], loads, strict=True)):
             ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = load
-            md = self.size_decode(m, rate, md_time, ctx, float((w * ext_busy).sum()))
+            md = self.size_decode(m, rate, md_time, ctx, float(add_reduce(w * ext_busy)))
             if md is not None:
                 md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))
         if not has_rld:
@@ -453,7 +454,7 @@ class Solver(Sizing):
         b_r = [r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts]
         b_mem_r = [r.max_batch_memory(ctx_r) for r in r_opts]
         r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
-        conc = np.array([float((rate * w * row[3]).sum()) for row in md_rows])
+        conc = np.array([float(add_reduce(rate * w * row[3])) for row in md_rows])
         b = np.array([b_r[ri] for ri in r_ok], dtype=float)
         # an RLD count depends on the MD row only through its RLD concurrency, and on the RLD
         # option only through its batch, which many rows and options share (MD options that
@@ -469,7 +470,7 @@ class Solver(Sizing):
         n_u = n_u.astype(np.int64)
         # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
         n_u = queueing.units_for_wait_array(
-            np.broadcast_to(conc_u[:, None], n_u.shape),
+            conc_u[:, None],  # broadcast against the counts there
             b_u[None, :],
             n_u,
             pb.decode_slot_wait_probability_cap,

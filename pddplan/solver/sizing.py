@@ -543,7 +543,10 @@ class Sizing:
             for j, key in enumerate(todo):
                 value = (ctx, *(a[j] for a in wide))
                 self.cache.get(key, lambda v=value: v)  # type: ignore[misc]
-        return [self.decode_load(route, m, mode) for m in mds]
+        return [
+            self.cache.get(k, lambda m=m: self._decode_load(route, m, mode))  # type: ignore[misc]
+            for k, m in zip(keys, mds, strict=True)
+        ]
 
     def rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences on a route [tokens] (memoized)."""
@@ -579,7 +582,7 @@ class Sizing:
         extra_busy: float = 0.0,
     ) -> DecodeSizing | None:
         w = self.pb.classes.weight
-        conc = float(pipeline.little_concurrency(rate * w, time_s).sum())
+        conc = float(np.add.reduce(pipeline.little_concurrency(rate * w, time_s)))
         if conc <= 0:
             return DecodeSizing(0, 0, "-", 0.0, context_tokens)
         b_mem = inst.max_batch_memory(context_tokens)
