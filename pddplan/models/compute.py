@@ -806,7 +806,12 @@ def roofline_split(*kernels):
     scalars (one step, a decode step's working batch, say) are picked without arrays: the same
     values added in the same order, as numpy's scalars.
     """
-    if len(kernels) > 1 and all(np.ndim(c) == 0 and np.ndim(m) == 0 for c, m in kernels):
+    scalars = len(kernels) > 1
+    for c, m in kernels:
+        if getattr(c, "ndim", 0) or getattr(m, "ndim", 0):
+            scalars = False
+            break
+    if scalars:
         compute_s = memory_s = None
         for c, m in kernels:
             cb, mb = (c, 0.0) if c >= m else (0.0, m if c < m else 0.0)

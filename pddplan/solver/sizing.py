@@ -61,9 +61,13 @@ class Sizing:
     # ---- per-option quantities
     def prefill_s(self, inst: Instance) -> np.ndarray:
         """Prefill time of every class on an instance [s] (memoized by physics and classes)."""
+        return self._prefill_kept(inst)[1]  # type: ignore[no-any-return]
+
+    def _prefill_kept(self, inst: Instance) -> list[Any]:
+        """The instance's entry of :attr:`_prefill` (made on its first use)."""
         kept = self._prefill.get(id(inst))
         if kept is not None and kept[0] is inst:
-            return kept[1]
+            return kept
         c = self.pb.classes
         table = inst.cache("prefill")
         key = (c.key, self.pb.chunk_size_tokens, self.pb.cache)
@@ -78,26 +82,24 @@ class Sizing:
                 ),
                 dtype=float,
             )
-        self._prefill[id(inst)] = [inst, table[key], None, None]
-        return table[key]
+        kept = self._prefill[id(inst)] = [inst, table[key], None, None]
+        return kept
 
     def mean_prefill_s(self, inst: Instance) -> float:
         """Mean prefill time over the classes on an instance, ``E[S] = sum_k w_k s_k`` [s]
         (kept per instance): the prefill pool's load per request, which its utilization, its
         cap count and its saturating rate divide."""
-        self.prefill_s(inst)
-        kept = self._prefill[id(inst)]
+        kept = self._prefill_kept(inst)
         if kept[3] is None:
             kept[3] = float(np.add.reduce(self.pb.classes.weight * kept[1]))
         return kept[3]  # type: ignore[no-any-return]
 
     def _prefill_bytes(self, inst: Instance) -> bytes:
         """:meth:`prefill_s` as bytes (a memo key's part), taken once per instance."""
-        self.prefill_s(inst)
-        kept = self._prefill[id(inst)]
+        kept = self._prefill_kept(inst)
         if kept[2] is None:
             kept[2] = kept[1].tobytes()
-        return kept[2]
+        return kept[2]  # type: ignore[no-any-return]
 
     # ---- route (rate, threshold)
     def route(self, rate: float, routing: Routing) -> Route:
