@@ -357,10 +357,11 @@ def _first_token_grid(
     weights,
     md_step_s: float | None,
     rld_step_s: float | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(offsets_s[k, j], weights[k, j])``: request ``k``'s time from prefill start to its first
-    token at the line's jitter point ``j`` (one point without jitter), and the point's weight
-    (requests finished on RLD never touch the line: all their weight on the first point)."""
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """``(offsets_s[k, j], points)``: request ``k``'s time from prefill start to its first
+    token at the line's jitter point ``j`` (one point without jitter), and the points' weights
+    ``weights[k, j]`` with what :func:`first_token_points` keeps of them
+    (:func:`_point_weights`)."""
     pre = np.asarray(prefill_s, dtype=float)
     w = np.asarray(weights, dtype=float)
     util = min(tl.link_utilization, 0.999999)
@@ -378,12 +379,44 @@ def _first_token_grid(
     s_md = paths.tpot_s if md_step_s is None else float(md_step_s)
     s_rld = paths.tpot_s if rld_step_s is None else float(rld_step_s)
     offs = pre[:, None] + first_token_after_kv_s(tl, wan, s_md, s_rld)
+    return offs, _point_weights(tl, w, fw)
+
+
+def _point_weights(
+    tl: Timeline, w: np.ndarray, fw: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The weights of :func:`_first_token_grid`'s points, ``weights[k, j]`` (requests finished
+    on RLD never touch the line: all their weight on the first point), with what
+    :func:`first_token_points` keeps of them: where they are above 0 (flat), those weights and
+    each one's pipeline id.
+
+    None of them depends on the line's load: they are memoized on the requests' weights, the
+    timeline's masks and the jitter points' weights, by exact value (a search asks for them at
+    every rate of a routing); the arrays are read-only."""
+    on = tl.on_decode_side
+    key = (w.shape, w.tobytes(), on.shape, on.tobytes(), tl.relay.tobytes(), fw.tobytes())
+    kept = _POINT_WEIGHTS.get(key)
+    if kept is not None:
+        return kept
     wts = np.where(
-        tl.on_decode_side[:, None],
+        on[:, None],
         w[:, None] * fw[None, :],
         np.where(np.arange(len(fw))[None, :] == 0, w[:, None], 0.0),
     )
-    return offs, wts
+    pids = tl.pipeline.repeat(wts.shape[1])  # each request's id at each of its points, flat
+    keep = wts.ravel() > 0
+    kept = (wts, keep, wts.ravel()[keep], pids[keep])
+    for a in kept:
+        a.setflags(write=False)
+    if len(_POINT_WEIGHTS) >= _POINT_WEIGHTS_MAX:
+        _POINT_WEIGHTS.clear()
+    _POINT_WEIGHTS[key] = kept
+    return kept
+
+
+#: :func:`_point_weights` kept (a problem's few routings and request classes).
+_POINT_WEIGHTS: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_POINT_WEIGHTS_MAX = 256
 
 
 def first_token_points(
@@ -408,10 +441,10 @@ def first_token_points(
     an upper bound on every step, which sizing uses). The simulator emits the first token the
     same way (docs/simulate.md).
     """
-    offs, wts = _first_token_grid(paths, tl, prefill_s, weights, md_step_s, rld_step_s)
-    pids = tl.pipeline.repeat(wts.shape[1])  # each request's id at each of its points, flat
-    keep = wts.ravel() > 0
-    return offs.ravel()[keep], wts.ravel()[keep], pids[keep]
+    offs, (_, keep, wts, pids) = _first_token_grid(
+        paths, tl, prefill_s, weights, md_step_s, rld_step_s
+    )
+    return offs.ravel()[keep], wts.copy(), pids.copy()
 
 
 def class_first_token_mean_s(
@@ -425,7 +458,7 @@ def class_first_token_mean_s(
     jitter [s]: the per-class mean of :func:`first_token_points` (add the prefill queue's mean
     wait for the mean TTFT)."""
     ones = np.ones(np.shape(tl.relay))
-    offs, wts = _first_token_grid(paths, tl, prefill_s, ones, md_step_s, rld_step_s)
+    offs, (wts, *_) = _first_token_grid(paths, tl, prefill_s, ones, md_step_s, rld_step_s)
     return np.sum(offs * wts, axis=1) / np.sum(wts, axis=1)
 
 

@@ -359,6 +359,31 @@ def test_first_token_points_every_route_default_steps() -> None:
     np.testing.assert_array_equal(pids, [P_RLD_MD, P_MD, P_RLD_MD, P_RLD_ANOMALOUS])
 
 
+def test_first_token_points_weights_memo_is_the_computed_points() -> None:
+    """The points' weights, kept mask and pipeline ids are memoized (no line load changes
+    them): a memo hit returns what the computation returns, at any load and routing, as fresh
+    arrays the caller may change."""
+    cv = 0.5
+    jittered = dataclasses.replace(PATHS, wan=dataclasses.replace(WAN, jitter_cv=cv))
+    for paths in (PATHS, jittered):
+        for routing in (ROUTING, Routing.none(), Routing.all()):
+            for util in (0.0, 0.3, 0.7):
+                tl = _timeline(paths, routing, util)
+                timing._POINT_WEIGHTS.clear()
+                fresh = timing.first_token_points(paths, tl, PREFILL_S, WEIGHTS)
+                fresh_mean = timing.class_first_token_mean_s(paths, tl, PREFILL_S)
+                kept = timing.first_token_points(paths, tl, PREFILL_S, WEIGHTS)
+                assert timing._POINT_WEIGHTS
+                for a, b in zip(fresh, kept, strict=True):
+                    assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+                    b[...] = 0  # the caller's own copies
+                again = timing.first_token_points(paths, tl, PREFILL_S, WEIGHTS)
+                for a, b in zip(fresh, again, strict=True):
+                    assert a.tobytes() == b.tobytes()
+                mean = timing.class_first_token_mean_s(paths, tl, PREFILL_S)
+                assert mean.tobytes() == fresh_mean.tobytes()
+
+
 def test_first_token_points_pool_steps() -> None:
     tl = _timeline()
     offs, _, _ = timing.first_token_points(
