@@ -311,20 +311,56 @@ def timeline(
     """Mean timeline of requests at one routing and line load.
 
     ``rld_step_s`` is RLD's decode step (default: the TPOT target, which sizing assumes).
+    What no line load changes is computed once for a few requests (:func:`_timeline_fixed`).
     """
     h = np.asarray(hit_rate, dtype=float)
-    on = np.asarray(on_decode_side, dtype=bool) & np.ones(h.shape, dtype=bool)
-    relay = routing.relays(h) & on if paths.cross_dc else np.zeros(h.shape, dtype=bool)
-    wan_bytes = decode_side_bytes(paths, input_tokens, h, on)
+    on, relay, wan_bytes, rdma_s = _timeline_fixed(paths, routing, input_tokens, h, on_decode_side)
     util = min(link_utilization, 0.999999)
     wan_s = np.where(on, transfer_s(paths.decode_link, wan_bytes, util), 0.0)
-    rdma_s = np.asarray(
-        rdma_copy_s(paths.rdma, input_tokens, paths.kv_bytes_per_token), dtype=float
-    ) * np.ones(h.shape)
     step = paths.tpot_s if rld_step_s is None else rld_step_s
     wait = np.where(relay, pipeline.relay_wait_s(wan_s, rdma_s), 0.0)
     eager = np.where(relay, pipeline.eager_tokens(wait, step, output_tokens), 0.0)
     return Timeline(routing, relay, on, link_utilization, wan_bytes, wan_s, rdma_s, wait, eager)
+
+
+def _timeline_fixed(
+    paths: Paths, routing: Routing, input_tokens, h: np.ndarray, on_decode_side
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`timeline`'s parts that no line load changes: ``(on_decode_side, relay, wan_bytes,
+    rdma_s)`` (``h`` the hit rates as floats).
+
+    Memoized on the path, the routing and the requests' exact values where they are at most
+    :data:`_TIMELINE_MEMO_MAX_SIZE` (a search's request classes, which it asks for at every
+    rate of a routing; a bathtub's grid is computed each time); the arrays are read-only."""
+    tokens, side = np.asarray(input_tokens), np.asarray(on_decode_side)
+    key: tuple | None = None
+    if max(h.size, tokens.size, side.size) <= _TIMELINE_MEMO_MAX_SIZE:
+        key = (paths, routing, h.shape, h.tobytes(), tokens.dtype.str, tokens.shape)
+        key += (tokens.tobytes(), side.dtype.str, side.shape, side.tobytes())
+        kept = _TIMELINE_FIXED.get(key)
+        if kept is not None:
+            return kept
+    on = np.asarray(on_decode_side, dtype=bool) & np.ones(h.shape, dtype=bool)
+    relay = routing.relays(h) & on if paths.cross_dc else np.zeros(h.shape, dtype=bool)
+    wan_bytes = decode_side_bytes(paths, input_tokens, h, on)
+    rdma_s = np.asarray(
+        rdma_copy_s(paths.rdma, input_tokens, paths.kv_bytes_per_token), dtype=float
+    ) * np.ones(h.shape)
+    out = (on, relay, wan_bytes, rdma_s)
+    if key is not None:
+        for a in out:
+            a.setflags(write=False)
+        if len(_TIMELINE_FIXED) >= _TIMELINE_FIXED_MAX:
+            _TIMELINE_FIXED.clear()
+        _TIMELINE_FIXED[key] = out
+    return out
+
+
+#: Most requests whose :func:`_timeline_fixed` parts are memoized [-].
+_TIMELINE_MEMO_MAX_SIZE = 256
+#: :func:`_timeline_fixed` kept (a scenario's few paths, routings and class sets).
+_TIMELINE_FIXED: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_TIMELINE_FIXED_MAX = 512
 
 
 def first_token_after_kv_s(tl: Timeline, wan_s, md_step_s: float, rld_step_s: float):

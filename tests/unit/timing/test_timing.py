@@ -359,6 +359,34 @@ def test_first_token_points_every_route_default_steps() -> None:
     np.testing.assert_array_equal(pids, [P_RLD_MD, P_MD, P_RLD_MD, P_RLD_ANOMALOUS])
 
 
+def test_timeline_memo_is_the_computed_timeline() -> None:
+    """A timeline's parts that no line load changes are memoized for a few requests: a memo
+    hit gives the timeline the computation gives, field by field, at any load, routing and
+    path; a larger request array is computed each time."""
+    jittered = dataclasses.replace(PATHS, wan=dataclasses.replace(WAN, jitter_cv=0.5))
+    one_dc = dataclasses.replace(PATHS, cross_dc=False)
+    fields = [f.name for f in dataclasses.fields(timing.Timeline)]
+    for paths in (PATHS, jittered, one_dc):
+        for routing in (ROUTING, Routing.none(), Routing.all()):
+            for util in (0.0, 0.3, 0.7):
+                timing._TIMELINE_FIXED.clear()
+                fresh = _timeline(paths, routing, util)
+                assert timing._TIMELINE_FIXED
+                kept = _timeline(paths, routing, util)
+                for name in fields:
+                    a, b = getattr(fresh, name), getattr(kept, name)
+                    if isinstance(a, np.ndarray):
+                        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+                    else:
+                        assert a == b, name
+    n = timing._TIMELINE_MEMO_MAX_SIZE + 1
+    timing._TIMELINE_FIXED.clear()
+    big = timing.timeline(
+        PATHS, ROUTING, np.full(n, 4000.0), np.linspace(0, 1, n), np.full(n, 50.0), True, 0.2
+    )
+    assert not timing._TIMELINE_FIXED and big.relay.shape == (n,)
+
+
 def test_first_token_points_weights_memo_is_the_computed_points() -> None:
     """The points' weights, kept mask and pipeline ids are memoized (no line load changes
     them): a memo hit returns what the computation returns, at any load and routing, as fresh
