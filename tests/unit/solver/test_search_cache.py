@@ -59,6 +59,24 @@ def test_put_replaces_a_value_and_counts_as_a_use() -> None:
     assert "b" not in cache
 
 
+def test_a_key_kept_while_its_value_is_computed_ends_most_recent() -> None:
+    """A miss's value is kept as :meth:`put` keeps it, also where computing it kept the same
+    key (a batch computation that fills its siblings): replaced, and the most recently used."""
+    cache = SearchCache(max_entries=3)
+    cache.get("a", lambda: 1)
+
+    def fills_b_and_c() -> int:
+        cache.put("b", -2)
+        cache.put("c", 3)
+        return 2
+
+    assert cache.get("b", fills_b_and_c) == 2  # the computed value replaces the one kept
+    cache.get("d", lambda: 4)  # over the bound: "a" goes, then "c" (b was used last)
+    assert list(cache._data) == ["c", "b", "d"]
+    cache.get("e", lambda: 5)
+    assert "c" not in cache and cache.get("b", lambda: -1) == 2
+
+
 def test_clear_forgets_values_and_counts() -> None:
     cache = SearchCache()
     cache.get("a", lambda: 1)
