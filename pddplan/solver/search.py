@@ -478,7 +478,7 @@ class Solver(Sizing):
         # every (MD row, RLD option) in row-major order
         n_r = n_u[np.ix_(row_u.ravel(), col_u.ravel())] if shares else n_u
         rows = np.repeat(np.arange(len(md_rows)), len(r_ok))
-        ris = np.tile(np.array(r_ok, dtype=np.int64), len(md_rows))
+        ris = np.array(r_ok * len(md_rows), dtype=np.int64)  # np.tile's, without its calls
         bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]
         return md_rows, _Pairs(rows, ris, n_r.ravel(), conc, b_r, bound, ctx_r)
 
