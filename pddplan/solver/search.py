@@ -518,17 +518,18 @@ class Solver(Sizing):
             md_rows, pairs, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
         )
         owned = pb.pricing is not None and bool(pb.pricing.owned)
+        rm_min = float(rm_costs.min())
         if (
             not owned
             and incumbent < math.inf
-            and p_opts.least_lower_bound() + float(np.min(rm_costs)) + pb.line_cost_usd_per_hour
+            and p_opts.least_lower_bound() + rm_min + pb.line_cost_usd_per_hour
             > _past_tie(incumbent)
         ):
             return _BEATEN
         if owned:  # the owned discount can undercut a prefill option's lower bound
             p_ok, bound = p_opts.all(), math.inf
         else:
-            p_ok, bound = p_opts.up_to(float(np.min(rm_costs)))
+            p_ok, bound = p_opts.up_to(rm_min)
         chosen = self._visit(rate, route, mode, p_ok, md_rows, pairs, rm_costs, owned, bound)
         if chosen is _INCOMPLETE:  # the pruned prefill options might matter: take them all
             chosen = self._visit(
@@ -1502,7 +1503,7 @@ def _sum_order(a: np.ndarray, b: np.ndarray):
     ``hi`` are, for each ``i``, the ``j`` of the first few smallest ``b``; a margin above
     ``hi - a[i]`` finds them and the exact sums decide.
     """
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
         yield from _cost_order(a[:, None] + b[None, :])
         return
     nb = len(b)
