@@ -592,23 +592,52 @@ def decode_split(
     out = np.asarray(output_tokens, dtype=float)
     tpot = paths.tpot_s
     e0, e1 = extend_fixed_s, extend_per_token_s
-    extra, stall, rounds = _handover_on_path(paths, mode, tl.eager_tokens, e0, e1, tpot)
+    relay, eager = tl.relay, tl.eager_tokens
+    extra, stall, rounds = _handover_on_path(paths, mode, eager, e0, e1, tpot)
+    relayed = eager + extra / tpot  # RLD's tokens, where relayed (below: the others' are 0)
     if mode == "one-shot":
-        extend_busy = np.where(tl.eager_tokens > 0, e0 + e1 * tl.eager_tokens, 0.0)
+        extend_busy = stall  # one extend pass over every eager token: the stall itself
     else:
-        extend_busy = rounds * e0 + e1 * (tl.eager_tokens + extra / tpot)
-    extra = np.where(tl.relay, extra, 0.0)
-    stall = np.where(tl.relay, stall, 0.0)
-    extend_busy = np.where(tl.relay, extend_busy, 0.0)
-    md_tokens = np.where(tl.on_decode_side, out, 0.0)
-    md_time = md_tokens * tpot + stall
-    rld_time = np.where(tl.relay, tl.relay_wait_s + extra, 0.0) + np.where(
-        tl.on_decode_side, 0.0, out * tpot
-    )
-    rld_tokens = np.where(
-        tl.relay, np.minimum(tl.eager_tokens + extra / tpot, out), 0.0
-    ) + np.where(tl.on_decode_side, 0.0, out)
+        extend_busy = rounds * e0 + e1 * relayed
+    extra = np.where(relay, extra, 0.0)
+    stall = np.where(relay, stall, 0.0)
+    extend_busy = np.where(relay, extend_busy, 0.0)
+    md_tokens, md_tokens_s, anomalous_s, anomalous = _split_fixed(tl.on_decode_side, out, tpot)
+    md_time = md_tokens_s + stall
+    rld_time = np.where(relay, tl.relay_wait_s + extra, 0.0) + anomalous_s
+    rld_tokens = np.where(relay, np.minimum(relayed, out), 0.0) + anomalous
     return DecodeSplit(md_tokens, md_time, extend_busy, stall, rld_time, rld_tokens, extra)
+
+
+def _split_fixed(
+    on_decode_side: np.ndarray, out: np.ndarray, tpot_s: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`decode_split`'s terms that neither the line nor the hand-over changes: MD's tokens
+    (the output of the requests it decodes) and their time at ``tpot_s``, and the anomalous
+    requests' time and tokens on RLD (their whole output); memoized on their exact values (a
+    search asks at every rate, routing and hand-over mode); read-only."""
+    key = (on_decode_side.shape, on_decode_side.tobytes(), out.shape, out.tobytes(), tpot_s)
+    kept = _SPLIT_FIXED.get(key)
+    if kept is not None:
+        return kept
+    md_tokens = np.where(on_decode_side, out, 0.0)
+    kept = (
+        md_tokens,
+        md_tokens * tpot_s,
+        np.where(on_decode_side, 0.0, out * tpot_s),
+        np.where(on_decode_side, 0.0, out),
+    )
+    for a in kept:
+        a.setflags(write=False)
+    if len(_SPLIT_FIXED) >= _SPLIT_FIXED_MAX:
+        _SPLIT_FIXED.clear()
+    _SPLIT_FIXED[key] = kept
+    return kept
+
+
+#: :func:`_split_fixed` kept (a scenario's few class sets and TPOT targets).
+_SPLIT_FIXED: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_SPLIT_FIXED_MAX = 256
 
 
 def relayed_tokens_at_step(

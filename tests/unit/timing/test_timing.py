@@ -572,6 +572,48 @@ def test_decode_split_catch_up() -> None:
     np.testing.assert_allclose(ds.rld_tokens, [9.560003072, 0.0, 0.0, 50.0], rtol=REL)
 
 
+def _split_by_the_formulas(tl, out, mode, e0, e1):
+    """decode_split's terms written out, each computed afresh (no memo, no shared term)."""
+    tpot = PATHS.tpot_s
+    extra, stall, rounds = timing._handover_on_path(PATHS, mode, tl.eager_tokens, e0, e1, tpot)
+    if mode == "one-shot":
+        busy = np.where(tl.eager_tokens > 0, e0 + e1 * tl.eager_tokens, 0.0)
+    else:
+        busy = rounds * e0 + e1 * (tl.eager_tokens + extra / tpot)
+    extra = np.where(tl.relay, extra, 0.0)
+    stall = np.where(tl.relay, stall, 0.0)
+    md_tokens = np.where(tl.on_decode_side, out, 0.0)
+    return (
+        md_tokens,
+        md_tokens * tpot + stall,
+        np.where(tl.relay, busy, 0.0),
+        stall,
+        np.where(tl.relay, tl.relay_wait_s + extra, 0.0)
+        + np.where(tl.on_decode_side, 0.0, out * tpot),
+        np.where(tl.relay, np.minimum(tl.eager_tokens + extra / tpot, out), 0.0)
+        + np.where(tl.on_decode_side, 0.0, out),
+        extra,
+    )
+
+
+def test_decode_split_is_its_formulas_bit_for_bit() -> None:
+    """The split's shared terms (the one-shot stall as its extend pass, RLD's relayed tokens)
+    and its memoized ones (MD's tokens, the anomalous requests') give the values each formula
+    gives on its own, memo cold or warm, for one MD option or several (columns)."""
+    columns = (np.array([[E0_S], [2 * E0_S]]), np.array([[E1_S], [0.5 * E1_S]]))
+    for routing in (ROUTING, Routing.none(), Routing.all()):
+        for util in (0.0, 0.4, 0.9):
+            tl = _timeline(PATHS, routing, util)
+            for mode in ("one-shot", "catch-up"):
+                for e0, e1 in ((E0_S, E1_S), columns):
+                    want = _split_by_the_formulas(tl, OUTPUT_TOKENS, mode, e0, e1)
+                    timing._SPLIT_FIXED.clear()
+                    for _ in range(2):  # the memo cold, then warm
+                        got = timing.decode_split(PATHS, tl, OUTPUT_TOKENS, mode, e0, e1)
+                        for a, b in zip(dataclasses.astuple(got), want, strict=True):
+                            assert a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
 def test_decode_split_same_datacenter_has_no_hand_over() -> None:
     tl = timing.timeline(
         SAME_DC, Routing.all(), INPUT_TOKENS, HIT_RATE, OUTPUT_TOKENS, ON_DECODE_SIDE, 0.0
