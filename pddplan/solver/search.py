@@ -179,13 +179,18 @@ class Solver(Sizing):
         (it beats whichever is kept when it comes, and nothing displaces it after). Otherwise
         ``better_plan`` runs over them in order, as it would have. Either way the same plan."""
         group = [best, *ties]
+        keys = [self.plan_ttft_key(p) for p in group]  # each one's, for every comparison
+
+        def beats(i: int, j: int) -> bool:
+            return self._beats(group[i], group[j], keys[i], keys[j])
+
         w = len(group) - 1
         for i in range(len(group) - 2, -1, -1):
-            if self._beats(group[i], group[w]):
+            if beats(i, w):
                 w = i
         win = group[w]
-        if all(self._beats(win, c) for c in group[:w]) and not any(
-            self._beats(c, win) for c in group[w + 1 :]
+        if all(beats(w, i) for i in range(w)) and not any(
+            beats(i, w) for i in range(w + 1, len(group))
         ):
             return win
         for cand in ties:
@@ -193,23 +198,31 @@ class Solver(Sizing):
                 best = cand
         return best
 
-    def _beats(self, a: Plan, b: Plan) -> bool:
+    def _beats(
+        self, a: Plan, b: Plan, key_a: tuple | None = None, key_b: tuple | None = None
+    ) -> bool:
         """``better_plan(a, b)`` for two candidates of one cost, reading one candidate's TTFT
         CDF at the other's p99 (:meth:`p99_side`) where only the other's percentiles are at
         hand (``b``'s are computed where neither's are): a reading beyond
         :data:`TTFT_TIE_RTOL` of it answers as the comparison of the two p99s would (its margin
         exceeds the tie tolerance plus the percentiles' own precision); where it cannot tell,
-        the comparison itself."""
+        the comparison itself. ``key_a``, ``key_b``: the two candidates' :meth:`plan_ttft_key`,
+        where the caller has them."""
+        if key_a is None:
+            key_a = self.plan_ttft_key(a)
+        if key_b is None:
+            key_b = self.plan_ttft_key(b)
         side = 0  # a's p99 against b's: -1 below beyond the tie tolerance, 1 above
-        if self.plan_ttft_key(a) != self.plan_ttft_key(b):
-            known_a = self.has_figures(a)
-            if known_a and not self.has_figures(b):  # b's p99 read against a's
-                side = -self.p99_side(b, self.plan_ttft_s(a)[-1])
+        if key_a != key_b:
+            known_a = self.has_figures(a, key_a)
+            if known_a and not self.has_figures(b, key_b):  # b's p99 read against a's
+                side = -self.p99_side(b, self.plan_ttft_s(a)[-1], key_b)
             elif not known_a:  # a's p99 read against b's (computed where need be)
-                side = self.p99_side(a, self.plan_ttft_s(b)[-1])
+                side = self.p99_side(a, self.plan_ttft_s(b)[-1], key_a)
         if side:
             return side < 0
-        return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
+        keys = {id(a): key_a, id(b): key_b}
+        return better_plan(a, b, self.plan_ttft_s, lambda p: keys[id(p)])
 
     def finalize(self, plan: Plan, changes: dict[str, Any] | None = None) -> Plan:
         """The chosen plan with its TTFT at the decode pools' working first steps (see

@@ -369,17 +369,21 @@ class Sizing:
         inst, n = plan.roles["P"]  # type: ignore[misc]
         return self._figures_key(inst, n, plan.rate_rps, plan.routing)
 
-    def has_figures(self, plan: Plan) -> bool:
-        """Whether :meth:`plan_ttft_s` of a candidate is at hand (nothing to compute)."""
+    def has_figures(self, plan: Plan, key: tuple | None = None) -> bool:
+        """Whether :meth:`plan_ttft_s` of a candidate is at hand (nothing to compute); ``key``:
+        its :meth:`plan_ttft_key`, where the caller has it (the figures' memo key is that
+        key's)."""
         ps = plan.prefill
         if ps.has_figures:
             return True
+        if key is not None:
+            return ("prefill-figures", *key) in self.cache
         inst = plan.roles["P"][0]  # type: ignore[index]
         return (
             self._prefill_figures_key(inst, ps.instances, plan.rate_rps, plan.route) in self.cache
         )
 
-    def p99_side(self, plan: Plan, t_s: float) -> int:
+    def p99_side(self, plan: Plan, t_s: float, key: tuple | None = None) -> int:
         """Where a candidate's TTFT p99 (:meth:`plan_ttft_s`: its :meth:`prefill_figures`')
         lies against ``t_s``, without computing it: :func:`~pddplan.models.queueing.
         quantile_side` on the distribution those figures are computed on (-1 below, 1 above,
@@ -387,9 +391,10 @@ class Sizing:
 
         Memoized on :meth:`plan_ttft_key` and ``t_s``: the search's tie-break
         (:meth:`~pddplan.solver.search.Solver._after_ties`) reads one candidate at another's p99
-        once to find the plan it keeps and again to check it."""
-        key = ("p99-side", self.plan_ttft_key(plan), t_s)
-        return self.cache.get(key, lambda: self._p99_side(plan, t_s))
+        once to find the plan it keeps and again to check it. ``key``: the candidate's
+        :meth:`plan_ttft_key`, where the caller has it."""
+        memo_key = ("p99-side", self.plan_ttft_key(plan) if key is None else key, t_s)
+        return self.cache.get(memo_key, lambda: self._p99_side(plan, t_s))
 
     def _p99_side(self, plan: Plan, t_s: float) -> int:
         """:meth:`p99_side`, computed."""
