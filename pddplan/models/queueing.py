@@ -152,7 +152,8 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
     n = np.array(units, dtype=np.int64, copy=True)
     if wait_probability_max >= 1.0:
         return n
-    a, k, n = np.broadcast_arrays(a, k, n)
+    if not a.shape == k.shape == n.shape:  # (one shape already: nothing to broadcast)
+        a, k, n = np.broadcast_arrays(a, k, n)
     if a.size <= _ERLANG_SMALL:  # numpy's per-call cost dominates: element by element
         flat = zip(a.ravel().tolist(), k.ravel().tolist(), n.ravel().tolist(), strict=True)
         out = [
