@@ -253,7 +253,7 @@ class Solver(Sizing):
         and the line."""
         pb = self.pb
         p_lb, md_lb = self._pool_lower_bounds(rate)
-        rld_lb = self._rld_lower_bound(bool(np.any(route.relay | ~pb.on_decode_side)))
+        rld_lb = self._rld_lower_bound(_uses_rld(pb, route))
         line = pb.line_cost_usd_per_hour
         return p_lb + md_lb + rld_lb + line
 
@@ -451,7 +451,7 @@ class Solver(Sizing):
     def _decode_sizings_compute(self, rate: float, route: Route, mode: str):
         pb = self.pb
         w = pb.classes.weight
-        has_rld = pb.topology.relay and bool((route.relay | ~pb.on_decode_side).any())
+        has_rld = pb.topology.relay and _uses_rld(pb, route)
         md_rows = []
         loads = self.decode_loads(route, pb.options["MD"], mode)
         add_reduce = np.add.reduce  # an array's sum (ndarray.sum's own reduction)
@@ -1346,6 +1346,12 @@ FLOOR_CHECK_RTOL = 1e-4
 #: looser bound only makes a max-BCR walk go back over a stretch it could have passed over).
 _BOUND_GROWTH = 1.25
 _BOUND_HALVINGS = 6
+
+
+def _uses_rld(pb: Any, route: Route) -> bool:
+    """Whether anything on ``route`` goes to RLD: a relayed request, or an anomalous one that
+    RLD finishes (``any(relay | ~on_decode_side)``, without the arrays)."""
+    return bool(route.relay.any()) or not bool(pb.on_decode_side.all())
 
 
 def _past_tie(cost: float) -> float:
