@@ -33,6 +33,7 @@ import numpy as np
 
 from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, Instance, LinkNumbers
 from pddplan.deployment.caches import CacheNumbers
+from pddplan.deployment.keys import hash_once
 from pddplan.models import cachetier, network, pipeline
 
 #: Pipeline ids of a request: P-MD (P-D in one datacenter), P-RLD-MD, anomalous on RLD.
@@ -42,12 +43,14 @@ HANDOVER_MODES = ("one-shot", "catch-up")
 NO_HANDOVER = "-"
 
 
+@hash_once
 @dataclass(frozen=True, order=True)
 class Routing:
     """Which requests take P-RLD-MD: those whose prefix hit rate is below ``threshold``.
 
     ``Routing.none()`` relays nothing, ``Routing.all()`` relays every request (whatever its hit
-    rate); ``Routing.below(h)`` relays hit rates in [0, h).
+    rate); ``Routing.below(h)`` relays hit rates in [0, h). Its hash is computed once
+    (:func:`~pddplan.deployment.keys.hash_once`): most of the search's memo keys hold one.
     """
 
     threshold: float = 0.0
