@@ -212,8 +212,19 @@ class Sizing:
         if rr is not None and r_dec is not None and rr[1] > 0 and r_dec.batch_per_instance > 0:
             inst, n = rr
             b = min(max(r_dec.concurrency / n, 1.0), float(r_dec.batch_per_instance))
-            rld_step = min(float(inst.decode_step_s(b, r_dec.context_tokens)), tpot)
+            rld_step = self.capped_step(inst, b, r_dec.context_tokens)
         return md_step, rld_step
+
+    def capped_step(self, inst: Instance, batch: float, context_tokens: float) -> float:
+        """``inst``'s decode step at ``batch`` sequences of ``context_tokens``, capped at the
+        TPOT target [s]: RLD's working step, which a plan's first token (:meth:`first_steps`)
+        and its hand-over figures (:meth:`reported_handover`) both read; memoized on the
+        instance's physics and the batch and context."""
+        tpot = self.pb.tpot_s
+        key = ("capped-step", inst.physics_key, float(batch), float(context_tokens), tpot)
+        return self.cache.get(
+            key, lambda: min(float(inst.decode_step_s(batch, context_tokens)), tpot)
+        )
 
     def reported_ttft(self, plan: Plan) -> tuple[tuple[float, float, float], float]:
         """TTFT p50/p90/p99 [s] and the p99 target's attainment [-] of a plan's fleet at its
@@ -694,7 +705,7 @@ class Sizing:
         if r_inst is None or rs is None or rs.instances <= 0 or not np.any(route.relay):
             return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
         batch = min(max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1)))
-        step_s = min(float(r_inst.decode_step_s(batch, rs.context_tokens)), pb.tpot_s)
+        step_s = self.capped_step(r_inst, batch, rs.context_tokens)
         e0, e1 = md_inst.extend_affine(self.md_context_tokens())
         relayed, stalls = timing.relayed_tokens_at_step(
             pb.paths, route, c.output_tokens, mode, e0, e1, step_s

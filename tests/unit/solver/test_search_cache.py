@@ -151,3 +151,22 @@ def test_the_kept_means_are_the_sums_they_stand_for() -> None:
     assert solver.line_rate_limit() == pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / (
         per_request
     )
+
+
+def test_the_kept_capped_step_is_the_computed_one() -> None:
+    """RLD's working step, which a plan's first token and its hand-over figures both read, is
+    kept per instance physics, batch and context: a second reading is the first, and both are
+    the step computed afresh and capped at the TPOT target, to the bit."""
+    from pddplan.io.loader import Registry, load_scenario
+    from pddplan.solver import Solver, build_problem
+
+    pb = build_problem(load_scenario(None, Registry.default()))
+    solver = Solver(pb, SearchCache())
+    for inst in pb.options["RLD"] + pb.options["MD"]:
+        for batch in (1.0, 1.7, 12.25, 4096.0):
+            for ctx in (900.0, 90347.9564703008):
+                want = min(float(inst.decode_step_s(batch, ctx)), pb.tpot_s)
+                misses = solver.cache.misses
+                assert solver.capped_step(inst, batch, ctx) == want
+                assert solver.capped_step(inst, batch, ctx) == want
+                assert solver.cache.misses == misses + 1  # the second was kept
