@@ -546,7 +546,11 @@ class Sizing:
         :func:`~pddplan.timing.decode_split` over their extend terms (a column each; the split
         is elementwise, so each option's row holds the values its own call gives)."""
         keys = [self._decode_key(route, m, mode) for m in mds]
-        todo = {k: m for k, m in zip(keys, mds, strict=True) if k not in self.cache}
+        todo = (  # one option alone is split by its own call (decode_load)
+            {k: m for k, m in zip(keys, mds, strict=True) if k not in self.cache}
+            if len(mds) > 1
+            else {}
+        )
         if len(todo) > 1:
             ctx_md = self.md_context_tokens()
             terms = [m.extend_affine(ctx_md) for m in todo.values()]
