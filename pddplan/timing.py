@@ -33,6 +33,7 @@ import numpy as np
 
 from pddplan.deployment import TOKEN_ID_BYTES_PER_TOKEN, Instance, LinkNumbers
 from pddplan.deployment.caches import CacheNumbers
+from pddplan.deployment.keys import hash_once
 from pddplan.models import cachetier, network, pipeline
 
 #: Pipeline ids of a request: P-MD (P-D in one datacenter), P-RLD-MD, anomalous on RLD.
@@ -42,12 +43,14 @@ HANDOVER_MODES = ("one-shot", "catch-up")
 NO_HANDOVER = "-"
 
 
+@hash_once
 @dataclass(frozen=True, order=True)
 class Routing:
     """Which requests take P-RLD-MD: those whose prefix hit rate is below ``threshold``.
 
     ``Routing.none()`` relays nothing, ``Routing.all()`` relays every request (whatever its hit
-    rate); ``Routing.below(h)`` relays hit rates in [0, h).
+    rate); ``Routing.below(h)`` relays hit rates in [0, h). Its hash is computed once
+    (:func:`~pddplan.deployment.keys.hash_once`): most of the search's memo keys hold one.
     """
 
     threshold: float = 0.0
@@ -311,20 +314,56 @@ def timeline(
     """Mean timeline of requests at one routing and line load.
 
     ``rld_step_s`` is RLD's decode step (default: the TPOT target, which sizing assumes).
+    What no line load changes is computed once for a few requests (:func:`_timeline_fixed`).
     """
     h = np.asarray(hit_rate, dtype=float)
-    on = np.asarray(on_decode_side, dtype=bool) & np.ones(h.shape, dtype=bool)
-    relay = routing.relays(h) & on if paths.cross_dc else np.zeros(h.shape, dtype=bool)
-    wan_bytes = decode_side_bytes(paths, input_tokens, h, on)
+    on, relay, wan_bytes, rdma_s = _timeline_fixed(paths, routing, input_tokens, h, on_decode_side)
     util = min(link_utilization, 0.999999)
     wan_s = np.where(on, transfer_s(paths.decode_link, wan_bytes, util), 0.0)
-    rdma_s = np.asarray(
-        rdma_copy_s(paths.rdma, input_tokens, paths.kv_bytes_per_token), dtype=float
-    ) * np.ones(h.shape)
     step = paths.tpot_s if rld_step_s is None else rld_step_s
     wait = np.where(relay, pipeline.relay_wait_s(wan_s, rdma_s), 0.0)
     eager = np.where(relay, pipeline.eager_tokens(wait, step, output_tokens), 0.0)
     return Timeline(routing, relay, on, link_utilization, wan_bytes, wan_s, rdma_s, wait, eager)
+
+
+def _timeline_fixed(
+    paths: Paths, routing: Routing, input_tokens, h: np.ndarray, on_decode_side
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`timeline`'s parts that no line load changes: ``(on_decode_side, relay, wan_bytes,
+    rdma_s)`` (``h`` the hit rates as floats).
+
+    Memoized on the path, the routing and the requests' exact values where they are at most
+    :data:`_TIMELINE_MEMO_MAX_SIZE` (a search's request classes, which it asks for at every
+    rate of a routing; a bathtub's grid is computed each time); the arrays are read-only."""
+    tokens, side = np.asarray(input_tokens), np.asarray(on_decode_side)
+    key: tuple | None = None
+    if max(h.size, tokens.size, side.size) <= _TIMELINE_MEMO_MAX_SIZE:
+        key = (paths, routing, h.shape, h.tobytes(), tokens.dtype.str, tokens.shape)
+        key += (tokens.tobytes(), side.dtype.str, side.shape, side.tobytes())
+        kept = _TIMELINE_FIXED.get(key)
+        if kept is not None:
+            return kept
+    on = np.asarray(on_decode_side, dtype=bool) & np.ones(h.shape, dtype=bool)
+    relay = routing.relays(h) & on if paths.cross_dc else np.zeros(h.shape, dtype=bool)
+    wan_bytes = decode_side_bytes(paths, input_tokens, h, on)
+    rdma_s = np.asarray(
+        rdma_copy_s(paths.rdma, input_tokens, paths.kv_bytes_per_token), dtype=float
+    ) * np.ones(h.shape)
+    out = (on, relay, wan_bytes, rdma_s)
+    if key is not None:
+        for a in out:
+            a.setflags(write=False)
+        if len(_TIMELINE_FIXED) >= _TIMELINE_FIXED_MAX:
+            _TIMELINE_FIXED.clear()
+        _TIMELINE_FIXED[key] = out
+    return out
+
+
+#: Most requests whose :func:`_timeline_fixed` parts are memoized [-].
+_TIMELINE_MEMO_MAX_SIZE = 256
+#: :func:`_timeline_fixed` kept (a scenario's few paths, routings and class sets).
+_TIMELINE_FIXED: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_TIMELINE_FIXED_MAX = 512
 
 
 def first_token_after_kv_s(tl: Timeline, wan_s, md_step_s: float, rld_step_s: float):
@@ -357,10 +396,11 @@ def _first_token_grid(
     weights,
     md_step_s: float | None,
     rld_step_s: float | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(offsets_s[k, j], weights[k, j])``: request ``k``'s time from prefill start to its first
-    token at the line's jitter point ``j`` (one point without jitter), and the point's weight
-    (requests finished on RLD never touch the line: all their weight on the first point)."""
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """``(offsets_s[k, j], points)``: request ``k``'s time from prefill start to its first
+    token at the line's jitter point ``j`` (one point without jitter), and the points' weights
+    ``weights[k, j]`` with what :func:`first_token_points` keeps of them
+    (:func:`_point_weights`)."""
     pre = np.asarray(prefill_s, dtype=float)
     w = np.asarray(weights, dtype=float)
     util = min(tl.link_utilization, 0.999999)
@@ -378,12 +418,44 @@ def _first_token_grid(
     s_md = paths.tpot_s if md_step_s is None else float(md_step_s)
     s_rld = paths.tpot_s if rld_step_s is None else float(rld_step_s)
     offs = pre[:, None] + first_token_after_kv_s(tl, wan, s_md, s_rld)
+    return offs, _point_weights(tl, w, fw)
+
+
+def _point_weights(
+    tl: Timeline, w: np.ndarray, fw: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The weights of :func:`_first_token_grid`'s points, ``weights[k, j]`` (requests finished
+    on RLD never touch the line: all their weight on the first point), with what
+    :func:`first_token_points` keeps of them: where they are above 0 (flat), those weights and
+    each one's pipeline id.
+
+    None of them depends on the line's load: they are memoized on the requests' weights, the
+    timeline's masks and the jitter points' weights, by exact value (a search asks for them at
+    every rate of a routing); the arrays are read-only."""
+    on = tl.on_decode_side
+    key = (w.shape, w.tobytes(), on.shape, on.tobytes(), tl.relay.tobytes(), fw.tobytes())
+    kept = _POINT_WEIGHTS.get(key)
+    if kept is not None:
+        return kept
     wts = np.where(
-        tl.on_decode_side[:, None],
+        on[:, None],
         w[:, None] * fw[None, :],
         np.where(np.arange(len(fw))[None, :] == 0, w[:, None], 0.0),
     )
-    return offs, wts
+    pids = tl.pipeline.repeat(wts.shape[1])  # each request's id at each of its points, flat
+    keep = wts.ravel() > 0
+    kept = (wts, keep, wts.ravel()[keep], pids[keep])
+    for a in kept:
+        a.setflags(write=False)
+    if len(_POINT_WEIGHTS) >= _POINT_WEIGHTS_MAX:
+        _POINT_WEIGHTS.clear()
+    _POINT_WEIGHTS[key] = kept
+    return kept
+
+
+#: :func:`_point_weights` kept (a problem's few routings and request classes).
+_POINT_WEIGHTS: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_POINT_WEIGHTS_MAX = 256
 
 
 def first_token_points(
@@ -408,10 +480,10 @@ def first_token_points(
     an upper bound on every step, which sizing uses). The simulator emits the first token the
     same way (docs/simulate.md).
     """
-    offs, wts = _first_token_grid(paths, tl, prefill_s, weights, md_step_s, rld_step_s)
-    pids = tl.pipeline.repeat(wts.shape[1])  # each request's id at each of its points, flat
-    keep = wts.ravel() > 0
-    return offs.ravel()[keep], wts.ravel()[keep], pids[keep]
+    offs, (_, keep, wts, pids) = _first_token_grid(
+        paths, tl, prefill_s, weights, md_step_s, rld_step_s
+    )
+    return offs.ravel()[keep], wts.copy(), pids.copy()
 
 
 def class_first_token_mean_s(
@@ -425,7 +497,7 @@ def class_first_token_mean_s(
     jitter [s]: the per-class mean of :func:`first_token_points` (add the prefill queue's mean
     wait for the mean TTFT)."""
     ones = np.ones(np.shape(tl.relay))
-    offs, wts = _first_token_grid(paths, tl, prefill_s, ones, md_step_s, rld_step_s)
+    offs, (wts, *_) = _first_token_grid(paths, tl, prefill_s, ones, md_step_s, rld_step_s)
     return np.sum(offs * wts, axis=1) / np.sum(wts, axis=1)
 
 
@@ -523,23 +595,52 @@ def decode_split(
     out = np.asarray(output_tokens, dtype=float)
     tpot = paths.tpot_s
     e0, e1 = extend_fixed_s, extend_per_token_s
-    extra, stall, rounds = _handover_on_path(paths, mode, tl.eager_tokens, e0, e1, tpot)
+    relay, eager = tl.relay, tl.eager_tokens
+    extra, stall, rounds = _handover_on_path(paths, mode, eager, e0, e1, tpot)
+    relayed = eager + extra / tpot  # RLD's tokens, where relayed (below: the others' are 0)
     if mode == "one-shot":
-        extend_busy = np.where(tl.eager_tokens > 0, e0 + e1 * tl.eager_tokens, 0.0)
+        extend_busy = stall  # one extend pass over every eager token: the stall itself
     else:
-        extend_busy = rounds * e0 + e1 * (tl.eager_tokens + extra / tpot)
-    extra = np.where(tl.relay, extra, 0.0)
-    stall = np.where(tl.relay, stall, 0.0)
-    extend_busy = np.where(tl.relay, extend_busy, 0.0)
-    md_tokens = np.where(tl.on_decode_side, out, 0.0)
-    md_time = md_tokens * tpot + stall
-    rld_time = np.where(tl.relay, tl.relay_wait_s + extra, 0.0) + np.where(
-        tl.on_decode_side, 0.0, out * tpot
-    )
-    rld_tokens = np.where(
-        tl.relay, np.minimum(tl.eager_tokens + extra / tpot, out), 0.0
-    ) + np.where(tl.on_decode_side, 0.0, out)
+        extend_busy = rounds * e0 + e1 * relayed
+    extra = np.where(relay, extra, 0.0)
+    stall = np.where(relay, stall, 0.0)
+    extend_busy = np.where(relay, extend_busy, 0.0)
+    md_tokens, md_tokens_s, anomalous_s, anomalous = _split_fixed(tl.on_decode_side, out, tpot)
+    md_time = md_tokens_s + stall
+    rld_time = np.where(relay, tl.relay_wait_s + extra, 0.0) + anomalous_s
+    rld_tokens = np.where(relay, np.minimum(relayed, out), 0.0) + anomalous
     return DecodeSplit(md_tokens, md_time, extend_busy, stall, rld_time, rld_tokens, extra)
+
+
+def _split_fixed(
+    on_decode_side: np.ndarray, out: np.ndarray, tpot_s: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`decode_split`'s terms that neither the line nor the hand-over changes: MD's tokens
+    (the output of the requests it decodes) and their time at ``tpot_s``, and the anomalous
+    requests' time and tokens on RLD (their whole output); memoized on their exact values (a
+    search asks at every rate, routing and hand-over mode); read-only."""
+    key = (on_decode_side.shape, on_decode_side.tobytes(), out.shape, out.tobytes(), tpot_s)
+    kept = _SPLIT_FIXED.get(key)
+    if kept is not None:
+        return kept
+    md_tokens = np.where(on_decode_side, out, 0.0)
+    kept = (
+        md_tokens,
+        md_tokens * tpot_s,
+        np.where(on_decode_side, 0.0, out * tpot_s),
+        np.where(on_decode_side, 0.0, out),
+    )
+    for a in kept:
+        a.setflags(write=False)
+    if len(_SPLIT_FIXED) >= _SPLIT_FIXED_MAX:
+        _SPLIT_FIXED.clear()
+    _SPLIT_FIXED[key] = kept
+    return kept
+
+
+#: :func:`_split_fixed` kept (a scenario's few class sets and TPOT targets).
+_SPLIT_FIXED: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_SPLIT_FIXED_MAX = 256
 
 
 def relayed_tokens_at_step(

@@ -15,8 +15,11 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -25,6 +28,8 @@ from pddplan.models.collectives import allreduce_time_s as allreduce_time
 from pddplan.models.collectives import alltoall_time_s as alltoall_time
 from pddplan.models.collectives import low_latency_alltoall_time_s as low_latency_alltoall_time
 from pddplan.models.collectives import ring_link_bytes_per_s
+
+_T = TypeVar("_T")
 
 ALLREDUCES_PER_LAYER = 2  # after attention and after the FFN (Megatron-style TP)
 
@@ -540,6 +545,34 @@ def sliced_intermediate(shape: ModelShape, lay: LayoutNumbers) -> float:
     return shape.expert_intermediate_size * lay.expert_parallel / lay.chips
 
 
+def _per_layout(
+    fn: Callable[[ModelShape, LayoutNumbers], _T],
+) -> Callable[[ModelShape, LayoutNumbers], _T]:
+    """``fn(shape, lay)`` memoized on the two objects (by identity, the objects kept so that no
+    other meets their ``id``): a pure function of an instance's model and layout numbers, which
+    every step of the instance asks for again (an instance's shape and layout numbers are the
+    same objects from step to step)."""
+    memo: dict[tuple[int, int], tuple[ModelShape, LayoutNumbers, _T]] = {}
+
+    @functools.wraps(fn)
+    def kept(shape: ModelShape, lay: LayoutNumbers) -> _T:
+        entry = memo.get((id(shape), id(lay)))
+        if entry is not None and entry[0] is shape and entry[1] is lay:
+            return entry[2]
+        value = fn(shape, lay)
+        if len(memo) >= _PER_LAYOUT_ENTRIES:
+            memo.clear()
+        memo[(id(shape), id(lay))] = (shape, lay, value)
+        return value
+
+    return kept
+
+
+#: Most (shape, layout) pairs each :func:`_per_layout` memo keeps before it starts again.
+_PER_LAYOUT_ENTRIES = 256
+
+
+@_per_layout
 def expert_depth_factors(shape: ModelShape, lay: LayoutNumbers):
     """How much longer the routed experts' grouped GEMMs take for their reduction depths than
     on the profile's curve: ``(compute, weight read)`` multipliers [-].
@@ -564,7 +597,8 @@ def expert_depth_factors(shape: ModelShape, lay: LayoutNumbers):
     parallelism over its experts), the weight-read one to the chip's memory efficiency, measured
     on deep weight-streaming kernels. At tensor parallelism 8 DeepSeek-V3's down GEMM has
     ``K = 256``, which is what makes the sliced experts slow. ``(1, 1)`` for a dense model,
-    without ``I`` or without the chip's depth numbers.
+    without ``I`` or without the chip's depth numbers. Memoized on the two objects
+    (:func:`_per_layout`).
     """
     if not shape.experts or not shape.expert_intermediate_size:
         return 1.0, 1.0
@@ -655,9 +689,11 @@ def routed_expert_s(tokens, load_factor, shape: ModelShape, lay: LayoutNumbers):
     return compute_s, memory_s
 
 
+@_per_layout
 def _expert_weight_read_depths(shape: ModelShape, lay: LayoutNumbers) -> tuple[float, float]:
     """The gate-up and down GEMMs' weight-read multipliers for their depths, ``1 / d_m(h)`` and
-    ``1 / d_m(I_s)`` (:func:`expert_depth_factors` weighs them 2 : 1 into one) [-]."""
+    ``1 / d_m(I_s)`` (:func:`expert_depth_factors` weighs them 2 : 1 into one) [-]; memoized
+    on the two objects (:func:`_per_layout`)."""
     h = float(shape.hidden_size)
     i_s = sliced_intermediate(shape, lay)
     half = lay.expert_memory_half_depth_elements
@@ -766,8 +802,22 @@ def roofline_split(*kernels):
     """Sum kernel groups' ``(compute, memory)`` times where each roofline is bound [s].
 
     Returns ``(compute_s, memory_s)``: each group adds its compute time to the first when it is
-    compute-bound (``t_c >= t_m``), its memory time to the second otherwise.
+    compute-bound (``t_c >= t_m``), its memory time to the second otherwise. Several groups of
+    scalars (one step, a decode step's working batch, say) are picked without arrays: the same
+    values added in the same order, as numpy's scalars.
     """
+    scalars = len(kernels) > 1
+    for c, m in kernels:
+        if getattr(c, "ndim", 0) or getattr(m, "ndim", 0):
+            scalars = False
+            break
+    if scalars:
+        compute_s = memory_s = None
+        for c, m in kernels:
+            cb, mb = (c, 0.0) if c >= m else (0.0, m if c < m else 0.0)
+            compute_s = cb if compute_s is None else compute_s + cb
+            memory_s = mb if memory_s is None else memory_s + mb
+        return np.float64(compute_s), np.float64(memory_s)
     compute_s = memory_s = None
     for c, m in kernels:
         cb = np.where(c >= m, c, 0.0)

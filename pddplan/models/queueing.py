@@ -27,6 +27,12 @@ import numpy as np
 from pddplan.models import gammafn
 from pddplan.units import whole_count
 
+try:  # np.interp's compiled loop: its Python wrapper (complex and periodic cases, which no table
+    # here has) costs as much as the loop on a few hundred points; the same values
+    from numpy._core.multiarray import interp as _interp
+except ImportError:  # pragma: no cover - another numpy layout
+    _interp = np.interp
+
 T = TypeVar("T")
 
 
@@ -146,7 +152,8 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
     n = np.array(units, dtype=np.int64, copy=True)
     if wait_probability_max >= 1.0:
         return n
-    a, k, n = np.broadcast_arrays(a, k, n)
+    if not a.shape == k.shape == n.shape:  # (one shape already: nothing to broadcast)
+        a, k, n = np.broadcast_arrays(a, k, n)
     if a.size <= _ERLANG_SMALL:  # numpy's per-call cost dominates: element by element
         flat = zip(a.ravel().tolist(), k.ravel().tolist(), n.ravel().tolist(), strict=True)
         out = [
@@ -330,7 +337,7 @@ class ConditionalWait(NamedTuple):
 
     def at(self, t_s) -> np.ndarray:
         """``P(W > t | W > 0)`` at ``t >= 0`` [-]."""
-        return np.interp(t_s, self.grid_s, self.survival, right=0.0)
+        return _interp(t_s, self.grid_s, self.survival, right=0.0)
 
     def quantile(self, tail) -> np.ndarray:
         """The smallest tabulated ``t`` with ``P(W > t | W > 0) <= tail`` [s] (a bracket end)."""
@@ -802,7 +809,7 @@ def _table_quantiles(
     d_row = d[None, :]
     w_row = w[None, :]
     add_reduce = np.add.reduce
-    interp = np.interp
+    interp = _interp
     where = np.where
 
     def cdf(t: list[float]) -> list[float]:  # F(t)

@@ -44,7 +44,14 @@ class SearchCache:
             return value  # type: ignore[no-any-return]
         self.misses += 1
         value = compute()
-        self.put(key, value)
+        # :meth:`put`, with the key's move to the end only where it is there already (kept
+        # while the value was computed): a new key goes in last
+        size = len(data)
+        data[key] = value
+        if len(data) == size:
+            data.move_to_end(key)
+        elif len(data) > self.max_entries:
+            data.popitem(last=False)
         return value
 
     def put(self, key: Hashable, value: Any) -> None:

@@ -179,13 +179,18 @@ class Solver(Sizing):
         (it beats whichever is kept when it comes, and nothing displaces it after). Otherwise
         ``better_plan`` runs over them in order, as it would have. Either way the same plan."""
         group = [best, *ties]
+        keys = [self.plan_ttft_key(p) for p in group]  # each one's, for every comparison
+
+        def beats(i: int, j: int) -> bool:
+            return self._beats(group[i], group[j], keys[i], keys[j])
+
         w = len(group) - 1
         for i in range(len(group) - 2, -1, -1):
-            if self._beats(group[i], group[w]):
+            if beats(i, w):
                 w = i
         win = group[w]
-        if all(self._beats(win, c) for c in group[:w]) and not any(
-            self._beats(c, win) for c in group[w + 1 :]
+        if all(beats(w, i) for i in range(w)) and not any(
+            beats(i, w) for i in range(w + 1, len(group))
         ):
             return win
         for cand in ties:
@@ -193,23 +198,31 @@ class Solver(Sizing):
                 best = cand
         return best
 
-    def _beats(self, a: Plan, b: Plan) -> bool:
+    def _beats(
+        self, a: Plan, b: Plan, key_a: tuple | None = None, key_b: tuple | None = None
+    ) -> bool:
         """``better_plan(a, b)`` for two candidates of one cost, reading one candidate's TTFT
         CDF at the other's p99 (:meth:`p99_side`) where only the other's percentiles are at
         hand (``b``'s are computed where neither's are): a reading beyond
         :data:`TTFT_TIE_RTOL` of it answers as the comparison of the two p99s would (its margin
         exceeds the tie tolerance plus the percentiles' own precision); where it cannot tell,
-        the comparison itself."""
+        the comparison itself. ``key_a``, ``key_b``: the two candidates' :meth:`plan_ttft_key`,
+        where the caller has them."""
+        if key_a is None:
+            key_a = self.plan_ttft_key(a)
+        if key_b is None:
+            key_b = self.plan_ttft_key(b)
         side = 0  # a's p99 against b's: -1 below beyond the tie tolerance, 1 above
-        if self.plan_ttft_key(a) != self.plan_ttft_key(b):
-            known_a = self.has_figures(a)
-            if known_a and not self.has_figures(b):  # b's p99 read against a's
-                side = -self.p99_side(b, self.plan_ttft_s(a)[-1])
+        if key_a != key_b:
+            known_a = self.has_figures(a, key_a)
+            if known_a and not self.has_figures(b, key_b):  # b's p99 read against a's
+                side = -self.p99_side(b, self.plan_ttft_s(a)[-1], key_b)
             elif not known_a:  # a's p99 read against b's (computed where need be)
-                side = self.p99_side(a, self.plan_ttft_s(b)[-1])
+                side = self.p99_side(a, self.plan_ttft_s(b)[-1], key_a)
         if side:
             return side < 0
-        return better_plan(a, b, self.plan_ttft_s, self.plan_ttft_key)
+        keys = {id(a): key_a, id(b): key_b}
+        return better_plan(a, b, self.plan_ttft_s, lambda p: keys[id(p)])
 
     def finalize(self, plan: Plan, changes: dict[str, Any] | None = None) -> Plan:
         """The chosen plan with its TTFT at the decode pools' working first steps (see
@@ -240,7 +253,7 @@ class Solver(Sizing):
         and the line."""
         pb = self.pb
         p_lb, md_lb = self._pool_lower_bounds(rate)
-        rld_lb = self._rld_lower_bound(bool(np.any(route.relay | ~pb.on_decode_side)))
+        rld_lb = self._rld_lower_bound(_uses_rld(pb, route))
         line = pb.line_cost_usd_per_hour
         return p_lb + md_lb + rld_lb + line
 
@@ -438,12 +451,13 @@ class Solver(Sizing):
     def _decode_sizings_compute(self, rate: float, route: Route, mode: str):
         pb = self.pb
         w = pb.classes.weight
-        has_rld = pb.topology.relay and bool(np.any(route.relay | ~pb.on_decode_side))
+        has_rld = pb.topology.relay and _uses_rld(pb, route)
         md_rows = []
         loads = self.decode_loads(route, pb.options["MD"], mode)
+        add_reduce = np.add.reduce  # an array's sum (ndarray.sum's own reduction)
         for oi, (m, load) in enumerate(zip(pb.options["MD"], loads, strict=True)):
             ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = load
-            md = self.size_decode(m, rate, md_time, ctx, float((w * ext_busy).sum()))
+            md = self.size_decode(m, rate, md_time, ctx, float(add_reduce(w * ext_busy)))
             if md is not None:
                 md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))
         if not has_rld:
@@ -453,7 +467,7 @@ class Solver(Sizing):
         b_r = [r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts]
         b_mem_r = [r.max_batch_memory(ctx_r) for r in r_opts]
         r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
-        conc = np.array([float((rate * w * row[3]).sum()) for row in md_rows])
+        conc = np.array([float(add_reduce(rate * w * row[3])) for row in md_rows])
         b = np.array([b_r[ri] for ri in r_ok], dtype=float)
         # an RLD count depends on the MD row only through its RLD concurrency, and on the RLD
         # option only through its batch, which many rows and options share (MD options that
@@ -469,7 +483,7 @@ class Solver(Sizing):
         n_u = n_u.astype(np.int64)
         # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
         n_u = queueing.units_for_wait_array(
-            np.broadcast_to(conc_u[:, None], n_u.shape),
+            conc_u[:, None],  # broadcast against the counts there
             b_u[None, :],
             n_u,
             pb.decode_slot_wait_probability_cap,
@@ -477,7 +491,7 @@ class Solver(Sizing):
         # every (MD row, RLD option) in row-major order
         n_r = n_u[np.ix_(row_u.ravel(), col_u.ravel())] if shares else n_u
         rows = np.repeat(np.arange(len(md_rows)), len(r_ok))
-        ris = np.tile(np.array(r_ok, dtype=np.int64), len(md_rows))
+        ris = np.array(r_ok * len(md_rows), dtype=np.int64)  # np.tile's, without its calls
         bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]
         return md_rows, _Pairs(rows, ris, n_r.ravel(), conc, b_r, bound, ctx_r)
 
@@ -517,17 +531,18 @@ class Solver(Sizing):
             md_rows, pairs, _unit_prices(pb, "MD"), _unit_prices(pb, "RLD")
         )
         owned = pb.pricing is not None and bool(pb.pricing.owned)
+        rm_min = float(rm_costs.min())
         if (
             not owned
             and incumbent < math.inf
-            and p_opts.least_lower_bound() + float(np.min(rm_costs)) + pb.line_cost_usd_per_hour
+            and p_opts.least_lower_bound() + rm_min + pb.line_cost_usd_per_hour
             > _past_tie(incumbent)
         ):
             return _BEATEN
         if owned:  # the owned discount can undercut a prefill option's lower bound
             p_ok, bound = p_opts.all(), math.inf
         else:
-            p_ok, bound = p_opts.up_to(float(np.min(rm_costs)))
+            p_ok, bound = p_opts.up_to(rm_min)
         chosen = self._visit(rate, route, mode, p_ok, md_rows, pairs, rm_costs, owned, bound)
         if chosen is _INCOMPLETE:  # the pruned prefill options might matter: take them all
             chosen = self._visit(
@@ -1333,6 +1348,12 @@ _BOUND_GROWTH = 1.25
 _BOUND_HALVINGS = 6
 
 
+def _uses_rld(pb: Any, route: Route) -> bool:
+    """Whether anything on ``route`` goes to RLD: a relayed request, or an anomalous one that
+    RLD finishes (``any(relay | ~on_decode_side)``, without the arrays)."""
+    return bool(route.relay.any()) or not bool(pb.on_decode_side.all())
+
+
 def _past_tie(cost: float) -> float:
     """The least lower bound that proves every plan dearer than a plan of ``cost`` [USD/h] by
     more than :data:`COST_TIE_USD_PER_HOUR`, whatever the order of the sums
@@ -1501,7 +1522,7 @@ def _sum_order(a: np.ndarray, b: np.ndarray):
     ``hi`` are, for each ``i``, the ``j`` of the first few smallest ``b``; a margin above
     ``hi - a[i]`` finds them and the exact sums decide.
     """
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
         yield from _cost_order(a[:, None] + b[None, :])
         return
     nb = len(b)

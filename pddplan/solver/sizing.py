@@ -61,9 +61,13 @@ class Sizing:
     # ---- per-option quantities
     def prefill_s(self, inst: Instance) -> np.ndarray:
         """Prefill time of every class on an instance [s] (memoized by physics and classes)."""
+        return self._prefill_kept(inst)[1]  # type: ignore[no-any-return]
+
+    def _prefill_kept(self, inst: Instance) -> list[Any]:
+        """The instance's entry of :attr:`_prefill` (made on its first use)."""
         kept = self._prefill.get(id(inst))
         if kept is not None and kept[0] is inst:
-            return kept[1]
+            return kept
         c = self.pb.classes
         table = inst.cache("prefill")
         key = (c.key, self.pb.chunk_size_tokens, self.pb.cache)
@@ -78,26 +82,24 @@ class Sizing:
                 ),
                 dtype=float,
             )
-        self._prefill[id(inst)] = [inst, table[key], None, None]
-        return table[key]
+        kept = self._prefill[id(inst)] = [inst, table[key], None, None]
+        return kept
 
     def mean_prefill_s(self, inst: Instance) -> float:
         """Mean prefill time over the classes on an instance, ``E[S] = sum_k w_k s_k`` [s]
         (kept per instance): the prefill pool's load per request, which its utilization, its
         cap count and its saturating rate divide."""
-        self.prefill_s(inst)
-        kept = self._prefill[id(inst)]
+        kept = self._prefill_kept(inst)
         if kept[3] is None:
             kept[3] = float(np.add.reduce(self.pb.classes.weight * kept[1]))
         return kept[3]  # type: ignore[no-any-return]
 
     def _prefill_bytes(self, inst: Instance) -> bytes:
         """:meth:`prefill_s` as bytes (a memo key's part), taken once per instance."""
-        self.prefill_s(inst)
-        kept = self._prefill[id(inst)]
+        kept = self._prefill_kept(inst)
         if kept[2] is None:
             kept[2] = kept[1].tobytes()
-        return kept[2]
+        return kept[2]  # type: ignore[no-any-return]
 
     # ---- route (rate, threshold)
     def route(self, rate: float, routing: Routing) -> Route:
@@ -210,8 +212,19 @@ class Sizing:
         if rr is not None and r_dec is not None and rr[1] > 0 and r_dec.batch_per_instance > 0:
             inst, n = rr
             b = min(max(r_dec.concurrency / n, 1.0), float(r_dec.batch_per_instance))
-            rld_step = min(float(inst.decode_step_s(b, r_dec.context_tokens)), tpot)
+            rld_step = self.capped_step(inst, b, r_dec.context_tokens)
         return md_step, rld_step
+
+    def capped_step(self, inst: Instance, batch: float, context_tokens: float) -> float:
+        """``inst``'s decode step at ``batch`` sequences of ``context_tokens``, capped at the
+        TPOT target [s]: RLD's working step, which a plan's first token (:meth:`first_steps`)
+        and its hand-over figures (:meth:`reported_handover`) both read; memoized on the
+        instance's physics and the batch and context."""
+        tpot = self.pb.tpot_s
+        key = ("capped-step", inst.physics_key, float(batch), float(context_tokens), tpot)
+        return self.cache.get(
+            key, lambda: min(float(inst.decode_step_s(batch, context_tokens)), tpot)
+        )
 
     def reported_ttft(self, plan: Plan) -> tuple[tuple[float, float, float], float]:
         """TTFT p50/p90/p99 [s] and the p99 target's attainment [-] of a plan's fleet at its
@@ -367,17 +380,21 @@ class Sizing:
         inst, n = plan.roles["P"]  # type: ignore[misc]
         return self._figures_key(inst, n, plan.rate_rps, plan.routing)
 
-    def has_figures(self, plan: Plan) -> bool:
-        """Whether :meth:`plan_ttft_s` of a candidate is at hand (nothing to compute)."""
+    def has_figures(self, plan: Plan, key: tuple | None = None) -> bool:
+        """Whether :meth:`plan_ttft_s` of a candidate is at hand (nothing to compute); ``key``:
+        its :meth:`plan_ttft_key`, where the caller has it (the figures' memo key is that
+        key's)."""
         ps = plan.prefill
         if ps.has_figures:
             return True
+        if key is not None:
+            return ("prefill-figures", *key) in self.cache
         inst = plan.roles["P"][0]  # type: ignore[index]
         return (
             self._prefill_figures_key(inst, ps.instances, plan.rate_rps, plan.route) in self.cache
         )
 
-    def p99_side(self, plan: Plan, t_s: float) -> int:
+    def p99_side(self, plan: Plan, t_s: float, key: tuple | None = None) -> int:
         """Where a candidate's TTFT p99 (:meth:`plan_ttft_s`: its :meth:`prefill_figures`')
         lies against ``t_s``, without computing it: :func:`~pddplan.models.queueing.
         quantile_side` on the distribution those figures are computed on (-1 below, 1 above,
@@ -385,9 +402,10 @@ class Sizing:
 
         Memoized on :meth:`plan_ttft_key` and ``t_s``: the search's tie-break
         (:meth:`~pddplan.solver.search.Solver._after_ties`) reads one candidate at another's p99
-        once to find the plan it keeps and again to check it."""
-        key = ("p99-side", self.plan_ttft_key(plan), t_s)
-        return self.cache.get(key, lambda: self._p99_side(plan, t_s))
+        once to find the plan it keeps and again to check it. ``key``: the candidate's
+        :meth:`plan_ttft_key`, where the caller has it."""
+        memo_key = ("p99-side", self.plan_ttft_key(plan) if key is None else key, t_s)
+        return self.cache.get(memo_key, lambda: self._p99_side(plan, t_s))
 
     def _p99_side(self, plan: Plan, t_s: float) -> int:
         """:meth:`p99_side`, computed."""
@@ -528,7 +546,11 @@ class Sizing:
         :func:`~pddplan.timing.decode_split` over their extend terms (a column each; the split
         is elementwise, so each option's row holds the values its own call gives)."""
         keys = [self._decode_key(route, m, mode) for m in mds]
-        todo = {k: m for k, m in zip(keys, mds, strict=True) if k not in self.cache}
+        todo = (  # one option alone is split by its own call (decode_load)
+            {k: m for k, m in zip(keys, mds, strict=True) if k not in self.cache}
+            if len(mds) > 1
+            else {}
+        )
         if len(todo) > 1:
             ctx_md = self.md_context_tokens()
             terms = [m.extend_affine(ctx_md) for m in todo.values()]
@@ -543,7 +565,10 @@ class Sizing:
             for j, key in enumerate(todo):
                 value = (ctx, *(a[j] for a in wide))
                 self.cache.get(key, lambda v=value: v)  # type: ignore[misc]
-        return [self.decode_load(route, m, mode) for m in mds]
+        return [
+            self.cache.get(k, lambda m=m: self._decode_load(route, m, mode))  # type: ignore[misc]
+            for k, m in zip(keys, mds, strict=True)
+        ]
 
     def rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences on a route [tokens] (memoized)."""
@@ -579,7 +604,7 @@ class Sizing:
         extra_busy: float = 0.0,
     ) -> DecodeSizing | None:
         w = self.pb.classes.weight
-        conc = float(pipeline.little_concurrency(rate * w, time_s).sum())
+        conc = float(np.add.reduce(pipeline.little_concurrency(rate * w, time_s)))
         if conc <= 0:
             return DecodeSizing(0, 0, "-", 0.0, context_tokens)
         b_mem = inst.max_batch_memory(context_tokens)
@@ -684,7 +709,7 @@ class Sizing:
         if r_inst is None or rs is None or rs.instances <= 0 or not np.any(route.relay):
             return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
         batch = min(max(rs.concurrency / rs.instances, 1.0), float(max(rs.batch_per_instance, 1)))
-        step_s = min(float(r_inst.decode_step_s(batch, rs.context_tokens)), pb.tpot_s)
+        step_s = self.capped_step(r_inst, batch, rs.context_tokens)
         e0, e1 = md_inst.extend_affine(self.md_context_tokens())
         relayed, stalls = timing.relayed_tokens_at_step(
             pb.paths, route, c.output_tokens, mode, e0, e1, step_s

@@ -224,6 +224,19 @@ def test_roofline_split_counts_each_group_where_it_is_bound() -> None:
     np.testing.assert_array_equal(m, [0.0, 6.0])
 
 
+def test_roofline_split_of_scalars_is_the_arrays_split() -> None:
+    # scalars take a path without arrays: each value and the order of the sums are the arrays'
+    rng = np.random.default_rng(7)
+    groups = [(float(c), float(m)) for c, m in rng.uniform(0.0, 1.0, (4, 2))]
+    groups += [(0.25, 0.25), (np.float64(0.5), np.asarray(0.125)), (np.nan, 1.0)]
+    as_arrays = [(np.array([c]), np.array([m])) for c, m in groups]
+    for k in range(2, len(groups) + 1):
+        c, m = compute.roofline_split(*groups[:k])
+        ca, ma = compute.roofline_split(*as_arrays[:k])
+        assert isinstance(c, np.float64) and isinstance(m, np.float64)
+        assert c.tobytes() == ca[0].tobytes() and m.tobytes() == ma[0].tobytes()
+
+
 def test_allreduces_per_layer_follow_the_layout() -> None:
     # e > 1: one all-reduce per layer over t = 2 ranks of 100 tokens x 4096 x 2 bytes
     one = 1e-5 + 2.0 * 1 / 2 * 100 * 4096 * 2.0 / 4e11

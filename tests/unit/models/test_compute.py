@@ -507,6 +507,20 @@ def test_expert_depth_factors_without_depth_numbers_or_width() -> None:
     assert compute.expert_depth_factors(no_width, _deepseek_like(8)[1]) == (1.0, 1.0)
 
 
+def test_depth_factors_memo_returns_the_computed_values() -> None:
+    # memoized per (shape, layout) objects: the same values as the function computes, for
+    # equal but distinct objects too, and a changed layout is not served the old values
+    for fn in (compute.expert_depth_factors, compute._expert_weight_read_depths):
+        shape, lay = _deepseek_like(8)
+        assert fn(shape, lay) == fn.__wrapped__(shape, lay)  # type: ignore[attr-defined]
+        assert fn(shape, lay) == fn.__wrapped__(shape, lay)  # type: ignore[attr-defined]
+        other = dataclasses.replace(lay, expert_memory_half_depth_elements=300.0)
+        assert fn(shape, other) == fn.__wrapped__(shape, other)  # type: ignore[attr-defined]
+        assert fn(shape, other) != fn(shape, lay)
+        copy = dataclasses.replace(lay)
+        assert fn(shape, copy) == fn.__wrapped__(shape, lay)  # type: ignore[attr-defined]
+
+
 def test_routed_experts_carry_the_depth_factors() -> None:
     shape, lay = _deepseek_like(8)
     flat = dataclasses.replace(lay, expert_half_depth_elements=0.0)

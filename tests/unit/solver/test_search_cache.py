@@ -59,6 +59,24 @@ def test_put_replaces_a_value_and_counts_as_a_use() -> None:
     assert "b" not in cache
 
 
+def test_a_key_kept_while_its_value_is_computed_ends_most_recent() -> None:
+    """A miss's value is kept as :meth:`put` keeps it, also where computing it kept the same
+    key (a batch computation that fills its siblings): replaced, and the most recently used."""
+    cache = SearchCache(max_entries=3)
+    cache.get("a", lambda: 1)
+
+    def fills_b_and_c() -> int:
+        cache.put("b", -2)
+        cache.put("c", 3)
+        return 2
+
+    assert cache.get("b", fills_b_and_c) == 2  # the computed value replaces the one kept
+    cache.get("d", lambda: 4)  # over the bound: "a" goes, then "c" (b was used last)
+    assert list(cache._data) == ["c", "b", "d"]
+    cache.get("e", lambda: 5)
+    assert "c" not in cache and cache.get("b", lambda: -1) == 2
+
+
 def test_clear_forgets_values_and_counts() -> None:
     cache = SearchCache()
     cache.get("a", lambda: 1)
@@ -133,3 +151,22 @@ def test_the_kept_means_are_the_sums_they_stand_for() -> None:
     assert solver.line_rate_limit() == pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / (
         per_request
     )
+
+
+def test_the_kept_capped_step_is_the_computed_one() -> None:
+    """RLD's working step, which a plan's first token and its hand-over figures both read, is
+    kept per instance physics, batch and context: a second reading is the first, and both are
+    the step computed afresh and capped at the TPOT target, to the bit."""
+    from pddplan.io.loader import Registry, load_scenario
+    from pddplan.solver import Solver, build_problem
+
+    pb = build_problem(load_scenario(None, Registry.default()))
+    solver = Solver(pb, SearchCache())
+    for inst in pb.options["RLD"] + pb.options["MD"]:
+        for batch in (1.0, 1.7, 12.25, 4096.0):
+            for ctx in (900.0, 90347.9564703008):
+                want = min(float(inst.decode_step_s(batch, ctx)), pb.tpot_s)
+                misses = solver.cache.misses
+                assert solver.capped_step(inst, batch, ctx) == want
+                assert solver.capped_step(inst, batch, ctx) == want
+                assert solver.cache.misses == misses + 1  # the second was kept

@@ -102,8 +102,8 @@ def test_each_comparison_read_on_the_cdf_is_better_plan_s(monkeypatch: pytest.Mo
     read = {"side": 0}
     real_side = Solver.p99_side
 
-    def side(self, plan, t_s):
-        out = real_side(self, plan, t_s)
+    def side(self, plan, t_s, key=None):
+        out = real_side(self, plan, t_s, key)
         read["side"] += out != 0
         return out
 
@@ -112,11 +112,12 @@ def test_each_comparison_read_on_the_cdf_is_better_plan_s(monkeypatch: pytest.Mo
         pairs = [(x, y) for x in group for y in group if x is not y]
         for x, y in pairs if k == 0 else rng.sample(pairs, 30):  # every pair of the first
             for warm in ((), (x,), (y,)):
-                solver.cache.clear()
-                for p in warm:
-                    solver.plan_ttft_s(p)
-                got = solver._beats(x, y)
-                assert got == better_plan(x, y, solver.plan_ttft_s, solver.plan_ttft_key)
+                for keys in ((), (solver.plan_ttft_key(x), solver.plan_ttft_key(y))):
+                    solver.cache.clear()  # the candidates' keys given or not: one answer
+                    for p in warm:
+                        solver.plan_ttft_s(p)
+                    got = solver._beats(x, y, *keys)
+                    assert got == better_plan(x, y, solver.plan_ttft_s, solver.plan_ttft_key)
     assert read["side"] > 100  # decided by a reading, not by the comparison
 
 
@@ -133,7 +134,7 @@ def test_an_order_the_tolerance_makes_cyclic_still_gives_better_plan_s_choice(
     base = solver.solve_rate(2.0)
     monkeypatch.setattr(solver, "plan_ttft_s", lambda p: p.prefill.ttft_s)
     monkeypatch.setattr(solver, "plan_ttft_key", id)
-    monkeypatch.setattr(solver, "has_figures", lambda p: True)
+    monkeypatch.setattr(solver, "has_figures", lambda p, key=None: True)
 
     def plan(p50: float, p90: float, p99: float):
         return changed(base, prefill=changed(base.prefill, ttft_s=(p50, p90, p99)))
@@ -168,9 +169,10 @@ def test_a_candidates_reading_at_a_p99_is_taken_once_and_is_the_computed_one(
     computed: list[tuple] = []
     real_side, real_compute = Solver.p99_side, Solver._p99_side
 
-    def side(self, plan, t_s):
+    def side(self, plan, t_s, key=None):
         asked.append((self.plan_ttft_key(plan), t_s))
-        return real_side(self, plan, t_s)
+        assert key is None or key == self.plan_ttft_key(plan)  # a key given is the plan's
+        return real_side(self, plan, t_s, key)
 
     def compute(self, plan, t_s):
         computed.append((self.plan_ttft_key(plan), t_s))

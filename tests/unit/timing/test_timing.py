@@ -359,6 +359,59 @@ def test_first_token_points_every_route_default_steps() -> None:
     np.testing.assert_array_equal(pids, [P_RLD_MD, P_MD, P_RLD_MD, P_RLD_ANOMALOUS])
 
 
+def test_timeline_memo_is_the_computed_timeline() -> None:
+    """A timeline's parts that no line load changes are memoized for a few requests: a memo
+    hit gives the timeline the computation gives, field by field, at any load, routing and
+    path; a larger request array is computed each time."""
+    jittered = dataclasses.replace(PATHS, wan=dataclasses.replace(WAN, jitter_cv=0.5))
+    one_dc = dataclasses.replace(PATHS, cross_dc=False)
+    fields = [f.name for f in dataclasses.fields(timing.Timeline)]
+    for paths in (PATHS, jittered, one_dc):
+        for routing in (ROUTING, Routing.none(), Routing.all()):
+            for util in (0.0, 0.3, 0.7):
+                timing._TIMELINE_FIXED.clear()
+                fresh = _timeline(paths, routing, util)
+                assert timing._TIMELINE_FIXED
+                kept = _timeline(paths, routing, util)
+                for name in fields:
+                    a, b = getattr(fresh, name), getattr(kept, name)
+                    if isinstance(a, np.ndarray):
+                        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+                    else:
+                        assert a == b, name
+    n = timing._TIMELINE_MEMO_MAX_SIZE + 1
+    timing._TIMELINE_FIXED.clear()
+    big = timing.timeline(
+        PATHS, ROUTING, np.full(n, 4000.0), np.linspace(0, 1, n), np.full(n, 50.0), True, 0.2
+    )
+    assert not timing._TIMELINE_FIXED and big.relay.shape == (n,)
+
+
+def test_first_token_points_weights_memo_is_the_computed_points() -> None:
+    """The points' weights, kept mask and pipeline ids are memoized (no line load changes
+    them): a memo hit returns what the computation returns, at any load and routing, as fresh
+    arrays the caller may change."""
+    cv = 0.5
+    jittered = dataclasses.replace(PATHS, wan=dataclasses.replace(WAN, jitter_cv=cv))
+    for paths in (PATHS, jittered):
+        for routing in (ROUTING, Routing.none(), Routing.all()):
+            for util in (0.0, 0.3, 0.7):
+                tl = _timeline(paths, routing, util)
+                timing._POINT_WEIGHTS.clear()
+                fresh = timing.first_token_points(paths, tl, PREFILL_S, WEIGHTS)
+                fresh_mean = timing.class_first_token_mean_s(paths, tl, PREFILL_S)
+                kept = timing.first_token_points(paths, tl, PREFILL_S, WEIGHTS)
+                assert timing._POINT_WEIGHTS
+                for a, b in zip(fresh, kept, strict=True):
+                    assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+                    b[...] = 0  # the caller's own copies
+                again = timing.first_token_points(paths, tl, PREFILL_S, WEIGHTS)
+                for a, b in zip(fresh, again, strict=True):
+                    assert a.tobytes() == b.tobytes()
+                mean = timing.class_first_token_mean_s(paths, tl, PREFILL_S)
+                assert mean.tobytes() == fresh_mean.tobytes()
+
+
 def test_first_token_points_pool_steps() -> None:
     tl = _timeline()
     offs, _, _ = timing.first_token_points(
@@ -517,6 +570,48 @@ def test_decode_split_catch_up() -> None:
     np.testing.assert_allclose(ds.rld_busy_s, [0.4660001536, 0.0, 0.164, 2.5], rtol=REL)
     # 8 + 0.0780001536 / 0.05 = 9.560003072
     np.testing.assert_allclose(ds.rld_tokens, [9.560003072, 0.0, 0.0, 50.0], rtol=REL)
+
+
+def _split_by_the_formulas(tl, out, mode, e0, e1):
+    """decode_split's terms written out, each computed afresh (no memo, no shared term)."""
+    tpot = PATHS.tpot_s
+    extra, stall, rounds = timing._handover_on_path(PATHS, mode, tl.eager_tokens, e0, e1, tpot)
+    if mode == "one-shot":
+        busy = np.where(tl.eager_tokens > 0, e0 + e1 * tl.eager_tokens, 0.0)
+    else:
+        busy = rounds * e0 + e1 * (tl.eager_tokens + extra / tpot)
+    extra = np.where(tl.relay, extra, 0.0)
+    stall = np.where(tl.relay, stall, 0.0)
+    md_tokens = np.where(tl.on_decode_side, out, 0.0)
+    return (
+        md_tokens,
+        md_tokens * tpot + stall,
+        np.where(tl.relay, busy, 0.0),
+        stall,
+        np.where(tl.relay, tl.relay_wait_s + extra, 0.0)
+        + np.where(tl.on_decode_side, 0.0, out * tpot),
+        np.where(tl.relay, np.minimum(tl.eager_tokens + extra / tpot, out), 0.0)
+        + np.where(tl.on_decode_side, 0.0, out),
+        extra,
+    )
+
+
+def test_decode_split_is_its_formulas_bit_for_bit() -> None:
+    """The split's shared terms (the one-shot stall as its extend pass, RLD's relayed tokens)
+    and its memoized ones (MD's tokens, the anomalous requests') give the values each formula
+    gives on its own, memo cold or warm, for one MD option or several (columns)."""
+    columns = (np.array([[E0_S], [2 * E0_S]]), np.array([[E1_S], [0.5 * E1_S]]))
+    for routing in (ROUTING, Routing.none(), Routing.all()):
+        for util in (0.0, 0.4, 0.9):
+            tl = _timeline(PATHS, routing, util)
+            for mode in ("one-shot", "catch-up"):
+                for e0, e1 in ((E0_S, E1_S), columns):
+                    want = _split_by_the_formulas(tl, OUTPUT_TOKENS, mode, e0, e1)
+                    timing._SPLIT_FIXED.clear()
+                    for _ in range(2):  # the memo cold, then warm
+                        got = timing.decode_split(PATHS, tl, OUTPUT_TOKENS, mode, e0, e1)
+                        for a, b in zip(dataclasses.astuple(got), want, strict=True):
+                            assert a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def test_decode_split_same_datacenter_has_no_hand_over() -> None:
