@@ -14,6 +14,7 @@ import numpy as np
 
 from pddplan import timing, units
 from pddplan.deployment import Instance
+from pddplan.io.memo import IdentityMemo
 from pddplan.models import pipeline, queueing
 from pddplan.solver import sla
 from pddplan.solver.cache import DEFAULT_CACHE, HashedKey, SearchCache
@@ -521,9 +522,18 @@ class Sizing:
         return self._md_ctx
 
     def _md_context_tokens(self) -> float:
-        c = self.pb.classes
-        return timing.md_context_tokens(
-            c.input_tokens, c.output_tokens, c.weight, self.pb.on_decode_side
+        """:meth:`md_context_tokens`, memoized on the request classes object and what of the
+        topology :attr:`~pddplan.solver.problem.Problem.on_decode_side` reads (a verdict
+        check's, a robust study's and a sweep's problems share the classes of a workload they do
+        not change)."""
+        pb = self.pb
+        c, t = pb.classes, pb.topology
+        return _MD_CONTEXT.get(
+            c,
+            (t.anomalous_filter, t.relay),
+            lambda: timing.md_context_tokens(
+                c.input_tokens, c.output_tokens, c.weight, pb.on_decode_side
+            ),
         )
 
     def decode_load(self, route: Route, md: Instance, mode: str):
@@ -717,6 +727,10 @@ class Sizing:
         tokens = np.where(route.relay, relayed, tokens)
         stall = float(np.max(stalls))
         return pipeline.rld_output_share(tokens, c.output_tokens, w), stall
+
+
+#: :meth:`Sizing._md_context_tokens` by request classes object.
+_MD_CONTEXT = IdentityMemo()
 
 
 def _roles_key(plan: Plan) -> tuple:

@@ -170,3 +170,30 @@ def test_the_kept_capped_step_is_the_computed_one() -> None:
                 assert solver.capped_step(inst, batch, ctx) == want
                 assert solver.capped_step(inst, batch, ctx) == want
                 assert solver.cache.misses == misses + 1  # the second was kept
+
+
+def test_the_kept_md_context_is_each_topologys_own_mean() -> None:
+    """MD's mean context is kept per request classes object and the topology's filter of
+    anomalous requests: problems of one scenario on every topology (which share the classes)
+    each read their own weighted mean, to the bit, kept or not, and a second solver of the
+    same classes reads it back."""
+    from pddplan import timing
+    from pddplan.io.loader import Registry, load_scenario
+    from pddplan.solver import Solver, build_problem
+    from pddplan.solver.problem import NO_RELAY, PDD, PDD_UNFILTERED, SAME_DC
+    from pddplan.solver.sizing import _MD_CONTEXT
+
+    rs = load_scenario(None, Registry.default())
+    _MD_CONTEXT.__init__()  # cold: the first problem computes it, the others share its classes
+    got = {}
+    for topo in (PDD, PDD_UNFILTERED, SAME_DC, NO_RELAY):
+        pb = build_problem(rs, topo)
+        c = pb.classes
+        want = timing.md_context_tokens(
+            c.input_tokens, c.output_tokens, c.weight, pb.on_decode_side
+        )
+        got[topo.name, topo.anomalous_filter] = Solver(pb, SearchCache()).md_context_tokens()
+        assert got[topo.name, topo.anomalous_filter] == want
+        assert Solver(build_problem(rs, topo), SearchCache()).md_context_tokens() == want
+    # the anomalous requests' context counts on MD only where the filter keeps them off it
+    assert got["pdd", True] != got["pdd", False] == got["same-dc", False]
