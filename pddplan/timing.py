@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -350,20 +351,44 @@ def _timeline_fixed(
         rdma_copy_s(paths.rdma, input_tokens, paths.kv_bytes_per_token), dtype=float
     ) * np.ones(h.shape)
     out = (on, relay, wan_bytes, rdma_s)
-    if key is not None:
-        for a in out:
+    return out if key is None else _TIMELINE_FIXED.keep(key, out)
+
+
+_Arrays = TypeVar("_Arrays", bound=tuple)
+
+
+class _ArraysMemo:
+    """Tuples of arrays kept on exact keys, read-only, for the memos of what no line load
+    changes (:func:`_timeline_fixed`, :func:`_point_weights`, :func:`_split_fixed`): at most
+    ``size`` keys, all dropped when a new one would pass that."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._kept: dict[tuple, tuple[np.ndarray, ...]] = {}
+
+    def get(self, key: tuple) -> Any:
+        return self._kept.get(key)
+
+    def keep(self, key: tuple, arrays: _Arrays) -> _Arrays:
+        """``arrays``, made read-only and kept on ``key``."""
+        for a in arrays:
             a.setflags(write=False)
-        if len(_TIMELINE_FIXED) >= _TIMELINE_FIXED_MAX:
-            _TIMELINE_FIXED.clear()
-        _TIMELINE_FIXED[key] = out
-    return out
+        if len(self._kept) >= self.size:
+            self._kept.clear()
+        self._kept[key] = arrays
+        return arrays
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 #: Most requests whose :func:`_timeline_fixed` parts are memoized [-].
 _TIMELINE_MEMO_MAX_SIZE = 256
 #: :func:`_timeline_fixed` kept (a scenario's few paths, routings and class sets).
-_TIMELINE_FIXED: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-_TIMELINE_FIXED_MAX = 512
+_TIMELINE_FIXED = _ArraysMemo(512)
 
 
 def first_token_after_kv_s(tl: Timeline, wan_s, md_step_s: float, rld_step_s: float):
@@ -444,18 +469,11 @@ def _point_weights(
     )
     pids = tl.pipeline.repeat(wts.shape[1])  # each request's id at each of its points, flat
     keep = wts.ravel() > 0
-    kept = (wts, keep, wts.ravel()[keep], pids[keep])
-    for a in kept:
-        a.setflags(write=False)
-    if len(_POINT_WEIGHTS) >= _POINT_WEIGHTS_MAX:
-        _POINT_WEIGHTS.clear()
-    _POINT_WEIGHTS[key] = kept
-    return kept
+    return _POINT_WEIGHTS.keep(key, (wts, keep, wts.ravel()[keep], pids[keep]))
 
 
 #: :func:`_point_weights` kept (a problem's few routings and request classes).
-_POINT_WEIGHTS: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-_POINT_WEIGHTS_MAX = 256
+_POINT_WEIGHTS = _ArraysMemo(256)
 
 
 def first_token_points(
@@ -630,17 +648,11 @@ def _split_fixed(
         np.where(on_decode_side, 0.0, out * tpot_s),
         np.where(on_decode_side, 0.0, out),
     )
-    for a in kept:
-        a.setflags(write=False)
-    if len(_SPLIT_FIXED) >= _SPLIT_FIXED_MAX:
-        _SPLIT_FIXED.clear()
-    _SPLIT_FIXED[key] = kept
-    return kept
+    return _SPLIT_FIXED.keep(key, kept)
 
 
 #: :func:`_split_fixed` kept (a scenario's few class sets and TPOT targets).
-_SPLIT_FIXED: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-_SPLIT_FIXED_MAX = 256
+_SPLIT_FIXED = _ArraysMemo(256)
 
 
 def relayed_tokens_at_step(
