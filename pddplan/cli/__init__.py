@@ -23,6 +23,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 GC_THRESHOLD = 100_000
 gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
 
+from pddplan.io import code_cache  # noqa: E402
+
+# the methods of the dataclasses made from here on are compiled once, not at every start
+code_cache.install()
+
 import typer  # noqa: E402  (after the threshold: typer's import is part of every start)
 import typer.main  # noqa: E402
 

@@ -33,40 +33,20 @@ import hashlib
 import importlib.util
 import os
 import pickle
-import stat
 import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-ENV_DIR = "PDDPLAN_CACHE_DIR"
+# the directory's one home; named here too, where the parse cache's readers look for it
+from pddplan.io.user_cache import ENV_DIR as ENV_DIR
+from pddplan.io.user_cache import cache_dir as cache_dir
+
 #: The modules whose code decides what a parse gives: a change to any of them is a new key.
 PARSER_FILES = ("yamldoc.py", "../errors.py")
 #: The modules (relative to pddplan/) whose code decides what a validation gives: the specs, the
 #: modules they import, and the loader's checks after validation.
 SCHEMA_FILES = ("spec/*.py", "errors.py", "units.py", "labels.py", "limits.py", "defaults.py")
-
-
-@cache
-def cache_dir() -> Path | None:
-    """The cache's directory, created if need be; None when turned off or not usable."""
-    env = os.environ.get(ENV_DIR)
-    if env is not None and env.strip().lower() in ("", "off", "0", "none"):
-        return None
-    if env is not None:
-        d = Path(env)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        d = Path(base) / "pddplan" / "yaml"
-    try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-        st = d.stat()
-    except OSError:
-        return None
-    owner_ok = not hasattr(os, "getuid") or st.st_uid == os.getuid()
-    if not owner_ok or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return None  # someone else could plant a pickle there
-    return d
 
 
 @cache
@@ -177,16 +157,17 @@ def get(name: str, what: str = "parsed") -> Any | None:
 _NOTED: set[str] = set()
 
 
-def damaged(name: str, what: str = "parsed") -> None:
+def damaged(name: str, what: str = "parsed", suffix: str = ".pickle") -> None:
     """Say on stderr, in one line, that the entry ``name`` could not be read or held something
-    it should not, so that it is done afresh (``what``) and rewritten.
+    it should not, so that it is done afresh (``what``) and rewritten (``suffix``: the ending of
+    the entry's file name).
 
     One line a directory and process: the first damaged entry is named, and the others met
     after it (a whole cache damaged at once: some fifty entries for one solve) are rebuilt
     without a further note, as the line says; a long-lived process (a notebook using the API)
     notes only the first damage it meets."""
     d = cache_dir()
-    f = d / f"{name}.pickle" if d is not None else name
+    f = d / f"{name}{suffix}" if d is not None else name
     where = str(d)
     if where in _NOTED:
         return

@@ -1,0 +1,141 @@
+"""The methods that ``@dataclass`` generates, compiled once and kept on disk from one start to
+the next.
+
+A command's start defines some 120 dataclasses (pddplan's and its libraries'); ``@dataclass``
+writes each one's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and (frozen)
+``__setattr__`` and ``__delattr__`` as source text and compiles it with ``exec``: some 600
+compilations, about 35 ms of CPU of a ``pddplan solve`` on a 2-core machine, the same text
+compiled the same way at every start. :func:`install` has the ``dataclasses`` module's ``exec``
+look each text up first among the code objects compiled from it before (:func:`_exec`): the
+functions made are those the text gives (one text, one code object: :func:`compile` with the
+flags ``exec`` would use), only made sooner. Reading the kept code objects back costs about
+5 ms.
+
+Where: one file in the caches' directory (:func:`pddplan.io.user_cache.cache_dir`: its owner
+checks, ``PDDPLAN_CACHE_DIR=off`` turns it off), named by the interpreter's bytecode tag and
+magic number and its optimization level (a code object is read back only by the interpreter
+that made it), holding the code objects by the very text they were compiled from: an entry
+cannot be stale, and an answer never depends on the file. A file that cannot be read, or holds
+anything else, is ignored and rewritten, with a one-line note on stderr
+(:func:`~pddplan.io.parse_cache.damaged`). The texts compiled in a process that the file lacked
+are added when it ends; past :data:`MAX_ENTRIES` the file keeps only the process's own.
+
+Installed by the command line only (:mod:`pddplan.cli`, before it imports its libraries): a
+program that imports the API compiles as Python does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import importlib.util
+import marshal
+import os
+import sys
+from types import CodeType
+from typing import Any
+
+from pddplan.io.user_cache import cache_dir
+
+#: Code objects the file holds at most (some 600 make a command's start; classes whose fields
+#: change over versions add theirs).
+MAX_ENTRIES = 4096
+
+#: The code objects by the text they were compiled from.
+_codes: dict[str, CodeType] = {}
+#: The texts looked up or compiled in this process.
+_used: set[str] = set()
+_loaded = 0
+_installed = False
+#: The file's name ends with it.
+SUFFIX = ".marshal"
+
+
+def file_stem() -> str:
+    """The file's name without :data:`SUFFIX`: the interpreter's bytecode tag, magic number and
+    optimization level."""
+    magic = importlib.util.MAGIC_NUMBER.hex()
+    return f"dataclass-code-{sys.implementation.cache_tag}-{magic}-O{sys.flags.optimize}"
+
+
+def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002
+    """``exec`` of ``source`` in ``globals`` and ``locals``, a text compiled at most once."""
+    if not isinstance(source, str):
+        return builtins.exec(source, globals, locals)
+    code = _codes.get(source)
+    if code is None:
+        # dont_inherit: the flags of the ``dataclasses`` module's own ``exec`` (it has no
+        # ``from __future__`` import), not this module's
+        code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+    _used.add(source)
+    return builtins.exec(code, globals, locals)
+
+
+def _read() -> dict[str, CodeType]:
+    d = cache_dir()
+    if d is None:
+        return {}
+    stem = file_stem()
+    try:
+        with open(os.path.join(d, stem + SUFFIX), "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return {}
+    try:
+        kept = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        kept = None
+    if isinstance(kept, dict) and all(
+        isinstance(k, str) and isinstance(v, CodeType) for k, v in kept.items()
+    ):
+        return kept
+    from pddplan.io import parse_cache
+
+    parse_cache.damaged(stem, "dataclass methods compiled", SUFFIX)
+    return {}
+
+
+def install() -> None:
+    """Have ``dataclasses`` compile each method's text at most once, reading the code kept from
+    earlier starts (see the module notes); once a process. Off with the parse cache."""
+    global _installed, _loaded
+    if _installed:
+        return
+    _installed = True
+    if cache_dir() is None:
+        return
+    _codes.update(_read())
+    _loaded = len(_codes)
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+    import atexit
+
+    atexit.register(save)
+
+
+def save() -> bool:
+    """Write the kept code objects with those compiled in this process (atomically; a failure to
+    write is ignored). Returns whether the file was written."""
+    d = cache_dir()
+    if d is None or len(_codes) == _loaded:
+        return False
+    keep = _codes
+    if len(keep) > MAX_ENTRIES:
+        keep = {k: v for k, v in _codes.items() if k in _used}
+    import tempfile
+
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            marshal.dump(keep, fh)
+        os.replace(tmp, os.path.join(d, file_stem() + SUFFIX))
+        tmp = None
+    except OSError:
+        return False
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return True

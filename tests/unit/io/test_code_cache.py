@@ -1,0 +1,133 @@
+"""The dataclass methods compiled once and kept from one start to the next
+(pddplan.io.code_cache): the same code as Python's own ``exec`` makes, read back by a second
+start, a damaged file noted and rewritten, and nothing installed with the caches off."""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pddplan.io import code_cache
+
+#: A class whose methods no other test compiles; its fields make the generated text unique.
+CLASS_SOURCE = """
+import dataclasses
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Probe:
+    kv_bytes_{tag}: float = -0.0
+    name_{tag}: str = "p"
+    tags_{tag}: tuple = ()
+"""
+
+
+def _make(tag: str) -> type:
+    ns: dict[str, object] = {}
+    exec(CLASS_SOURCE.format(tag=tag), ns)  # noqa: S102 - a class defined on purpose
+    cls = ns["Probe"]
+    assert isinstance(cls, type)
+    return cls
+
+
+CODE_ATTRS = (
+    "co_code",
+    "co_consts",
+    "co_names",
+    "co_varnames",
+    "co_freevars",
+    "co_cellvars",
+    "co_flags",
+    "co_argcount",
+    "co_kwonlyargcount",
+    "co_firstlineno",
+    "co_filename",
+    "co_name",
+)
+METHODS = ("__init__", "__repr__", "__eq__", "__lt__", "__hash__", "__setattr__", "__delattr__")
+
+
+def _codes(cls: type) -> dict[str, tuple[object, ...]]:
+    return {
+        m: tuple(getattr(getattr(cls, m).__code__, a) for a in CODE_ATTRS)
+        for m in METHODS
+        if hasattr(getattr(cls, m), "__code__")
+    }
+
+
+def test_cached_methods_are_the_code_python_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    tag = f"t{os.getpid()}"
+    monkeypatch.setattr(dataclasses, "exec", exec, raising=False)
+    plain = _make(tag)
+    monkeypatch.setattr(dataclasses, "exec", code_cache._exec, raising=False)
+    first = _make(tag)  # compiled by _exec
+    again = _make(tag)  # read back from _exec's table
+    assert len(_codes(plain)) == len(METHODS)
+    assert _codes(first) == _codes(plain)
+    assert _codes(again) == _codes(plain)
+    a, b = again(1.0, "x", (1,)), again(1.0, "x", (1,))
+    assert a == b and hash(a) == hash(b) and not a < b
+    assert repr(again()) == repr(plain()).replace(plain.__qualname__, again.__qualname__)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        again().name_x = "y"  # type: ignore[attr-defined]
+
+
+def _start(cache: Path, snippet: str) -> subprocess.CompletedProcess[str]:
+    """A fresh interpreter that imports the command line (which installs the code cache) with
+    the caches in ``cache``, then runs ``snippet``."""
+    env = {**os.environ, "PDDPLAN_CACHE_DIR": str(cache)}
+    code = "import pddplan.cli\nfrom pddplan.io import code_cache as cc\n" + snippet
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def _kept(cache: Path) -> dict[str, object]:
+    (f,) = cache.glob("dataclass-code-*.marshal")
+    with open(f, "rb") as fh:
+        kept = marshal.load(fh)
+    assert isinstance(kept, dict)
+    return kept
+
+
+def test_a_second_start_reads_the_code_the_first_compiled(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    show = "import dataclasses\nprint(cc._loaded, dataclasses.exec is cc._exec)\n"
+    first = _start(cache, show)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["0", "True"]  # nothing kept before: all compiled
+    kept = _kept(cache)
+    assert kept and all(isinstance(k, str) and k.startswith("def ") for k in kept)
+    second = _start(cache, show)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == [str(len(kept)), "True"]
+    assert second.stderr == ""
+
+
+def test_a_damaged_file_is_noted_once_and_rewritten(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _start(cache, "").returncode == 0
+    (f,) = cache.glob("dataclass-code-*.marshal")
+    f.write_bytes(b"not marshal data")
+    run = _start(cache, "print(cc._loaded)")
+    assert run.returncode == 0
+    assert run.stdout.split() == ["0"]
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and str(f) in lines[0] and "afresh and rewritten" in lines[0]
+    assert _kept(cache)  # rewritten at the end of the damaged run
+    assert _start(cache, "").stderr == ""
+
+
+def test_off_with_the_caches(tmp_path: Path) -> None:
+    env = {**os.environ, "PDDPLAN_CACHE_DIR": "off"}
+    code = "import dataclasses, pddplan.cli\nprint(getattr(dataclasses, 'exec', None))\n"
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "None"  # dataclasses uses the builtin exec
