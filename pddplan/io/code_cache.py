@@ -1,30 +1,34 @@
-"""The methods that ``@dataclass`` generates, compiled once and kept on disk from one start to
-the next.
+"""The methods that ``@dataclass`` generates and typing's forward references, compiled once and
+kept on disk from one start to the next.
 
 A command's start defines some 120 dataclasses (pddplan's and its libraries'); ``@dataclass``
 writes each one's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and (frozen)
 ``__setattr__`` and ``__delattr__`` as source text and compiles it with ``exec``: some 600
 compilations, about 35 ms of CPU of a ``pddplan solve`` on a 2-core machine, the same text
-compiled the same way at every start. :func:`install` has the ``dataclasses`` module's ``exec``
-look each text up first among the code objects compiled from it before (:func:`_exec`): the
-functions made are those the text gives (one text, one code object: :func:`compile` with the
-flags ``exec`` would use), only made sooner. Reading the kept code objects back costs about
-5 ms.
+compiled the same way at every start. Likewise ``typing.ForwardRef`` compiles each annotation
+written as a string (pydantic-core's schema types: some 800, about 7 ms). :func:`install` has
+the ``dataclasses`` module's ``exec`` and the ``typing`` module's ``compile`` look each text up
+first among the code objects compiled from it before (:func:`_exec`, :func:`_compile`): the
+functions and references made are those the text gives (one text, one code object:
+:func:`compile` with the flags the module's own call would use), only made sooner. Reading the
+kept code objects back costs about 2 ms.
 
 Where: one file in the caches' directory (:func:`pddplan.io.user_cache.cache_dir`: its owner
 checks, ``PDDPLAN_CACHE_DIR=off`` turns it off), named by the interpreter's bytecode tag and
 magic number and its optimization level (a code object is read back only by the interpreter
-that made it), holding the code objects by the very text they were compiled from: an entry
-cannot be stale, and an answer never depends on the file. A file that cannot be read, or holds
+that made it), holding the code objects by the mode and the very text they were compiled from:
+an entry cannot be stale, and an answer never depends on the file. A file that cannot be read, or holds
 anything else, is ignored and rewritten, with a one-line note on stderr
 (:func:`~pddplan.io.parse_cache.damaged`). The texts compiled in a process that the file lacked
 are added when it ends; past :data:`MAX_ENTRIES` the file keeps only the process's own.
 
 Installed by the command line only (:mod:`pddplan.cli`, before it imports its libraries): a
 program that imports the API compiles as Python does.
-"""
 
-from __future__ import annotations
+This module has no ``from __future__ import annotations``: :func:`_compile` passes the calls it
+does not keep to :func:`compile`, which takes the future flags of its caller's module, as the
+``typing`` module's own call does (it has none either).
+"""
 
 import builtins
 import dataclasses
@@ -32,6 +36,7 @@ import importlib.util
 import marshal
 import os
 import sys
+import typing
 from types import CodeType
 from typing import Any
 
@@ -41,10 +46,10 @@ from pddplan.io.user_cache import cache_dir
 #: change over versions add theirs).
 MAX_ENTRIES = 4096
 
-#: The code objects by the text they were compiled from.
-_codes: dict[str, CodeType] = {}
-#: The texts looked up or compiled in this process.
-_used: set[str] = set()
+#: The code objects by the mode (``exec``, ``eval``) and the text they were compiled from.
+_codes: dict[tuple[str, str], CodeType] = {}
+#: The keys looked up or compiled in this process.
+_used: set[tuple[str, str]] = set()
 _loaded = 0
 _installed = False
 #: The file's name ends with it.
@@ -55,23 +60,34 @@ def file_stem() -> str:
     """The file's name without :data:`SUFFIX`: the interpreter's bytecode tag, magic number and
     optimization level."""
     magic = importlib.util.MAGIC_NUMBER.hex()
-    return f"dataclass-code-{sys.implementation.cache_tag}-{magic}-O{sys.flags.optimize}"
+    return f"code-{sys.implementation.cache_tag}-{magic}-O{sys.flags.optimize}"
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002
     """``exec`` of ``source`` in ``globals`` and ``locals``, a text compiled at most once."""
     if not isinstance(source, str):
         return builtins.exec(source, globals, locals)
-    code = _codes.get(source)
+    return builtins.exec(_compile(source, "<string>", "exec"), globals, locals)
+
+
+def _compile(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+    """:func:`compile` of ``source``; a text compiled in ``exec`` or ``eval`` mode as
+    ``<string>``, with no further argument, compiled at most once (others pass through)."""
+    plain = not args and not kwargs and filename == "<string>" and mode in ("exec", "eval")
+    if not plain or not isinstance(source, str):
+        return builtins.compile(source, filename, mode, *args, **kwargs)
+    key = (mode, source)
+    code = _codes.get(key)
     if code is None:
-        # dont_inherit: the flags of the ``dataclasses`` module's own ``exec`` (it has no
-        # ``from __future__`` import), not this module's
-        code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
-    _used.add(source)
-    return builtins.exec(code, globals, locals)
+        # a text that does not compile raises here, as it would have, and is not kept;
+        # dont_inherit: no future flag (none in ``dataclasses`` and ``typing`` either)
+        code = builtins.compile(source, filename, mode, dont_inherit=True)
+        _codes[key] = code
+    _used.add(key)
+    return code
 
 
-def _read() -> dict[str, CodeType]:
+def _read() -> dict[tuple[str, str], CodeType]:
     d = cache_dir()
     if d is None:
         return {}
@@ -86,18 +102,23 @@ def _read() -> dict[str, CodeType]:
     except (ValueError, EOFError, TypeError):
         kept = None
     if isinstance(kept, dict) and all(
-        isinstance(k, str) and isinstance(v, CodeType) for k, v in kept.items()
+        isinstance(k, tuple)
+        and len(k) == 2
+        and k[0] in ("exec", "eval")
+        and isinstance(k[1], str)
+        and isinstance(v, CodeType)
+        for k, v in kept.items()
     ):
         return kept
     from pddplan.io import parse_cache
 
-    parse_cache.damaged(stem, "dataclass methods compiled", SUFFIX)
+    parse_cache.damaged(stem, "dataclass methods and forward references compiled", SUFFIX)
     return {}
 
 
 def install() -> None:
-    """Have ``dataclasses`` compile each method's text at most once, reading the code kept from
-    earlier starts (see the module notes); once a process. Off with the parse cache."""
+    """Have ``dataclasses`` and ``typing`` compile each text at most once, reading the code kept
+    from earlier starts (see the module notes); once a process. Off with the parse cache."""
     global _installed, _loaded
     if _installed:
         return
@@ -107,6 +128,7 @@ def install() -> None:
     _codes.update(_read())
     _loaded = len(_codes)
     dataclasses.exec = _exec  # type: ignore[attr-defined]
+    typing.compile = _compile  # type: ignore[attr-defined]
     import atexit
 
     atexit.register(save)
