@@ -459,19 +459,16 @@ def _physics_cache(key: HashedKey, name: str) -> dict[Any, Any]:
 
 def chip_physics(chip: Chip) -> tuple[str, str]:
     """What an instance's derived numbers read of its chip besides the name: the datasheet and
-    the derates, serialized without their sources and estimate marks (:attr:`Instance.
-    physics_key`'s part). Serialized, not compared as models: a value written -0.0 is not 0.0
-    here, as it is not in the numbers computed from it. Memoized on the chip object (a frozen
-    profile)."""
+    the derates, as text without their sources and estimate marks (:attr:`Instance.
+    physics_key`'s part; :meth:`~pddplan.spec.base.Strict.content_text`). Text, not compared as
+    models: a value written -0.0 is not 0.0 here, as it is not in the numbers computed from it.
+    Memoized on the chip object (a frozen profile)."""
     return _CHIP_PHYSICS.get(chip, None, lambda: _chip_physics(chip))
 
 
 def _chip_physics(chip: Chip) -> tuple[str, str]:
-    leave_out = {"source", "estimated"}
-    return (
-        chip.datasheet.model_dump_json(exclude=leave_out),
-        chip.derates.model_dump_json(exclude=leave_out),
-    )
+    leave_out = frozenset({"source", "estimated"})
+    return (chip.datasheet.content_text(leave_out), chip.derates.content_text(leave_out))
 
 
 _CHIP_PHYSICS = IdentityMemo(size=256)

@@ -168,7 +168,7 @@ def _by_content(
     wl: Workload, points_per_bin: int, n_length: int, anomalous_filter: bool
 ) -> RequestClasses:
     key = (
-        wl.model_dump_json(exclude={"source", "notes"}),
+        wl.content_text(frozenset({"source", "notes"})),
         points_per_bin,
         n_length,
         anomalous_filter,

@@ -64,6 +64,14 @@ class Strict(BaseModel):
         defer_build=True,
     )
 
+    def content_text(self, exclude: frozenset[str] = frozenset()) -> str:
+        """Every field's value as text, but the top-level fields ``exclude``: equal for equal
+        values and distinct otherwise (:func:`content_text`), for keys of memo tables. Unlike
+        ``model_dump_json``, it needs no serializer: a model's schema is built on first use
+        (``defer_build``), and a key of the physics alone should not build one (some 7 ms of a
+        solve's start for the chip's datasheet and derates and the workload)."""
+        return content_text(self, exclude)
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with ``update``, validated like a file (pydantic's own copy skips validation).
 
@@ -81,6 +89,26 @@ class Strict(BaseModel):
             raise validation_to_profile_error(
                 exc, type(self), Unparsed(data, f"{type(self).__name__} copy")
             ) from None
+
+
+def content_text(value: Any, exclude: frozenset[str] = frozenset()) -> str:
+    """``value`` as text naming its type and every part (a model's fields in their order but the
+    top-level ``exclude``, lists, tuples and dicts part by part, any other value by its ``repr``:
+    a float exactly, ``-0.0`` not as ``0.0``, ``1`` not as ``1.0``), so that two values have one
+    text exactly when they are equal field by field, of the same types."""
+    if isinstance(value, BaseModel):
+        parts = (
+            f"{name}={content_text(getattr(value, name))}"
+            for name in type(value).model_fields
+            if name not in exclude
+        )
+        return f"{type(value).__qualname__}({', '.join(parts)})"
+    if isinstance(value, list | tuple):
+        inner = ", ".join(content_text(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner},)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {content_text(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 class Sourced(Strict):

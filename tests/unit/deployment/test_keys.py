@@ -68,3 +68,41 @@ def test_hash_once_keeps_the_dataclass_hash_and_leaves_it_behind_in_copies() -> 
 
     with pytest.raises(TypeError, match="frozen dataclass"):
         hash_once(Mutable)
+
+
+def test_content_text_tells_models_apart_exactly_where_their_json_does() -> None:
+    """The physics keys' text (:meth:`pddplan.spec.base.Strict.content_text`) in place of
+    ``model_dump_json``: over the catalog's chips and workloads, and copies with one number
+    changed (by a hair, to -0.0 from 0.0, back and forth), two texts are equal exactly when the
+    two JSON dumps are; an excluded key changes neither."""
+    reg = Registry.default()
+    chip_groups = []
+    for name in reg.index("chip"):
+        chip = reg.load("chip", name)
+        chip_groups += [chip.datasheet, chip.derates]
+    workloads = [reg.load("workload", n) for n in reg.index("workload")]
+    variants = []
+    for m in [*chip_groups, *workloads]:
+        floats = [k for k, v in m if isinstance(v, float) and not isinstance(v, bool)]
+        variants.append(m)
+        if floats:
+            k = floats[0]
+            v = getattr(m, k)
+            variants.append(m.model_copy(update={k: v * (1 + 1e-15) if v else 1e-300}))
+            variants.append(m.model_copy(update={k: v}))  # equal to the original, a new object
+    zero = next(g for g in chip_groups for k, v in g if isinstance(v, float) and v == 0.0)
+    zk = next(k for k, v in zero if isinstance(v, float) and v == 0.0)
+    variants.append(zero.model_copy(update={zk: -0.0}))
+    leave_out = frozenset({"source", "estimated", "notes"})
+    texts = [m.content_text(leave_out) for m in variants]
+    dumps = [m.model_dump_json(exclude=set(leave_out)) for m in variants]
+    pairs = 0
+    for i in range(len(variants)):
+        for j in range(i + 1, len(variants)):
+            if type(variants[i]) is type(variants[j]):
+                pairs += 1
+                assert (texts[i] == texts[j]) == (dumps[i] == dumps[j]), (texts[i], texts[j])
+    assert pairs > 100
+    assert texts[-1] != zero.content_text(leave_out)  # -0.0 is not 0.0
+    renamed = zero.model_copy(update={"source": zero.source + " (again)"})
+    assert renamed.content_text(leave_out) == zero.content_text(leave_out)
