@@ -12,7 +12,9 @@ Where: ``$PDDPLAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/pddplan/yaml``, else
 ``~/.cache/pddplan/yaml``. ``PDDPLAN_CACHE_DIR=off`` (or empty) turns the cache off. Entries
 are pickles, read only from a directory owned by the user and writable by no one else (a
 pickle runs code when it is read); an entry that cannot be read is rebuilt, with a one-line
-note on stderr (one a process: :func:`damaged`).
+note on stderr (one a process: :func:`damaged`). At most :data:`MAX_KEPT` entries are kept
+(a new version of pddplan keys its entries afresh): a process that writes one removes those
+written longest ago past it when it ends (:func:`prune`).
 
 A profile or a scenario file is kept a second time, validated (:func:`validated_key`): loading
 the bundled catalog, or a scenario read before, then builds no validator and validates nothing.
@@ -34,6 +36,7 @@ import importlib.util
 import os
 import pickle
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -179,7 +182,10 @@ def damaged(name: str, what: str = "parsed", suffix: str = ".pickle") -> None:
 
 
 def put(name: str, doc: Any) -> None:
-    """Keep ``doc`` under ``name`` (atomically; a failure to write is ignored)."""
+    """Keep ``doc`` under ``name`` (atomically; a failure to write is ignored). The first entry
+    a process writes has it remove, when it ends, its own kind's entries written longest ago
+    past :data:`MAX_KEPT` (:func:`prune`)."""
+    global _pruning
     d = cache_dir()
     if d is None:
         return
@@ -195,3 +201,56 @@ def put(name: str, doc: Any) -> None:
             os.unlink(tmp)
         except (OSError, UnboundLocalError):
             pass
+        return
+    if not _pruning and own_entry(name):
+        _pruning = True
+        import atexit
+
+        atexit.register(prune, own_entry, MAX_KEPT)
+
+
+#: The parse cache's own entries (parsed and validated files, derived rows: see
+#: :func:`own_entry`) kept at most: some 300 are written for each version of pddplan (its
+#: source is in their keys), so this keeps about a dozen versions' worth; past it a process
+#: that wrote one removes those written longest ago when it ends. The physics tables
+#: (:mod:`pddplan.io.physics_disk`) keep their own count.
+MAX_KEPT = 4096
+_pruning = False
+
+
+def own_entry(name: str) -> bool:
+    """Whether an entry's name (without ``.pickle``) is one of the parse cache's own: a key of
+    :func:`key`, :func:`validated_key` or :func:`derived_key` (64 hexadecimal digits; other
+    kinds of entry name themselves with a prefix)."""
+    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)
+
+
+def prune(select: Callable[[str], bool], max_kept: int) -> int:
+    """Remove the entries whose names ``select`` picks (without ``.pickle``) that were written
+    longest ago, beyond ``max_kept`` of them; returns how many were removed (a failure to list
+    or remove one is ignored)."""
+    d = cache_dir()
+    if d is None:
+        return 0
+    aged = []
+    try:
+        with os.scandir(d) as it:
+            for e in it:
+                if e.name.endswith(".pickle") and select(e.name[: -len(".pickle")]):
+                    try:
+                        aged.append((e.stat().st_mtime_ns, e.name))
+                    except OSError:
+                        continue
+    except OSError:
+        return 0
+    if len(aged) <= max_kept:
+        return 0
+    aged.sort()
+    removed = 0
+    for _, name in aged[: len(aged) - max_kept]:
+        try:
+            os.unlink(d / name)
+            removed += 1
+        except OSError:
+            pass
+    return removed

@@ -104,20 +104,4 @@ def _prune() -> None:
     """Remove the entries written longest ago beyond :data:`MAX_KEPT`."""
     from pddplan.io import parse_cache
 
-    d = parse_cache.cache_dir()
-    if d is None:
-        return
-    aged = []
-    for f in d.glob(f"{PREFIX}*.pickle"):
-        try:
-            aged.append((f.stat().st_mtime_ns, f.name, f))
-        except OSError:
-            continue
-    if len(aged) <= MAX_KEPT:
-        return
-    aged.sort()
-    for _, _, f in aged[: len(aged) - MAX_KEPT]:
-        try:
-            f.unlink()
-        except OSError:
-            pass
+    parse_cache.prune(lambda name: name.startswith(PREFIX), MAX_KEPT)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -280,3 +281,27 @@ def test_the_package_sources_are_rglobs_files_in_its_order() -> None:
     found = ["/".join(parts) for parts in parse_cache._sources(str(package))]
     assert found == [str(f.relative_to(package)) for f in sorted(package.rglob("*.py"))]
     assert len(found) > 100
+
+
+def test_a_writing_process_removes_its_kinds_oldest_entries_past_the_cap(tmp_path: Path) -> None:
+    """The parse cache's own entries (64 hexadecimal digits) beyond ``MAX_KEPT`` go, those
+    written longest ago first, when a process that wrote one ends; entries of other kinds (the
+    physics tables, anything else named with a prefix) are not counted or removed."""
+    d = tmp_path / "c"
+    d.mkdir(mode=0o700)
+    own = [f"{i:064x}" for i in range(5)]
+    for i, name in enumerate([*own, "physics-" + own[0], "unrelated"]):
+        f = d / f"{name}.pickle"
+        f.write_bytes(pickle.dumps(i))
+        os.utime(f, ns=(10**9 * (i + 1), 10**9 * (i + 1)))  # written in this order, long ago
+    new = "f" * 64
+    code = (
+        "from pddplan.io import parse_cache as p\n"
+        f"p.MAX_KEPT = 3\np.put({new!r}, 'x')\np.put({'e' * 64!r}, 'y')\n"
+    )
+    env = {**os.environ, parse_cache.ENV_DIR: str(d)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    left = {f.name.removesuffix(".pickle") for f in d.glob("*.pickle")}
+    # five old and two new own entries: the four written first go
+    assert left == {own[4], new, "e" * 64, "physics-" + own[0], "unrelated"}
+    assert parse_cache.own_entry(new) and not parse_cache.own_entry("physics-" + own[0])
