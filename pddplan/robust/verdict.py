@@ -40,11 +40,21 @@ The point estimate's verdict is taken the same way, on the fleets as solved (not
 BCR figures): a BCR ratio within the goodput's precision of 1 is then a tie at the point as at
 every changed value, not a win at the point that every input's range appears to reverse.
 
-An estimate of a chip that none of the fleets has (a catalog's other chips) leaves every fleet
-as it is: each fleet's problem holds its own instance kinds only (:meth:`_Fleet.on`), and a
-chip's keys change that chip alone. Its ends are still resolved (a value the schema rejects is
-reported as for any input), but the fleets are not rebuilt on them: the verdict there is the
-point's (:func:`_leaves_fleets`).
+An input may leave a fleet as it is (:meth:`_Fleet.reads`): an estimate of a chip the fleet does
+not have (each fleet's problem holds its own instance kinds only, :meth:`_Fleet.on`, and a
+chip's keys change that chip alone); of the WAN link where the fleet stays in one datacenter
+(its KV goes over the RDMA fabric, :attr:`~pddplan.timing.Paths.decode_link`, its line load is
+0, nothing of it is relayed, so the hand-over that reads the line is never taken, and the line
+costs it nothing, :attr:`~pddplan.solver.problem.Problem.line_cost_usd_per_hour`); or of the
+RDMA fabric where the fleet crosses datacenters on a topology that relays nothing (its KV goes
+over the WAN link, every request is decoded on MD from it: the RDMA copy to RLD, the one time
+the fabric sets there, is never taken, and the fabric has no price). Such a fleet
+is not rebuilt on the input's changed values: the point's build of it is checked there, and
+each of its checks is kept by rate (:meth:`_Built.check`), so that a probe at a rate the point
+or another value checked it at already (its first, where the costs are the point's) is
+answered as it was. An input that leaves every fleet as it is
+(a catalog's other chips) is still resolved at its ends (a value the schema rejects is reported
+as for any input), but the verdict there is the point's (:func:`_leaves_fleets`).
 """
 
 from __future__ import annotations
@@ -141,6 +151,27 @@ class VerdictCheck:
     not_checked: list[NotSampled]
 
 
+class _Built:
+    """A fleet built on a scenario (:meth:`_Fleet.on`): the solver on its problem and the fleet's
+    plan there (None: it no longer stands), with its checks kept by rate (:meth:`check`)."""
+
+    __slots__ = ("_checks", "plan", "solver")
+
+    def __init__(self, solver: Solver, plan: Plan | None) -> None:
+        self.solver, self.plan = solver, plan
+        self._checks: dict[float, FleetCheck] = {}
+
+    def check(self, rate: float) -> FleetCheck:
+        """``check_fleet(solver, plan, rate, figures=False)``, kept: a build checked again at
+        a rate (the point's, on the changed values that leave its fleet, :meth:`_Fleet.reads`,
+        where the first probe is the point's) answers as it did."""
+        c = self._checks.get(rate)
+        if c is None:
+            assert self.plan is not None
+            c = self._checks[rate] = check_fleet(self.solver, self.plan, rate, figures=False)
+        return c
+
+
 @dataclass(frozen=True)
 class _Fleet:
     """A plan's fleet, ready to be rebuilt on a changed scenario."""
@@ -155,7 +186,28 @@ class _Fleet:
         pb = plan.problem
         return cls(point_config(plan), pb.topology, pb.routing, plan.rate_rps)
 
-    def on(self, rs: ResolvedScenario) -> tuple[Solver, Plan | None]:
+    @property
+    def chips(self) -> frozenset[str]:
+        """The fleet's chip kinds (every role's)."""
+        keys = (self.cfg.p, self.cfg.rld, self.cfg.md)
+        return frozenset(k[0] for k in keys if k is not None)
+
+    def reads(self, inp: Input) -> bool:
+        """Whether ``inp`` may change this fleet: not where it is a key of a chip the fleet
+        does not have, a key of the WAN link (``link.``) where the fleet stays in one
+        datacenter, or one of the RDMA fabric (``rdma.``) where it crosses datacenters on a
+        topology that relays nothing (see the module notes); any other input may."""
+        parts = inp.path.split(".")
+        t = self.topology
+        if len(parts) > 2 and parts[0] == "chips":
+            return parts[1] in self.chips
+        if parts[0] == "link":
+            return t.cross_dc
+        if parts[0] == "rdma":
+            return t.relay or not t.cross_dc
+        return True
+
+    def on(self, rs: ResolvedScenario) -> _Built:
         """A solver on ``rs`` for this fleet's topology, and the fleet there (None: a pool
         can no longer meet TPOT at any batch, or an instance no longer fits). The problem
         holds only the fleet's own instance kinds: it is evaluated, not searched."""
@@ -164,7 +216,7 @@ class _Fleet:
         pb = build_problem(rs, self.topology, only=only)
         pb.routing = self.routing
         solver = Solver(pb)
-        return solver, fleet_plan(solver, self.cfg, self.cfg.base, self.rate_rps)
+        return _Built(solver, fleet_plan(solver, self.cfg, self.cfg.base, self.rate_rps))
 
 
 def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:
@@ -200,25 +252,27 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
         skipped = [*skipped, NotSampled(RATE, "the rate is the question asked, not an estimate")]
     pdd = _Fleet.of(out.plan)
     bases = [_Fleet.of(b) for b in out.baselines]
-    guesses = _starts(rs, pdd, bases, [_equal_rate_guess(out.plan, b) for b in out.baselines])
+    built = [f.on(rs) for f in (pdd, *bases)]  # at the point, kept for the inputs that leave them
+    guesses = _starts(
+        rs, pdd, bases, [_equal_rate_guess(out.plan, b) for b in out.baselines], built
+    )
     # the point's verdict by the same rule as every changed value's (fleet checks, ties to
     # the goodput's precision do not win), not by the BCR figures: a ratio within that
     # precision of 1 would otherwise be a win at the point and a tie at every end
-    outcomes = _outcomes_on(rs, pdd, bases, guesses)
+    outcomes = _outcomes_on(rs, pdd, bases, guesses, built)
     point = [o == WINS for o in outcomes]
-    chips = _fleet_chips([pdd, *bases])
     flips: list[list[Flip]] = [[] for _ in bases]
     ranges: list[tuple[str, float, float, float]] = []
     for inp in inputs:
         lo, hi = plausible_range(inp)
         try:
-            if _leaves_fleets(inp, chips):
+            if _leaves_fleets(inp, [pdd, *bases]):
                 for value in (lo, hi):  # an end the schema rejects is reported as any input's
                     _resolved(resolve, inp, value)
                 ends = {"low": point, "high": point}
             else:
-                ends = {"low": _wins_at(resolve, inp, lo, pdd, bases, guesses)}
-                ends["high"] = _wins_at(resolve, inp, hi, pdd, bases, guesses)
+                ends = {"low": _wins_at(resolve, inp, lo, pdd, bases, guesses, built)}
+                ends["high"] = _wins_at(resolve, inp, hi, pdd, bases, guesses, built)
         except OverrideError as exc:
             skipped.append(NotSampled(inp.path, f"its range reaches a value not allowed: {exc}"))
             continue
@@ -227,7 +281,8 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
             for end, v in (("low", lo), ("high", hi)):
                 if ends[end][j] != w0:
                     fleets = (pdd, bases[j], guesses[j])
-                    flips[j].append(_bisect(resolve, inp, (lo, hi), end, v, fleets, w0))
+                    kept = [built[0], built[1 + j]]
+                    flips[j].append(_bisect(resolve, inp, (lo, hi), end, v, fleets, w0, kept))
     verdicts = []
     for j, b in enumerate(out.baselines):
         ratio, why = bcr_ratio(out.plan, b)
@@ -235,17 +290,18 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
     return VerdictCheck(verdicts, ranges, skipped)
 
 
-def _fleet_chips(fleets: list[_Fleet]) -> frozenset[str]:
-    """The chip kinds of the fleets (every role's)."""
-    keys = [k for f in fleets for k in (f.cfg.p, f.cfg.rld, f.cfg.md) if k is not None]
-    return frozenset(k[0] for k in keys)
+def _leaves_fleets(inp: Input, fleets: list[_Fleet]) -> bool:
+    """Whether ``inp`` changes none of ``fleets`` (:meth:`_Fleet.reads`; see the module
+    notes)."""
+    return not any(f.reads(inp) for f in fleets)
 
 
-def _leaves_fleets(inp: Input, chips: frozenset[str]) -> bool:
-    """Whether ``inp`` is an estimate of a chip that none of the fleets has (``chips``, from
-    :func:`_fleet_chips`): it changes none of them (see the module notes)."""
-    parts = inp.path.split(".")
-    return len(parts) > 2 and parts[0] == "chips" and parts[1] not in chips
+def _kept(inp: Input, fleets: list[_Fleet], built: list[_Built] | None) -> list[_Built | None]:
+    """Each fleet's build at the point where ``inp`` leaves it as it is (:meth:`_Fleet.reads`),
+    else None (to build on the changed scenario); all None without ``built``."""
+    if built is None:
+        return [None] * len(fleets)
+    return [None if f.reads(inp) else b for f, b in zip(fleets, built, strict=True)]
 
 
 class Start(NamedTuple):
@@ -262,29 +318,35 @@ SLOPE_STEP = 0.02
 
 
 def _starts(
-    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[float]
+    rs: ResolvedScenario,
+    pdd: _Fleet,
+    bases: list[_Fleet],
+    guesses: list[float],
+    built: list[_Built] | None = None,
 ) -> list[Start]:
     """Each baseline's :class:`Start` on the point estimate: its guess, and both fleets' margin
     slopes there (two checks of each, :data:`SLOPE_STEP` apart; None where a margin is not
     finite or does not grow with the rate). The slopes only place the probes of a changed
-    value's search (:func:`_next_probe`): every answer is still decided by the checks."""
-    mine = _OnSample(*pdd.on(rs))
+    value's search (:func:`_next_probe`): every answer is still decided by the checks.
+    ``built``: the fleets (PDD's, then each baseline's) built on ``rs`` already."""
+    if built is None:
+        built = [f.on(rs) for f in (pdd, *bases)]
+    mine = _OnSample(built[0])
     out = []
-    for b, x in zip(bases, guesses, strict=True):
-        solver, base = b.on(rs)
+    for theirs, x in zip(built[1:], guesses, strict=True):
         slopes = None
+        base = theirs.plan
         if (
             mine.plan is not None
             and base is not None
             and base.cost_usd_per_hour > 0
             and math.isfinite(x)
-            and not mine.same_as(solver, base)  # a tie, decided without a probe
+            and not mine.same_as(theirs.solver, base)  # a tie, decided without a probe
         ):
             scale = base.cost_usd_per_hour / mine.plan.cost_usd_per_hour * (1 - TIE_RTOL)
             fs = []
             for r in (x, x * (1 + SLOPE_STEP)):
-                a = check_fleet(mine.solver, mine.plan, r, figures=False)
-                c = check_fleet(solver, base, r * scale, figures=False)
+                a, c = built[0].check(r), theirs.check(r * scale)
                 fs.append((log_margin(a.margin), log_margin(c.margin)))
             k = tuple((f1 - f0) / math.log1p(SLOPE_STEP) for f0, f1 in zip(*fs, strict=True))
             if all(math.isfinite(v) and v > 0 for v in k):
@@ -316,30 +378,38 @@ def _wins_at(
     pdd: _Fleet,
     bases: list[_Fleet],
     guesses: list[Start],
+    built: list[_Built] | None = None,
 ) -> list[bool]:
-    """Whether PDD's fleet beats each baseline's with ``inp`` at ``value``."""
-    return _wins_on(_resolved(resolve, inp, value), pdd, bases, guesses)
-
-
-def _wins_on(
-    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[Start]
-) -> list[bool]:
-    """Whether PDD's fleet beats each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`
-    is :data:`WINS`)."""
-    return [o == WINS for o in _outcomes_on(rs, pdd, bases, guesses)]
+    """Whether PDD's fleet beats each baseline's with ``inp`` at ``value``
+    (:meth:`_OnSample.outcome` is :data:`WINS`). ``built``: the fleets' builds at the point
+    (PDD's, then each baseline's), checked as they are where ``inp`` leaves them
+    (:func:`_kept`); without them every fleet is built on the changed scenario."""
+    rs = _resolved(resolve, inp, value)
+    kept = _kept(inp, [pdd, *bases], built)
+    return [o == WINS for o in _outcomes_on(rs, pdd, bases, guesses, kept)]
 
 
 def _outcomes_on(
-    rs: ResolvedScenario, pdd: _Fleet, bases: list[_Fleet], guesses: list[Start]
+    rs: ResolvedScenario,
+    pdd: _Fleet,
+    bases: list[_Fleet],
+    guesses: list[Start],
+    kept: list[_Built] | list[_Built | None] | None = None,
 ) -> list[str]:
     """PDD's fleet against each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`).
 
+    ``kept``: a build to check instead of building the fleet on ``rs`` (PDD's, then each
+    baseline's; None: build it), where ``rs`` changes nothing the fleet reads.
+
     The baselines are taken from the highest first guess down: PDD's fleet meeting every target
     at one guess then answers for every lower one without a check (:meth:`_OnSample.meets`)."""
-    mine = _OnSample(*pdd.on(rs))
+    fleets = [pdd, *bases]
+    given = kept if kept is not None else [None] * len(fleets)
+    built = [b if b is not None else f.on(rs) for f, b in zip(fleets, given, strict=True)]
+    mine = _OnSample(built[0])
     out = [""] * len(bases)
     for j in sorted(range(len(bases)), key=lambda j: (-guesses[j].rate_rps, j)):
-        out[j] = mine.outcome(*bases[j].on(rs), guesses[j])
+        out[j] = mine.outcome(built[1 + j], guesses[j])
     return out
 
 
@@ -350,15 +420,14 @@ class _OnSample:
     below one where it met every target meets them, and one at or above one where it missed
     misses: :meth:`meets` answers those from the checks already made, and checks the others."""
 
-    def __init__(self, solver: Solver, plan: Plan | None) -> None:
-        self.solver, self.plan = solver, plan
+    def __init__(self, built: _Built) -> None:
+        self.built, self.solver, self.plan = built, built.solver, built.plan
         self._seen = FeasibleRates()  # highest rate met, lowest missed so far
 
     def check(self, rate: float) -> FleetCheck:
         """The fleet checked at ``rate`` (margins read on the TTFT CDF), remembered for
         :meth:`meets`."""
-        assert self.plan is not None
-        c = check_fleet(self.solver, self.plan, rate, figures=False)
+        c = self.built.check(rate)
         self._seen.note(rate, c.meets_sla)
         return c
 
@@ -382,9 +451,10 @@ class _OnSample:
             base
         ) == self.solver.fleet_key(self.plan)
 
-    def outcome(self, solver: Solver, base: Plan | None, start: Start) -> str:
-        """This fleet's BCR against ``base``'s on the same scenario (see the module notes):
-        both fleets checked at PDD rates ``x`` and their BCR-equal rates, ``x`` moved up while
+    def outcome(self, theirs: _Built, start: Start) -> str:
+        """This fleet's BCR against the baseline's (``theirs``, built on the same scenario; see
+        the module notes): both fleets checked at PDD rates ``x`` and their BCR-equal rates,
+        ``x`` moved up while
         both meet every target and down while both miss one, until one meets and the other does
         not (:data:`WINS` or :data:`LOSES`), or ``x`` is pinned within
         :data:`~pddplan.solver.fleet.GOODPUT_RTOL` (:data:`TIE`). ``x`` starts at ``start``'s
@@ -395,13 +465,14 @@ class _OnSample:
         goodput in some six checks, or call it a loss where a probe fell between that goodput
         and the BCR-equal rate :data:`TIE_RTOL` below it."""
         guess = start.rate_rps
+        solver, base = theirs.solver, theirs.plan
         if self.plan is None:
             return LOSES
         if base is None or base.cost_usd_per_hour <= 0:
             # no fleet, or a free one: its BCR is 0 where it misses a target even at a tiny
             # rate (it serves nothing), and unbounded where it meets them there
             tiny = self.plan.rate_rps * TINY_RATE_SHARE
-            serves = base is not None and check_fleet(solver, base, tiny, figures=False).meets_sla
+            serves = base is not None and theirs.check(tiny).meets_sla
             won = not serves and self.meets(tiny)
             return WINS if won else LOSES
         if not math.isfinite(guess):
@@ -418,12 +489,12 @@ class _OnSample:
             known = self.known(x)
             mine = self.check(x) if known is None else None
             met = mine.meets_sla if mine is not None else bool(known)
-            theirs = check_fleet(solver, base, x * scale, figures=False)
-            if met != theirs.meets_sla:
+            c = theirs.check(x * scale)
+            if met != c.meets_sla:
                 return WINS if met else LOSES
             if mine is None:  # its margin guides the next probe
                 mine = self.check(x)
-            f = (log_margin(mine.margin), log_margin(theirs.margin))
+            f = (log_margin(mine.margin), log_margin(c.margin))
             # Illinois: an end kept twice in a row has its margins halved, so that false
             # position does not creep towards the turning rates from one side
             if mine.meets_sla:
@@ -511,15 +582,17 @@ def _bisect(
     value: float,
     fleets: tuple[_Fleet, _Fleet, Start],
     w0: bool,
+    built: list[_Built] | None = None,
 ) -> Flip:
-    """Where between the point and ``value`` the verdict (``w0`` at the point) turns."""
+    """Where between the point and ``value`` the verdict (``w0`` at the point) turns
+    (``built``: the two fleets' builds at the point, see :func:`_wins_at`)."""
     if not math.isfinite(inp.point):
         return Flip(inp.path, inp.point, rng[0], rng[1], end, value, None)
     pdd, base, guess = fleets
     holds, flips = inp.point, value
     for _ in range(FLIP_BISECTION_STEPS):
         mid = 0.5 * (holds + flips)
-        if _wins_at(resolve, inp, mid, pdd, [base], [guess])[0] == w0:
+        if _wins_at(resolve, inp, mid, pdd, [base], [guess], built)[0] == w0:
             holds = mid
         else:
             flips = mid

@@ -127,7 +127,8 @@ def test_outcome_agrees_with_the_fleets_goodputs(solved, path: str) -> None:
     decided = 0
     for value in np.linspace(lo, hi, 5):
         rs = verdict._resolved(_resolve(ls), inp, float(value))
-        mine_solver, mine = pdd.on(rs)
+        mine_built = pdd.on(rs)
+        mine_solver, mine = mine_built.solver, mine_built.plan
         for b in out.baselines:
             base = verdict._Fleet.of(b)
             guess = verdict._equal_rate_guess(out.plan, b)
@@ -135,7 +136,8 @@ def test_outcome_agrees_with_the_fleets_goodputs(solved, path: str) -> None:
             (start,) = verdict._starts(ls.resolved, pdd, [base], [guess])
             got = verdict._outcomes_on(rs, pdd, [base], [start])[0]
             plain = verdict._outcomes_on(rs, pdd, [base], [verdict.Start(guess, None)])[0]
-            base_solver, theirs = base.on(rs)
+            theirs_built = base.on(rs)
+            base_solver, theirs = theirs_built.solver, theirs_built.plan
             if mine is None or theirs is None or theirs.cost_usd_per_hour <= 0:
                 continue
             g_lo, g_hi = goodput_bracket(mine_solver, mine, 1e-6)
@@ -156,7 +158,7 @@ def test_a_fleet_checked_once_answers_below_a_meet_and_above_a_miss(solved) -> N
     """PDD's fleet on a scenario answers from its checks where they decide (its feasible rates
     are an interval from 0), and those answers are the checks' own."""
     ls, out = solved
-    mine = verdict._OnSample(*verdict._Fleet.of(out.plan).on(ls.resolved))
+    mine = verdict._OnSample(verdict._Fleet.of(out.plan).on(ls.resolved))
     g = out.plan.goodput_rps
     assert mine.known(0.5 * g) is None  # nothing checked yet
     assert mine.check(0.9 * g).meets_sla
@@ -175,18 +177,19 @@ def test_estimates_of_chips_no_fleet_has_leave_the_verdict(monkeypatch) -> None:
     ls = api.load_scenario("default", overrides={"roles.MD.chips": ["gpu-b", "l20"]})
     out = solve_scenario(ls.resolved)
     fleets = [verdict._Fleet.of(p) for p in (out.plan, *out.baselines)]
-    chips = verdict._fleet_chips(fleets)
-    assert "l20" not in chips  # the catalog's other chip: priced, not chosen
+    assert not any("l20" in f.chips for f in fleets)  # the catalog's other chip: priced only
     found = inputs.collect_inputs(ls.resolved)[0]
-    untouched = [i for i in found if verdict._leaves_fleets(i, chips)]
+    untouched = [i for i in found if verdict._leaves_fleets(i, fleets)]
     assert untouched and all(i.path.startswith("chips.l20.") for i in untouched)
-    assert not any(verdict._leaves_fleets(i, chips) for i in found if i not in untouched)
+    assert not any(verdict._leaves_fleets(i, fleets) for i in found if i not in untouched)
 
     def fingerprints(rs: Any) -> list[Any]:
         out = []
         for f in fleets:
-            solver, plan = f.on(rs)
-            out.append(None if plan is None else (solver.fleet_key(plan), plan.cost_usd_per_hour))
+            b = f.on(rs)
+            out.append(
+                None if b.plan is None else (b.solver.fleet_key(b.plan), b.plan.cost_usd_per_hour)
+            )
         return out
 
     point = fingerprints(ls.resolved)
@@ -194,8 +197,65 @@ def test_estimates_of_chips_no_fleet_has_leave_the_verdict(monkeypatch) -> None:
         for value in inputs.plausible_range(inp):
             assert fingerprints(verdict._resolved(_resolve(ls), inp, value)) == point, inp.path
     quick = verdict.check_verdict(_resolve(ls), ls.resolved, out)
-    monkeypatch.setattr(verdict, "_leaves_fleets", lambda inp, chips: False)
+    monkeypatch.setattr(verdict._Fleet, "reads", lambda self, inp: True)  # rebuild every fleet
     assert verdict.check_verdict(_resolve(ls), ls.resolved, out) == quick
+
+
+def _fingerprint(c: Any) -> str:
+    """A fleet check's every number, NaN included (``repr``: NaN is not equal to itself)."""
+    return repr(c)
+
+
+def test_a_fleet_an_input_leaves_is_checked_as_rebuilt(solved, monkeypatch) -> None:
+    """An estimate of a chip a fleet does not have, of the WAN link where the fleet stays in one
+    datacenter, or of the RDMA fabric where it crosses datacenters on a topology that relays
+    nothing, leaves that fleet as it is (:meth:`_Fleet.reads`): rebuilt on either end of
+    the input's range it costs what the point's build costs and its checks at rates around its
+    goodput give the very same numbers. The verdict check that checks the point's build there
+    answers as the one that rebuilds every fleet, bit for bit."""
+    ls, out = solved
+    fleets = [verdict._Fleet.of(p) for p in (out.plan, *out.baselines)]
+    found = inputs.collect_inputs(ls.resolved)[0]
+    left = [(f, i) for f in fleets for i in found if not f.reads(i)]
+    same_dc = next(f for f in fleets if not f.topology.cross_dc)
+    no_relay = next(f for f in fleets if f.topology.cross_dc and not f.topology.relay)
+    kinds = {(f, i.path.split(".")[0]) for f, i in left}
+    assert {(same_dc, "link"), (no_relay, "rdma")} < kinds  # and chips.gpu-b for same-dc
+    assert all(k == "chips" for f, k in kinds - {(same_dc, "link"), (no_relay, "rdma")})
+    assert all(f.reads(i) for f in fleets for i in found if i.path.startswith("workload."))
+    point = {f: f.on(ls.resolved) for f in fleets}
+    compared = 0
+    for f, inp in left:
+        kept = point[f]
+        assert kept.plan is not None
+        g = kept.plan.goodput_rps
+        rates = [0.5 * g, 0.99 * g, g, 1.01 * g, 2.0 * g]
+        for value in inputs.plausible_range(inp):
+            again = f.on(verdict._resolved(_resolve(ls), inp, value))
+            assert again.plan is not None
+            assert again.plan.cost_usd_per_hour == kept.plan.cost_usd_per_hour
+            for r in rates:
+                assert _fingerprint(again.check(r)) == _fingerprint(kept.check(r)), inp.path
+                compared += 1
+    assert compared > 0
+    quick = verdict.check_verdict(_resolve(ls), ls.resolved, out)
+    monkeypatch.setattr(verdict._Fleet, "reads", lambda self, inp: True)
+    assert verdict.check_verdict(_resolve(ls), ls.resolved, out) == quick
+
+
+def test_a_builds_kept_checks_are_check_fleets(solved) -> None:
+    """:meth:`_Built.check` keeps each rate's check: asked again, and asked first, it gives
+    ``check_fleet``'s numbers without figures, bit for bit."""
+    from pddplan.solver.fleet import check_fleet
+
+    ls, out = solved
+    built = verdict._Fleet.of(out.plan).on(ls.resolved)
+    assert built.plan is not None
+    g = built.plan.goodput_rps
+    for r in (0.5 * g, g, 2.0 * g, g):
+        plain = check_fleet(built.solver, built.plan, r, figures=False)
+        assert _fingerprint(built.check(r)) == _fingerprint(plain)
+    assert built.check(g) is built.check(g)  # kept
 
 
 def test_a_baseline_that_is_pdds_fleet_ties_without_a_check(monkeypatch) -> None:
@@ -209,8 +269,9 @@ def test_a_baseline_that_is_pdds_fleet_ties_without_a_check(monkeypatch) -> None
     twin = {b.topology: b for b in out.baselines}["no-relay-rld"]
     pdd, base = verdict._Fleet.of(out.plan), verdict._Fleet.of(twin)
     assert pdd.topology.name != base.topology.name and pdd.routing != base.routing
-    mine = verdict._OnSample(*pdd.on(ls.resolved))
-    solver, theirs = base.on(ls.resolved)
+    mine = verdict._OnSample(pdd.on(ls.resolved))
+    built = base.on(ls.resolved)
+    solver, theirs = built.solver, built.plan
     assert theirs is not None and mine.same_as(solver, theirs)
     md_inst, n_md = theirs.roles["MD"]  # type: ignore[misc]
     bigger = replace(theirs, roles={**theirs.roles, "MD": (md_inst, n_md + 1)})
