@@ -1,4 +1,5 @@
-"""Renderers: table (rich), CSV, markdown and JSON, all from a :class:`~pddplan.results.Report`.
+"""Renderers: table (rich's layout, written by :mod:`pddplan.report.plain` where it can be
+without rich), CSV, markdown and JSON, all from a :class:`~pddplan.results.Report`.
 
 ``emit`` writes to ``-o FILE`` or stdout; only results go to stdout.
 """
