@@ -1,4 +1,5 @@
-"""Renderers: table (rich), CSV, markdown and JSON, all from a :class:`~pddplan.results.Report`.
+"""Renderers: table (rich's layout, written by :mod:`pddplan.report.plain` where it can be
+without rich), CSV, markdown and JSON, all from a :class:`~pddplan.results.Report`.
 
 ``emit`` writes to ``-o FILE`` or stdout; only results go to stdout.
 """
@@ -9,15 +10,18 @@ import io
 import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pddplan.errors import OptionError, write_failed
 from pddplan.labels import UNITS
 from pddplan.results import Report, Section, json_ready
 from pddplan.results.base import Chart
 from pddplan.results.invariants import check_report, check_text
+
+if TYPE_CHECKING:
+    from pddplan.report import plain
 
 FORMATS = ("table", "csv", "md", "json")
 
@@ -116,7 +120,8 @@ def _byte_scale(sec: Section, col: str) -> tuple[float, str]:
     """The factor and prefix a byte column (unit B or B/s) is shown in: the largest decimal
     prefix its largest value reaches, so ``1.2e+10 [B]`` reads ``12 [GB]``; (1, "") for any
     other column. Machine formats (CSV, JSON) keep bytes."""
-    unit = header(col).rsplit("[", 1)[-1] if header(col).endswith("]") else ""
+    head = header(col)
+    unit = head.rsplit("[", 1)[-1] if head.endswith("]") else ""
     if unit not in ("B]", "B/s]") or col in sec.labels:
         return 1.0, ""
     vals = [
@@ -244,13 +249,12 @@ def table_width(is_terminal: bool, wide: bool) -> int:
 _TEXT_MIN = 12  # text columns fold down to this width
 
 
-def _groups(
-    cols: list[str], cells: dict[str, list[str]], heads: dict[str, str], width: int
-) -> list[list[str]]:
-    """Columns packed into groups that fit ``width`` (the first column repeated in each)."""
+def _groups(cols: list[str], mins: dict[str, int], width: int) -> list[list[str]]:
+    """Columns packed into groups that fit ``width`` (the first column repeated in each), each
+    column at least its :func:`min_width` (``mins``)."""
 
     def need(c: str) -> int:
-        return min_width(heads[c], cells[c]) + 3  # padding and the (blank) column rule
+        return mins[c] + 3  # padding and the (blank) column rule
 
     def fits(group: list[str]) -> bool:
         # a table without padding at its edges: the columns, 3 between each, 1 at each side
@@ -277,21 +281,21 @@ def _groups(
 
 
 def column_widths(
-    group: list[str], cells: dict[str, list[str]], heads: dict[str, str], width: int
+    group: list[str], cells: dict[str, list[str]], mins: dict[str, int], width: int
 ) -> dict[str, int]:
     """Fixed widths for a group of columns wider than ``width``, or {} when it fits as it is.
 
-    Every column gets its :func:`min_width`; the space left goes to the columns that would
+    Every column gets its :func:`min_width` (``mins``); the space left goes to the columns that would
     use it (their longest cell or header past their minimum), a character at a time to the one
     furthest from its natural width. Left to itself, rich narrows the widest column first, even
     where that column cannot fold (a dotted name), and the table then runs past the edge.
     """
     # a header folds at its words, so a column's natural width is its longest cell (or word)
-    natural = {c: max([len(v) for v in cells[c]] + [min_width(heads[c], cells[c])]) for c in group}
+    natural = {c: max([len(v) for v in cells[c]] + [mins[c]]) for c in group}
     rules = 3 * len(group) - 1  # 3 between columns and 1 at each edge, no padding at the edges
     if sum(natural.values()) + rules <= width:
         return {}
-    out = {c: min_width(heads[c], cells[c]) for c in group}
+    out = {c: mins[c] for c in group}
     spare = width - rules - sum(out.values())
     while spare > 0:
         c = max(group, key=lambda k: natural[k] - out[k])
@@ -325,65 +329,109 @@ def render_table(
     """Tables laid out for the width (:func:`table_width`): compact headers with units, numbers
     to 4 significant digits never folded, long text folded, and tables wider than the width
     split into column groups. ``wide``: the columns' keys as headers (as CSV writes them), their
-    values in the keys' units (bytes not scaled to MB or GB), nothing folded."""
+    values in the keys' units (bytes not scaled to MB or GB), nothing folded.
+
+    rich lays the blocks out (:func:`_table_blocks`); where :mod:`pddplan.report.plain` writes
+    the same text without it (printable ASCII to a UTF-8 file), that does."""
+    from pddplan.report import plain
+
+    width = table_width(is_terminal, wide)
+    blocks = list(_table_blocks(rep, table, wide, width))
+    text = plain.render(blocks, width, soft_wrap=wide) if plain.writes_plain(file) else None
+    if text is None:
+        _print_rich(blocks, file, width, wide)
+        return
+    out = getattr(file, "rich_proxied_file", file)  # as rich writes past a live display
+    out.write(text)
+    out.flush()
+
+
+def _table_blocks(rep: Report, table: str | None, wide: bool, width: int) -> Iterator[plain.Block]:
+    """What the table format prints, in order: the title, the answer, each table (in column
+    groups that fit ``width``) under its title, the chart and the notes."""
     import textwrap
 
+    from pddplan.report.plain import Column, Line, Table
+
+    yield Line(rep.title, bold=True)
+    if table is None and rep.answer:
+        for a in rep.answer:  # the answer first, a sentence a paragraph, wrapped at words
+            yield Line(a)
+        yield Line(None)
+    for sec in pick(rep, table):
+        cols = sec.column_names()
+        # --wide heads each column with its key, so its values are in the key's unit (bytes)
+        cells = {c: _cells(sec, c, scaled=not wide) for c in cols}
+        heads = {c: column_header(sec, c) for c in cols}
+        mins = {c: min_width(heads[c], cells[c]) for c in cols}
+        groups = [cols] if wide else _groups(cols, mins, width)
+        for gi, group in enumerate(groups):
+            title = sec.title if gi == 0 else f"{sec.title} (continued)"
+            yield Line(title, bold=True)  # above the table: never wrapped to it
+            fixed = {} if wide else column_widths(group, cells, mins, width)
+            columns = []
+            for c in group:
+                numeric = all(_is_number(v) for v in cells[c])
+                mw = mins[c]
+                columns.append(
+                    Column(
+                        c if wide else "\n".join(textwrap.wrap(heads[c], mw)),
+                        width=fixed.get(c),
+                        min_width=None if wide else mw,
+                        max_width=mw if numeric and not wide else None,
+                        no_wrap=wide or numeric,
+                        justify="right" if numeric and not wide else "left",
+                    )
+                )
+            rows = [[cells[c][i] for c in group] for i in range(len(sec.rows))]
+            yield Table(columns, rows)
+    chart = render_chart(rep.chart) if rep.chart and table is None else ""
+    if chart:
+        yield Line(chart, literal=True, emoji=may_hold_emoji_code(chart))
+    for n in rep.notes if table is None else []:
+        line = f"- {n}"
+        yield Line(line, literal=True, emoji=may_hold_emoji_code(line))
+
+
+def _print_rich(blocks: Iterable[plain.Block], file: Any, width: int, wide: bool) -> None:
+    """Print ``blocks`` with rich (``box.SIMPLE_HEAD``, no padding at the table's edges)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from pddplan.report.plain import Table as Grid
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:
             # rich would exit 1 itself; a closed pipe is the caller's to handle (the CLI: exit 0)
             raise BrokenPipeError
 
-    width = table_width(is_terminal, wide)
     console = _Console(
         file=file, width=width, force_terminal=False, highlight=False, soft_wrap=wide
     )
-    console.print(Text(rep.title, style="bold"))
-    if table is None and rep.answer:
-        for a in rep.answer:  # the answer first, a sentence a paragraph, wrapped at words
-            console.print(Text(a))
-        console.print()
-    for sec in pick(rep, table):
-        cols = sec.column_names()
-        # --wide heads each column with its key, so its values are in the key's unit (bytes)
-        cells = {c: _cells(sec, c, scaled=not wide) for c in cols}
-        heads = {c: column_header(sec, c) for c in cols}
-        groups = [cols] if wide else _groups(cols, cells, heads, width)
-        for gi, group in enumerate(groups):
-            title = sec.title if gi == 0 else f"{sec.title} (continued)"
-            console.print(Text(title, style="bold"))  # above the table: never wrapped to it
-            t = Table(
-                show_lines=False,
-                box=box.SIMPLE_HEAD,
-                pad_edge=False,
-                expand=False,
-            )
-            fixed = {} if wide else column_widths(group, cells, heads, width)
-            for c in group:
-                numeric = all(_is_number(v) for v in cells[c])
-                mw = min_width(heads[c], cells[c])
+    for block in blocks:
+        if isinstance(block, Grid):
+            t = Table(show_lines=False, box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
+            for col in block.columns:
                 t.add_column(
-                    Text(c if wide else "\n".join(textwrap.wrap(heads[c], mw))),
+                    Text(col.header),
                     overflow="fold",
-                    width=fixed.get(c),
-                    min_width=None if wide else mw,
-                    max_width=mw if numeric and not wide else None,
-                    no_wrap=wide or numeric,
-                    justify="right" if numeric and not wide else "left",
+                    width=col.width,
+                    min_width=col.min_width,
+                    max_width=col.max_width,
+                    no_wrap=col.no_wrap,
+                    justify="right" if col.justify == "right" else "left",
                 )
-            for i in range(len(sec.rows)):
-                t.add_row(*(Text(cells[c][i]) for c in group))
+            for row in block.rows:
+                t.add_row(*(Text(v) for v in row))
             console.print(t)
-    chart = render_chart(rep.chart) if rep.chart and table is None else ""
-    if chart:
-        console.print(chart, markup=False, emoji=may_hold_emoji_code(chart))
-    for n in rep.notes if table is None else []:
-        line = f"- {n}"
-        console.print(line, markup=False, emoji=may_hold_emoji_code(line))
+        elif block.text is None:
+            console.print()
+        elif block.literal:
+            console.print(block.text, markup=False, emoji=block.emoji)
+        else:
+            console.print(Text(block.text, style="bold" if block.bold else ""))
 
 
 #: What rich reads as an emoji code in printed text (``:name:``, ``:name-emoji:``): two colons
