@@ -63,10 +63,11 @@ def file_stem() -> str:
     return f"code-{sys.implementation.cache_tag}-{magic}-O{sys.flags.optimize}"
 
 
-def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002
-    """``exec`` of ``source`` in ``globals`` and ``locals``, a text compiled at most once."""
-    if not isinstance(source, str):
-        return builtins.exec(source, globals, locals)
+def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> None:  # noqa: A002
+    """``exec`` of ``source`` in ``globals`` and ``locals``, a text compiled at most once (a
+    code object, or a further argument such as ``closure``, passes through)."""
+    if kwargs or not isinstance(source, str):
+        return builtins.exec(source, globals, locals, **kwargs)
     return builtins.exec(_compile(source, "<string>", "exec"), globals, locals)
 
 
