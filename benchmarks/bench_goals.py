@@ -14,10 +14,13 @@ environment turns bytecode writing off (``PYTHONDONTWRITEBYTECODE``, which makes
 compile the package from source, about 0.1 s), the children get a private cache directory
 (``PYTHONPYCACHEPREFIX``) and one warm-up run each; the first line says which.
 
-Usage: python benchmarks/bench_goals.py [--runs N] [--samples N] [--quick]
+Usage: python benchmarks/bench_goals.py [--runs N] [--samples N] [--quick] [--against DIR]
 
 ``--quick`` skips the robust study (the slowest figure) and runs each command and sweep three
-times.
+times. ``--against DIR`` (another checkout of pddplan, a ``git worktree`` or ``git archive`` of
+the commit to compare with) adds a table of the command rows measured in both checkouts,
+alternating run by run and which goes first (this machine's speed drifts by 10-50% within
+minutes: only figures measured in the same minutes compare), with each figure's change.
 """
 
 from __future__ import annotations
@@ -82,13 +85,30 @@ def child_env(cache_dir: str) -> tuple[dict[str, str], str]:
 
 def cpu_s(argv: list[str], env: dict[str, str], runs: int, ok: bool = True) -> float:
     """Median CPU time (user + system) of ``argv`` in fresh processes [s]."""
-    out = []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(argv, check=ok, capture_output=True, env=env)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-    return statistics.median(out)
+    return statistics.median(_cpu_one(argv, env, ok) for _ in range(runs))
+
+
+def _cpu_one(
+    argv: list[str], env: dict[str, str], ok: bool = True, cwd: str | None = None
+) -> float:
+    """CPU time (user + system) of one fresh process of ``argv`` [s]."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=ok, capture_output=True, env=env, cwd=cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def paired_cpu_s(
+    argv: list[str], envs: tuple[dict[str, str], dict[str, str]], runs: int, ok: bool, cwd: str
+) -> tuple[float, float]:
+    """Median CPU times of ``argv`` under each of two environments (two checkouts), run by
+    run, the first of each pair alternating [s]; ``cwd`` is a directory that holds no
+    checkout (``python -m`` looks in the working directory before ``PYTHONPATH``)."""
+    out: tuple[list[float], list[float]] = ([], [])
+    for i in range(runs):
+        for k in (0, 1) if i % 2 == 0 else (1, 0):
+            out[k].append(_cpu_one(argv, envs[k], ok, cwd))
+    return statistics.median(out[0]), statistics.median(out[1])
 
 
 def first_run_cpu_s(argv: list[str], env: dict[str, str], runs: int, root: Path) -> float:
@@ -148,7 +168,15 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=1000, help="robust study samples")
     ap.add_argument("--points", type=int, default=200, help="points of each sweep")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="another checkout of pddplan: the command rows measured in both, alternating",
+    )
     a = ap.parse_args()
+    if a.against is not None and not (a.against / "pddplan" / "__init__.py").is_file():
+        ap.error(f"--against {a.against}: no pddplan package there (allowed: a checkout's root)")
     runs = 3 if a.quick else a.runs
     rows: list[tuple[str, float, str, float, str]] = []  # label, value, unit, goal, sense
 
@@ -184,6 +212,8 @@ def main() -> None:
             subprocess.run([*pdd, *args], check=ok, capture_output=True, env=env)
         for label, args, goal, ok in cases:
             add(label, cpu_s([*pdd, *args], env, runs, ok), "s CPU", goal)
+        if a.against is not None:
+            paired = _paired_rows(pdd, cases, env, a.against.resolve(), runs, d)
         # the same commands on a machine that has run none before (nothing kept on disk)
         for label, args in (
             ("pddplan solve, first run", ["solve", "-f", "json"]),
@@ -249,6 +279,12 @@ def main() -> None:
                 f"{label:{width}}  {value:10.3f}  {unit:9}  {sense} {goal:<8g}  "
                 f"{'yes' if met else 'no'}"
             )
+        if a.against is not None:
+            print(f"\npaired, alternating run by run: this checkout and {a.against}")
+            print(f"{'figure':{width}}  {'this':>10}  {'against':>10}  {'unit':9}  change")
+            for label, mine, theirs in paired:
+                change = f"{(mine / theirs - 1) * 100:+.0f}%" if theirs > 0 else "-"
+                print(f"{label:{width}}  {mine:10.3f}  {theirs:10.3f}  {'s CPU':9}  {change}")
         peer = shutil.which(PEER[0])
         if peer is None:
             print("peer: aiconfigurator is not installed (pip install aiconfigurator): no ratio")
@@ -259,6 +295,26 @@ def main() -> None:
                 f"peer: aiconfigurator cli default {theirs:.2f} s CPU, pddplan solve "
                 f"{ours:.2f} s CPU: {theirs / ours:.1f}x"
             )
+
+
+def _paired_rows(
+    pdd: list[str],
+    cases: list[tuple[str, list[str], float, bool]],
+    env: dict[str, str],
+    against: Path,
+    runs: int,
+    d: str,
+) -> list[tuple[str, float, float]]:
+    """Each command row's CPU time in this checkout and in ``against``, measured alternately
+    (:func:`paired_cpu_s`), each checkout warmed first (its bytecode, its cache entries)."""
+    this = Path(__file__).resolve().parent.parent
+    envs = (dict(env, PYTHONPATH=str(this)), dict(env, PYTHONPATH=str(against)))
+    for e in envs:
+        for _, args, _, ok in cases:
+            subprocess.run([*pdd, *args], check=ok, capture_output=True, env=e, cwd=d)
+    return [
+        (label, *paired_cpu_s([*pdd, *args], envs, runs, ok, d)) for label, args, _, ok in cases
+    ]
 
 
 if __name__ == "__main__":
