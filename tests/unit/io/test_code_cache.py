@@ -156,3 +156,21 @@ def test_off_with_the_caches(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["None", "None"]  # the builtins serve them
+
+
+def test_past_the_cap_the_file_keeps_the_process_own(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file over :data:`~pddplan.io.code_cache.MAX_ENTRIES` is written with only the code this
+    process used: it stays small (reading it back is part of every start)."""
+    used = {("eval", f"list[U{i}]"): compile(f"list[U{i}]", "<string>", "eval") for i in range(3)}
+    other = {("eval", f"set[O{i}]"): compile(f"set[O{i}]", "<string>", "eval") for i in range(5)}
+    monkeypatch.setattr(code_cache, "_codes", {**used, **other})
+    monkeypatch.setattr(code_cache, "_used", set(used))
+    monkeypatch.setattr(code_cache, "_loaded", 0)
+    monkeypatch.setattr(code_cache, "MAX_ENTRIES", 4)
+    assert code_cache.save()
+    assert set(_kept(cache)) == set(used)
+    monkeypatch.setattr(code_cache, "MAX_ENTRIES", 8)
+    assert code_cache.save()
+    assert set(_kept(cache)) == {*used, *other}  # under the cap: every one kept
