@@ -143,6 +143,16 @@ def column_header(sec: Section, col: str) -> str:
     )
 
 
+def left_out(sec: Section, empty: list[str], *, keys: bool = False) -> str:
+    """The line under a table that names the columns it leaves out (``empty``, from
+    :meth:`~pddplan.results.Section.shown_columns`), in words (``keys``: by their keys)."""
+    if sec.omit_empty_name and set(empty) == set(sec.omit_empty):
+        names = sec.omit_empty_name
+    else:
+        names = ", ".join(c if keys else header(c) for c in empty)
+    return f"(left out, empty in every row: {names}; -f csv and -f json keep them)"
+
+
 def _cells(sec: Section, col: str, *, scaled: bool = True) -> list[str]:
     """A column's values as table and markdown write them (machine keys in words, bytes in the
     prefix of :func:`column_header`). ``scaled=False`` (``--wide``, whose headers are the raw
@@ -166,7 +176,7 @@ def render_md(rep: Report, table: str | None = None) -> str:
     if table is None and rep.answer:
         out += [f"- {md_escape(a)}" for a in rep.answer] + [""]
     for sec in pick(rep, table):
-        cols = sec.column_names()
+        cols, empty = sec.shown_columns()
         out += [f"## {md_escape(sec.title)}", ""]
         if not sec.rows:
             out += ["(none)", ""]
@@ -179,6 +189,8 @@ def render_md(rep: Report, table: str | None = None) -> str:
                 "| " + " | ".join(md_escape(cells[c][i]).replace("|", "\\|") for c in cols) + " |"
             )
         out.append("")
+        if empty:
+            out += [md_escape(left_out(sec, empty)), ""]
     for n in rep.notes:
         out.append(f"- {md_escape(n)}")
     return "\n".join(out).rstrip() + "\n"
@@ -359,7 +371,7 @@ def _table_blocks(rep: Report, table: str | None, wide: bool, width: int) -> Ite
             yield Line(a)
         yield Line(None)
     for sec in pick(rep, table):
-        cols = sec.column_names()
+        cols, empty = sec.shown_columns()
         # --wide heads each column with its key, so its values are in the key's unit (bytes)
         cells = {c: _cells(sec, c, scaled=not wide) for c in cols}
         heads = {c: column_header(sec, c) for c in cols}
@@ -385,6 +397,8 @@ def _table_blocks(rep: Report, table: str | None, wide: bool, width: int) -> Ite
                 )
             rows = [[cells[c][i] for c in group] for i in range(len(sec.rows))]
             yield Table(columns, rows)
+        if empty:
+            yield Line(left_out(sec, empty, keys=wide), literal=True)
     chart = render_chart(rep.chart) if rep.chart and table is None else ""
     if chart:
         yield Line(chart, literal=True, emoji=may_hold_emoji_code(chart))

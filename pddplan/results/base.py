@@ -28,6 +28,12 @@ class Section:
     #: columns whose values are machine keys (``rate_rps``): table and markdown write them in
     #: words with their unit (``rate [req/s]``), CSV and JSON keep the keys
     labels: tuple[str, ...] = ()
+    #: columns the table and markdown formats leave out where no row has a value, with a line
+    #: naming them (:meth:`shown_columns`); CSV and JSON keep every column (one schema)
+    omit_empty: tuple[str, ...] = ()
+    #: what :attr:`omit_empty` holds, in words, for the line where every one of them is left out
+    #: (else the line names each column left out)
+    omit_empty_name: str = ""
 
     @property
     def slug(self) -> str:
@@ -47,6 +53,15 @@ class Section:
                 if k not in cols:
                     cols.append(k)
         return cols
+
+    def shown_columns(self) -> tuple[list[str], list[str]]:
+        """The columns the table and markdown formats show, and those they leave out: the
+        :attr:`omit_empty` columns that no row has a value in (all of them ``None``)."""
+        cols = self.column_names()
+        empty = [
+            c for c in cols if c in self.omit_empty and all(r.get(c) is None for r in self.rows)
+        ]
+        return [c for c in cols if c not in empty], empty
 
 
 @dataclass(frozen=True)

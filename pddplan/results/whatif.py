@@ -52,9 +52,22 @@ class SweepResult(Result):
         said = ("ratio_undefined", "bcr_undefined")
         cols = [k for k in _columns(list(self.axes), points) if k not in said]
         table = [{k: r.get(k) for k in cols} for r in points]
+        # a plan's columns are empty where no point has a plan: the table and markdown leave
+        # them out, CSV and JSON keep them (one schema); a BCR ratio's dashes say something
+        # (its baseline serves nothing) and stay
+        from pddplan.whatif import PLAN_COLUMNS
+
+        planned = tuple(k for k in cols if k in PLAN_COLUMNS and k not in self.axes)
         return Report(
             "pddplan sweep",
-            [Section("points", table)],
+            [
+                Section(
+                    "points",
+                    table,
+                    omit_empty=planned,
+                    omit_empty_name="every plan column (no point has a plan)",
+                )
+            ],
             {
                 "axes": [{"path": p, "values": v} for p, v in self.axes.items()],
                 "points": points,

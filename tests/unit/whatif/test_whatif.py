@@ -247,3 +247,47 @@ def test_sweep_csv_columns_do_not_depend_on_which_points_fit() -> None:
     assert fits_none == [*plan, "feasible", "binding"]
     rows = api.sweep(None, {"rate_rps": [50]}).points
     assert rows[0]["cost_usd_per_hour"] is None and rows[0]["rate_rps"] == 50
+
+
+def test_a_sweep_where_no_point_fits_shows_its_axis_and_what_binds_in_the_table() -> None:
+    """The table and markdown formats leave out the plan columns no point has a value in (one
+    line says so, and that CSV and JSON keep them), so an all-infeasible sweep shows what binds
+    beside each point, not three continued tables of dashes; a point with a plan keeps them."""
+    import io
+
+    from pddplan import api
+    from pddplan.report import header, render_csv, render_md, render_table
+
+    def table(rates: list[float]) -> tuple[str, str, str]:
+        rep = api.sweep(None, {"rate_rps": rates}).report()
+        buf = io.StringIO()
+        render_table(rep, buf, False)
+        return buf.getvalue(), render_md(rep), render_csv(rep)
+
+    text, md, csv = table([50, 60])
+    assert "(continued)" not in text and header("cost_usd_per_hour") not in text
+    assert "line utilization" in text and "left out, empty in every row: every plan column" in text
+    assert "| rate [req/s] | feasible | binding |" in md
+    assert "-f csv and -f json keep them" in md
+    assert "cost_usd_per_hour" in csv.splitlines()[0]  # one schema in CSV
+    text, md, _ = table([1, 60])  # one point fits: its plan is shown, nothing left out
+    assert header("cost_usd_per_hour") in md and "left out" not in md
+    assert "left out" not in text
+
+
+def test_a_column_left_out_is_named_where_others_of_its_group_show() -> None:
+    from pddplan.report import header, left_out
+    from pddplan.results import Section
+
+    sec = Section(
+        "points",
+        [{"a": 1, "b": None, "c": None}, {"a": None, "b": None, "c": 2}],
+        omit_empty=("a", "b", "c"),
+        omit_empty_name="every plan column",
+    )
+    assert sec.shown_columns() == (["a", "c"], ["b"])
+    assert left_out(sec, ["b"]) == (
+        f"(left out, empty in every row: {header('b')}; -f csv and -f json keep them)"
+    )
+    assert "every plan column" in left_out(sec, ["a", "b", "c"])
+    assert Section("t", [{"a": None}]).shown_columns() == (["a"], [])  # only omit_empty's go
