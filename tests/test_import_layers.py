@@ -329,9 +329,7 @@ def test_an_unknown_top_level_key_loads_neither_the_schemas_nor_the_solver(
     command loads pydantic, the specs or numpy, once a run has kept the schema's keys in the
     parse cache (:mod:`pddplan.io.key_check`); the first run, which reads them from the schemas,
     reports the same line."""
-    import os
-    import subprocess
-    import sys
+    from tests.fresh import fresh_runs
 
     bad = tmp_path / "unknown.yaml"
     bad.write_text("kind: scenario\nname: x\nmodel: qwen3-235b-a22b\nbogus_key: 1\n")
@@ -345,13 +343,7 @@ def test_an_unknown_top_level_key_loads_neither_the_schemas_nor_the_solver(
         "heavy = [m for m in ('pydantic', 'pddplan.spec', 'numpy') if m in sys.modules]\n"
         "print('HEAVY:' + ','.join(heavy))\n"
     )
-    env = {**os.environ, "PDDPLAN_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        )
-        for _ in range(2)
-    ]
+    runs = fresh_runs(code, tmp_path / "cache", 2)
     first, warm = (r.stdout.strip().splitlines() for r in runs)
     assert first[0] == "EXIT: 1" and first[1].startswith("HEAVY:pydantic"), first
     assert warm == ["EXIT: 1", "HEAVY:"], warm

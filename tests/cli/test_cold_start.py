@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pddplan.cli import COMMAND_MODULES
+from tests.fresh import fresh_runs
 
 PROBE = """\
 import json, sys
@@ -84,13 +85,7 @@ def test_a_scenario_read_from_the_parse_cache_does_not_import_yaml(tmp_path: Pat
         "load_scenario('default')\n"
         "print('yaml' in sys.modules)\n"
     )
-    env = {**os.environ, "PDDPLAN_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        ).stdout.split()
-        for _ in range(2)
-    ]
+    runs = [r.stdout.split() for r in fresh_runs(code, tmp_path / "cache", 2)]
     assert runs == [["True"], ["False"]], runs
 
 

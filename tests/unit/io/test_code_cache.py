@@ -1,6 +1,7 @@
 """The dataclass methods and forward references compiled once and kept from one start to the
-next (pddplan.io.code_cache): the same code as Python's own ``exec`` and ``compile`` make, read back by a second
-start, a damaged file noted and rewritten, and nothing installed with the caches off."""
+next (pddplan.io.code_cache): the same code as Python's own ``exec`` and ``compile`` make, read
+back by a second start, a damaged file noted and rewritten, and nothing installed with the caches
+off."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import dataclasses
 import marshal
 import os
 import subprocess
-import sys
 import typing
 from pathlib import Path
 
 import pytest
 
 from pddplan.io import code_cache
+from tests.fresh import fresh_runs
 
 #: A class whose methods no other test compiles; its fields make the generated text unique.
 CLASS_SOURCE = """
@@ -101,11 +102,8 @@ def test_cached_forward_references_are_the_code_python_compiles(
 def _start(cache: Path, snippet: str) -> subprocess.CompletedProcess[str]:
     """A fresh interpreter that imports the command line (which installs the code cache) with
     the caches in ``cache``, then runs ``snippet``."""
-    env = {**os.environ, "PDDPLAN_CACHE_DIR": str(cache)}
     code = "import pddplan.cli\nfrom pddplan.io import code_cache as cc\n" + snippet
-    return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
-    )
+    return fresh_runs(code, cache, check=False)[0]
 
 
 def _kept(cache: Path) -> dict[str, object]:
@@ -146,14 +144,11 @@ def test_a_damaged_file_is_noted_once_and_rewritten(tmp_path: Path) -> None:
 
 
 def test_off_with_the_caches(tmp_path: Path) -> None:
-    env = {**os.environ, "PDDPLAN_CACHE_DIR": "off"}
     code = (
         "import dataclasses, typing, pddplan.cli\n"
         "print(getattr(dataclasses, 'exec', None), getattr(typing, 'compile', None))\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
-    )
+    (run,) = fresh_runs(code, "off", check=False)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["None", "None"]  # the builtins serve them
 
