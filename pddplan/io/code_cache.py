@@ -17,8 +17,8 @@ Where: one file in the caches' directory (:func:`pddplan.io.user_cache.cache_dir
 checks, ``PDDPLAN_CACHE_DIR=off`` turns it off), named by the interpreter's bytecode tag and
 magic number and its optimization level (a code object is read back only by the interpreter
 that made it), holding the code objects by the mode and the very text they were compiled from:
-an entry cannot be stale, and an answer never depends on the file. A file that cannot be read, or holds
-anything else, is ignored and rewritten, with a one-line note on stderr
+an entry cannot be stale, and an answer never depends on the file. A file that cannot be read,
+or holds anything else, is ignored and rewritten, with a one-line note on stderr
 (:func:`~pddplan.io.parse_cache.damaged`). The texts compiled in a process that the file lacked
 are added when it ends; past :data:`MAX_ENTRIES` the file keeps only the process's own.
 
@@ -65,7 +65,13 @@ def file_stem() -> str:
     return f"code-{sys.implementation.cache_tag}-{magic}-O{sys.flags.optimize}"
 
 
-def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> None:  # noqa: A002
+def _exec(
+    source: Any,
+    globals: Any = None,  # noqa: A002 - exec's own names
+    locals: Any = None,  # noqa: A002
+    /,
+    **kwargs: Any,
+) -> None:
     """``exec`` of ``source`` in ``globals`` and ``locals``, a text compiled at most once (a
     code object, or a further argument such as ``closure``, passes through)."""
     if kwargs or not isinstance(source, str):

@@ -297,10 +297,10 @@ def column_widths(
 ) -> dict[str, int]:
     """Fixed widths for a group of columns wider than ``width``, or {} when it fits as it is.
 
-    Every column gets its :func:`min_width` (``mins``); the space left goes to the columns that would
-    use it (their longest cell or header past their minimum), a character at a time to the one
-    furthest from its natural width. Left to itself, rich narrows the widest column first, even
-    where that column cannot fold (a dotted name), and the table then runs past the edge.
+    Every column gets its :func:`min_width` (``mins``); the space left goes to the columns that
+    would use it (their longest cell or header past their minimum), a character at a time to the
+    one furthest from its natural width. Left to itself, rich narrows the widest column first,
+    even where that column cannot fold (a dotted name), and the table then runs past the edge.
     """
     # a header folds at its words, so a column's natural width is its longest cell (or word)
     natural = {c: max([len(v) for v in cells[c]] + [mins[c]]) for c in group}
