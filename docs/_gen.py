@@ -177,6 +177,34 @@ def paper_table() -> None:
         _out("| " + " | ".join(row) + " |")
 
 
+def equal_cost_losses() -> str:
+    """docs/solve.md's sentence on the bundled scenarios (the default and every example) where
+    PDD loses to a baseline: each loss at PDD's very cost (within the tie rule's 1e-9 $/h),
+    with both TTFT p99s and how much more the baseline serves; a loss at another cost is
+    named as such."""
+    names = ["default", *sorted(p.stem for p in (ROOT / "examples").glob("*.yaml"))]
+    ties, others = [], []
+    for name in names:
+        d = data(f"solve {name} --no-verdict-check")
+        plan = d["plan"]
+        for b in d["baselines"]:
+            ratio = b.get("bcr_ratio")
+            if ratio is None or ratio >= 1:
+                continue
+            if abs(b["cost_usd_per_hour"] - plan["cost_usd_per_hour"]) > 1e-9:
+                others.append(f"`{name}` (against {b['name']})")
+                continue
+            ties.append(
+                f"`{name}` (both {plan['cost_usd_per_hour']:,.1f} $/h; PDD's TTFT p99 "
+                f"{g(plan['ttft_s']['p99'], 4)} s against {g(b['ttft_s']['p99'], 4)} s, and "
+                f"{b['name']} serves {pct(b['goodput_rps'] / plan['goodput_rps'] - 1, 2)} more)"
+            )
+    text = f"Of the bundled scenarios, PDD loses at its own cost in {join(ties) or 'none'}"
+    if others:
+        return f"{text}, and at another cost in {join(others)}."
+    return f"{text}, and nowhere else."
+
+
 def join(items: Iterable[str], last: str = "and") -> str:
     """``a, b and c``."""
     xs = list(items)

@@ -70,6 +70,35 @@ def _against_text(plan: Plan, base: Plan, head: str) -> str:
     return f"{head}; {cost} and {bcr}."
 
 
+#: The TTFT percentiles by their index in a plan's ``prefill.ttft_s``.
+_PERCENTILE_NAMES = ("p50", "p90", "p99")
+
+
+def _equal_cost_text(plan: Plan, base: Plan, name: str) -> str | None:
+    """Why PDD's ``plan`` loses to ``base`` at equal cost, where it does: the search's rule
+    for plans of one cost (:func:`~pddplan.solver.search.better_plan`) keeps the lower TTFT,
+    not the larger goodput, so a baseline of PDD's cost can serve a little more. The sentence
+    names the percentile that rule reads first where the two differ
+    (:func:`~pddplan.solver.search.ttft_decider`) and both figures; None where the costs do
+    not tie, PDD's TTFT there is not the lower, or the baseline serves no more."""
+    from pddplan.solver.search import costs_tie, ttft_decider
+
+    if not costs_tie(plan, base) or base.goodput_rps <= plan.goodput_rps:
+        return None
+    q_pdd, q_base = plan.prefill.ttft_s, base.prefill.ttft_s
+    i = ttft_decider(q_pdd, q_base)
+    if i is None or not q_pdd[i] < q_base[i]:
+        return None
+    more = (base.goodput_rps / plan.goodput_rps - 1.0) * 100.0 if plan.goodput_rps > 0 else None
+    serves = f"{more:.2g}% more" if more is not None else "more"
+    return (
+        f"Both cost the same, and at equal cost the search keeps the lower TTFT: PDD's TTFT "
+        f"{_PERCENTILE_NAMES[i]} is {q_pdd[i]:.4g} s against {q_base[i]:.4g} s for {name}, "
+        f"which serves {serves} (goodput {base.goodput_rps:.4g} against "
+        f"{plan.goodput_rps:.4g} req/s)."
+    )
+
+
 def _ratio(a: float, b: float) -> float | None:
     """``a / b``; None where it has no finite value: ``b`` is 0 (a baseline of no goodput), or
     ``a`` is unbounded (PDD's fleet costs nothing, so its BCR is; against a baseline of
@@ -244,6 +273,9 @@ class SolveResult(Result):
             f"{plan.cost_usd_per_hour:,.1f} $/h and "
             f"{plan.bcr_requests_per_usd:.4g} (BCR ratio {ratio:.3g}x)."
         )
+        tie = _equal_cost_text(plan, b, b.topology)
+        if tie:
+            text += " " + tie
         pays = []
         if self.verdict is not None:
             for v in self.verdict.verdicts:

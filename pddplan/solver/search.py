@@ -1314,13 +1314,33 @@ def better_plan(
     passes :meth:`Sizing.plan_ttft_s`, which computes a candidate's only when a tie needs it).
     ``ttft_key``, where given, names what ``ttft_s`` depends on: two plans of one key have the
     same percentiles, so they are not computed (:meth:`Sizing.plan_ttft_key`)."""
-    if abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > COST_TIE_USD_PER_HOUR:
+    if not costs_tie(a, b):
         return a.cost_usd_per_hour < b.cost_usd_per_hour
     if ttft_key is None or ttft_key(a) != ttft_key(b):
-        for qa, qb in zip(reversed(ttft_s(a)), reversed(ttft_s(b)), strict=True):
-            if abs(qa - qb) > TTFT_TIE_RTOL * max(abs(qa), abs(qb), 1e-12):
-                return qa < qb
+        qa, qb = ttft_s(a), ttft_s(b)
+        i = ttft_decider(qa, qb)
+        if i is not None:
+            return qa[i] < qb[i]
     return plan_key(a) < plan_key(b)
+
+
+def costs_tie(a: Plan, b: Plan) -> bool:
+    """Whether two plans' costs tie in :func:`better_plan` (within
+    :data:`COST_TIE_USD_PER_HOUR`; a cost that is not a number ties, as no comparison
+    separates it): their TTFT percentiles then decide."""
+    return not abs(a.cost_usd_per_hour - b.cost_usd_per_hour) > COST_TIE_USD_PER_HOUR
+
+
+def ttft_decider(qa: tuple[float, float, float], qb: tuple[float, float, float]) -> int | None:
+    """The TTFT percentile that :func:`better_plan` ranks two plans of equal cost by: the
+    index (0: p50, 1: p90, 2: p99) of the first of p99, p90, p50 on which ``qa`` and ``qb``
+    [s] differ by more than :data:`TTFT_TIE_RTOL` (the lower one wins); None where all three
+    tie (:func:`plan_key` then decides)."""
+    for i in (2, 1, 0):
+        x, y = qa[i], qb[i]
+        if abs(x - y) > TTFT_TIE_RTOL * max(abs(x), abs(y), 1e-12):
+            return i
+    return None
 
 
 #: Returned by :meth:`Solver._visit` when prefill options it was not given might matter.

@@ -58,6 +58,17 @@ def test_solve_says_first_when_pdd_loses(solve_losing: tuple[str, str]) -> None:
     # the baseline's cost and BCR, then where PDD would pay (the verdict's flips)
     assert re.search(r"for 155\.4 \$/h at a BCR of 49\.41 requests per dollar", text)
     assert "PDD would pay with" in text and "workload.hit_rate.shift (flips between" in text
+    # both cost 155.4 $/h: why PDD's search kept its plan, and what the baseline serves more
+    said = re.search(
+        r"Both cost the same, and at equal cost the search keeps the lower TTFT: PDD's TTFT p99 "
+        r"is ([\d.]+) s against ([\d.]+) s for no-relay-rld, which serves ([\d.]+)% more "
+        r"\(goodput ([\d.]+) against ([\d.]+) req/s\)\.",
+        text,
+    )
+    assert said is not None, text
+    p99_pdd, p99_base, more, g_base, g_pdd = map(float, said.groups())
+    assert p99_pdd < p99_base and g_base > g_pdd
+    assert more == pytest.approx((g_base / g_pdd - 1) * 100, rel=0.05)  # from 4-digit figures
 
 
 def test_summary_in_words_with_units(solve_default: tuple[str, str]) -> None:
@@ -129,7 +140,7 @@ def _fails_early(
         ("simulate", ("simulate", "-t", "summary"), "no table 'summary'"),
         ("sweep", ("sweep", "--set", "rate_rps=1,2", "-t", "nope"), "no table 'nope'"),
         ("bathtub", ("bathtub", "--plot", "/nonexistent/b.png"), "--plot /nonexistent/b.png"),
-        ("report", ("report", "-o", "/nonexistent/r.html"), "--output /nonexistent/r.html"),
+        ("plan_report", ("report", "-o", "/nonexistent/r.html"), "--output /nonexistent/r.html"),
     ],
 )
 def test_bad_output_paths_and_table_names_fail_before_the_work(
