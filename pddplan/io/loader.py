@@ -241,7 +241,11 @@ _ALIASED = IdentityMemo(size=256)
 
 
 def _groups_patched(
-    cls: type[Strict], base: Any, merged: dict[str, Any], ov: Mapping[str, Any]
+    cls: type[Strict],
+    base: Any,
+    merged: dict[str, Any],
+    ov: Mapping[str, Any],
+    loaded: Callable[[], Any] | None = None,
 ) -> Any | None:
     """The profile ``cls.model_validate(merged)`` gives, where ``merged`` is the parsed
     document ``base`` with overrides ``ov`` that change whole groups alone (a chip's
@@ -254,13 +258,17 @@ def _groups_patched(
 
     The same object: a model field validates with its own class's schema, whatever holds it;
     every other field of ``merged`` is ``base``'s very value, validated the same; and the copy
-    adds the groups to the fields set as a key present in ``merged`` would."""
+    adds the groups to the fields set as a key present in ``merged`` would.
+
+    ``loaded``: the caller's load of the file ``base`` was parsed from (:func:`_load_cached`:
+    kept validated in the parse cache, so that no schema is built for it), taken as ``base``'s
+    validated object; where it raises, ``base`` is validated here."""
     groups = _group_fields(cls)
     if not groups or not all(k in groups for k in ov) or type(base) is not dict:
         return None
     if _has_alias(base):
         return None
-    whole = _BASE_VALIDATED.get(base, cls, lambda: _validated_or_none(cls, base))
+    whole = _BASE_VALIDATED.get(base, cls, lambda: _loaded_or_validated(cls, base, loaded))
     if whole is None:
         return None
     try:
@@ -268,6 +276,21 @@ def _groups_patched(
     except Exception:  # a rejected value, or a validator's fault: the full validation's to say
         return None
     return BaseModel.model_copy(whole, update=update)
+
+
+def _loaded_or_validated(
+    cls: type[Strict], data: dict[str, Any], loaded: Callable[[], Any] | None
+) -> Any | None:
+    """``loaded()`` where it gives a ``cls`` (the file of ``data`` as loaded), else
+    :func:`_validated_or_none`."""
+    if loaded is not None:
+        try:
+            obj = loaded()
+        except Exception:  # the file alone fails (an override may mend it): validated here
+            obj = None
+        if type(obj) is cls:
+            return obj
+    return _validated_or_none(cls, data)
 
 
 def _validated_or_none(cls: type[Strict], data: dict[str, Any]) -> Any | None:
@@ -397,7 +420,7 @@ def _with_scenario_overrides(
         return load(ppath, kind)
     base = read(ppath)
     merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
-    patched = _groups_patched(KINDS[kind], base.data, merged.data, ov)
+    patched = _groups_patched(KINDS[kind], base.data, merged.data, ov, lambda: load(ppath, kind))
     if patched is not None:
         return patched
     try:

@@ -239,3 +239,38 @@ def test_a_base_that_raises_goes_to_the_full_validation() -> None:
     merged = _deep_merge(doc, ov)
     assert _HoldsFragile.model_validate(merged).a.x == 2.0
     assert _groups_patched(_HoldsFragile, doc, merged, ov) is None
+
+
+@pytest.mark.parametrize(("kind", "name"), PROFILES, ids=[f"{k}-{n}" for k, n in PROFILES])
+def test_the_file_as_loaded_stands_for_its_validation(kind: str, name: str) -> None:
+    """With the caller's load of the file (kept validated in the parse cache, so no schema is
+    built for the whole profile), the patched profile is the one the full validation gives;
+    a load that fails, or gives another kind, leaves the base to be validated here."""
+    from pddplan.io.loader import _load_cached
+
+    cls = KINDS[kind]
+    path = Registry.default().path(kind, name)
+    base = read_yaml(path)
+    found = [
+        (g, p, v)
+        for g in _group_fields(cls)
+        if isinstance(base.data.get(g), dict)
+        for p, v in _leaves(base.data[g])
+        if isinstance(v, float) and v > 0
+    ]
+    # a workload's hit rates are lists: its shift, as the verdict check sets it
+    ov = {found[0][0]: _nest(found[0][1], found[0][2] * 1.5)} if found else {}
+    ov = ov or {"hit_rate": {"shift": 0.01}}
+    full = _full(cls, _deep_merge(base.data, ov))
+    assert full is not None
+
+    def failing() -> object:
+        raise ValueError("the file alone does not load")
+
+    for loaded in (lambda: _load_cached(path, kind), failing, lambda: object()):
+        # a fresh document each time: the validated base is kept per document object
+        doc = read_yaml(path).data.copy()
+        fast = _groups_patched(cls, doc, _deep_merge(doc, ov), ov, loaded)
+        assert fast is not None
+        assert fast.model_dump_json() == full.model_dump_json()
+        assert _fields_set(fast) == _fields_set(full) and repr(fast) == repr(full)
