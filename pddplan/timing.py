@@ -26,6 +26,7 @@ All quantities are SI numbers; functions broadcast over numpy arrays.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -276,6 +277,39 @@ class Timeline:
         )
 
 
+@dataclass(frozen=True)
+class Timelines:
+    """:class:`Timeline` of several routings at one line load (:func:`timelines`): what depends
+    on the routing (``relay``, ``relay_wait_s``, ``eager_tokens``) has one row a routing, and
+    the rest, which no routing changes, is one array the rows share. The functions of a
+    timeline that are elementwise take it where a :class:`Timeline` goes (:func:`decode_split`,
+    :func:`first_token_points_by_routing`) and give each routing's values in its row."""
+
+    routings: tuple[Routing, ...]
+    relay: np.ndarray  # bool [routing, request]
+    on_decode_side: np.ndarray
+    link_utilization: float
+    wan_bytes: np.ndarray
+    wan_s: np.ndarray
+    rdma_s: np.ndarray
+    relay_wait_s: np.ndarray  # [s] [routing, request]
+    eager_tokens: np.ndarray  # [tokens] [routing, request]
+
+    def row(self, i: int) -> Timeline:
+        """The timeline of ``routings[i]`` (its values are those :func:`timeline` gives)."""
+        return Timeline(
+            self.routings[i],
+            self.relay[i],
+            self.on_decode_side,
+            self.link_utilization,
+            self.wan_bytes,
+            self.wan_s,
+            self.rdma_s,
+            self.relay_wait_s[i],
+            self.eager_tokens[i],
+        )
+
+
 def decode_side_bytes(paths: Paths, input_tokens, hit_rate, on_decode_side) -> np.ndarray:
     """Bytes each request sends to the decode pool (0 for those finished on RLD) [bytes]."""
     b = wan_payload_bytes(input_tokens, hit_rate, paths.kv_bytes_per_token)
@@ -319,12 +353,62 @@ def timeline(
     """
     h = np.asarray(hit_rate, dtype=float)
     on, relay, wan_bytes, rdma_s = _timeline_fixed(paths, routing, input_tokens, h, on_decode_side)
+    wan_s, wait, eager = _timeline_times(
+        paths, relay, on, wan_bytes, rdma_s, output_tokens, link_utilization, rld_step_s
+    )
+    return Timeline(routing, relay, on, link_utilization, wan_bytes, wan_s, rdma_s, wait, eager)
+
+
+def timelines(
+    paths: Paths,
+    routings: Sequence[Routing],
+    input_tokens,
+    hit_rate,
+    output_tokens,
+    on_decode_side,
+    link_utilization: float,
+) -> Timelines:
+    """:func:`timeline` of each of ``routings`` at one line load, in one set of array calls (RLD
+    stepping at the TPOT target): a :class:`Timelines` whose row ``i`` (:meth:`Timelines.row`)
+    holds the values ``timeline(..., routings[i], ...)`` gives.
+
+    Only which requests relay depends on the routing: the transfers, the RDMA copy and the
+    bytes are computed once, and the relay wait and eager tokens (elementwise,
+    :func:`_timeline_times`) once for a routing a row. A search asks for every routing of a
+    problem at each rate (:meth:`~pddplan.solver.sizing.Sizing.fresh_routes`)."""
+    h = np.asarray(hit_rate, dtype=float)
+    fixed = [_timeline_fixed(paths, r, input_tokens, h, on_decode_side) for r in routings]
+    on, _, wan_bytes, rdma_s = fixed[0]  # what no routing changes, as each routing's memo has it
+    relay = np.array([f[1] for f in fixed])
+    relay.setflags(write=False)  # as each routing's own mask is (_timeline_fixed)
+    wan_s, wait, eager = _timeline_times(
+        paths, relay, on, wan_bytes, rdma_s, output_tokens, link_utilization, None
+    )
+    return Timelines(
+        tuple(routings), relay, on, link_utilization, wan_bytes, wan_s, rdma_s, wait, eager
+    )
+
+
+def _timeline_times(
+    paths: Paths,
+    relay: np.ndarray,
+    on: np.ndarray,
+    wan_bytes: np.ndarray,
+    rdma_s: np.ndarray,
+    output_tokens,
+    link_utilization: float,
+    rld_step_s: float | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`timeline`'s ``(wan_s, relay_wait_s, eager_tokens)`` at a line load: the transfer
+    to the decode pool, then RLD's wait and eager tokens where relayed. Elementwise: ``relay``
+    may have a leading axis (one routing a row, :func:`timelines`), and the routing's rows then
+    share the transfers."""
     util = min(link_utilization, 0.999999)
     wan_s = np.where(on, transfer_s(paths.decode_link, wan_bytes, util), 0.0)
     step = paths.tpot_s if rld_step_s is None else rld_step_s
     wait = np.where(relay, pipeline.relay_wait_s(wan_s, rdma_s), 0.0)
     eager = np.where(relay, pipeline.eager_tokens(wait, step, output_tokens), 0.0)
-    return Timeline(routing, relay, on, link_utilization, wan_bytes, wan_s, rdma_s, wait, eager)
+    return wan_s, wait, eager
 
 
 def _timeline_fixed(
@@ -391,7 +475,9 @@ _TIMELINE_MEMO_MAX_SIZE = 256
 _TIMELINE_FIXED = _ArraysMemo(512)
 
 
-def first_token_after_kv_s(tl: Timeline, wan_s, md_step_s: float, rld_step_s: float):
+def first_token_after_kv_s(
+    tl: Timeline | Timelines, wan_s, md_step_s: float, rld_step_s: float
+) -> np.ndarray:
     """Time from prefill end to the first token, per request [s]: one decode step after the KV
     lands on the side that decodes first.
 
@@ -399,13 +485,14 @@ def first_token_after_kv_s(tl: Timeline, wan_s, md_step_s: float, rld_step_s: fl
     RDMA, or MD when its transfer is faster still); anomalous (finished on RLD): ``rdma +
     step_RLD``. ``wan_s`` is the transfer to the decode pool, shaped like ``tl.wan_s`` or with
     one more trailing axis (the line's jitter points, :func:`first_token_points`); the RDMA copy
-    broadcasts against it.
+    and the routing's masks broadcast against it (those of :class:`Timelines` with their
+    leading routing axis: elementwise, each routing's row is its own timeline's).
 
     The one home of the first-token rule: the solver's TTFT, ``solve --explain``'s per-class
     rows, the bathtub and the simulator all take it from here.
     """
     wan = np.asarray(wan_s, dtype=float)
-    extra = (slice(None),) + (None,) * (wan.ndim - 1)
+    extra = (Ellipsis,) + (None,) * (wan.ndim - np.ndim(tl.wan_s))
     rdma = np.asarray(tl.rdma_s, dtype=float)[extra]
     direct = (tl.on_decode_side & ~tl.relay)[extra]
     relay = np.asarray(tl.relay)[extra]
@@ -426,24 +513,43 @@ def _first_token_grid(
     token at the line's jitter point ``j`` (one point without jitter), and the points' weights
     ``weights[k, j]`` with what :func:`first_token_points` keeps of them
     (:func:`_point_weights`)."""
-    pre = np.asarray(prefill_s, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    util = min(tl.link_utilization, 0.999999)
-    link = paths.decode_link
+    f, fw = _line_points(paths)
+    offs = _first_token_offsets(paths, tl, prefill_s, f, md_step_s, rld_step_s)
+    return offs, _point_weights(tl, np.asarray(weights, dtype=float), fw)
+
+
+def _line_points(paths: Paths) -> tuple[np.ndarray, np.ndarray]:
+    """The line's jitter points as :func:`_first_token_offsets` takes them: (factors as a row,
+    weights); one point of factor 1 without jitter (or without the line)."""
     if paths.cross_dc and paths.wan.jitter_cv > 0:
         f1, fw = jitter_points(paths.wan)
-        f = f1[None, :]
-    else:
-        f, fw = np.ones((1, 1)), np.ones(1)
+        return f1[None, :], fw
+    return np.ones((1, 1)), np.ones(1)
+
+
+def _first_token_offsets(
+    paths: Paths,
+    tl: Timeline | Timelines,
+    prefill_s,
+    factors: np.ndarray,
+    md_step_s: float | None,
+    rld_step_s: float | None,
+) -> np.ndarray:
+    """:func:`_first_token_grid`'s offsets ``offsets_s[..., k, j]`` at the jitter ``factors``
+    (:func:`_line_points`), elementwise: with :class:`Timelines`, one routing a leading row,
+    each row the offsets of that routing's own timeline (the transfers, which no routing
+    changes, computed once)."""
+    pre = np.asarray(prefill_s, dtype=float)
+    util = min(tl.link_utilization, 0.999999)
+    link = paths.decode_link
     wan = np.where(
-        tl.on_decode_side[:, None],
-        transfer_s(link, tl.wan_bytes[:, None] * f, util),
+        tl.on_decode_side[..., None],
+        transfer_s(link, tl.wan_bytes[..., None] * factors, util),
         0.0,
     )
     s_md = paths.tpot_s if md_step_s is None else float(md_step_s)
     s_rld = paths.tpot_s if rld_step_s is None else float(rld_step_s)
-    offs = pre[:, None] + first_token_after_kv_s(tl, wan, s_md, s_rld)
-    return offs, _point_weights(tl, w, fw)
+    return pre[:, None] + first_token_after_kv_s(tl, wan, s_md, s_rld)
 
 
 def _point_weights(
@@ -502,6 +608,23 @@ def first_token_points(
         paths, tl, prefill_s, weights, md_step_s, rld_step_s
     )
     return offs.ravel()[keep], wts.copy(), pids.copy()
+
+
+def first_token_points_by_routing(
+    paths: Paths, tls: Timelines, prefill_s, weights
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`first_token_points` of each routing of ``tls`` (at the TPOT target's steps), the
+    offsets of every routing in one set of array calls: the rule is elementwise, so each
+    routing's row of the grid holds the offsets its own timeline gives, and each keeps the
+    points its own weights keep (:func:`_point_weights`, memoized per routing)."""
+    f, fw = _line_points(paths)
+    offs = _first_token_offsets(paths, tls, prefill_s, f, None, None)
+    w = np.asarray(weights, dtype=float)
+    out = []
+    for i in range(len(tls.routings)):
+        _, keep, wts, pids = _point_weights(tls.row(i), w, fw)
+        out.append((offs[i].ravel()[keep], wts.copy(), pids.copy()))
+    return out
 
 
 def class_first_token_mean_s(
@@ -590,7 +713,7 @@ class DecodeSplit:
 
 def decode_split(
     paths: Paths,
-    tl: Timeline,
+    tl: Timeline | Timelines,
     output_tokens,
     mode: str,
     extend_fixed_s: float | np.ndarray,
@@ -599,7 +722,9 @@ def decode_split(
     """Per-request decode work on MD and RLD for a hand-over mode, RLD stepping at the TPOT.
 
     The extend terms may be columns (one MD option a row, :meth:`~pddplan.solver.sizing.Sizing.
-    decode_loads`): the split is elementwise, so each row is that option's own split.
+    decode_loads`), and the timeline may be several routings' (:class:`Timelines`, one routing
+    a row; with option columns, the options' axis ahead of the routings'): the split is
+    elementwise, so each row is that option's and routing's own split.
 
     Notes
     -----

@@ -45,7 +45,7 @@ The solver never prints; it takes an optional progress callback and returns reco
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -122,6 +122,7 @@ class Solver(Sizing):
             """The cost to beat [USD/h]: the search's own best, or the caller's plan's."""
             return above if best is None else min(above, best.cost_usd_per_hour)
 
+        self._by_routing(rate, routings, modes)
         for routing in routings:
             route = self.route(rate, routing)
             if pb.topology.cross_dc and route.link_utilization > pb.link_utilization_cap:
@@ -165,6 +166,38 @@ class Solver(Sizing):
                 )
             raise self._infeasible(rate, reasons)
         return self._after_ties(best, ties) if ties else best
+
+    def _by_routing(self, rate: float, routings: list[Routing], modes: Sequence[str]) -> None:
+        """Memoize the physics that :meth:`_search` reads routing by routing at ``rate``, for
+        every routing whose route is not memoized yet, in one set of array calls a step (the
+        rules are elementwise over the request classes, so each value is the one its own call
+        gives; the search then finds them in the memo): the routes (:meth:`fresh_routes`), the
+        TTFT offsets and sizing of the prefill option the search sizes first on each
+        (:meth:`ttft_offsets_by_routing`, :meth:`prefill_counts_by_routing`) and the MD
+        options' decode loads in each hand-over mode the search visits there
+        (:meth:`decode_loads_by_routing`: the first mode on every route, the others where it
+        relays). Nothing more where the line runs above its utilization cap (the search skips
+        every route). A routing that the search prunes has its values computed too: most are
+        not pruned (a rate sweep's routings are nearly all cost ties), and a batch costs about
+        what two routings' own calls cost."""
+        pb = self.pb
+        fresh = self.fresh_routes(rate, routings)
+        if fresh is None:
+            return
+        tls, routes = fresh
+        if pb.topology.cross_dc and tls.link_utilization > pb.link_utilization_cap:
+            return
+        order = _PrefillOptions.lower_bounds(self, rate)[2]
+        if order:
+            first = pb.options["P"][order[0]]
+            self.ttft_offsets_by_routing(first, tls, routes)
+            self.prefill_counts_by_routing(first, rate, routes)
+        relays: list[bool] = np.any(tls.relay, axis=1).tolist()
+        every = list(range(len(routes)))
+        for k, mode in enumerate(modes):
+            rows = every if k == 0 else [i for i in every if relays[i]]
+            if rows:
+                self.decode_loads_by_routing(tls, routes, rows, pb.options["MD"], mode)
 
     def _after_ties(self, best: Plan, ties: list[Plan]) -> Plan:
         """The plan that :func:`better_plan` keeps from ``best`` and then ``ties`` (candidates
@@ -1396,17 +1429,28 @@ class _PrefillOptions:
         pb = solver.pb
         self._solver, self._rate, self._route = solver, rate, route
         self._opts = pb.options["P"]
-        self._unit = [pb.unit_usd_per_hour(p) for p in self._opts]
-        lb = []
-        self._lb_n: list[int] = []  # each option's count at the utilization cap
-        for p, unit in zip(self._opts, self._unit, strict=True):
-            n = solver.prefill_cap_count(p, rate)
-            self._lb_n.append(n)
-            lb.append(n * unit)
-        self._lb = lb
-        self._order = sorted(range(len(lb)), key=lambda i: (lb[i], i))
+        self._unit, self._lb_n, self._order, self._lb = self.lower_bounds(solver, rate)
         self._next = 0  # position in _order of the next option to size
         self._sized: dict[int, PrefillCount | None] = {}
+
+    @staticmethod
+    def lower_bounds(
+        solver: Solver, rate: float
+    ) -> tuple[list[float], list[int], list[int], list[float]]:
+        """``(unit prices, counts, order, lower bounds)`` of the problem's prefill options at
+        ``rate`` (no route changes them): each option's unit price [USD/h] and count at the
+        utilization cap, the options' indices in the order they are sized (lower bound, then
+        index), and each one's lower bound [USD/h]."""
+        pb = solver.pb
+        unit = [pb.unit_usd_per_hour(p) for p in pb.options["P"]]
+        lb = []
+        lb_n: list[int] = []  # each option's count at the utilization cap
+        for p, u in zip(pb.options["P"], unit, strict=True):
+            n = solver.prefill_cap_count(p, rate)
+            lb_n.append(n)
+            lb.append(n * u)
+        order = sorted(range(len(lb)), key=lambda i: (lb[i], i))
+        return unit, lb_n, order, lb
 
     def _size_next(self) -> PrefillCount | None:
         i = self._order[self._next]

@@ -7,6 +7,7 @@ are kept in a :class:`~pddplan.solver.cache.SearchCache` across solves.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -117,6 +118,34 @@ class Sizing:
             pb.paths, routing, c.input_tokens, c.hit_rate, c.output_tokens, pb.on_decode_side, util
         )
 
+    def fresh_routes(
+        self, rate: float, routings: Sequence[Routing]
+    ) -> tuple[timing.Timelines, list[Route]] | None:
+        """The routings of ``routings`` whose :meth:`route` at ``rate`` is not memoized yet, as
+        :func:`~pddplan.timing.timelines` computes them in one set of array calls, and their
+        routes (each :meth:`route`'s memo entry, filled with its row: the values its own call
+        gives); None where fewer than two are missing (:meth:`route` computes one alone)."""
+        keys = [("route", self._key, rate, r) for r in routings]
+        todo = [(k, r) for k, r in zip(keys, routings, strict=True) if k not in self.cache]
+        if len(todo) < 2:
+            return None
+        pb = self.pb
+        c = pb.classes
+        util = timing.decode_link_utilization(pb.paths, rate, pb.mean_wan_bytes)
+        tls = timing.timelines(
+            pb.paths,
+            [r for _, r in todo],
+            c.input_tokens,
+            c.hit_rate,
+            c.output_tokens,
+            pb.on_decode_side,
+            util,
+        )
+        routes = [tls.row(i) for i in range(len(todo))]
+        for (key, _), route in zip(todo, routes, strict=True):
+            self.cache.put(key, route)
+        return tls, routes
+
     def ttft_offsets(
         self,
         inst: Instance,
@@ -134,15 +163,7 @@ class Sizing:
         Memoized on the route as :meth:`decode_load` is (its line load and routing), the
         instance's prefill times and the steps; the arrays are read-only.
         """
-        key = (
-            "ttft-offsets",
-            self._key,
-            self._prefill_bytes(inst),
-            route.link_utilization,
-            route.routing,
-            md_step_s,
-            rld_step_s,
-        )
+        key = self._ttft_offsets_key(inst, route, md_step_s, rld_step_s)
 
         def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             out = timing.first_token_points(
@@ -158,6 +179,40 @@ class Sizing:
             return out
 
         return self.cache.get(key, compute)
+
+    def _ttft_offsets_key(
+        self, inst: Instance, route: Route, md_step_s: float | None, rld_step_s: float | None
+    ) -> tuple:
+        """:meth:`ttft_offsets`' memo key."""
+        return (
+            "ttft-offsets",
+            self._key,
+            self._prefill_bytes(inst),
+            route.link_utilization,
+            route.routing,
+            md_step_s,
+            rld_step_s,
+        )
+
+    def ttft_offsets_by_routing(
+        self, inst: Instance, tls: timing.Timelines, routes: list[Route]
+    ) -> None:
+        """Memoize :meth:`ttft_offsets` of ``inst`` (at the TPOT target's steps) on each of
+        ``routes``, the rows of ``tls`` (:meth:`fresh_routes`), where it is not memoized yet:
+        every routing's offsets in one :func:`~pddplan.timing.first_token_points_by_routing`
+        (elementwise: each routing's are the values its own call gives)."""
+        keys = [self._ttft_offsets_key(inst, r, None, None) for r in routes]
+        if all(k in self.cache for k in keys):
+            return
+        pb = self.pb
+        outs = timing.first_token_points_by_routing(
+            pb.paths, tls, self.prefill_s(inst), pb.classes.weight
+        )
+        for key, out in zip(keys, outs, strict=True):
+            if key not in self.cache:
+                for a in out:
+                    a.setflags(write=False)
+                self.cache.put(key, out)
 
     def fleet_key(self, plan: Plan) -> tuple:
         """What a plan's fleet figures depend on: the problem's physics (:attr:`_key`), the
@@ -330,6 +385,38 @@ class Sizing:
         )
         return np.atleast_1d(f).tolist()  # type: ignore[no-any-return]
 
+    def cdf_at_targets_by_row(
+        self,
+        offs_rows: np.ndarray,
+        wts,
+        wait_probability: float,
+        conditional: queueing.ConditionalWait | None,
+    ) -> list[list[float]]:
+        """:meth:`cdf_at_targets` of each row of ``offs_rows`` (one distribution's offsets a
+        row, every row with the weights ``wts``), those with finite offsets in one
+        :func:`~pddplan.models.queueing.mixture_cdf` over a leading axis: its sum over a row's
+        points is a reduction along the last axis, which numpy sums row by row exactly as it
+        sums that row alone (a test checks it), so each row's values are its own call's. A row
+        with a non-finite offset is read by :meth:`cdf_at_targets` itself."""
+        d = np.asarray(offs_rows, dtype=float)
+        finite: list[bool] = np.isfinite(d).all(axis=1).tolist()
+        ok = d if all(finite) else d[np.array(finite)]
+        f = iter(
+            queueing.mixture_cdf(
+                sla.slack_targets(self.pb.ttft_targets_s),
+                ok[:, None, :],  # [row, target, point] against the targets' column
+                wts,
+                wait_probability,
+                conditional=conditional,
+            ).tolist()
+            if len(ok)
+            else []
+        )
+        return [
+            next(f) if fin else self.cdf_at_targets(row, wts, wait_probability, conditional)
+            for row, fin in zip(d, finite, strict=True)
+        ]
+
     def size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillSizing | None:
         """Fewest prefill instances meeting the utilization cap and the TTFT targets, with
         their figures (:meth:`prefill_count`, then :meth:`prefill_figures`)."""
@@ -343,8 +430,44 @@ class Sizing:
 
         The sizing sees the instance only through its prefill times, so instances of equal
         prefill times (layouts that differ in decode alone, say) share one entry."""
-        key = ("prefill", self._key, self._prefill_bytes(inst), rate, route.routing)
+        key = self._prefill_count_key(inst, rate, route)
         return self.cache.get(key, lambda: self._size_prefill(inst, rate, route))
+
+    def _prefill_count_key(self, inst: Instance, rate: float, route: Route) -> tuple:
+        """:meth:`prefill_count`'s memo key."""
+        return ("prefill", self._key, self._prefill_bytes(inst), rate, route.routing)
+
+    def prefill_counts_by_routing(self, inst: Instance, rate: float, routes: list[Route]) -> None:
+        """Memoize :meth:`prefill_count` of ``inst`` at ``rate`` on each of ``routes`` where it
+        is not memoized yet, their TTFT distributions at the utilization cap's count read in
+        one :meth:`cdf_at_targets_by_row` (the count, the prefill queue's wait and the points'
+        weights are the same on every route; each route's offsets are its own,
+        :meth:`ttft_offsets`); the rest of each sizing as :meth:`_size_prefill` goes on from
+        that reading. Nothing where fewer than two are missing, where the pool saturates at
+        that count (each reads 0 there) or where the routes' points differ in weight."""
+        todo = [
+            (key, r)
+            for key, r in ((self._prefill_count_key(inst, rate, r), r) for r in routes)
+            if key not in self.cache
+        ]
+        if len(todo) < 2:
+            return
+        n = self.prefill_cap_count(inst, rate)
+        if self.prefill_utilization(inst, n, rate) >= 1:
+            return
+        offs = [self.ttft_offsets(inst, r) for _, r in todo]
+        wts = offs[0][1]
+        if any(len(o[1]) != len(wts) for o in offs):
+            return
+        if not (np.array([o[1] for o in offs]) == wts).all():
+            return
+        wait = self.prefill_wait(inst, n, rate)
+        cdfs = self.cdf_at_targets_by_row(
+            np.array([o[0] for o in offs]), wts, wait.wait_probability, wait.conditional
+        )
+        for (key, route), f in zip(todo, cdfs, strict=True):
+            meets = sla.reaches_percentiles(f, PERCENTILES)
+            self.cache.get(key, lambda r=route, m=meets: self._size_prefill(inst, rate, r, m))  # type: ignore[misc]
 
     def prefill_figures(
         self, inst: Instance, count: PrefillCount, rate: float, route: Route
@@ -471,12 +594,18 @@ class Sizing:
         (below 1: one instance runs under the cap)."""
         return rate * self.mean_prefill_s(inst) / self.pb.prefill_utilization_cap
 
-    def _size_prefill(self, inst: Instance, rate: float, route: Route) -> PrefillCount | None:
+    def _size_prefill(
+        self, inst: Instance, rate: float, route: Route, meets: bool | None = None
+    ) -> PrefillCount | None:
+        """:meth:`prefill_count`, computed (``meets``: whether the count at the utilization cap
+        meets the TTFT targets, where the caller has read it: :meth:`prefill_counts_by_routing`,
+        as :meth:`ttft_meets` reads it)."""
         pb = self.pb
         n = self.prefill_cap_count(inst, rate)
         offs, wts, _ = self.ttft_offsets(inst, route)
 
-        meets = self.ttft_meets(inst, n, rate, offs, wts)
+        if meets is None:
+            meets = self.ttft_meets(inst, n, rate, offs, wts)
         if meets or not pb.enforce_ttft:
             below = self.prefill_cap_load(inst, rate) < 1.0
             return PrefillCount(n, ONE_INSTANCE_BOUND if below else CAP_BOUND, meets)
@@ -579,6 +708,44 @@ class Sizing:
             self.cache.get(k, lambda m=m: self._decode_load(route, m, mode))  # type: ignore[misc]
             for k, m in zip(keys, mds, strict=True)
         ]
+
+    def decode_loads_by_routing(
+        self,
+        tls: timing.Timelines,
+        routes: list[Route],
+        rows: list[int],
+        mds: list[Instance],
+        mode: str,
+    ) -> None:
+        """Memoize :meth:`decode_load` of every MD option in ``mds`` on the routes ``rows`` of
+        ``routes`` (the rows of ``tls``, :meth:`fresh_routes`), where it is not memoized yet:
+        one :func:`~pddplan.timing.decode_split` of every routing of ``tls`` over the options'
+        extend terms (as :meth:`decode_loads`, with a routing's rows behind each option's; the
+        split is elementwise, so each (option, routing) row holds the values its own call
+        gives)."""
+        keys = {
+            (j, i): self._decode_key(routes[i], m, mode) for j, m in enumerate(mds) for i in rows
+        }
+        if all(k in self.cache for k in keys.values()):
+            return
+        ctx_md = self.md_context_tokens()
+        terms = [m.extend_affine(ctx_md) for m in mds]
+        shape: tuple[int, ...] = tls.relay.shape
+        if len(mds) > 1:  # one MD option a row, ahead of the routings' rows
+            e0: Any = np.array([e[0] for e in terms])[:, None, None]
+            e1: Any = np.array([e[1] for e in terms])[:, None, None]
+            shape = (len(mds), *shape)
+        else:  # one option: its own scalar terms, as decode_load takes them
+            e0, e1 = terms[0]
+        d = timing.decode_split(self.pb.paths, tls, self.pb.classes.output_tokens, mode, e0, e1)
+        # each part on every (option,) routing's row (a part no routing changes is broadcast)
+        ctx, *wide = _load_of(
+            ctx_md, d, lambda a: a if a.shape == shape else np.broadcast_to(a, shape)
+        )
+        for (j, i), key in keys.items():
+            if key not in self.cache:
+                at = (j, i) if len(mds) > 1 else (i,)
+                self.cache.put(key, (ctx, *(a[at] for a in wide)))
 
     def rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences on a route [tokens] (memoized)."""
