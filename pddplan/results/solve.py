@@ -261,10 +261,18 @@ class SolveResult(Result):
         return sentences
 
     def _loses(self, b: Plan) -> str | None:
-        """The sentence saying PDD loses to baseline ``b`` (BCR ratio below 1), or None."""
+        """The sentence saying PDD loses to baseline ``b``, or None: by the verdict check's
+        outcome at the point where it ran (the verdict table's), else by the BCR ratio beyond
+        the goodputs' precision (:func:`~pddplan.solver.fleet.loses_by_ratio`, as a sweep's
+        answer reads it)."""
+        from pddplan.solver.fleet import loses_by_ratio
+
         plan = self.outcome.plan
         ratio = _ratio(plan.bcr_requests_per_usd, b.bcr_requests_per_usd)
-        if plan.topology != "pdd" or ratio is None or ratio >= 1:
+        if plan.topology != "pdd" or ratio is None:
+            return None
+        checked = self._checked_outcome(b)
+        if not (checked == "loses" if checked is not None else loses_by_ratio(ratio)):
             return None
         name = BASELINE_WORDS.get(b.topology, b.topology)
         text = (
@@ -294,6 +302,16 @@ class SolveResult(Result):
             said = describe(self.outcome.relay_edges)
             text += f" {said[0].upper()}{said[1:]}."
         return text
+
+    def _checked_outcome(self, b: Plan) -> str | None:
+        """The verdict check's outcome against baseline ``b`` at the point (``"wins"``,
+        ``"loses"`` or ``"tie"``: fleet checks at the rates that separate the two fleets,
+        within the goodputs' precision), None where the check did not run."""
+        if self.verdict is not None:
+            for v in self.verdict.verdicts:
+                if v.baseline == b.topology and v.outcome:
+                    return v.outcome
+        return None
 
     def _summary_rows(self) -> list[Row]:
         """The plan's figures against their targets (the ``summary`` table)."""

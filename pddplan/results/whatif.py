@@ -82,7 +82,7 @@ class SweepResult(Result):
     def answer(self) -> list[str]:
         """The sweep in a few sentences: where PDD loses to a baseline first, then how many
         points are feasible, the cheapest and what binds it."""
-        from pddplan.solver.fleet import within_goodput_precision
+        from pddplan.solver.fleet import loses_by_ratio
 
         feasible = [r for r in self.points if r.get("feasible")]
         out: list[str] = []
@@ -98,7 +98,7 @@ class SweepResult(Result):
                 continue
             base = k.removeprefix("bcr_ratio_vs_")
             # a ratio within the goodputs' precision of 1 is a tie, not a loss
-            lose = [(v, r) for v, r in vals if v < 1 and not within_goodput_precision(v)]
+            lose = [(v, r) for v, r in vals if loses_by_ratio(v)]
             lo, hi = min(v for v, _ in vals), max(v for v, _ in vals)
             if lose:
                 v, r = min(lose, key=lambda t: t[0])

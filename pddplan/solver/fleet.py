@@ -281,6 +281,17 @@ def within_goodput_precision(bcr_ratio: float) -> bool:
     return abs(bcr_ratio - 1.0) <= 2.0 * GOODPUT_RTOL
 
 
+def loses_by_ratio(bcr_ratio: float) -> bool:
+    """Whether PDD's BCR ratio to a baseline says PDD loses, where no fleet check has decided
+    it (a sweep's point, a solve without its verdict check): below 1 by more than the
+    goodputs' precision (:func:`within_goodput_precision`: a tie, not a loss). Where the
+    verdict check ran, its outcome at the point decides instead
+    (:meth:`~pddplan.robust.verdict._OnSample.outcome`: both fleets checked at the rates
+    that separate them), which agrees with this rule wherever the ratio is beyond that
+    precision."""
+    return bcr_ratio < 1.0 and not within_goodput_precision(bcr_ratio)
+
+
 def goodput_rps(
     solver: Solver, plan: Plan, rtol: float = GOODPUT_RTOL, first: FleetCheck | None = None
 ) -> float:

@@ -63,3 +63,45 @@ def test_equal_cost_sentence_names_the_deciding_percentile() -> None:
 )
 def test_no_equal_cost_sentence_where_the_rule_did_not_decide(base) -> None:
     assert _equal_cost_text(_plan(152.2, 2.0, (1.0, 8.0, 17.0)), base, "x") is None
+
+
+@pytest.fixture(scope="module")
+def paper_solve():
+    """pdd-paper with its verdict check: PDD loses to no-relay-rld at equal cost, the BCR
+    ratio (0.998) within the goodputs' precision of 1, the fleet checks separating them."""
+    import pddplan
+
+    return pddplan.solve("pdd-paper")
+
+
+def _loss_sentence(res) -> str | None:
+    return next((s for s in res.answer() if s.startswith("PDD loses")), None)
+
+
+def test_a_loss_is_the_verdicts_where_it_ran(paper_solve) -> None:
+    from dataclasses import replace
+
+    from pddplan.solver.fleet import loses_by_ratio
+
+    (v,) = [v for v in paper_solve.verdict.verdicts if v.baseline == "no-relay-rld"]
+    assert v.outcome == "loses" and v.bcr_ratio is not None and v.bcr_ratio < 1
+    assert not loses_by_ratio(v.bcr_ratio)  # the ratio alone is within the precision: a tie
+    said = _loss_sentence(paper_solve)
+    assert said is not None and "(no-relay-rld)" in said and "Both cost the same" in said
+    # the same figures with the verdict's outcome a tie: no loss is said
+    tie = [replace(x, outcome="tie") if x is v else x for x in paper_solve.verdict.verdicts]
+    tied = replace(paper_solve, verdict=replace(paper_solve.verdict, verdicts=tie))
+    assert _loss_sentence(tied) is None
+    # without the verdict check the ratio decides, as a sweep's answer reads it: a tie
+    assert _loss_sentence(replace(paper_solve, verdict=None)) is None
+
+
+@pytest.mark.parametrize(
+    ("ratio", "loses"),
+    [(0.9981, False), (0.99805, False), (0.9979, True), (0.9, True), (1.01, False)],
+)
+def test_loses_by_ratio_beyond_the_goodputs_precision(ratio: float, loses: bool) -> None:
+    from pddplan.solver.fleet import GOODPUT_RTOL, loses_by_ratio
+
+    assert GOODPUT_RTOL == 1e-3  # the cases above sit at 2 x GOODPUT_RTOL
+    assert loses_by_ratio(ratio) is loses
