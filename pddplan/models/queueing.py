@@ -144,9 +144,20 @@ def _erlang_c_small(c: np.ndarray, a: np.ndarray) -> np.ndarray:
     return np.array(out).reshape(c.shape)
 
 
-def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability_max: float):
+def units_for_wait_array(
+    offered_load,
+    servers_per_unit,
+    units,
+    wait_probability_max: float,
+    by_element: bool | None = None,
+):
     """:func:`units_for_wait` elementwise: ``units`` (at least the capacity bound) raised until
-    Erlang C over ``units x servers_per_unit`` servers is at most ``wait_probability_max``."""
+    Erlang C over ``units x servers_per_unit`` servers is at most ``wait_probability_max``.
+
+    Arrays of few elements (:func:`searches_by_element`) are searched element by element with
+    :func:`units_for_wait`'s scalar search, larger ones with array calls; ``by_element`` True
+    searches element by element whatever the size: the values of several small calls' elements
+    taken in one call."""
     a = np.asarray(offered_load, dtype=float)
     k = np.asarray(servers_per_unit, dtype=float)
     n = np.array(units, dtype=np.int64, copy=True)
@@ -154,7 +165,7 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
         return n
     if not a.shape == k.shape == n.shape:  # (one shape already: nothing to broadcast)
         a, k, n = np.broadcast_arrays(a, k, n)
-    if a.size <= _ERLANG_SMALL:  # numpy's per-call cost dominates: element by element
+    if by_element or (by_element is None and searches_by_element(a.size)):
         flat = zip(a.ravel().tolist(), k.ravel().tolist(), n.ravel().tolist(), strict=True)
         out = [
             _units_from(ai, ki, ni, wait_probability_max) if ai > 0 else ni for ai, ki, ni in flat
@@ -166,6 +177,12 @@ def units_for_wait_array(offered_load, servers_per_unit, units, wait_probability
         n[need] += 1
         need[need] = _over_cap(n[need] * k[need], a[need], wait_probability_max)
     return n
+
+
+def searches_by_element(size: int) -> bool:
+    """Whether :func:`units_for_wait_array` searches ``size`` elements element by element (at
+    most :data:`_ERLANG_SMALL`: numpy's per-call cost dominates)."""
+    return size <= _ERLANG_SMALL
 
 
 def _units_from(offered_load: float, servers_per_unit: float, units: int, cap: float) -> int:

@@ -68,7 +68,7 @@ from pddplan.solver.plan import (
     roles_chips,
 )
 from pddplan.solver.problem import PERCENTILES
-from pddplan.solver.sizing import PrefillCount, Sizing
+from pddplan.solver.sizing import DecodeLoads, PrefillCount, Sizing
 from pddplan.timing import Routing
 
 
@@ -173,10 +173,11 @@ class Solver(Sizing):
         rules are elementwise over the request classes, so each value is the one its own call
         gives; the search then finds them in the memo): the routes (:meth:`fresh_routes`), the
         TTFT offsets and sizing of the prefill option the search sizes first on each
-        (:meth:`ttft_offsets_by_routing`, :meth:`prefill_counts_by_routing`) and the MD
-        options' decode loads in each hand-over mode the search visits there
-        (:meth:`decode_loads_by_routing`: the first mode on every route, the others where it
-        relays). Nothing more where the line runs above its utilization cap (the search skips
+        (:meth:`ttft_offsets_by_routing`, :meth:`prefill_counts_by_routing`), and the MD
+        options' decode loads and every decode sizing in each hand-over mode the search visits
+        there (:meth:`decode_loads_by_routing`, :meth:`decode_sizings_by_routing`, with RLD's
+        context where anything goes to RLD, :meth:`rld_context_tokens_by_routing`: the first
+        mode on every route, the others where it relays). Nothing more where the line runs above its utilization cap (the search skips
         every route). A routing that the search prunes has its values computed too: most are
         not pruned (a rate sweep's routings are nearly all cost ties), and a batch costs about
         what two routings' own calls cost."""
@@ -194,10 +195,18 @@ class Solver(Sizing):
             self.prefill_counts_by_routing(first, rate, routes)
         relays: list[bool] = np.any(tls.relay, axis=1).tolist()
         every = list(range(len(routes)))
+        rld_rows = [i for i in every if pb.topology.relay and _uses_rld(pb, relays[i])]
+        ctx_r: list[float | None] = [None] * len(routes)
+        if rld_rows:
+            tokens = self.rld_context_tokens_by_routing(tls)
+            for i in rld_rows:
+                ctx_r[i] = tokens[i]
         for k, mode in enumerate(modes):
             rows = every if k == 0 else [i for i in every if relays[i]]
             if rows:
-                self.decode_loads_by_routing(tls, routes, rows, pb.options["MD"], mode)
+                loads = self.decode_loads_by_routing(tls, routes, rows, pb.options["MD"], mode)
+                if loads is not None:
+                    self.decode_sizings_by_routing(rate, routes, rows, mode, loads, ctx_r)
 
     def _after_ties(self, best: Plan, ties: list[Plan]) -> Plan:
         """The plan that :func:`better_plan` keeps from ``best`` and then ``ties`` (candidates
@@ -286,7 +295,7 @@ class Solver(Sizing):
         and the line."""
         pb = self.pb
         p_lb, md_lb = self._pool_lower_bounds(rate)
-        rld_lb = self._rld_lower_bound(_uses_rld(pb, route))
+        rld_lb = self._rld_lower_bound(_uses_rld(pb, bool(route.relay.any())))
         line = pb.line_cost_usd_per_hour
         return p_lb + md_lb + rld_lb + line
 
@@ -468,8 +477,13 @@ class Solver(Sizing):
         rld_time, rld_tokens, extra)``; ``pairs`` (:class:`_Pairs`) lists every feasible
         combination of an MD row with an RLD option (or with none).
         """
+        key = self._decode_sizings_key(rate, route, mode)
+        return self.cache.get(key, lambda: self._decode_sizings_compute(rate, route, mode))
+
+    def _decode_sizings_key(self, rate: float, route: Route, mode: str) -> tuple:
+        """:meth:`_decode_sizings`' memo key (each route's own call's and the batch's)."""
         pb = self.pb
-        key = (
+        return (
             "decode-sizings",
             self._key,
             tuple(m.physics_key for m in pb.options["MD"]),
@@ -479,28 +493,127 @@ class Solver(Sizing):
             route.link_utilization,
             mode,
         )
-        return self.cache.get(key, lambda: self._decode_sizings_compute(rate, route, mode))
 
     def _decode_sizings_compute(self, rate: float, route: Route, mode: str):
+        """:meth:`_decode_sizings` of one route: the sums over the classes of each MD option's
+        load (:meth:`decode_sums`) and, where anything goes to RLD, RLD's context, sized by
+        :meth:`_decode_sizings_of`."""
         pb = self.pb
-        w = pb.classes.weight
-        has_rld = pb.topology.relay and _uses_rld(pb, route)
-        md_rows = []
         loads = self.decode_loads(route, pb.options["MD"], mode)
-        add_reduce = np.add.reduce  # an array's sum (ndarray.sum's own reduction)
-        for oi, (m, load) in enumerate(zip(pb.options["MD"], loads, strict=True)):
-            ctx, md_time, ext_busy, stall, rld_time, rld_tokens, extra = load
-            md = self.size_decode(m, rate, md_time, ctx, float(add_reduce(w * ext_busy)))
+        sums = []
+        for load in loads:
+            md_conc, extra_s, rld_conc = self.decode_sums(rate, load[1], load[2], load[4])
+            sums.append((float(md_conc), float(extra_s), float(rld_conc)))
+        has_rld = pb.topology.relay and _uses_rld(pb, bool(route.relay.any()))
+        ctx_r = self.rld_context_tokens(route) if has_rld else None
+        return self._decode_sizings_of(rate, loads, sums, ctx_r)
+
+    def decode_sizings_by_routing(
+        self,
+        rate: float,
+        routes: list[Route],
+        rows: list[int],
+        mode: str,
+        loads: DecodeLoads,
+        rld_context_tokens: list[float | None],
+    ) -> None:
+        """Memoize :meth:`_decode_sizings` on the routes ``rows`` of ``routes`` in ``mode``,
+        where not memoized yet, from ``loads`` (every MD option's loads on every route of
+        ``routes``, :meth:`decode_loads_by_routing`) and each route's RLD context (None where
+        nothing goes to RLD), with the values each route's own :meth:`_decode_sizings_compute`
+        gives: the sums over the classes of every (option, routing) row in one
+        :meth:`decode_sums` (each row summed as alone), each route's MD sizings
+        (:meth:`_md_rows`, scalar), and the RLD counts of every route whose own search of them
+        goes element by element in one :func:`_rld_counts` (the rules are elementwise; other
+        routes' as their own call, :meth:`_rld_pairs`)."""
+        keys = {i: self._decode_sizings_key(rate, routes[i], mode) for i in rows}
+        todo = [i for i in rows if keys[i] not in self.cache]
+        if not todo:
+            return
+        mds = self.pb.options["MD"]
+        # each sum an (option, routing) table of floats: one option's loads have no option axis
+        md_conc, extra_s, rld_conc = (
+            np.reshape(a, (len(mds), len(routes))).tolist()
+            for a in self.decode_sums(rate, loads.md_busy_s, loads.extend_busy_s, loads.rld_busy_s)
+        )
+        # routes whose RLD counts are searched together: (MD rows, RLD options) -> routes
+        together: dict[tuple[int, tuple[int, ...]], list[tuple]] = {}
+        for i in todo:
+            sums = [(md_conc[j][i], extra_s[j][i], rld_conc[j][i]) for j in range(len(mds))]
+            md_rows, conc = self._md_rows(rate, loads.of_route[i], sums)
+            ctx_r = rld_context_tokens[i]
+            if ctx_r is None:
+                self.cache.put(keys[i], (md_rows, _Pairs.md_only(len(md_rows))))
+                continue
+            batches = self._rld_batches(ctx_r)
+            size = len(md_rows) * len(batches[2])
+            if size and queueing.searches_by_element(size):
+                key = (len(md_rows), tuple(batches[2]))
+                together.setdefault(key, []).append((i, md_rows, conc, batches, ctx_r))
+            else:
+                self.cache.put(keys[i], (md_rows, self._rld_pairs(md_rows, conc, ctx_r)))
+        cap = self.pb.decode_slot_wait_probability_cap
+        for (n_md, r_ok), group in together.items():
+            conc_g = np.array([g[2] for g in group])
+            b_g = np.array([[g[3][0][ri] for ri in r_ok] for g in group], dtype=float)
+            n_g = _rld_counts(conc_g, b_g, cap, True)
+            # every route's (MD row, RLD option) in row-major order: one pair of arrays they
+            # share, read only
+            rows_g, ris_g = _pair_indices(n_md, list(r_ok))
+            rows_g.flags.writeable = ris_g.flags.writeable = False
+            for k, (i, md_rows, _, (b_r, bound, _), ctx_r) in enumerate(group):
+                pairs = _Pairs(rows_g, ris_g, n_g[k].ravel(), conc_g[k], b_r, bound, ctx_r)
+                self.cache.put(keys[i], (md_rows, pairs))
+
+    def _decode_sizings_of(
+        self,
+        rate: float,
+        loads: list[tuple],
+        sums: list[tuple[float, float, float]],
+        ctx_r: float | None,
+    ):
+        """:meth:`_decode_sizings` of a route from each MD option's :meth:`decode_load` and its
+        sums (:meth:`decode_sums`, as floats) and RLD's context [tokens] (None where nothing
+        goes to RLD): each MD option's sizing (:meth:`_md_rows`), then every feasible (MD row,
+        RLD option) pair's RLD count (:meth:`_rld_pairs`)."""
+        md_rows, conc = self._md_rows(rate, loads, sums)
+        if ctx_r is None:
+            return md_rows, _Pairs.md_only(len(md_rows))
+        return md_rows, self._rld_pairs(md_rows, conc, ctx_r)
+
+    def _md_rows(
+        self, rate: float, loads: list[tuple], sums: list[tuple[float, float, float]]
+    ) -> tuple[list[tuple], list[float]]:
+        """The rows of the MD options that fit (:meth:`decode_sizing_at` of each option's sums)
+        and RLD's concurrency [-] on each row."""
+        md_rows = []
+        rld_conc = []
+        for oi, (m, load, (md_conc, extra_busy_s, conc_r)) in enumerate(
+            zip(self.pb.options["MD"], loads, sums, strict=True)
+        ):
+            ctx, _md_time, _ext_busy, stall, rld_time, rld_tokens, extra = load
+            md = self.decode_sizing_at(m, rate, md_conc, ctx, extra_busy_s)
             if md is not None:
                 md_rows.append((oi, md, stall, rld_time, rld_tokens, extra))
-        if not has_rld:
-            return md_rows, _Pairs.md_only(len(md_rows))
+                rld_conc.append(conc_r)
+        return md_rows, rld_conc
+
+    def _rld_batches(self, ctx_r: float) -> tuple[list[int], list[str], list[int]]:
+        """Each RLD option's batch at RLD's context ``ctx_r`` [tokens], what bounds it, and the
+        options where at least one sequence fits."""
+        pb = self.pb
         r_opts = pb.options["RLD"]
-        ctx_r = self.rld_context_tokens(route)
         b_r = [r.max_batch_at_tpot(ctx_r, pb.tpot_s) for r in r_opts]
         b_mem_r = [r.max_batch_memory(ctx_r) for r in r_opts]
         r_ok = [ri for ri in range(len(r_opts)) if b_r[ri] >= 1]
-        conc = np.array([float(add_reduce(rate * w * row[3])) for row in md_rows])
+        bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]
+        return b_r, bound, r_ok
+
+    def _rld_pairs(self, md_rows: list, rld_conc: list[float], ctx_r: float) -> _Pairs:
+        """Every (MD row, RLD option) pair of a route and its RLD count, from RLD's concurrency
+        on each MD row and its context [tokens]."""
+        b_r, bound, r_ok = self._rld_batches(ctx_r)
+        conc = np.array(rld_conc)
         b = np.array([b_r[ri] for ri in r_ok], dtype=float)
         # an RLD count depends on the MD row only through its RLD concurrency, and on the RLD
         # option only through its batch, which many rows and options share (MD options that
@@ -511,22 +624,11 @@ class Solver(Sizing):
             b_u, col_u = np.unique(b, return_inverse=True)
         else:
             conc_u, b_u = conc, b
-        # n_R = max(whole_count(C / b), 1)
-        n_u = np.maximum(np.ceil(conc_u[:, None] / b_u[None, :] - units.COUNT_ROUNDING), 1.0)
-        n_u = n_u.astype(np.int64)
-        # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
-        n_u = queueing.units_for_wait_array(
-            conc_u[:, None],  # broadcast against the counts there
-            b_u[None, :],
-            n_u,
-            pb.decode_slot_wait_probability_cap,
-        )
+        n_u = _rld_counts(conc_u, b_u, self.pb.decode_slot_wait_probability_cap)
         # every (MD row, RLD option) in row-major order
         n_r = n_u[np.ix_(row_u.ravel(), col_u.ravel())] if shares else n_u
-        rows = np.repeat(np.arange(len(md_rows)), len(r_ok))
-        ris = np.array(r_ok * len(md_rows), dtype=np.int64)  # np.tile's, without its calls
-        bound = ["memory" if b_r[ri] >= b_mem_r[ri] else "TPOT" for ri in range(len(r_opts))]
-        return md_rows, _Pairs(rows, ris, n_r.ravel(), conc, b_r, bound, ctx_r)
+        rows, ris = _pair_indices(len(md_rows), r_ok)
+        return _Pairs(rows, ris, n_r.ravel(), conc, b_r, bound, ctx_r)
 
     def decode_pairs(self, rate: float, route: Route, mode: str):
         """Every feasible (MD, RLD) pair the search sizes on a route and hand-over mode:
@@ -1401,10 +1503,11 @@ _BOUND_GROWTH = 1.25
 _BOUND_HALVINGS = 6
 
 
-def _uses_rld(pb: Any, route: Route) -> bool:
-    """Whether anything on ``route`` goes to RLD: a relayed request, or an anomalous one that
-    RLD finishes (``any(relay | ~on_decode_side)``, without the arrays)."""
-    return bool(route.relay.any()) or not bool(pb.on_decode_side.all())
+def _uses_rld(pb: Any, relays: bool) -> bool:
+    """Whether anything on a route goes to RLD: a relayed request (``relays``: whether the
+    route relays any), or an anomalous one that RLD finishes (``any(relay | ~on_decode_side)``,
+    without the arrays)."""
+    return relays or not bool(pb.on_decode_side.all())
 
 
 def _past_tie(cost: float) -> float:
@@ -1509,6 +1612,35 @@ class _PrefillOptions:
             if s is not None:
                 best = min(best, s.instances * self._unit[i] + rm_min)
         return self._ok(), math.inf
+
+
+def _rld_counts(
+    conc: np.ndarray, b: np.ndarray, wait_probability_max: float, by_element: bool | None = None
+) -> np.ndarray:
+    """RLD's count [-] for each RLD concurrency of ``conc`` (its last axis; MD rows) and batch of
+    ``b`` (its last axis; RLD options), an (MD row, RLD option) table behind any leading axes
+    the two share (routings): ``max(whole_count(C / b), 1)``, and enough slots that a relayed
+    request rarely waits for one (the slot-wait bound; ``by_element`` as
+    :func:`~pddplan.models.queueing.units_for_wait_array` takes it). Elementwise: a row of
+    several routings' table holds the counts of that routing's own."""
+    # n_R = max(whole_count(C / b), 1)
+    n = np.maximum(np.ceil(conc[..., :, None] / b[..., None, :] - units.COUNT_ROUNDING), 1.0)
+    n = n.astype(np.int64)
+    # and enough slots that a relayed request rarely waits for one (the slot-wait bound)
+    return queueing.units_for_wait_array(
+        conc[..., :, None],  # broadcast against the counts there
+        b[..., None, :],
+        n,
+        wait_probability_max,
+        by_element,
+    )
+
+
+def _pair_indices(n_md: int, r_ok: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The MD row and RLD option of every (MD row, RLD option) pair in row-major order."""
+    rows = np.repeat(np.arange(n_md), len(r_ok))
+    ris = np.array(r_ok * n_md, dtype=np.int64)  # np.tile's, without its calls
+    return rows, ris
 
 
 class _Pairs:

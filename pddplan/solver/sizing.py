@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -716,18 +716,20 @@ class Sizing:
         rows: list[int],
         mds: list[Instance],
         mode: str,
-    ) -> None:
+    ) -> DecodeLoads | None:
         """Memoize :meth:`decode_load` of every MD option in ``mds`` on the routes ``rows`` of
         ``routes`` (the rows of ``tls``, :meth:`fresh_routes`), where it is not memoized yet:
         one :func:`~pddplan.timing.decode_split` of every routing of ``tls`` over the options'
         extend terms (as :meth:`decode_loads`, with a routing's rows behind each option's; the
         split is elementwise, so each (option, routing) row holds the values its own call
-        gives)."""
+        gives). Returns the split's busy times, an option and a routing a row (what
+        :meth:`decode_sums` reads), with each route's loads, or None where every value was
+        memoized already."""
         keys = {
             (j, i): self._decode_key(routes[i], m, mode) for j, m in enumerate(mds) for i in rows
         }
         if all(k in self.cache for k in keys.values()):
-            return
+            return None
         ctx_md = self.md_context_tokens()
         terms = [m.extend_affine(ctx_md) for m in mds]
         shape: tuple[int, ...] = tls.relay.shape
@@ -742,35 +744,80 @@ class Sizing:
         ctx, *wide = _load_of(
             ctx_md, d, lambda a: a if a.shape == shape else np.broadcast_to(a, shape)
         )
+        of_route: dict[int, list[tuple]] = {i: [] for i in rows}
         for (j, i), key in keys.items():
-            if key not in self.cache:
+            if key in self.cache:
+                of_route[i].append(self.decode_load(routes[i], mds[j], mode))
+            else:
                 at = (j, i) if len(mds) > 1 else (i,)
-                self.cache.put(key, (ctx, *(a[at] for a in wide)))
+                value = (ctx, *(a[at] for a in wide))
+                self.cache.put(key, value)
+                of_route[i].append(value)
+        md_busy_s, extend_busy_s, _stall, rld_busy_s, _tokens, _extra = wide
+        return DecodeLoads(md_busy_s, extend_busy_s, rld_busy_s, of_route)
+
+    def decode_sums(
+        self, rate: float, md_busy_s: np.ndarray, extend_busy_s: np.ndarray, rld_busy_s: np.ndarray
+    ) -> tuple[Any, Any, Any]:
+        """The sums over the request classes that an MD option's decode sizing reads from its
+        :meth:`decode_load`: ``(MD concurrency [-], mean extend busy time per request [s], RLD
+        concurrency [-])`` (:meth:`decode_concurrency`; the extend time weighted by the classes'
+        shares). Each part's last axis is the classes; any leading axes (options, routings) are
+        kept, each row summed as alone (numpy sums a C-contiguous row of the products the same
+        way whatever comes before it), so a batch's rows hold each row's own sums."""
+        w = self.pb.classes.weight
+        return (
+            self.decode_concurrency(rate, md_busy_s),
+            np.add.reduce(w * extend_busy_s, axis=-1),
+            self.decode_concurrency(rate, rld_busy_s),
+        )
+
+    def decode_concurrency(self, rate: float, time_s: np.ndarray) -> Any:
+        """Mean sequences in a decode pool [-]: Little's law per class, ``rate w_c T_c``, summed
+        over the classes (the last axis of ``time_s``; leading axes kept, as
+        :meth:`decode_sums`)."""
+        w = self.pb.classes.weight
+        return np.add.reduce(pipeline.little_concurrency(rate * w, time_s), axis=-1)
 
     def rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences on a route [tokens] (memoized)."""
         key = ("rld-ctx", self._key, route.link_utilization, route.routing)
-        return float(self.cache.get(key, lambda: self._rld_context_tokens(route)))
+        return float(self.cache.get(key, lambda: float(self._rld_context_tokens(route))))
 
-    def _rld_context_tokens(self, route: Route) -> float:
+    def rld_context_tokens_by_routing(self, tls: timing.Timelines) -> list[float]:
+        """:meth:`rld_context_tokens` of every routing of ``tls`` in one set of array calls over
+        a routing axis (the rule is elementwise over the classes and sums each routing's row as
+        alone), not memoized: the batch of every routing's decode sizings reads them
+        (``Solver.decode_sizings_by_routing``), and a route's own call computes the same."""
+        tokens: list[float] = self._rld_context_tokens(tls).tolist()
+        return tokens
+
+    def _rld_context_tokens(self, tl: Route | timing.Timelines) -> Any:
         """Mean context of RLD's sequences, weighted by their time there (input + half the eager
-        tokens; anomalous requests: input + half their output)."""
+        tokens; anomalous requests: input + half their output) [tokens]; where nothing waits on
+        RLD, the mean input of the requests it takes (relayed or anomalous), for which it is
+        sized. A :class:`~pddplan.timing.Timelines` gives one value a routing (its rows)."""
         pb = self.pb
         c = pb.classes
-        w_relay = c.weight * route.relay_wait_s
+        w_relay = c.weight * tl.relay_wait_s
         w_anom = np.where(pb.on_decode_side, 0.0, c.weight * c.output_tokens)
         occ = w_relay + w_anom
-        if np.add.reduce(occ) <= 0:  # nothing waits on RLD: size it for the relayed inputs
-            sel = route.relay | ~pb.on_decode_side
-            return float(
-                np.sum(c.weight * sel * c.input_tokens) / max(np.sum(c.weight * sel), 1e-300)
-            )
+        occ_sum = np.add.reduce(occ, axis=-1)
         ctx = np.where(
             pb.on_decode_side,
-            c.input_tokens + route.eager_tokens / 2,
+            c.input_tokens + tl.eager_tokens / 2,
             c.input_tokens + c.output_tokens / 2,
         )
-        return float(np.add.reduce(occ * ctx) / np.add.reduce(occ))
+        idle = occ_sum <= 0  # nothing waits on RLD: size it for the relayed inputs
+        if not idle.any():
+            return np.add.reduce(occ * ctx, axis=-1) / occ_sum
+        sel = tl.relay | ~pb.on_decode_side
+        inputs = np.add.reduce(c.weight * sel * c.input_tokens, axis=-1) / np.maximum(
+            np.add.reduce(c.weight * sel, axis=-1), 1e-300
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):  # the idle rows' are not used
+            busy = np.add.reduce(occ * ctx, axis=-1) / occ_sum
+        return np.where(idle, inputs, busy)
 
     def size_decode(
         self,
@@ -780,18 +827,35 @@ class Sizing:
         context_tokens: float,
         extra_busy: float = 0.0,
     ) -> DecodeSizing | None:
-        w = self.pb.classes.weight
-        conc = float(np.add.reduce(pipeline.little_concurrency(rate * w, time_s)))
+        """A decode pool of ``inst`` for sequences busy ``time_s`` per class at ``rate``
+        (:meth:`decode_sizing_at` of their :meth:`decode_concurrency`)."""
+        conc = float(self.decode_concurrency(rate, time_s))
+        return self.decode_sizing_at(inst, rate, conc, context_tokens, extra_busy)
+
+    def decode_sizing_at(
+        self,
+        inst: Instance,
+        rate: float,
+        conc: float,
+        context_tokens: float,
+        extra_busy_s: float = 0.0,
+    ) -> DecodeSizing | None:
+        """A decode pool of ``inst`` holding ``conc`` sequences [-] at ``context_tokens`` at
+        ``rate``, with ``extra_busy_s`` of extend passes per request (None where not one
+        sequence fits within the TPOT): enough instances for the sequences at the batch the
+        TPOT allows, and enough slots that a sequence rarely waits for one (the extend passes
+        hold whole instances). Scalar: the batch of every routing (Solver._by_routing) calls
+        it for each routing's sums."""
         if conc <= 0:
             return DecodeSizing(0, 0, "-", 0.0, context_tokens)
         b_mem = inst.max_batch_memory(context_tokens)
         b = inst.max_batch_at_tpot(context_tokens, self.pb.tpot_s)
         if b < 1:
             return None
-        n_cap = max(units.whole_count(conc / b + rate * extra_busy), 1)
+        n_cap = max(units.whole_count(conc / b + rate * extra_busy_s), 1)
         # extend passes hold whole instances: counted as slots of a sequence's load
         n = queueing.units_for_wait(
-            conc + rate * extra_busy * b, b, self.pb.decode_slot_wait_probability_cap
+            conc + rate * extra_busy_s * b, b, self.pb.decode_slot_wait_probability_cap
         )
         bound = "memory" if b >= b_mem else "TPOT"
         if n > n_cap:
@@ -930,6 +994,17 @@ def fixed_point(phi, start: float, tol: float, max_steps: int = 60) -> float:
         moved = acc - s
         s = acc if math.isfinite(acc) and moved * step > 0 and abs(moved) <= 100 * abs(step) else s2
     return phi(s)
+
+
+class DecodeLoads(NamedTuple):
+    """MD options' decode loads on several routes (:meth:`Sizing.decode_loads_by_routing`): the
+    parts that their sizings sum over the classes (:meth:`Sizing.decode_sums`), an option and a
+    routing a row [s], and each route's :meth:`Sizing.decode_loads` (by its row)."""
+
+    md_busy_s: np.ndarray
+    extend_busy_s: np.ndarray
+    rld_busy_s: np.ndarray
+    of_route: dict[int, list[tuple]]
 
 
 def _load_of(ctx_md: float, d: timing.DecodeSplit, row=lambda a: a) -> tuple:
