@@ -11,59 +11,22 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
-from pddplan.solver import Solver, build_problem
+from pddplan.solver import Solver
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.plan import DecodeSizing
 from pddplan.timing import Routing
+from tests.batch_cases import MANY, MORE, SCENARIOS, problem, same_bits
 
-#: The default scenario with several MD and RLD options (of several batches each).
-MANY = "many options"
-#: More (MD row, RLD option) pairs than units_for_wait_array searches element by element: the
-#: batch leaves their RLD counts to each route's own call.
-MORE = "more options"
-_ROLES = {
-    MANY: {
-        "P": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [4, 8]},
-        "RLD": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [8]},
-        "MD": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [4, 8]},
-    },
-    MORE: {
-        "P": {"chips": ["gpu-a"], "chips_per_instance": [8]},
-        "RLD": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [4, 8]},
-        "MD": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [2, 4, 8]},
-    },
-}
-SCENARIOS = [
-    None,  # the bundled default
-    MANY,
-    MORE,
-    "examples/pdd-paper.yaml",
-    "examples/long-context.yaml",
-    "examples/cache-tiers.yaml",
-    "examples/agent-diurnal.yaml",
-    "examples/pdd-paper-b30.yaml",
-]
-
-
-def _problem(path: str | None):
-    if path in _ROLES:
-        return build_problem(load_scenario(None, Registry.default(), {"roles": _ROLES[path]}))
-    return build_problem(load_scenario(path, Registry.default()))
-
-
-def _same_bits(a, b) -> bool:
-    """Equal arrays to the bit (dtype, shape and bytes: -0.0 is not 0.0, NaN is NaN)."""
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+#: The bundled scenarios, :data:`MANY` and :data:`MORE`.
+DECODE_SCENARIOS = [*SCENARIOS[:2], MORE, *SCENARIOS[2:]]
 
 
 def _same_value(x, y) -> bool:
     """Equal plain values of one type (floats by their text: -0.0 is not 0.0), arrays to the
     bit."""
     if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-        return type(x) is type(y) and _same_bits(x, y)
+        return type(x) is type(y) and same_bits(x, y)
     if isinstance(x, DecodeSizing):
         return type(y) is DecodeSizing and all(
             _same_value(getattr(x, f.name), getattr(y, f.name)) for f in fields(DecodeSizing)
@@ -123,9 +86,9 @@ def _rates(pb, rng: random.Random) -> list[float]:
     return [rng.uniform(0.05, 1.0) * min(limit, 50.0) for _ in range(4)] + [0.01]
 
 
-@pytest.mark.parametrize("path", SCENARIOS)
+@pytest.mark.parametrize("path", DECODE_SCENARIOS)
 def test_batched_decode_sizings_are_each_routings_own(path: str | None) -> None:
-    pb = _problem(path)
+    pb = problem(path)
     rng = random.Random(hash(path) & 0xFFFF)
     for rate in _rates(pb, rng):
         seen, bad = _mismatches(pb, rate, _routings(pb, rng))
@@ -133,9 +96,9 @@ def test_batched_decode_sizings_are_each_routings_own(path: str | None) -> None:
         assert bad == 0, (path, rate)
 
 
-@pytest.mark.parametrize("path", SCENARIOS)
+@pytest.mark.parametrize("path", DECODE_SCENARIOS)
 def test_rld_contexts_of_every_routing_are_each_routings_own(path: str | None) -> None:
-    pb = _problem(path)
+    pb = problem(path)
     rng = random.Random(hash(path) & 0xFFFF)
     for rate in _rates(pb, rng):
         routings = _routings(pb, rng)
@@ -153,7 +116,7 @@ def test_the_batch_covers_several_options_and_the_per_route_counts() -> None:
     the larger one's routes leave their RLD counts to their own call (more pairs than a search
     element by element takes)."""
     for path, over in ((MANY, False), (MORE, True)):
-        pb = _problem(path)
+        pb = problem(path)
         s = Solver(pb, SearchCache())
         s._by_routing(2.0, pb.routings, pb.handover_modes)
         n_pairs = []
@@ -169,7 +132,7 @@ def test_the_batch_covers_several_options_and_the_per_route_counts() -> None:
 def test_swapped_rows_are_found(path: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison above sees a batch that gives a routing another routing's sums or RLD
     context (its rows rolled by one)."""
-    pb = _problem(path)
+    pb = problem(path)
     routings = list(pb.routings)
     assert _mismatches(pb, 2.0, routings)[1] == 0
     sums = Solver.decode_sums
@@ -196,7 +159,7 @@ def test_decode_sums_of_rows_are_each_rows_own() -> None:
     """:meth:`Solver.decode_sums` over (option, routing) rows: each row's sums are its own
     call's, bit for bit, as floats (loads of wide ranges, zeros and negative zeros among
     them)."""
-    pb = _problem(None)
+    pb = problem(None)
     s = Solver(pb, SearchCache())
     rng = np.random.default_rng(17)
     n = len(pb.classes)
@@ -226,4 +189,4 @@ def test_units_for_wait_by_element_whatever_the_size() -> None:
         for i in range(len(a)):
             assert queueing.searches_by_element(a[i].size)
             want = queueing.units_for_wait_array(a[i], k[i], n[i], cap)
-            assert _same_bits(got[i], want)
+            assert same_bits(got[i], want)

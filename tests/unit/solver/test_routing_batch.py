@@ -13,50 +13,19 @@ import pytest
 
 from pddplan import timing
 from pddplan.errors import InfeasibleError
-from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
-from pddplan.solver import Solver, build_problem
+from pddplan.solver import Solver
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.problem import PERCENTILES
 from pddplan.timing import Routing
-
-#: The default scenario with several options of every role (MD options share a split).
-MANY = "many options"
-_MANY_ROLES = {
-    "roles": {
-        "P": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [4, 8]},
-        "RLD": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [8]},
-        "MD": {"chips": ["gpu-a", "gpu-b"], "chips_per_instance": [4, 8]},
-    }
-}
-SCENARIOS = [
-    None,  # the bundled default
-    MANY,
-    "examples/pdd-paper.yaml",
-    "examples/long-context.yaml",
-    "examples/cache-tiers.yaml",
-    "examples/agent-diurnal.yaml",
-    "examples/pdd-paper-b30.yaml",
-]
-
-
-def _problem(path: str | None):
-    if path == MANY:
-        return build_problem(load_scenario(None, Registry.default(), _MANY_ROLES))
-    return build_problem(load_scenario(path, Registry.default()))
-
-
-def _same_bits(a, b) -> bool:
-    """Equal arrays to the bit (dtype, shape and bytes: -0.0 is not 0.0, NaN is NaN)."""
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+from tests.batch_cases import MANY, SCENARIOS, problem, same_bits
 
 
 def _same_route(a: timing.Timeline, b: timing.Timeline) -> bool:
     for f in fields(timing.Timeline):
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            if not _same_bits(x, y):
+            if not same_bits(x, y):
                 return False
         elif x != y:
             return False
@@ -74,7 +43,7 @@ def _routings(pb, rng: random.Random) -> list[Routing]:
 
 @pytest.mark.parametrize("path", SCENARIOS)
 def test_batched_values_are_each_routings_own(path: str | None) -> None:
-    pb = _problem(path)
+    pb = problem(path)
     rng = random.Random(hash(path) & 0xFFFF)
     cap = pb.link_utilization_cap
     limit = pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / max(pb.mean_wan_bytes, 1e-300)
@@ -100,7 +69,7 @@ def test_batched_values_are_each_routings_own(path: str | None) -> None:
             assert _same_route(route, mine), (path, rate, routing)
             got = batched.ttft_offsets(p, route)
             want = own.ttft_offsets(p, mine)
-            assert all(_same_bits(x, y) for x, y in zip(got, want, strict=True))
+            assert all(same_bits(x, y) for x, y in zip(got, want, strict=True))
             assert all(not a.flags.writeable for a in got)
             assert batched.prefill_count(p, rate, route) == own.prefill_count(p, rate, mine)
             for mode in modes:
@@ -109,14 +78,14 @@ def test_batched_values_are_each_routings_own(path: str | None) -> None:
                     want_l = own.decode_load(mine, m, mode)
                     assert got_l[0] == want_l[0]
                     assert all(
-                        _same_bits(x, y) for x, y in zip(got_l[1:], want_l[1:], strict=True)
+                        same_bits(x, y) for x, y in zip(got_l[1:], want_l[1:], strict=True)
                     ), (path, rate, routing, mode)
 
 
 def test_decode_loads_of_several_md_options_and_routings() -> None:
     """Several MD options and routings in one split: each (option, routing) row is the split of
     that option alone on that routing alone (a scenario of several MD layouts)."""
-    pb = _problem(MANY)
+    pb = problem(MANY)
     mds = pb.options["MD"]
     assert len(mds) > 1
     batched, own = Solver(pb, SearchCache()), Solver(pb, SearchCache())
@@ -129,7 +98,7 @@ def test_decode_loads_of_several_md_options_and_routings() -> None:
             for m in mds:
                 got = batched.decode_load(route, m, mode)
                 want = own.decode_load(own.route(2.0, routing), m, mode)
-                assert all(_same_bits(x, y) for x, y in zip(got[1:], want[1:], strict=True))
+                assert all(same_bits(x, y) for x, y in zip(got[1:], want[1:], strict=True))
 
 
 def test_row_reductions_sum_each_row_as_alone() -> None:
@@ -148,7 +117,7 @@ def test_row_reductions_sum_each_row_as_alone() -> None:
 def test_cdf_rows_are_each_rows_own_reading() -> None:
     """:meth:`cdf_at_targets_by_row` against :meth:`cdf_at_targets` row by row, a row with an
     infinite offset (read 0 at every target) among them, with and without a queue's wait."""
-    pb = _problem(None)
+    pb = problem(None)
     s = Solver(pb, SearchCache())
     rng = np.random.default_rng(3)
     p = pb.options["P"][0]
@@ -167,7 +136,7 @@ def test_cdf_rows_are_each_rows_own_reading() -> None:
 
 
 def test_first_token_points_of_every_routing() -> None:
-    pb = _problem("examples/long-context.yaml")
+    pb = problem("examples/long-context.yaml")
     c = pb.classes
     s = Solver(pb, SearchCache())
     for util in (0.0, 0.3, 0.9):
@@ -194,7 +163,7 @@ def test_first_token_points_of_every_routing() -> None:
             )
             assert _same_route(tls.row(i), tl)
             want = timing.first_token_points(pb.paths, tl, pre, c.weight)
-            assert all(_same_bits(x, y) for x, y in zip(got[i], want, strict=True))
+            assert all(same_bits(x, y) for x, y in zip(got[i], want, strict=True))
 
 
 def _summary(plan) -> tuple:
@@ -216,7 +185,7 @@ def _summary(plan) -> tuple:
 def test_search_plans_are_the_same_without_the_batch(
     path: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pb = _problem(path)
+    pb = problem(path)
     rng = random.Random(11)
     rates = [rng.uniform(0.2, 6.0) for _ in range(6)]
 
