@@ -4,10 +4,13 @@ scenarios, and the default one with several options of every role."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver import build_problem
+from pddplan.timing import Routing
 
 #: The default scenario with several MD and RLD options (of several batches each).
 MANY = "many options"
@@ -50,3 +53,12 @@ def same_bits(a, b) -> bool:
     """Equal arrays to the bit (dtype, shape and bytes: -0.0 is not 0.0, NaN is NaN)."""
     a, b = np.asarray(a), np.asarray(b)
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def random_routings(pb, rng: random.Random) -> list[Routing]:
+    """The problem's routings, with a few thresholds of its own in random order."""
+    h = sorted(set(np.asarray(pb.classes.hit_rate, dtype=float).tolist()))
+    extra = [Routing.below(rng.choice(h) + rng.choice([0.0, 1e-9, 0.05])) for _ in range(3)]
+    out = list(dict.fromkeys([*pb.routings, *extra, Routing.none(), Routing.all()]))
+    rng.shuffle(out)
+    return out

@@ -16,7 +16,7 @@ from pddplan.solver import Solver
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.plan import DecodeSizing
 from pddplan.timing import Routing
-from tests.batch_cases import MANY, MORE, SCENARIOS, problem, same_bits
+from tests.batch_cases import MANY, MORE, SCENARIOS, problem, random_routings, same_bits
 
 #: The bundled scenarios, :data:`MANY` and :data:`MORE`.
 DECODE_SCENARIOS = [*SCENARIOS[:2], MORE, *SCENARIOS[2:]]
@@ -47,15 +47,6 @@ def _same_sizings(got, want) -> bool:
         _same_value(getattr(pairs_g, f), getattr(pairs_w, f))
         for f in ("rows", "rld", "rld_instances", "_conc", "_b_r", "_bound", "_ctx_r")
     )
-
-
-def _routings(pb, rng: random.Random) -> list[Routing]:
-    """The problem's routings, with a few thresholds of its own in random order."""
-    h = sorted(set(np.asarray(pb.classes.hit_rate, dtype=float).tolist()))
-    extra = [Routing.below(rng.choice(h) + rng.choice([0.0, 1e-9, 0.05])) for _ in range(3)]
-    out = list(dict.fromkeys([*pb.routings, *extra, Routing.none(), Routing.all()]))
-    rng.shuffle(out)
-    return out
 
 
 def _mismatches(pb, rate: float, routings: list[Routing]) -> tuple[int, int]:
@@ -91,7 +82,7 @@ def test_batched_decode_sizings_are_each_routings_own(path: str | None) -> None:
     pb = problem(path)
     rng = random.Random(hash(path) & 0xFFFF)
     for rate in _rates(pb, rng):
-        seen, bad = _mismatches(pb, rate, _routings(pb, rng))
+        seen, bad = _mismatches(pb, rate, random_routings(pb, rng))
         assert seen > 0, (path, rate)
         assert bad == 0, (path, rate)
 
@@ -101,7 +92,7 @@ def test_rld_contexts_of_every_routing_are_each_routings_own(path: str | None) -
     pb = problem(path)
     rng = random.Random(hash(path) & 0xFFFF)
     for rate in _rates(pb, rng):
-        routings = _routings(pb, rng)
+        routings = random_routings(pb, rng)
         s = Solver(pb, SearchCache())
         fresh = s.fresh_routes(rate, routings)
         assert fresh is not None

@@ -17,8 +17,7 @@ from pddplan.models import queueing
 from pddplan.solver import Solver
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.problem import PERCENTILES
-from pddplan.timing import Routing
-from tests.batch_cases import MANY, SCENARIOS, problem, same_bits
+from tests.batch_cases import MANY, SCENARIOS, problem, random_routings, same_bits
 
 
 def _same_route(a: timing.Timeline, b: timing.Timeline) -> bool:
@@ -32,15 +31,6 @@ def _same_route(a: timing.Timeline, b: timing.Timeline) -> bool:
     return True
 
 
-def _routings(pb, rng: random.Random) -> list[Routing]:
-    """The problem's routings, with a few thresholds of its own in random order."""
-    h = sorted(set(np.asarray(pb.classes.hit_rate, dtype=float).tolist()))
-    extra = [Routing.below(rng.choice(h) + rng.choice([0.0, 1e-9, 0.05])) for _ in range(3)]
-    out = list(dict.fromkeys([*pb.routings, *extra, Routing.none(), Routing.all()]))
-    rng.shuffle(out)
-    return out
-
-
 @pytest.mark.parametrize("path", SCENARIOS)
 def test_batched_values_are_each_routings_own(path: str | None) -> None:
     pb = problem(path)
@@ -50,7 +40,7 @@ def test_batched_values_are_each_routings_own(path: str | None) -> None:
     rates = [rng.uniform(0.05, 1.0) * min(limit, 50.0) for _ in range(4)] + [0.01]
     modes = pb.handover_modes if pb.topology.relay else ("one-shot",)
     for rate in rates:
-        routings = _routings(pb, rng)
+        routings = random_routings(pb, rng)
         batched = Solver(pb, SearchCache())
         own = Solver(pb, SearchCache())
         fresh = batched.fresh_routes(rate, routings)
@@ -82,7 +72,7 @@ def test_batched_values_are_each_routings_own(path: str | None) -> None:
                     ), (path, rate, routing, mode)
 
 
-def test_decode_loads_of_several_md_options_and_routings() -> None:
+def test_decode_loads_of_several_md_options_androutings() -> None:
     """Several MD options and routings in one split: each (option, routing) row is the split of
     that option alone on that routing alone (a scenario of several MD layouts)."""
     pb = problem(MANY)
