@@ -6,9 +6,6 @@ TTFT (the capacity-sized plan)."""
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
 import pytest
 
 from pddplan.io.loader import Registry, load_scenario
@@ -16,6 +13,7 @@ from pddplan.solver import solve_scenario
 from pddplan.solver.cache import DEFAULT_CACHE
 from pddplan.solver.modes import NO_RELAY_RLD, baseline_at_rate, finalized_plan
 from pddplan.solver.problem import NO_RELAY, SAME_DC
+from tests.same_plan import assert_same
 
 TIGHT = {"sla": {"ttft_p50_s": 0.05, "ttft_p90_s": 0.05, "ttft_p99_s": 0.05, "tpot_ms": 50}}
 
@@ -27,29 +25,6 @@ CASES = [
     ("examples/pdd-paper.yaml", {}, NO_RELAY, 1.0),
     ("default", TIGHT, NO_RELAY, 1.0),  # no count meets TTFT: sized for capacity
 ]
-
-
-def _same(a: object, b: object, path: str = "plan") -> None:
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        assert type(a) is type(b), path
-        for f in dataclasses.fields(a):
-            if f.name != "problem":  # the problem object: compared by identity below
-                _same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
-        return
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        assert np.array_equal(a, b), path
-        return
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and list(a) == list(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}[{k!r}]")
-        return
-    if isinstance(a, list | tuple):
-        assert type(a) is type(b) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same(x, y, f"{path}[{i}]")
-        return
-    assert a == b or (a != a and b != b), f"{path}: {a!r} != {b!r}"  # NaN equals NaN here
 
 
 @pytest.mark.parametrize(("scenario", "patch", "topology", "rate"), CASES)
@@ -65,7 +40,7 @@ def test_a_baseline_finalized_later_is_the_final_one(scenario, patch, topology, 
     assert early.meets_sla == final.meets_sla and early.roles == final.roles
     assert not early.prefill.has_figures and final.prefill.has_figures  # deferred, not done
     later = finalized_plan(early)
-    _same(later, final)
+    assert_same(later, final)
     assert later.problem is early.problem
 
 
@@ -107,7 +82,7 @@ def test_a_solve_without_baselines_keeps_its_plan(scenario, patch, max_bcr, lose
     where relay wins, where the search itself relays nothing, and where the plan without relay
     beats it and is chosen (its final figures then computed, :func:`finalized_plan`)."""
     bare, full = _beside_full(scenario, patch, max_bcr, baselines=False)
-    _same(bare.plan, full.plan)
+    assert_same(bare.plan, full.plan)
     assert bare.plan.prefill.has_figures
     assert bare.baselines == [] and full.baselines
     chosen = [n for n in full.notes if n.endswith("which is the plan chosen")]
@@ -132,7 +107,7 @@ def test_baselines_before_their_final_figures_keep_their_bcr(
     topology, fleet, cost, goodput, BCR and SLA verdict; where it is finalized later it is that
     very plan. Where the plan without relay is chosen, it is final, as a baseline too."""
     early, full = _beside_full(scenario, patch, max_bcr, final_baselines=False)
-    _same(early.plan, full.plan)
+    assert_same(early.plan, full.plan)
     assert early.plan.prefill.has_figures
     assert early.notes == full.notes
     assert bool([n for n in full.notes if n.endswith("which is the plan chosen")]) == loses
@@ -147,6 +122,6 @@ def test_baselines_before_their_final_figures_keep_their_bcr(
         assert e.bcr_requests_per_usd == f.bcr_requests_per_usd
         if e.prefill.has_figures:  # the plan without relay, chosen: final already
             assert loses and e.topology == NO_RELAY.name
-            _same(e, f)
+            assert_same(e, f)
         else:
-            _same(finalized_plan(e), f)
+            assert_same(finalized_plan(e), f)
