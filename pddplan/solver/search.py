@@ -177,10 +177,10 @@ class Solver(Sizing):
         options' decode loads and every decode sizing in each hand-over mode the search visits
         there (:meth:`decode_loads_by_routing`, :meth:`decode_sizings_by_routing`, with RLD's
         context where anything goes to RLD, :meth:`rld_context_tokens_by_routing`: the first
-        mode on every route, the others where it relays). Nothing more where the line runs above its utilization cap (the search skips
-        every route). A routing that the search prunes has its values computed too: most are
-        not pruned (a rate sweep's routings are nearly all cost ties), and a batch costs about
-        what two routings' own calls cost."""
+        mode on every route, the others where it relays). Nothing more where the line runs
+        above its utilization cap (the search skips every route). A routing that the search
+        prunes has its values computed too: most are not pruned (a rate sweep's routings are
+        nearly all cost ties), and a batch costs about what two routings' own calls cost."""
         pb = self.pb
         fresh = self.fresh_routes(rate, routings)
         if fresh is None:
@@ -195,7 +195,7 @@ class Solver(Sizing):
             self.prefill_counts_by_routing(first, rate, routes)
         relays: list[bool] = np.any(tls.relay, axis=1).tolist()
         every = list(range(len(routes)))
-        rld_rows = [i for i in every if pb.topology.relay and _uses_rld(pb, relays[i])]
+        rld_rows = [i for i in every if _sizes_rld(pb, relays[i])]
         ctx_r: list[float | None] = [None] * len(routes)
         if rld_rows:
             tokens = self.rld_context_tokens_by_routing(tls)
@@ -504,7 +504,7 @@ class Solver(Sizing):
         for load in loads:
             md_conc, extra_s, rld_conc = self.decode_sums(rate, load[1], load[2], load[4])
             sums.append((float(md_conc), float(extra_s), float(rld_conc)))
-        has_rld = pb.topology.relay and _uses_rld(pb, bool(route.relay.any()))
+        has_rld = _sizes_rld(pb, bool(route.relay.any()))
         ctx_r = self.rld_context_tokens(route) if has_rld else None
         return self._decode_sizings_of(rate, loads, sums, ctx_r)
 
@@ -1508,6 +1508,12 @@ def _uses_rld(pb: Any, relays: bool) -> bool:
     route relays any), or an anomalous one that RLD finishes (``any(relay | ~on_decode_side)``,
     without the arrays)."""
     return relays or not bool(pb.on_decode_side.all())
+
+
+def _sizes_rld(pb: Any, relays: bool) -> bool:
+    """Whether a route's decode sizings size RLD: the topology relays and something on the
+    route goes to RLD (:func:`_uses_rld`; ``relays``: whether the route relays any request)."""
+    return bool(pb.topology.relay) and _uses_rld(pb, relays)
 
 
 def _past_tie(cost: float) -> float:

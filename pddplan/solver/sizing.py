@@ -467,7 +467,8 @@ class Sizing:
         )
         for (key, route), f in zip(todo, cdfs, strict=True):
             meets = sla.reaches_percentiles(f, PERCENTILES)
-            self.cache.get(key, lambda r=route, m=meets: self._size_prefill(inst, rate, r, m))  # type: ignore[misc]
+            compute = lambda r=route, m=meets: self._size_prefill(inst, rate, r, m)  # noqa: E731
+            self.cache.get(key, compute)  # type: ignore[misc]
 
     def prefill_figures(
         self, inst: Instance, count: PrefillCount, rate: float, route: Route
@@ -782,7 +783,7 @@ class Sizing:
     def rld_context_tokens(self, route: Route) -> float:
         """Mean context of RLD's sequences on a route [tokens] (memoized)."""
         key = ("rld-ctx", self._key, route.link_utilization, route.routing)
-        return float(self.cache.get(key, lambda: float(self._rld_context_tokens(route))))
+        return self.cache.get(key, lambda: float(self._rld_context_tokens(route)))
 
     def rld_context_tokens_by_routing(self, tls: timing.Timelines) -> list[float]:
         """:meth:`rld_context_tokens` of every routing of ``tls`` in one set of array calls over
