@@ -28,8 +28,9 @@ both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
 ``g_B c_P / c_B``), to the goodput's precision (:data:`~pddplan.solver.fleet.GOODPUT_RTOL`):
 two checks a step, instead of a goodput bisection per fleet. Where it moves is guided by the
 checks' margins (:func:`_next_probe`: while both meet or both miss, Newton on each fleet's
-margin slope measured on the point estimate (:func:`_starts`); then false position towards each
-fleet's turning rate, a bisection every third step): a tie's bracket closes in about three
+margin slope measured on the point estimate (:func:`_starts`), then the secant of the margin's
+terms; once bracketed, false position towards each fleet's turning rate term by term, a
+bisection where two probes have not halved the bracket): a tie's bracket closes in about three
 steps, where bisection took twelve. Fleets that no rate within that precision separates tie,
 and a tie is no win; a baseline that is PDD's very fleet at PDD's cost (one
 :meth:`~pddplan.solver.sizing.Sizing.fleet_key`, the key every fleet figure is memoized on)
@@ -481,10 +482,14 @@ class _OnSample:
             return TIE  # one fleet at one cost: equal BCR, which no rate can separate
         scale = base.cost_usd_per_hour / self.plan.cost_usd_per_hour * (1 - TIE_RTOL)
         lo, hi = 0.0, math.inf  # both fleets meet every target at lo, both miss one at hi
-        f_lo = f_hi = (math.nan, math.nan)  # the two fleets' log margins there
+        nan: Terms = (math.nan,)
+        f_lo: tuple[Terms, Terms] = (nan, nan)  # the two fleets' log margin terms there
+        f_hi = f_lo
         floor, ceiling = guess * TINY_RATE_SHARE, guess / TINY_RATE_SHARE
         x = guess
         step = kept = 0
+        widths: list[float] = []  # the closed bracket's width after each probe
+        last: tuple[float, bool, tuple[Terms, Terms]] | None = None  # the previous probe
         while (math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi) and floor <= x <= ceiling:
             known = self.known(x)
             mine = self.check(x) if known is None else None
@@ -494,62 +499,156 @@ class _OnSample:
                 return WINS if met else LOSES
             if mine is None:  # its margin guides the next probe
                 mine = self.check(x)
-            f = (log_margin(mine.margin), log_margin(c.margin))
+            f = (_log_terms(mine), _log_terms(c))
             # Illinois: an end kept twice in a row has its margins halved, so that false
             # position does not creep towards the turning rates from one side
             if mine.meets_sla:
                 lo, f_lo = x, f
-                f_hi = (0.5 * f_hi[0], 0.5 * f_hi[1]) if kept == 1 else f_hi
+                f_hi = _halved(f_hi) if kept == 1 else f_hi
                 kept = 1
             else:
                 hi, f_hi = x, f
-                f_lo = (0.5 * f_lo[0], 0.5 * f_lo[1]) if kept == -1 else f_lo
+                f_lo = _halved(f_lo) if kept == -1 else f_lo
                 kept = -1
-            x = _next_probe(lo, hi, f_lo, f_hi, step, start.slopes)
+            if math.isfinite(hi):
+                widths.append(hi - lo)
+            # two probes that did not halve the bracket: the third halves it
+            stalled = len(widths) >= 3 and widths[-1] > 0.5 * widths[-3]
+            # the probe before, where both fleets met (or missed) there as here
+            prev = (last[0], last[2]) if last is not None and last[1] == met else None
+            last = (x, met, f)
+            x = _next_probe(lo, hi, f_lo, f_hi, step, start.slopes, stalled, prev)
             step += 1
         return TIE
+
+
+Terms = tuple[float, ...]
+
+
+def _log_terms(c: FleetCheck) -> Terms:
+    """The check's margin terms (:attr:`~pddplan.solver.fleet.FleetCheck.terms`) on the log
+    scale of :func:`~pddplan.solver.fleet.log_margin` (the margin itself where it has no
+    terms)."""
+    return tuple(log_margin(t) for t in c.terms) if c.terms else (log_margin(c.margin),)
+
+
+def _halved(f: tuple[Terms, Terms]) -> tuple[Terms, Terms]:
+    """Both fleets' log margin terms halved (Illinois)."""
+    return (tuple(0.5 * v for v in f[0]), tuple(0.5 * v for v in f[1]))
+
+
+def _turning(a: Terms, b: Terms, u_lo: float, u_hi: float) -> float | None:
+    """A fleet's turning log rate by false position between ``u_lo`` (its log margin terms
+    ``a``, every one at most about 0: it meets) and ``u_hi`` (terms ``b``: one above 0),
+    term by term: the first term to cross 0 turns it, so the least of the roots of the terms
+    that cross (each term's own line, where the largest term's line misplaces a term that
+    overtakes another inside the bracket, a slot wait rising steeply past a TTFT tail share,
+    say). The largest terms' line where a crossing term has no finite end (or the ends have
+    no common order), None where that has none either."""
+    roots = []
+    whole = len(a) == len(b)
+    if whole:
+        for x, y in zip(a, b, strict=True):
+            if y > 0 and y > x:
+                if not (math.isfinite(x) and math.isfinite(y)):
+                    whole = False
+                    break
+                roots.append(u_lo - x * (u_hi - u_lo) / (y - x))
+    if whole and roots:
+        return min(roots)
+    x, y = max(a), max(b)
+    if not (math.isfinite(x) and math.isfinite(y)) or y <= x:
+        return None
+    return u_lo - x * (u_hi - u_lo) / (y - x)
+
+
+def _secant_step(
+    at: float, terms: tuple[Terms, Terms], prev: tuple[float, tuple[Terms, Terms]], up: bool
+) -> float | None:
+    """Where an open bracket's two fleets turn, by the secant through their log margin terms
+    at its closed end ``at`` (``terms``) and at the probe before it on the same side
+    (``prev``), term by term on the log rate: going ``up`` a fleet turns at the least root of
+    the terms that rise towards 0, going down at the largest root of those above 0 (each must
+    fall towards 0). The probe halfway between the two fleets' turning rates (on the log
+    rate); None where a fleet gives no root."""
+    x0, before = prev
+    u_at, u_prev = math.log(at), math.log(x0)
+    if u_at == u_prev:
+        return None
+    turns = []
+    for now, then in zip(terms, before, strict=True):
+        if len(now) != len(then):
+            return None
+        roots = []
+        for f, p in zip(now, then, strict=True):
+            if up and not f <= 0:
+                continue
+            if not up and not f > 0:
+                continue
+            rising = math.isfinite(f) and math.isfinite(p) and (f - p) * (u_at - u_prev) > 0
+            if rising:
+                roots.append(u_at - f * (u_at - u_prev) / (f - p))
+            elif not up:
+                return None  # a term above 0 that does not fall towards it
+        if not roots:
+            return None
+        turns.append(min(roots) if up else max(roots))
+    return math.exp(0.5 * (turns[0] + turns[1]))
 
 
 def _next_probe(
     lo: float,
     hi: float,
-    f_lo: tuple[float, float],
-    f_hi: tuple[float, float],
+    f_lo: tuple[Terms, Terms],
+    f_hi: tuple[Terms, Terms],
     step: int,
     slopes: tuple[float, float] | None = None,
+    stalled: bool = False,
+    prev: tuple[float, tuple[Terms, Terms]] | None = None,
 ) -> float:
     """The next PDD rate to check in :meth:`_OnSample.outcome`, from the bracket (both fleets
-    meet every target at ``lo``, both miss one at ``hi``) and the two fleets' log margins at its
-    ends (:func:`~pddplan.solver.fleet.log_margin`: below 0 where a fleet meets).
+    meet every target at ``lo``, both miss one at ``hi``) and the two fleets' log margin terms at
+    its ends (:func:`_log_terms`: :attr:`~pddplan.solver.fleet.FleetCheck.terms` on the scale of
+    :func:`~pddplan.solver.fleet.log_margin`, all at most about 0 where a fleet meets).
 
     - An open bracket, at its first step, with the fleets' ``slopes`` (:class:`Start`): each
-      fleet's turning rate by Newton's step from its margin at the closed end, on the log rate;
-      the next check halfway between the two (on the log rate), at most a factor 2 away.
-      Without them (or a margin not finite) it grows (or shrinks) at its first step by a factor
-      from the margin nearest 0 at its closed end, at most 2 (a fleet that meets by a hair
-      most often turns just above). At every step after it grows by 2 (a margin that stays near
-      0 far from the turning rate, where a transfer alone bounds TTFT, cannot hold it back;
-      Newton's steps there crept by the goodput's precision, thousands of checks for a tie).
+      fleet's turning rate by Newton's step from its margin (its largest term) at the closed
+      end, on the log rate; the next check halfway between the two (on the log rate), at most a
+      factor 2 away. Without them (or a margin not finite) it grows (or shrinks) at its first
+      step by a factor from the margin nearest 0 at its closed end, at most 2 (a fleet that
+      meets by a hair most often turns just above). At its second step, where the first probe
+      fell on the same side, by the terms' secant through the two (:func:`_secant_step`: the
+      point's slopes misjudge a changed value's), at most a factor 2 away. At every step after
+      it grows by 2 (a margin that stays near 0 far from the turning rate, where a transfer
+      alone bounds TTFT, cannot hold it back; Newton's steps there crept by the goodput's
+      precision, thousands of checks for a tie).
     - A closed one: each fleet's turning rate by false position on the log rate between the
-      ends; the next check halfway between the two (where one meets and the other does not),
-      or, where they are within half the goodput's precision of each other (a likely tie), just
-      below them until ``lo`` is there and then just above, so that the bracket closes in a step
-      or two; the bracket's middle every third step and where no estimate is inside it, so that
-      it halves at least every third step.
+      ends, term by term (:func:`_turning`: the first term to cross 0 turns the fleet; the
+      largest term's line misplaces a slot wait rising steeply past a flatter TTFT term); the
+      next check halfway between the two (where one meets and the other does not), or, where
+      they are within half the goodput's precision of each other (a likely tie), just below
+      them until ``lo`` is there and then just above, so that the bracket closes in a step or
+      two; the bracket's middle where two probes have not halved it (``stalled``) and where no
+      estimate is inside it, so that it halves at least every third step.
 
     Only where the checks land differs from plain bisection: each answer is still decided by
     the two checks at one rate, and a tie by a bracket within the goodput's precision."""
     rtol = GOODPUT_RTOL
     if math.isinf(hi) or lo <= 0:
         up = math.isinf(hi)
-        at, f = (lo, f_lo) if up else (hi, f_hi)  # the closed end
+        at, terms = (lo, f_lo) if up else (hi, f_hi)  # the closed end
+        f = (max(terms[0]), max(terms[1]))  # each fleet's log margin
+        guess: float | None = None
         if step == 0 and slopes is not None and all(math.isfinite(v) for v in f):
             u = [math.log(at) - v / k for v, k in zip(f, slopes, strict=True)]
-            x = math.exp(0.5 * (u[0] + u[1]))
+            guess = math.exp(0.5 * (u[0] + u[1]))
+        elif step == 1 and prev is not None:
+            guess = _secant_step(at, terms, prev, up)
+        if guess is not None:  # past the closed end, at most a factor 2 away
             if up:
-                return min(max(x, at * (1 + 2 * rtol)), 2.0 * at)
-            return max(min(x, at * (1 - 2 * rtol)), 0.5 * at)
-        near = max(f_lo) if up else min(f_hi)  # the closed end's nearest margin
+                return min(max(guess, at * (1 + 2 * rtol)), 2.0 * at)
+            return max(min(guess, at * (1 - 2 * rtol)), 0.5 * at)
+        near = max(f) if up else min(f)  # the closed end's nearest margin
         grow = 2.0
         if step == 0 and math.isfinite(near):  # the first step only: then it doubles
             grow = min(2.0, 1.0 + max(4.0 * abs(near), 2 * rtol))
@@ -558,10 +657,11 @@ def _next_probe(
     u_lo, u_hi = math.log(lo), math.log(hi)
     roots = []
     for a, b in zip(f_lo, f_hi, strict=True):
-        if not (math.isfinite(a) and math.isfinite(b)) or b <= a:
+        r = _turning(a, b, u_lo, u_hi)
+        if r is None:
             return middle
-        roots.append(u_lo - a * (u_hi - u_lo) / (b - a))
-    if step % 3 == 2:
+        roots.append(r)
+    if stalled:
         return middle
     r1, r2 = sorted(roots)
     eps = 0.2 * rtol

@@ -60,6 +60,10 @@ class FleetCheck:
     #: probes, never decides a check (without figures the TTFT terms are tail shares over
     #: their allowed shares, see :func:`check_fleet`)
     margin: float = math.nan
+    #: [-] the terms whose largest is :attr:`margin`, in one order for every check of one fleet
+    #: (the TTFT targets', the line's where it crosses datacenters, MD's load and slot wait,
+    #: RLD's): each crosses 0 at its own rate, which the guided searches estimate term by term
+    terms: tuple[float, ...] = ()
 
     @property
     def meets_sla(self) -> bool:
@@ -81,7 +85,15 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
     if pb.topology.cross_dc and route.link_utilization >= 1.0:
         inf = (math.inf, math.inf, math.inf)
         return FleetCheck(
-            rate_rps, inf, False, math.inf, math.inf, False, route.link_utilization, math.inf
+            rate_rps,
+            inf,
+            False,
+            math.inf,
+            math.inf,
+            False,
+            route.link_utilization,
+            math.inf,
+            (math.inf,),
         )
     offs, wts, _ = solver.ttft_offsets(p_inst, route)
     cdf = solver.ttft_cdf(p_inst, n_p, rate_rps, offs, wts)
@@ -96,6 +108,7 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
     if pb.topology.cross_dc:
         over.append(route.link_utilization - 1.0)
     d = _decode_check(solver, plan, route, rate_rps)
+    terms = (*over, *d.over)
     return FleetCheck(
         rate_rps,
         (float(q[0]), float(q[1]), float(q[2])),
@@ -104,7 +117,8 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
         d.rld_need,
         d.ok,
         route.link_utilization,
-        max([*over, *d.over]),
+        max(terms),
+        terms,
     )
 
 

@@ -300,3 +300,37 @@ def test_a_baseline_that_is_pdds_fleet_ties_without_a_check(monkeypatch) -> None
     monkeypatch.setattr(verdict._OnSample, "same_as", lambda self, solver, base: False)
     searched = [verdict._outcomes_on(rs, pdd, [base], [start])[0] for rs in scenarios]
     assert searched == quick and len(checks) >= 2 * len(scenarios)
+
+
+def test_a_fleet_turns_where_its_first_term_crosses() -> None:
+    """Closed bracket, term by term: the least root of the terms that cross 0 (a steep term
+    overtaking a flat one inside the bracket), not the largest term's line; that line where a
+    crossing term has no finite end; None where no line crosses."""
+    u_lo, u_hi = 0.0, 1.0
+    # term 0: the largest at lo, -0.2 -> 0.1 (root 2/3); term 1: -3 -> 1 (root 3/4); term 2 flat
+    a, b = (-0.2, -3.0, -1.0), (0.1, 1.0, -1.0)
+    assert verdict._turning(a, b, u_lo, u_hi) == pytest.approx(2 / 3, rel=1e-12)
+    # term 1 now crosses first (root 0.5), below the largest terms' line (-0.2 -> 1: 1/6)
+    a, b = (-0.2, -1.0), (-0.1, 1.0)
+    assert verdict._turning(a, b, u_lo, u_hi) == pytest.approx(0.5, rel=1e-12)
+    # a crossing term with no finite end: the largest terms' line
+    assert verdict._turning((-0.2, -math.inf), (-0.1, 1.0), u_lo, u_hi) == pytest.approx(1 / 6)
+    assert verdict._turning((-0.2,), (-0.3,), u_lo, u_hi) is None  # nothing crosses
+
+
+def test_an_open_brackets_second_step_is_the_terms_secant() -> None:
+    """Open bracket: the secant through each fleet's terms at the last two probes on one side
+    (log rate), the least root going up and the largest going down, halfway between the two
+    fleets; None where a fleet gives no root."""
+    e = math.e
+    # up from rate 1 (u=0) to e (u=1): fleet A's term -2 -> -1 (root 2), fleet B's -0.5 -> -0.25
+    # (root 2); a falling term (-0.1 -> -0.2) is left out
+    up = ((-1.0, -0.2), (-0.25,)), (1.0, ((-2.0, -0.1), (-0.5,)))
+    assert verdict._secant_step(e, up[0], up[1], up=True) == pytest.approx(e**2, rel=1e-12)
+    # down from e**2 (u=2) to e (u=1): A's terms 2 -> 1 (root 0) and 0.6 -> 0.3 (root 0): the
+    # largest root; B's 4 -> 1 (root 2/3): halfway, exp(1/3)
+    down = ((1.0, 0.3), (1.0,)), (e**2, ((2.0, 0.6), (4.0,)))
+    got = verdict._secant_step(e, down[0], down[1], up=False)
+    assert got == pytest.approx(math.exp(1 / 3), rel=1e-12)
+    # going down, a term above 0 that rises as the rate falls: no root
+    assert verdict._secant_step(e, ((1.0,), (1.0,)), (e**2, ((0.5,), (4.0,))), up=False) is None

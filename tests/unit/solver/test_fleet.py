@@ -56,6 +56,9 @@ def test_margin_agrees_with_the_checks() -> None:
     for r in (0.5 * lo, lo, hi, 1.5 * hi):
         c = fleet_mod.check_fleet(solver, plan, r)
         assert (c.margin <= 1e-6) if c.meets_sla else (c.margin >= -1e-6), (r, c)
+        # the margin is its largest term, and every check of the fleet lists them alike
+        for cc in (c, fleet_mod.check_fleet(solver, plan, r, figures=False)):
+            assert cc.margin == max(cc.terms) and len(cc.terms) == len(c.terms) >= 4
 
 
 @pytest.mark.parametrize("guided", [False, True])
