@@ -31,9 +31,9 @@ def measure(max_bcr: bool) -> tuple[int, collections.Counter[tuple[int, str]], f
         checks += 1
         return inner_check(*args, **kwargs)
 
-    def outcome(self, solver, base, start):
+    def outcome(self, theirs, start):
         before = checks
-        got = inner_outcome(self, solver, base, start)
+        got = inner_outcome(self, theirs, start)
         outcomes[(checks - before, got)] += 1
         return got
 

@@ -334,3 +334,23 @@ def test_an_open_brackets_second_step_is_the_terms_secant() -> None:
     assert got == pytest.approx(math.exp(1 / 3), rel=1e-12)
     # going down, a term above 0 that rises as the rate falls: no root
     assert verdict._secant_step(e, ((1.0,), (1.0,)), (e**2, ((0.5,), (4.0,))), up=False) is None
+
+
+def test_the_verdict_benchmark_counts_what_the_check_does() -> None:
+    """benchmarks/bench_verdict.py runs against the check as it is (its wrapper of
+    :meth:`verdict._OnSample.outcome` once fell behind the method's signature): every outcome
+    counted, and no outcome counted more checks than were made."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_verdict.py"
+    spec = importlib.util.spec_from_file_location("bench_verdict", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    checks, outcomes, _seconds = bench.measure(max_bcr=False)
+    assert sum(outcomes.values()) > 0 and checks > 0
+    assert sum(k * n for (k, _), n in outcomes.items()) <= checks
+    assert {r for _, r in outcomes} <= {verdict.WINS, verdict.LOSES, verdict.TIE}
+    # the methods it wraps are restored
+    assert verdict.check_fleet.__name__ == "check_fleet"
