@@ -95,13 +95,22 @@ def second_grid(seed: int = SECOND_GRID_SEED, plans: int = SECOND_GRID_PLANS) ->
         if routing != "optimize":
             patch["serving"] = {"routing": routing}
         try:
-            solve_scenario(load_scenario(path, reg, patch), baselines=False)
+            solve_scenario(load_scenario(_in_checkout(path), reg, patch), baselines=False)
         except Exception:  # noqa: BLE001 - an infeasible draw is drawn again
             continue
         name = (path or "default").removeprefix("examples/").removesuffix(".yaml")
         label = f"{name} {link.removeprefix('wan-')} {workload} {rate} req/s {routing}"
         out += [(label, path, patch, 1.0), (label, path, patch, factor)]
     return out
+
+
+#: The checkout the grid's scenario files (``examples/...``, their labels and cache keys) are in.
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _in_checkout(path: str | None) -> str | None:
+    """A grid point's scenario file in the checkout, wherever the script is run from."""
+    return None if path is None else str(_CHECKOUT / path)
 
 
 def _fleet(splan: SimPlan) -> str:
@@ -113,7 +122,7 @@ def _fleet(splan: SimPlan) -> str:
 def _point(args: tuple) -> dict:
     label, path, patch, factor, requests, seeds, cached = args
     reg = Registry(dirs=[bundled_profiles_dir()])
-    out = solve_scenario(load_scenario(path, reg, patch or None), baselines=False)
+    out = solve_scenario(load_scenario(_in_checkout(path), reg, patch or None), baselines=False)
     splan, closed_plan, closed, warnings = closed_forms_at(out.problem, out.plan, factor)
     rate = splan.rate_rps
     fleet = _fleet(splan)
