@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 
 from pddplan.io.loader import Registry, load_scenario
 from pddplan.solver import SAME_DC, baseline_at_rate
+
+#: The paper's scenario, beside this script (found wherever the script is run from).
+PAPER_SCENARIO = str(Path(__file__).resolve().parent / "pdd-paper.yaml")
 
 
 def baseline_chips(scenario: str, rate: float) -> int:
@@ -47,7 +51,7 @@ def printable(rate: float, digits: int = DIGITS) -> float:
 
 
 if __name__ == "__main__":
-    scen = sys.argv[1] if len(sys.argv) > 1 else "examples/pdd-paper.yaml"
+    scen = sys.argv[1] if len(sys.argv) > 1 else PAPER_SCENARIO
     target = int(sys.argv[2]) if len(sys.argv) > 2 else 88
     rate = printable(calibrate(scen, target))
     chips = baseline_chips(scen, rate)

@@ -45,6 +45,27 @@ def test_the_calibrated_inputs_hold(result) -> None:
     )
 
 
+def test_the_scenarios_rate_is_the_calibration_scripts(tmp_path, monkeypatch) -> None:
+    """examples/pdd-paper.yaml's ``rate_rps`` is what examples/calibrate_paper_rate.py prints
+    (the highest rate, rounded down, at which the baseline needs the paper's 88 GPU-A), run from
+    a directory that is not the checkout: a physics change that moves it fails here, and the
+    scenario is calibrated again on purpose."""
+    import yaml
+
+    spec = importlib.util.spec_from_file_location(
+        "calibrate_paper_rate", ROOT / "examples/calibrate_paper_rate.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.chdir(tmp_path)
+    rate = mod.printable(mod.calibrate(mod.PAPER_SCENARIO, 88))
+    doc = yaml.safe_load((ROOT / "examples/pdd-paper.yaml").read_text())
+    assert rate == doc["rate_rps"]
+    assert mod.baseline_chips(mod.PAPER_SCENARIO, rate) <= 88
+    assert mod.baseline_chips(mod.PAPER_SCENARIO, rate + 10.0**-mod.DIGITS) > 88
+
+
 def _within(value: float, paper: float, rel: float) -> bool:
     return abs(value / paper - 1.0) <= rel
 
