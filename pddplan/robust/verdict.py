@@ -459,8 +459,8 @@ class _OnSample:
         both meet every target and down while both miss one, until one meets and the other does
         not (:data:`WINS` or :data:`LOSES`), or ``x`` is pinned within
         :data:`~pddplan.solver.fleet.GOODPUT_RTOL` (:data:`TIE`). ``x`` starts at ``start``'s
-        rate; its slopes, where known, place the probes while the bracket is open
-        (:func:`_next_probe`). A baseline that is this very fleet at its cost (:meth:`same_as`:
+        rate; its slopes, where known, place the first probe after it, the fleets' margin terms
+        the others (:func:`_next_probe`). A baseline that is this very fleet at its cost (:meth:`same_as`:
         PDD's plan relays nothing and the baseline that keeps RLD for the anomalous requests
         only is sized alike) ties without a check: the search would pin ``x`` at their common
         goodput in some six checks, or call it a loss where a probe fell between that goodput
@@ -488,8 +488,8 @@ class _OnSample:
         floor, ceiling = guess * TINY_RATE_SHARE, guess / TINY_RATE_SHARE
         x = guess
         step = kept = 0
-        widths: list[float] = []  # the closed bracket's width after each probe
-        last: tuple[float, bool, tuple[Terms, Terms]] | None = None  # the previous probe
+        widths: list[float] = []  # hi - lo after each probe (hi itself while lo is 0)
+        last: tuple[float, tuple[Terms, Terms]] | None = None  # the previous probe
         while (math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi) and floor <= x <= ceiling:
             known = self.known(x)
             mine = self.check(x) if known is None else None
@@ -514,9 +514,8 @@ class _OnSample:
                 widths.append(hi - lo)
             # two probes that did not halve the bracket: the third halves it
             stalled = len(widths) >= 3 and widths[-1] > 0.5 * widths[-3]
-            # the probe before, where both fleets met (or missed) there as here
-            prev = (last[0], last[2]) if last is not None and last[1] == met else None
-            last = (x, met, f)
+            # while the bracket is open, the probe before fell on the same side as this one
+            prev, last = last, (x, f)
             x = _next_probe(lo, hi, f_lo, f_hi, step, start.slopes, stalled, prev)
             step += 1
         return TIE
@@ -543,12 +542,15 @@ def _turning(a: Terms, b: Terms, u_lo: float, u_hi: float) -> float | None:
     term by term: the first term to cross 0 turns it, so the least of the roots of the terms
     that cross (each term's own line, where the largest term's line misplaces a term that
     overtakes another inside the bracket, a slot wait rising steeply past a TTFT tail share,
-    say). The largest terms' line where a crossing term has no finite end (or the ends have
-    no common order), None where that has none either."""
+    say). The largest terms' line where a crossing term has no finite end, a term is NaN or
+    the ends have no common order, None where that has none either."""
     roots = []
     whole = len(a) == len(b)
     if whole:
         for x, y in zip(a, b, strict=True):
+            if math.isnan(x) or math.isnan(y):
+                whole = False
+                break
             if y > 0 and y > x:
                 if not (math.isfinite(x) and math.isfinite(y)):
                     whole = False
@@ -593,7 +595,14 @@ def _secant_step(
         if not roots:
             return None
         turns.append(min(roots) if up else max(roots))
-    return math.exp(0.5 * (turns[0] + turns[1]))
+    return _exp(0.5 * (turns[0] + turns[1]))
+
+
+def _exp(u: float) -> float:
+    """``exp(u)``, and inf where that passes the float range (a root of nearly flat margins
+    can lie that far out): every such rate is past any bracket or factor-2 bound it is
+    compared with, as its exponential would be."""
+    return math.exp(u) if u < 700.0 else math.inf
 
 
 def _next_probe(
@@ -641,7 +650,7 @@ def _next_probe(
         guess: float | None = None
         if step == 0 and slopes is not None and all(math.isfinite(v) for v in f):
             u = [math.log(at) - v / k for v, k in zip(f, slopes, strict=True)]
-            guess = math.exp(0.5 * (u[0] + u[1]))
+            guess = _exp(0.5 * (u[0] + u[1]))
         elif step == 1 and prev is not None:
             guess = _secant_step(at, terms, prev, up)
         if guess is not None:  # past the closed end, at most a factor 2 away
@@ -666,11 +675,11 @@ def _next_probe(
     r1, r2 = sorted(roots)
     eps = 0.2 * rtol
     if r2 - r1 > 0.5 * rtol:
-        x = math.exp(0.5 * (r1 + r2))
-    elif lo < math.exp(r1 - 2 * eps):
-        x = math.exp(r1 - eps)
+        x = _exp(0.5 * (r1 + r2))
+    elif lo < _exp(r1 - 2 * eps):
+        x = _exp(r1 - eps)
     else:
-        x = math.exp(r2 + eps)
+        x = _exp(r2 + eps)
     return x if lo < x < hi else middle
 
 

@@ -60,9 +60,11 @@ class FleetCheck:
     #: probes, never decides a check (without figures the TTFT terms are tail shares over
     #: their allowed shares, see :func:`check_fleet`)
     margin: float = math.nan
-    #: [-] the terms whose largest is :attr:`margin`, in one order for every check of one fleet
-    #: (the TTFT targets', the line's where it crosses datacenters, MD's load and slot wait,
-    #: RLD's): each crosses 0 at its own rate, which the guided searches estimate term by term
+    #: [-] the terms whose largest is :attr:`margin` (the TTFT targets', the line's where the
+    #: fleet crosses datacenters, MD's load and slot wait, RLD's, or an inf for a routing that
+    #: relays with no RLD), in that order; ``(inf,)`` alone where the line is overloaded, as no
+    #: other term is computed then. Each crosses 0 at its own rate, which the verdict's search
+    #: estimates term by term where two checks list them alike
     terms: tuple[float, ...] = ()
 
     @property

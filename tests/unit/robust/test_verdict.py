@@ -305,35 +305,96 @@ def test_a_baseline_that_is_pdds_fleet_ties_without_a_check(monkeypatch) -> None
 def test_a_fleet_turns_where_its_first_term_crosses() -> None:
     """Closed bracket, term by term: the least root of the terms that cross 0 (a steep term
     overtaking a flat one inside the bracket), not the largest term's line; that line where a
-    crossing term has no finite end; None where no line crosses."""
+    crossing term has no finite end or a term is NaN; None where no line crosses."""
     u_lo, u_hi = 0.0, 1.0
-    # term 0: the largest at lo, -0.2 -> 0.1 (root 2/3); term 1: -3 -> 1 (root 3/4); term 2 flat
+    # term 0, the largest at lo: -0.2 -> 0.1 (root 2/3); term 1: -3 -> 1 (root 3/4); the
+    # largest terms' line (-0.2 -> 1) would say 1/6
     a, b = (-0.2, -3.0, -1.0), (0.1, 1.0, -1.0)
     assert verdict._turning(a, b, u_lo, u_hi) == pytest.approx(2 / 3, rel=1e-12)
-    # term 1 now crosses first (root 0.5), below the largest terms' line (-0.2 -> 1: 1/6)
+    # term 0 does not cross (-0.2 -> -0.1): term 1 alone turns the fleet, at 0.5
     a, b = (-0.2, -1.0), (-0.1, 1.0)
     assert verdict._turning(a, b, u_lo, u_hi) == pytest.approx(0.5, rel=1e-12)
-    # a crossing term with no finite end: the largest terms' line
-    assert verdict._turning((-0.2, -math.inf), (-0.1, 1.0), u_lo, u_hi) == pytest.approx(1 / 6)
+    # a crossing term with no finite end: the largest terms' line (-0.2 -> 1: 1/6), not the
+    # other crossing term's root (0.5)
+    a, b = (-0.2, -math.inf, -1.0), (-0.1, 1.0, 1.0)
+    assert verdict._turning(a, b, u_lo, u_hi) == pytest.approx(1 / 6, rel=1e-12)
+    a, b = (-0.2, math.nan, -1.0), (-0.1, 1.0, 1.0)  # a NaN term: the same
+    assert verdict._turning(a, b, u_lo, u_hi) == pytest.approx(1 / 6, rel=1e-12)
     assert verdict._turning((-0.2,), (-0.3,), u_lo, u_hi) is None  # nothing crosses
 
 
 def test_an_open_brackets_second_step_is_the_terms_secant() -> None:
     """Open bracket: the secant through each fleet's terms at the last two probes on one side
-    (log rate), the least root going up and the largest going down, halfway between the two
-    fleets; None where a fleet gives no root."""
+    (log rate), the least root going up (of the terms at most 0 there) and the largest going
+    down, halfway between the two fleets; None where a fleet gives no root."""
     e = math.e
-    # up from rate 1 (u=0) to e (u=1): fleet A's term -2 -> -1 (root 2), fleet B's -0.5 -> -0.25
-    # (root 2); a falling term (-0.1 -> -0.2) is left out
-    up = ((-1.0, -0.2), (-0.25,)), (1.0, ((-2.0, -0.1), (-0.5,)))
-    assert verdict._secant_step(e, up[0], up[1], up=True) == pytest.approx(e**2, rel=1e-12)
-    # down from e**2 (u=2) to e (u=1): A's terms 2 -> 1 (root 0) and 0.6 -> 0.3 (root 0): the
-    # largest root; B's 4 -> 1 (root 2/3): halfway, exp(1/3)
-    down = ((1.0, 0.3), (1.0,)), (e**2, ((2.0, 0.6), (4.0,)))
-    got = verdict._secant_step(e, down[0], down[1], up=False)
-    assert got == pytest.approx(math.exp(1 / 3), rel=1e-12)
-    # going down, a term above 0 that rises as the rate falls: no root
-    assert verdict._secant_step(e, ((1.0,), (1.0,)), (e**2, ((0.5,), (4.0,))), up=False) is None
+    # up from rate 1 (u=0) to e (u=1): fleet A's terms -2 -> -1 (root 2) and -0.6 -> -0.5
+    # (root 6): the least, 2; a term already above 0 (0 -> 0.01, root 0) is not one that turns
+    # it on the way up, and a falling one (-0.1 -> -0.2) is left out; fleet B's -0.5 -> -0.25
+    # (root 2): halfway, e**2
+    now = ((-1.0, -0.5, 0.01, -0.2), (-0.25,))
+    before = (1.0, ((-2.0, -0.6, 0.0, -0.1), (-0.5,)))
+    assert verdict._secant_step(e, now, before, up=True) == pytest.approx(e**2, rel=1e-12)
+    # down from e**2 (u=2) to e (u=1): A's terms 2 -> 1 (root 0) and 0.9 -> 0.3 (root 0.5): the
+    # largest, 0.5; B's 4 -> 1 (root 2/3): halfway, exp(7/12)
+    now, before = ((1.0, 0.3), (1.0,)), (e**2, ((2.0, 0.9), (4.0,)))
+    got = verdict._secant_step(e, now, before, up=False)
+    assert got == pytest.approx(math.exp(7 / 12), rel=1e-12)
+    # going down, a term above 0 that rises as the rate falls (0.5 -> 1): no root for A, though
+    # its other term falls (2 -> 1, root 0)
+    now, before = ((1.0, 1.0), (1.0,)), (e**2, ((2.0, 0.5), (4.0,)))
+    assert verdict._secant_step(e, now, before, up=False) is None
+    # nearly flat margins put the root past the float range: the probe is the factor 2
+    probe = verdict._next_probe(
+        2.0,
+        math.inf,
+        ((-0.5,), (-1.0,)),
+        ((math.nan,), (math.nan,)),
+        1,
+        prev=(1.0, ((-0.5 - 1e-9,), (-2.0,))),
+    )
+    assert probe == 4.0
+
+
+class _Model:
+    """A fleet whose log margin terms are lines in the log rate: a flat TTFT-like term and a
+    steep slot-wait-like term, turning at ``ttft_rps`` and ``slot_rps`` [req/s]."""
+
+    def __init__(self, ttft_rps: float, slot_rps: float, with_terms: bool) -> None:
+        from types import SimpleNamespace
+
+        self.turns = (ttft_rps, slot_rps)
+        self.with_terms = with_terms
+        self.solver = SimpleNamespace(fleet_key=lambda plan, me=self: id(me))
+        self.plan = SimpleNamespace(cost_usd_per_hour=100.0, rate_rps=2.0)
+        self.checks = 0
+
+    def check(self, rate: float):
+        from pddplan.solver.fleet import FleetCheck
+
+        self.checks += 1
+        u = math.log(rate)
+        logs = (0.5 * (u - math.log(self.turns[0])), 20.0 * (u - math.log(self.turns[1])))
+        over = tuple(math.expm1(v) for v in logs)
+        nan3 = (math.nan, math.nan, math.nan)
+        return FleetCheck(
+            rate, nan3, logs[0] <= 0, 0.0, 0.0, logs[1] <= 0, 0.0, max(over),
+            over if self.with_terms else (),
+        )  # fmt: skip
+
+
+def test_the_search_reads_each_term() -> None:
+    """The outcome search on two fleets whose steep slot-wait term turns them (at 1.9 and
+    1.95 req/s, at one cost) below where their largest term's line, a flat TTFT term, puts it:
+    with the terms it lands between the two in two probes after the first; with the margin
+    alone (the largest term's line) it needs more; both find that PDD loses."""
+    checks = {}
+    for with_terms in (True, False):
+        mine, theirs = _Model(3.0, 1.9, with_terms), _Model(3.2, 1.95, with_terms)
+        got = verdict._OnSample(mine).outcome(theirs, verdict.Start(2.4, None))  # type: ignore[arg-type]
+        assert got == verdict.LOSES
+        checks[with_terms] = mine.checks + theirs.checks
+    assert checks[True] == 6 < checks[False]
 
 
 def test_the_verdict_benchmark_counts_what_the_check_does() -> None:
