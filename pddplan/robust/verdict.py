@@ -81,9 +81,11 @@ from pddplan.robust.search import point_config
 from pddplan.solver import Outcome, Plan, Solver, Topology, build_problem
 from pddplan.solver.fleet import (
     GOODPUT_RTOL,
+    CheckStart,
     FeasibleRates,
     FleetCheck,
     check_fleet,
+    check_start,
     log_margin,
 )
 from pddplan.solver.plan import FREE_PDD_RATIO
@@ -156,21 +158,40 @@ class _Built:
     """A fleet built on a scenario (:meth:`_Fleet.on`): the solver on its problem and the fleet's
     plan there (None: it no longer stands), with its checks kept by rate (:meth:`check`)."""
 
-    __slots__ = ("_checks", "plan", "solver")
+    __slots__ = ("_checks", "_starts", "plan", "solver")
 
     def __init__(self, solver: Solver, plan: Plan | None) -> None:
         self.solver, self.plan = solver, plan
         self._checks: dict[float, FleetCheck] = {}
+        self._starts: dict[float, CheckStart] = {}
 
     def check(self, rate: float) -> FleetCheck:
         """``check_fleet(solver, plan, rate, figures=False)``, kept: a build checked again at
         a rate (the point's, on the changed values that leave its fleet, :meth:`_Fleet.reads`,
-        where the first probe is the point's) answers as it did."""
+        where the first probe is the point's) answers as it did; a check begun by
+        :meth:`early` is finished."""
         c = self._checks.get(rate)
         if c is None:
             assert self.plan is not None
-            c = self._checks[rate] = check_fleet(self.solver, self.plan, rate, figures=False)
+            start = self._starts.pop(rate, None)
+            c = self._checks[rate] = check_fleet(
+                self.solver, self.plan, rate, figures=False, start=start
+            )
         return c
+
+    def early(self, rate: float) -> bool | None:
+        """Whether the fleet meets every target at ``rate`` where that is known without its TTFT
+        distribution: a kept check's answer, or False where the check's first part
+        (:func:`~pddplan.solver.fleet.check_start`, kept for :meth:`check` to finish) finds the
+        line overloaded or a decode pool missing; None where only the whole check can tell."""
+        c = self._checks.get(rate)
+        if c is not None:
+            return c.meets_sla
+        start = self._starts.get(rate)
+        if start is None:
+            assert self.plan is not None
+            start = self._starts[rate] = check_start(self.solver, self.plan, rate)
+        return False if start.misses else None
 
 
 @dataclass(frozen=True)
@@ -432,6 +453,13 @@ class _OnSample:
         self._seen.note(rate, c.meets_sla)
         return c
 
+    def early(self, rate: float) -> bool | None:
+        """:meth:`_Built.early`, remembered for :meth:`meets` where it tells."""
+        e = self.built.early(rate)
+        if e is not None:
+            self._seen.note(rate, e)
+        return e
+
     def known(self, rate: float) -> bool | None:
         """Whether the fleet meets every target at ``rate``, where the checks made decide it
         (None where they do not)."""
@@ -491,14 +519,20 @@ class _OnSample:
         widths: list[float] = []  # hi - lo after each probe (hi itself while lo is 0)
         last: tuple[float, tuple[Terms, Terms]] | None = None  # the previous probe
         while (math.isinf(hi) or hi - lo > GOODPUT_RTOL * hi) and floor <= x <= ceiling:
-            known = self.known(x)
-            mine = self.check(x) if known is None else None
-            met = mine.meets_sla if mine is not None else bool(known)
-            c = theirs.check(x * scale)
-            if met != c.meets_sla:
+            # whether each fleet meets every target here: what the checks made tell, else
+            # the checks' first parts where they miss (no TTFT distribution read for a probe
+            # that decides), else the whole checks
+            met = self.known(x)
+            if met is None:
+                met = self.early(x)
+            theirs_met = theirs.early(x * scale)
+            if met is None:
+                met = self.check(x).meets_sla
+            if theirs_met is None:
+                theirs_met = theirs.check(x * scale).meets_sla
+            if met != theirs_met:
                 return WINS if met else LOSES
-            if mine is None:  # its margin guides the next probe
-                mine = self.check(x)
+            mine, c = self.check(x), theirs.check(x * scale)  # their margins guide the next probe
             f = (_log_terms(mine), _log_terms(c))
             # Illinois: an end kept twice in a row has its margins halved, so that false
             # position does not creep towards the turning rates from one side

@@ -72,7 +72,23 @@ class FleetCheck:
         return self.meets_ttft and self.meets_decode and self.link_utilization < 1.0
 
 
-def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = True) -> FleetCheck:
+def check_start(solver: Solver, plan: Plan, rate_rps: float) -> CheckStart:
+    """The part of :func:`check_fleet` before the TTFT distribution, the costliest part, which
+    a caller that needs only whether the fleet meets its targets may skip where this part
+    already misses one (:attr:`CheckStart.misses`); ``check_fleet(..., start=)`` finishes it."""
+    route = solver.route(rate_rps, plan.routing)
+    if solver.pb.topology.cross_dc and route.link_utilization >= 1.0:
+        return CheckStart(rate_rps, route, None)
+    return CheckStart(rate_rps, route, _decode_check(solver, plan, route, rate_rps))
+
+
+def check_fleet(
+    solver: Solver,
+    plan: Plan,
+    rate_rps: float,
+    figures: bool = True,
+    start: CheckStart | None = None,
+) -> FleetCheck:
     """Evaluate ``plan``'s fleet (counts, batches, routing, hand-over) at ``rate_rps``.
 
     ``figures=False`` skips the TTFT percentiles (``ttft_s`` is then NaN): whether the fleet
@@ -80,11 +96,16 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
     (:meth:`~pddplan.solver.sizing.Sizing.ttft_meets`), at a fraction of the cost, and the
     margin's TTFT terms are read on that CDF (each target's tail share ``1 - F(t)`` over the
     share its percentile allows, ``1 - p``, minus one: 0 exactly where the percentile meets
-    its target, as the percentile's ``q / t - 1``); the bisections pass it."""
+    its target, as the percentile's ``q / t - 1``); the bisections pass it.
+
+    ``start``: this check's :func:`check_start` at ``rate_rps``, made already."""
     pb = solver.pb
-    route = solver.route(rate_rps, plan.routing)
+    if start is None:
+        start = check_start(solver, plan, rate_rps)
+    assert start.rate_rps == rate_rps
+    route, d = start.route, start.decode
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
-    if pb.topology.cross_dc and route.link_utilization >= 1.0:
+    if d is None:  # the line is overloaded
         inf = (math.inf, math.inf, math.inf)
         return FleetCheck(
             rate_rps,
@@ -109,7 +130,6 @@ def check_fleet(solver: Solver, plan: Plan, rate_rps: float, figures: bool = Tru
         over = [_over(1.0 - f, 1.0 - p) for f, p in zip(cdf, PERCENTILES, strict=True)]
     if pb.topology.cross_dc:
         over.append(route.link_utilization - 1.0)
-    d = _decode_check(solver, plan, route, rate_rps)
     terms = (*over, *d.over)
     return FleetCheck(
         rate_rps,
@@ -178,13 +198,11 @@ def feasible_rates(solver: Solver, plan: Plan) -> FeasibleRates:
 
 def _meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
     """:func:`meets_sla` by its checks."""
-    route = solver.route(rate_rps, plan.routing)
-    if route.link_utilization >= 1.0:
-        return False
-    if not _decode_check(solver, plan, route, rate_rps).ok:
+    start = check_start(solver, plan, rate_rps)
+    if start.misses or start.route.link_utilization >= 1.0:
         return False
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
-    offs, wts, _ = solver.ttft_offsets(p_inst, route)
+    offs, wts, _ = solver.ttft_offsets(p_inst, start.route)
     return sla.reaches_percentiles(solver.ttft_cdf(p_inst, n_p, rate_rps, offs, wts), PERCENTILES)
 
 
@@ -193,6 +211,21 @@ class _DecodeCheck(NamedTuple):
     rld_need: float  # [instances] RLD instances the rate needs
     ok: bool  # both pools cover their loads within the slot-wait bound
     over: list[float]  # the pools' figures over their limits, minus one (FleetCheck.margin)
+
+
+class CheckStart(NamedTuple):
+    """What :func:`check_fleet` reads before the TTFT distribution (:func:`check_start`): the
+    route at the rate and the decode pools' check there (None where the line is overloaded)."""
+
+    rate_rps: float
+    route: Route
+    decode: _DecodeCheck | None
+
+    @property
+    def misses(self) -> bool:
+        """Whether the fleet misses a target here whatever its TTFT: its line is overloaded or
+        a decode pool misses (the check's ``meets_sla`` is then False)."""
+        return self.decode is None or not self.decode.ok
 
 
 def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> _DecodeCheck:

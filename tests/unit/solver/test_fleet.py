@@ -118,6 +118,26 @@ def test_meets_sla_is_the_checks_verdict() -> None:
     assert any(not line for _t, _d, line in seen)
 
 
+def test_a_checks_first_part_says_only_what_the_check_says() -> None:
+    """check_start, the check's part before the TTFT distribution: where it misses (the line
+    overloaded or a decode pool short), the whole check misses; where it does not, only the
+    TTFT can fail; the check finished from it is the check made at once, to the bit."""
+    seen = set()
+    for solver, plan in _fleets():
+        lo, hi = fleet_mod.goodput_bracket(solver, plan, 1e-4)
+        top = max(hi, plan.rate_rps) * 40.0
+        for r in (0.3 * lo, lo, hi, 1.5 * hi, 3.0 * hi, top):
+            start = fleet_mod.check_start(solver, plan, r)
+            whole = fleet_mod.check_fleet(solver, plan, r, figures=False)
+            assert fleet_mod.check_fleet(solver, plan, r, figures=False, start=start) == whole
+            if start.misses:
+                assert not whole.meets_sla
+            else:
+                assert whole.meets_decode and whole.link_utilization < 1.0
+            seen.add(start.misses)
+    assert seen == {True, False}
+
+
 def test_halving_with_meets_sla_is_halving_with_the_full_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
