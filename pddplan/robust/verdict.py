@@ -488,9 +488,9 @@ class _OnSample:
         not (:data:`WINS` or :data:`LOSES`), or ``x`` is pinned within
         :data:`~pddplan.solver.fleet.GOODPUT_RTOL` (:data:`TIE`). ``x`` starts at ``start``'s
         rate; its slopes, where known, place the first probe after it, the fleets' margin terms
-        the others (:func:`_next_probe`). A baseline that is this very fleet at its cost (:meth:`same_as`:
-        PDD's plan relays nothing and the baseline that keeps RLD for the anomalous requests
-        only is sized alike) ties without a check: the search would pin ``x`` at their common
+        the others (:func:`_next_probe`). A baseline that is this very fleet at its cost
+        (:meth:`same_as`: PDD's plan relays nothing and the baseline that keeps RLD for the
+        anomalous requests only is sized alike) ties without a check: the search would pin ``x`` at their common
         goodput in some six checks, or call it a loss where a probe fell between that goodput
         and the BCR-equal rate :data:`TIE_RTOL` below it."""
         guess = start.rate_rps

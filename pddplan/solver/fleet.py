@@ -73,9 +73,10 @@ class FleetCheck:
 
 
 def check_start(solver: Solver, plan: Plan, rate_rps: float) -> CheckStart:
-    """The part of :func:`check_fleet` before the TTFT distribution, the costliest part, which
-    a caller that needs only whether the fleet meets its targets may skip where this part
-    already misses one (:attr:`CheckStart.misses`); ``check_fleet(..., start=)`` finishes it."""
+    """The part of :func:`check_fleet` before the TTFT distribution (a check's costliest
+    part, which a caller that needs only whether the fleet meets its targets may skip where
+    this part already misses one: :attr:`CheckStart.misses`); ``check_fleet(..., start=)``
+    finishes it."""
     route = solver.route(rate_rps, plan.routing)
     if solver.pb.topology.cross_dc and route.link_utilization >= 1.0:
         return CheckStart(rate_rps, route, None)

@@ -398,7 +398,8 @@ def test_the_search_reads_each_term() -> None:
     checks = {}
     for with_terms in (True, False):
         mine, theirs = _Model(3.0, 1.9, with_terms), _Model(3.2, 1.95, with_terms)
-        got = verdict._OnSample(mine).outcome(theirs, verdict.Start(2.4, None))  # type: ignore[arg-type]
+        search = verdict._OnSample(mine)  # type: ignore[arg-type]
+        got = search.outcome(theirs, verdict.Start(2.4, None))  # type: ignore[arg-type]
         assert got == verdict.LOSES
         checks[with_terms] = mine.checks + theirs.checks
     assert checks[True] == 6 < checks[False]
