@@ -229,6 +229,14 @@ def main() -> None:
             math.nan,
             "",
         )
+        # the default solve without its verdict check: how much of the solve row that check is
+        add(
+            "solve --no-verdict-check (default scenario)",
+            cpu_s([*pdd, "solve", "--no-verdict-check", "-f", "json"], env, runs, True),
+            "s CPU",
+            math.nan,
+            "",
+        )
         add("peak RSS of pddplan solve", peak_rss_mb(["solve"], env), "MB", 100.0)
         add(
             "peak RSS, full catalog x3",
