@@ -200,7 +200,7 @@ def feasible_rates(solver: Solver, plan: Plan) -> FeasibleRates:
 def _meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
     """:func:`meets_sla` by its checks."""
     start = check_start(solver, plan, rate_rps)
-    if start.misses or start.route.link_utilization >= 1.0:
+    if start.misses:
         return False
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
     offs, wts, _ = solver.ttft_offsets(p_inst, start.route)
@@ -225,8 +225,9 @@ class CheckStart(NamedTuple):
     @property
     def misses(self) -> bool:
         """Whether the fleet misses a target here whatever its TTFT: its line is overloaded or
-        a decode pool misses (the check's ``meets_sla`` is then False)."""
-        return self.decode is None or not self.decode.ok
+        a decode pool misses (the check's ``meets_sla`` is then False, which also reads the
+        line's load on a fleet in one datacenter)."""
+        return self.decode is None or not self.decode.ok or self.route.link_utilization >= 1.0
 
 
 def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> _DecodeCheck:
