@@ -1,3 +1,3 @@
-from pddplan.cli import main
+from pddplan.cli import run
 
-main()
+run()
