@@ -64,16 +64,6 @@ PEER = [
     "500",
 ]
 
-_RSS_PROBE = (
-    "import resource, runpy, sys\n"
-    "sys.argv = ['pddplan', *sys.argv[1:]]\n"
-    "try:\n"
-    "    runpy.run_module('pddplan', run_name='__main__')\n"
-    "except SystemExit:\n"
-    "    pass\n"
-    "sys.stderr.write(f'\\nRSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
-)
-
 
 def child_env(cache_dir: str) -> tuple[dict[str, str], str]:
     """The children's environment and a note on how their bytecode is cached."""
@@ -134,12 +124,17 @@ def wall_s(argv: list[str], env: dict[str, str], runs: int = 1) -> float:
 
 
 def peak_rss_mb(args: list[str], env: dict[str, str]) -> float:
-    """Peak resident memory of one ``pddplan ARGS`` process [MB]."""
-    r = subprocess.run(
-        [sys.executable, "-c", _RSS_PROBE, *args], capture_output=True, text=True, env=env
+    """Peak resident memory of one ``python -m pddplan ARGS`` process [MB]: its own
+    ``ru_maxrss``, as the operating system counts it when it ends (``os.wait4``)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pddplan", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
     )
-    kb = [ln for ln in r.stderr.splitlines() if ln.startswith("RSS_KB ")]
-    return float(kb[-1].split()[1]) / 1024 if kb else float("nan")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
+    return usage.ru_maxrss / 1024 if proc.returncode == 0 else float("nan")
 
 
 def sweep_points_per_s(path: str, values: list[float], baselines: bool, runs: int) -> float:
