@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 from typing_extensions import Self
 
-from pddplan.spec.base import Source, Strict, Usd
+from pddplan.spec.base import Source, Strict, Usd, empty_list
 
 #: [GB] The largest cache a node may hold (1 PB): a sanity bound, not a datasheet figure.
 MAX_CACHE_GB_PER_NODE = 1e6
@@ -59,4 +59,4 @@ class Cache(Strict):
     write_gb_per_s: CacheGbPerS = Field(description="write bandwidth from the GPUs to the tier")
     price: CachePrice
     source: Source
-    estimated: list[str] = Field(default_factory=list)
+    estimated: list[str] = Field(default_factory=empty_list)

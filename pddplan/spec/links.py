@@ -15,7 +15,7 @@ from pydantic import (
 from typing_extensions import Self
 
 from pddplan.labels import plain
-from pddplan.spec.base import Efficiency, Gbit, Source, Strict, Usd
+from pddplan.spec.base import Efficiency, Gbit, Source, Strict, Usd, empty_list
 
 
 class PriceTier(Strict):
@@ -34,7 +34,7 @@ class LinePrice(Strict):
     """
 
     tiers: list[PriceTier] = Field(
-        default_factory=list,
+        default_factory=empty_list,
         description="sizes leased, by increasing bandwidth; a faster tier never costs less",
     )
     usd_per_month_per_gbit_per_s: Usd | None = Field(
@@ -171,7 +171,7 @@ class Link(Strict):
         "source; used unless a flat price_usd_per_month is given",
     )
     source: Source
-    estimated: list[str] = Field(default_factory=list)
+    estimated: list[str] = Field(default_factory=empty_list)
 
     @model_validator(mode="after")
     def _estimated_keys_exist(self) -> Self:
