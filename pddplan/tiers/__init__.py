@@ -13,7 +13,9 @@ docs/cache.md.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,7 +123,60 @@ def trace_path(rs: ResolvedScenario, tmp: Path) -> Path:
 def hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float]) -> list[Any]:
     """Per-request hit rates of the scenario's trace at each capacity [-] (one replay for all
     capacities: :func:`pddplan.trace.replay.replay_trace` and
-    :func:`pddplan.trace.analysis.analyze`, as ``pddplan hitrate`` runs them)."""
+    :func:`pddplan.trace.analysis.analyze`, as ``pddplan hitrate`` runs them).
+
+    Kept in the process (:data:`_HITS`, read-only arrays) on what the replay reads: the
+    scenario's ``cache.hit_rate`` (the session model's numbers, or the trace file's path and the
+    SHA-256 of its bytes, read in a fraction of a replay's time), the capacities and the
+    warm-up. A sweep's points, a robust study's samples and a report's sections plan the same
+    trace at the same capacities (a report of ``examples/cache-tiers.yaml`` replayed its 10,000
+    requests 14 times)."""
+    key = _hits_key(rs, capacities_tokens)
+    if key is not None and key in _HITS:
+        _HITS.move_to_end(key)
+        return list(_HITS[key])
+    hits = _hit_rates_by_capacity(rs, capacities_tokens)
+    for h in hits:
+        h.flags.writeable = False
+    if key is not None and sum(h.nbytes for h in hits) <= _HITS_MAX_BYTES:
+        _HITS[key] = tuple(hits)
+        if len(_HITS) > _HITS_ENTRIES:
+            _HITS.popitem(last=False)
+    return hits
+
+
+def _hits_key(rs: ResolvedScenario, capacities_tokens: list[float]) -> tuple | None:
+    """What :func:`hit_rates_by_capacity` reads of ``rs`` and the capacities, as a key (None
+    where the trace file cannot be read: the replay says why)."""
+    assert rs.scenario.cache is not None
+    src = rs.scenario.cache.hit_rate
+    file: tuple | None = None
+    if src.sessions is None:
+        assert src.trace is not None
+        p = Path(src.trace)
+        if not p.is_absolute():
+            p = Path(rs.file).parent / p
+        digest = hashlib.sha256()
+        try:
+            with p.open("rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        except OSError:
+            return None
+        file = (str(p.resolve()), digest.hexdigest())
+    return (src.content_text(), file, tuple(float(c) for c in capacities_tokens))
+
+
+#: :func:`hit_rates_by_capacity` by :func:`_hits_key`, the last :data:`_HITS_ENTRIES` used; a
+#: replay whose arrays pass :data:`_HITS_MAX_BYTES` is not kept (a trace of millions of
+#: requests is replayed again rather than held).
+_HITS: OrderedDict[tuple, tuple[Any, ...]] = OrderedDict()
+_HITS_ENTRIES = 8
+_HITS_MAX_BYTES = 64 << 20
+
+
+def _hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float]) -> list[Any]:
+    """:func:`hit_rates_by_capacity`, replayed."""
     from pddplan.trace.analysis import analyze
     from pddplan.trace.replay import replay_trace
 

@@ -284,3 +284,67 @@ def test_a_warmup_longer_than_the_trace_names_file_and_key(tmp_path: Path) -> No
     with pytest.raises(ProfileError, match="cache.hit_rate.warmup_s") as exc:
         tiers.hit_rates_by_capacity(rs, [tiers.capacity_tokens(rs, (0.0, 4096.0))])
     assert "leaves no requests" in str(exc.value)
+
+
+# ------------------------------------------------------------- replays kept in the process
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A fresh memo, and a count of the replays :func:`tiers.hit_rates_by_capacity` runs."""
+    from collections import OrderedDict
+
+    monkeypatch.setattr(tiers, "_HITS", OrderedDict())
+    calls: list[int] = []
+    replay = tiers._hit_rates_by_capacity
+
+    def counted(rs, caps):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return replay(rs, caps)
+
+    monkeypatch.setattr(tiers, "_hit_rates_by_capacity", counted)
+    return calls
+
+
+def test_the_same_trace_and_capacities_replay_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's points and a report's sections ask for the same replay: it runs once, and
+    the arrays handed out cannot be written (every caller shares them)."""
+    calls = _counted(monkeypatch)
+    doc = _example()
+    doc["cache"]["hit_rate"]["sessions"]["requests"] = 300
+    doc["cache"]["hit_rate"]["warmup_s"] = 0
+    rs = load_scenario(str(_scenario(tmp_path, doc)), Registry.default())
+    caps = [tiers.capacity_tokens(rs, (0.0, 64.0)), tiers.capacity_tokens(rs, (0.0, 512.0))]
+    first = tiers.hit_rates_by_capacity(rs, caps)
+    again = tiers.hit_rates_by_capacity(rs, list(caps))
+    assert len(calls) == 1
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+        with pytest.raises(ValueError, match="read-only"):
+            b[0] = 1.0
+    # another capacity, or another session model, is another replay
+    tiers.hit_rates_by_capacity(rs, caps[:1])
+    doc["cache"]["hit_rate"]["sessions"]["seed"] = 7
+    other = load_scenario(str(_scenario(tmp_path, doc, "other.yaml")), Registry.default())
+    tiers.hit_rates_by_capacity(other, caps)
+    assert len(calls) == 3
+
+
+def test_a_trace_file_rewritten_in_place_is_replayed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memo reads the trace file's bytes, not its name or time: a file rewritten under the
+    same name (within the file system's clock tick, with the same size even) is replayed."""
+    calls = _counted(monkeypatch)
+    lines = (REPO / "tests" / "data" / "mooncake_excerpt.jsonl").read_text().splitlines()
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = _example()
+    doc["cache"]["hit_rate"] = {"trace": "t.jsonl"}
+    rs = load_scenario(str(_scenario(tmp_path, doc)), Registry.default())
+    (whole,) = tiers.hit_rates_by_capacity(rs, [64_000.0])
+    trace.write_text("\n".join(lines[: len(lines) // 2]) + "\n", encoding="utf-8")
+    (half,) = tiers.hit_rates_by_capacity(rs, [64_000.0])
+    assert len(calls) == 2
+    assert len(half) < len(whole)
