@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,8 @@ from pddplan.spec.workloads import HitRateBins, HitRateDist
 if TYPE_CHECKING:
     from pddplan.executors import Progress
 
+#: How messages name the session model's synthetic trace (made in memory, never written).
+SESSIONS_TRACE = "cache.hit_rate.sessions"
 #: Hit-rate bin edges of the distribution a capacity gives (those of ``pddplan hitrate``).
 HIT_RATE_EDGES = (0.0, 0.5, 0.8, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
 
@@ -84,29 +87,35 @@ def capacity_options(rs: ResolvedScenario) -> list[tuple[float, ...]]:
     return [tuple(c) for c in itertools.product(*(t.capacity_gb_per_node for t in section.tiers))]
 
 
-def trace_path(rs: ResolvedScenario, tmp: Path) -> Path:
-    """The hit-rate trace, relative to the scenario file, or the session model's synthetic
-    trace written under ``tmp``."""
+def _sessions_trace(rs: ResolvedScenario) -> Callable[[], Iterator[dict[str, object]]]:
+    """The session model's synthetic trace (``cache.hit_rate.sessions``): its request records,
+    made afresh at each call."""
+    from pddplan.trace.synth import SynthParams, synthetic_requests
+
     assert rs.scenario.cache is not None
     src = rs.scenario.cache.hit_rate
-    if src.sessions is not None:
-        from pddplan.trace.synth import SynthParams, write_synthetic_trace
+    s = src.sessions
+    assert s is not None
+    params = SynthParams(
+        rate_rps=s.rate_rps,
+        block_tokens=src.block_tokens,
+        active_conversations=s.active_conversations,
+        new_conversation_probability=s.new_conversation_probability,
+        first_turn_blocks_mean=s.first_turn_blocks_mean,
+        turn_blocks_mean=s.turn_blocks_mean,
+        max_blocks=s.max_blocks,
+        end_probability=s.end_probability,
+        system_prompts=20,
+        output_tokens_median=500.0,
+        output_tokens_sigma=0.5,
+    )
+    return lambda: synthetic_requests(s.requests, s.seed, params)
 
-        s = src.sessions
-        params = SynthParams(
-            rate_rps=s.rate_rps,
-            block_tokens=src.block_tokens,
-            active_conversations=s.active_conversations,
-            new_conversation_probability=s.new_conversation_probability,
-            first_turn_blocks_mean=s.first_turn_blocks_mean,
-            turn_blocks_mean=s.turn_blocks_mean,
-            max_blocks=s.max_blocks,
-            end_probability=s.end_probability,
-            system_prompts=20,
-            output_tokens_median=500.0,
-            output_tokens_sigma=0.5,
-        )
-        return write_synthetic_trace(tmp / "sessions.jsonl", s.requests, s.seed, params)
+
+def trace_path(rs: ResolvedScenario) -> Path:
+    """The hit-rate trace file, relative to the scenario file (``cache.hit_rate.trace``)."""
+    assert rs.scenario.cache is not None
+    src = rs.scenario.cache.hit_rate
     assert src.trace is not None
     p = Path(src.trace)
     if not p.is_absolute():
@@ -178,17 +187,17 @@ _HITS_MAX_BYTES = 64 << 20
 def _hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float]) -> list[Any]:
     """:func:`hit_rates_by_capacity`, replayed."""
     from pddplan.trace.analysis import analyze
-    from pddplan.trace.replay import replay_trace
+    from pddplan.trace.replay import replay_records, replay_trace
 
     assert rs.scenario.cache is not None
     src = rs.scenario.cache.hit_rate
     b = src.block_tokens
     # a capacity below one block holds nothing: no hits (the replay needs a whole block)
     caps = [max(float(c), float(b)) for c in capacities_tokens]
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="pddplan-cache-") as tmp:
-        replay = replay_trace(trace_path(rs, Path(tmp)), caps, block_tokens=b)
+    if src.sessions is not None:  # the session model's records, replayed as their JSONL is
+        replay = replay_records(_sessions_trace(rs), SESSIONS_TRACE, caps, block_tokens=b)
+    else:
+        replay = replay_trace(trace_path(rs), caps, block_tokens=b)
     try:
         analysis = analyze(replay, warmup_s=src.warmup_s)
     except OptionError as exc:  # the scenario's warm-up, not a command-line option

@@ -23,7 +23,7 @@ import math
 import re
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -341,10 +341,19 @@ def _jsonl_fast(lines: list[bytes], raw: bytes | None = None) -> ParsedBlock | N
     """
     try:
         recs = list(map(_loads, lines))
+    except _FAST_ERRORS:
+        return None
+    return _records_block(recs, raw)
+
+
+def _records_block(recs: list[Any], raw: bytes | None = None) -> ParsedBlock | None:
+    """Request records (the JSONL_FIELDS of each, as :func:`json.loads` gives them) as one
+    block, their lines numbered from 0; None where a record needs the slow path's checks.
+    ``raw``: the records' JSON text, for a cheap all-integers check of their ids."""
+    try:
         cols = [list(map(itemgetter(k), recs)) for k in JSONL_FIELDS]
     except _FAST_ERRORS:
         return None
-    del recs
     try:
         ts = np.asarray(cols[0])
     except ValueError:
@@ -362,7 +371,7 @@ def _jsonl_fast(lines: list[bytes], raw: bytes | None = None) -> ParsedBlock | N
         return None
     counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     total = int(counts.sum())
-    if total and not (raw is not None and _only_integers(raw, len(lines))):
+    if total and not (raw is not None and _only_integers(raw, len(recs))):
         if set(map(type, chain.from_iterable(lists))) != {int}:
             return None
     try:
@@ -375,10 +384,35 @@ def _jsonl_fast(lines: list[bytes], raw: bytes | None = None) -> ParsedBlock | N
         timestamp_ms=ts.astype(np.float64),
         input_tokens=inp,
         output_tokens=out,
-        line=np.arange(len(lines), dtype=np.int64),
+        line=np.arange(len(recs), dtype=np.int64),
         hash_ids=ids,
         hash_counts=counts.astype(np.int32),
     )
+
+
+#: Requests a block of :func:`records_blocks` holds at most.
+RECORDS_PER_BLOCK = 1 << 16
+
+
+def records_blocks(records: Iterable[dict[str, Any]]) -> Iterator[ParsedBlock]:
+    """Request records made in memory (a session model's trace, :mod:`pddplan.trace.synth`),
+    in blocks of :data:`RECORDS_PER_BLOCK`, each as :func:`iter_jsonl_blocks` gives the block
+    of their JSONL lines (the same conversion, lines numbered from 1), without writing or
+    parsing the text.
+
+    Raises
+    ------
+    ValueError
+        For a record that JSONL's fast path would not take (a maker's bug, not a file's).
+    """
+    first_line = 1
+    it = iter(records)
+    while chunk := list(islice(it, RECORDS_PER_BLOCK)):
+        blk = _records_block(chunk)
+        if blk is None:
+            raise ValueError("a request record that a JSONL trace line could not hold")
+        yield _globalize(LocalBlock(blk, len(chunk), []), first_line)
+        first_line += len(chunk)
 
 
 def parse_jsonl_local(data: bytes, skip_bad_lines: bool = False) -> LocalBlock:

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from pddplan.trace.records import (
     detect_format,
     iter_csv_blocks,
     iter_jsonl_blocks,
+    records_blocks,
 )
 from pddplan.units import parse_scaled_count
 
@@ -405,24 +406,56 @@ def replay_trace(
     if block_tokens < 1:
         raise OptionError("block_tokens", "must be >= 1")
     fmt = detect_format(path, fmt)
-    file = str(path)
     if fmt == "csv":
         return _replay_csv(path, skip_bad_lines)
+    jobs = default_jobs() if jobs is None or jobs < 1 else jobs
+    return _replay_jsonl(
+        lambda: iter_jsonl_blocks(
+            path, skip_bad_lines=skip_bad_lines, jobs=jobs, block_bytes=block_bytes
+        ),
+        str(path),
+        capacity_tokens,
+        block_tokens,
+        warn,
+    )
+
+
+def replay_records(
+    records: Callable[[], Iterable[dict[str, Any]]],
+    file: str,
+    capacity_tokens: Sequence[float] = (UNBOUNDED,),
+    *,
+    block_tokens: int = 512,
+    warn: Callable[[str], None] | None = None,
+) -> TraceReplay:
+    """:func:`replay_trace` of request records made in memory (a session model's trace,
+    :func:`pddplan.trace.synth.synthetic_requests`), as the replay of the JSONL file they
+    would be written to (:func:`pddplan.trace.records.records_blocks`: the same blocks,
+    without the text). ``records`` makes them afresh at each call (a second pass sorts them
+    where their timestamps are out of order); ``file`` names them in messages."""
+    if block_tokens < 1:
+        raise OptionError("block_tokens", "must be >= 1")
+    return _replay_jsonl(
+        lambda: records_blocks(records()), file, capacity_tokens, block_tokens, warn
+    )
+
+
+def _replay_jsonl(
+    blocks: Callable[[], Iterator[ParsedBlock]],
+    file: str,
+    capacity_tokens: Sequence[float],
+    block_tokens: int,
+    warn: Callable[[str], None] | None,
+) -> TraceReplay:
+    """:func:`replay_trace` of a JSONL trace's blocks (``blocks`` reads them afresh at each
+    call: a second pass sorts them where their timestamps are out of order)."""
     caps = [float(c) for c in capacity_tokens]
     for c in caps:
         if not (math.isinf(c) or c >= block_tokens):
             raise UsageError(f"capacity {c:g} tokens holds no whole block of {block_tokens}")
-    jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     sorted_in_memory = False
     try:
-        parts = _replay_blocks(
-            iter_jsonl_blocks(
-                path, skip_bad_lines=skip_bad_lines, jobs=jobs, block_bytes=block_bytes
-            ),
-            caps,
-            block_tokens,
-            check_order=True,
-        )
+        parts = _replay_blocks(blocks(), caps, block_tokens, check_order=True)
     except _Unsorted:
         if warn is not None:
             warn(
@@ -430,16 +463,7 @@ def replay_trace(
                 "(memory grows with the trace)"
             )
         sorted_in_memory = True
-        parts = _replay_blocks(
-            _sorted_blocks(
-                iter_jsonl_blocks(
-                    path, skip_bad_lines=skip_bad_lines, jobs=jobs, block_bytes=block_bytes
-                )
-            ),
-            caps,
-            block_tokens,
-            check_order=False,
-        )
+        parts = _replay_blocks(_sorted_blocks(blocks()), caps, block_tokens, check_order=False)
     if parts.input_tokens.n == 0:
         raise ProfileError(_empty_message(parts.bad_lines), file=file)
     input_tokens = parts.input_tokens.take()
