@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -192,8 +193,10 @@ def _hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float])
     assert rs.scenario.cache is not None
     src = rs.scenario.cache.hit_rate
     b = src.block_tokens
-    # a capacity below one block holds nothing: no hits (the replay needs a whole block)
-    caps = [max(float(c), float(b)) for c in capacities_tokens]
+    # a capacity below one block holds nothing: no hits, and nothing to replay (an LRU of one
+    # block cost a reference replay of its own); without another, the unbounded cache (the
+    # fastest replay) counts the requests
+    caps = [float(c) for c in capacities_tokens if c >= b] or [math.inf]
     if src.sessions is not None:  # the session model's records, replayed as their JSONL is
         replay = replay_records(_sessions_trace(rs), SESSIONS_TRACE, caps, block_tokens=b)
     else:
@@ -204,7 +207,9 @@ def _hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float])
         raise ProfileError(
             f"warmup_s {exc.detail.lstrip(': ')}", file=rs.file, key="cache.hit_rate.warmup_s"
         ) from None
-    return [analysis.hit_rate(i) * (0.0 if c < b else 1.0) for i, c in enumerate(capacities_tokens)]
+    held = iter(range(len(caps)))
+    none = np.zeros(len(analysis.hit_rate(0)))
+    return [analysis.hit_rate(next(held)) if c >= b else none.copy() for c in capacities_tokens]
 
 
 def hit_rate_dist(hits: Any) -> HitRateDist:

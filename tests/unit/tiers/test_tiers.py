@@ -348,3 +348,32 @@ def test_a_trace_file_rewritten_in_place_is_replayed_again(
     (half,) = tiers.hit_rates_by_capacity(rs, [64_000.0])
     assert len(calls) == 2
     assert len(half) < len(whole)
+
+
+def test_a_capacity_below_one_block_is_no_hit_and_no_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A capacity that holds no whole block hits nothing, and is not replayed; where no
+    capacity holds one, the unbounded cache's replay counts the requests."""
+    from pddplan.trace import replay as replay_mod
+
+    _counted(monkeypatch)
+    asked: list[list[float]] = []
+    real = replay_mod.replay_records
+
+    def spy(records, file, caps, **kw):  # type: ignore[no-untyped-def]
+        asked.append(list(caps))
+        return real(records, file, caps, **kw)
+
+    monkeypatch.setattr(replay_mod, "replay_records", spy)
+    doc = _example()
+    doc["cache"]["hit_rate"]["sessions"]["requests"] = 300
+    doc["cache"]["hit_rate"]["warmup_s"] = 0
+    rs = load_scenario(str(_scenario(tmp_path, doc)), Registry.default())
+    b = float(rs.scenario.cache.hit_rate.block_tokens)
+    none, some = tiers.hit_rates_by_capacity(rs, [b / 2, 64 * b])
+    assert asked == [[64 * b]]
+    assert len(none) == len(some) == 300 and not none.any() and some.any()
+    (alone,) = tiers.hit_rates_by_capacity(rs, [0.0])
+    assert asked[-1] == [float("inf")]
+    np.testing.assert_array_equal(alone, none)
