@@ -349,11 +349,15 @@ def _jsonl_fast(lines: list[bytes], raw: bytes | None = None) -> ParsedBlock | N
 def _records_block(recs: list[Any], raw: bytes | None = None) -> ParsedBlock | None:
     """Request records (the JSONL_FIELDS of each, as :func:`json.loads` gives them) as one
     block, their lines numbered from 0; None where a record needs the slow path's checks.
-    ``raw``: the records' JSON text, for a cheap all-integers check of their ids."""
+    ``raw``: the records' JSON text, for a cheap all-integers check of their ids. ``recs`` is
+    emptied once its columns are read: the records are freed before the arrays are built (a
+    block's dicts would otherwise live beside its arrays)."""
     try:
         cols = [list(map(itemgetter(k), recs)) for k in JSONL_FIELDS]
     except _FAST_ERRORS:
         return None
+    n = len(recs)
+    recs.clear()
     try:
         ts = np.asarray(cols[0])
     except ValueError:
@@ -371,7 +375,7 @@ def _records_block(recs: list[Any], raw: bytes | None = None) -> ParsedBlock | N
         return None
     counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     total = int(counts.sum())
-    if total and not (raw is not None and _only_integers(raw, len(recs))):
+    if total and not (raw is not None and _only_integers(raw, n)):
         if set(map(type, chain.from_iterable(lists))) != {int}:
             return None
     try:
@@ -384,7 +388,7 @@ def _records_block(recs: list[Any], raw: bytes | None = None) -> ParsedBlock | N
         timestamp_ms=ts.astype(np.float64),
         input_tokens=inp,
         output_tokens=out,
-        line=np.arange(len(recs), dtype=np.int64),
+        line=np.arange(n, dtype=np.int64),
         hash_ids=ids,
         hash_counts=counts.astype(np.int32),
     )
@@ -408,11 +412,12 @@ def records_blocks(records: Iterable[dict[str, Any]]) -> Iterator[ParsedBlock]:
     first_line = 1
     it = iter(records)
     while chunk := list(islice(it, RECORDS_PER_BLOCK)):
+        n = len(chunk)
         blk = _records_block(chunk)
         if blk is None:
             raise ValueError("a request record that a JSONL trace line could not hold")
-        yield _globalize(LocalBlock(blk, len(chunk), []), first_line)
-        first_line += len(chunk)
+        yield _globalize(LocalBlock(blk, n, []), first_line)
+        first_line += n
 
 
 def parse_jsonl_local(data: bytes, skip_bad_lines: bool = False) -> LocalBlock:
