@@ -22,8 +22,9 @@ every step) reads and writes none from then on (:func:`transient`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import is_dataclass
+from functools import partial
 from typing import Any
 
 from pddplan.io.memo import IdentityMemo
@@ -63,12 +64,8 @@ def _text(value: Any) -> str:
     check). The text is ``repr``'s own: ``(a, b)``, and ``(a,)`` for one part."""
     if not isinstance(value, tuple):
         return repr(value)
-    parts = [_REPRS.get(v, (), _repr_of(v)) if is_dataclass(v) else repr(v) for v in value]
+    parts = [_REPRS.get(v, (), partial(repr, v)) if is_dataclass(v) else repr(v) for v in value]
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-
-
-def _repr_of(value: Any) -> Callable[[], str]:
-    return lambda: repr(value)
 
 
 #: The ``repr`` of the dataclasses of physics keys, by object (frozen: their text never changes).

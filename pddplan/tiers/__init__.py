@@ -207,9 +207,10 @@ def _hit_rates_by_capacity(rs: ResolvedScenario, capacities_tokens: list[float])
         raise ProfileError(
             f"warmup_s {exc.detail.lstrip(': ')}", file=rs.file, key="cache.hit_rate.warmup_s"
         ) from None
-    held = iter(range(len(caps)))
-    none = np.zeros(len(analysis.hit_rate(0)))
-    return [analysis.hit_rate(next(held)) if c >= b else none.copy() for c in capacities_tokens]
+    held = [analysis.hit_rate(k) for k in range(len(caps))]
+    none = np.zeros(len(held[0]))
+    replayed = iter(held)
+    return [next(replayed) if c >= b else none.copy() for c in capacities_tokens]
 
 
 def hit_rate_dist(hits: Any) -> HitRateDist:
