@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pddplan.api.options import BathtubOptions, validate
+from pddplan.api.command_options import BathtubOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
 
 if TYPE_CHECKING:

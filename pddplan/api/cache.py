@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pddplan.api.options import CacheOptions, validate
+from pddplan.api.command_options import CacheOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load
 from pddplan.errors import UsageError
 

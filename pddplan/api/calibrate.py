@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pddplan.api.options import CalibrateOptions, validate
+from pddplan.api.command_options import CalibrateOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import PathLike, Profiles, library_warning, registry
 from pddplan.errors import OptionError, ProfileError, write_failed
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pddplan.api.options import RankChipsOptions, validate
+from pddplan.api.command_options import RankChipsOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import (
     LoadedScenario,
     Overrides,

@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pddplan.api.options import HitrateOptions, validate_args
+from pddplan.api.command_options import HitrateOptions
+from pddplan.api.options import validate_args
 from pddplan.api.scenario import PathLike, library_warning
 from pddplan.errors import OptionError, UnreadableFileError
 

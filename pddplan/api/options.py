@@ -1,7 +1,10 @@
 """The API's keyword options: one pydantic model per command, their defaults and their ranges.
 
 Each range is a Field constraint, written once and reused where two commands take the same
-option (``rate_rps``, ``jobs``); :func:`validate` builds a model and turns pydantic's
+option (``rate_rps``, ``jobs``: :mod:`pddplan.api.option_base`, with the models' base). This
+module holds ``solve``'s model; the other commands' are in :mod:`pddplan.api.command_options`,
+made on first use and reached here by name (``options.RobustOptions``), so that a solve's start
+does not make their classes. :func:`validate` builds a model and turns pydantic's
 ``ValidationError`` into :class:`~pddplan.errors.OptionError` naming the option, the allowed
 range (read back from the model's JSON schema, so it cannot disagree with the constraint) and
 the value given: ``rate_rps must be a finite number in [1e-06, 1e+06], not 0``.
@@ -13,39 +16,21 @@ As in the specs' modules, annotations are evaluated as the classes are made (no 
 import annotations``: see :mod:`pddplan.spec`).
 """
 
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from pddplan import defaults
+from pddplan.api.option_base import (  # noqa: F401  (the shared fields, re-exported)
+    Count,
+    Fraction,
+    Options,
+    PositiveTokens,
+    RateRps,
+    Seed,
+    Workers,
+)
 from pddplan.errors import OptionError
-from pddplan.spec import Rate
-from pddplan.spec.scenario_spec import ChunkSizeTokens
-
-# ------------------------------------------------------------------------- shared fields
-
-#: [req/s] a request rate (the scenario's own ``rate_rps`` range).
-RateRps = Rate
-#: local processes or Dask workers (a thousand: far above any one machine's cores)
-Workers = Annotated[int, Field(ge=1, le=1024)]
-#: a count of requests or samples (the work caps in :mod:`pddplan.limits` bound it)
-Count = Annotated[int, Field(ge=1)]
-#: a random seed (numpy's generators take non-negative seeds of any size)
-Seed = Annotated[int, Field(ge=0)]
-#: [-] a fraction in [0, 1]
-Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
-#: [tokens] a positive token count
-PositiveTokens = Annotated[int, Field(ge=1)]
-
-
-class Options(BaseModel):
-    """Strict (no bool for a number, no float for a whole number), finite, frozen."""
-
-    model_config = ConfigDict(
-        strict=True, allow_inf_nan=False, extra="forbid", frozen=True, defer_build=True
-    )
-
 
 # ------------------------------------------------------------------------------ commands
 
@@ -60,89 +45,32 @@ class SolveOptions(Options):
     verdict_check: bool = True
 
 
-class CacheOptions(Options):
-    rate_rps: RateRps | None = None
-    max_bcr: bool = False
+#: The other commands' option models, made on first use (:mod:`pddplan.api.command_options`):
+#: a solve, the command run most, does not make their classes (some 3 ms of its start).
+COMMAND_OPTIONS = frozenset(
+    {
+        "CacheOptions",
+        "ParetoOptions",
+        "BathtubOptions",
+        "SweepOptions",
+        "RobustOptions",
+        "BreakevenOptions",
+        "ReportOptions",
+        "RankChipsOptions",
+        "SimulateOptions",
+        "HitrateOptions",
+        "CalibrateOptions",
+        "TransferOptions",
+    }
+)
 
 
-class ParetoOptions(Options):
-    points: Annotated[int, Field(ge=2)] = 10
-    min_rate_rps: RateRps | None = None
-    max_rate_rps: RateRps | None = None
-    baselines: bool = True
+def __getattr__(name: str) -> Any:
+    if name in COMMAND_OPTIONS:
+        from pddplan.api import command_options
 
-
-class BathtubOptions(Options):
-    step: Annotated[float, Field(ge=0.001, le=0.1)] = 0.01
-    tolerance: Fraction = 0.02
-    reprovision: bool = True
-
-
-class SweepOptions(Options):
-    baselines: bool = True
-    jobs: Workers = 1
-    executor: str = "local"
-    scheduler: str | None = None
-
-
-class RobustOptions(Options):
-    samples: Annotated[int, Field(ge=2)] = defaults.ROBUST_SAMPLES
-    confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = defaults.ROBUST_CONFIDENCE
-    seed: Seed | None = 0
-    executor: str = "local"
-    scheduler: str | None = None
-    jobs: Workers = 1
-    rate_rps: RateRps | None = None
-
-
-class BreakevenOptions(Options):
-    param: str | None = None  # None: the first MD chip's price (whatif.default_breakeven_param)
-    against: Literal["same-dc", "no-relay", "no-relay-rld"] = "same-dc"
-    lo: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None
-    hi: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None
-    tolerance: Annotated[float, Field(ge=1e-9, le=1.0)] = 1e-3
-
-
-class ReportOptions(Options):
-    rate_rps: RateRps | None = None
-    bandwidths_gbit_per_s: Sequence[float] | None = None
-    hit_rate_shifts: Sequence[float] = (-0.1, -0.05, 0.0, 0.05)
-
-
-class RankChipsOptions(Options):
-    model: str | None = None
-    workload: str | None = None
-    reference: str = "h100-sxm"
-
-
-class SimulateOptions(Options):
-    requests: Count = 20_000
-    seed: Seed = 0
-    rate_rps: RateRps | None = None
-    policy: str = "allowed"
-    handover: str = "plan"
-    sample: Literal["classes", "workload"] = "classes"
-    warmup_fraction: Annotated[float, Field(ge=0.0, lt=1.0)] = defaults.WARMUP_FRACTION
-
-
-class HitrateOptions(Options):
-    block_tokens: PositiveTokens = 512
-    warmup_s: Annotated[float, Field(ge=0.0)] = 0.0
-    anomalous_input_tokens: PositiveTokens = defaults.ANOMALOUS_INPUT_TOKENS
-    anomalous_output_tokens: PositiveTokens = defaults.ANOMALOUS_OUTPUT_TOKENS
-    max_points: Annotated[int, Field(ge=2)] = 50
-    skip_bad_lines: bool = False
-    trace_format: str = "auto"
-    jobs: Annotated[int, Field(ge=0)] = 0
-
-
-class CalibrateOptions(Options):
-    chunk_size_tokens: ChunkSizeTokens = defaults.CHUNK_SIZE_TOKENS
-
-
-class TransferOptions(Options):
-    payload_bytes: list[Annotated[float, Field(ge=1.0, le=1e15)]] | None = None
-    concurrent: Annotated[int, Field(ge=1, le=10**6)] = 1
+        return getattr(command_options, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------- validation

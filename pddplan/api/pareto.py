@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pddplan.api.options import ParetoOptions, validate
+from pddplan.api.command_options import ParetoOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load, with_inventory
 from pddplan.executors import Progress
 

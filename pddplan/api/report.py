@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pddplan.api.bathtub import bathtub
-from pddplan.api.options import ReportOptions, validate
+from pddplan.api.command_options import ReportOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load, with_inventory
 from pddplan.api.solve import solve
 from pddplan.api.whatif import sweep

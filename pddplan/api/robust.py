@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pddplan.api.options import RobustOptions, validate, validate_args
+from pddplan.api.command_options import RobustOptions
+from pddplan.api.options import validate, validate_args
 from pddplan.api.scenario import (
     Overrides,
     PathLike,

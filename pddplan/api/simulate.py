@@ -8,7 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pddplan.api.options import SimulateOptions, validate_args
+from pddplan.api.command_options import SimulateOptions
+from pddplan.api.options import validate_args
 from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
 from pddplan.errors import OptionError
 from pddplan.executors import Progress

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pddplan.api.options import TransferOptions, validate
+from pddplan.api.command_options import TransferOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import Profiles, registry
 
 if TYPE_CHECKING:

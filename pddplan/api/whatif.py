@@ -7,7 +7,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pddplan.api.options import BreakevenOptions, SweepOptions, validate
+from pddplan.api.command_options import BreakevenOptions, SweepOptions
+from pddplan.api.options import validate
 from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
 from pddplan.errors import OptionError
 from pddplan.executors import Progress

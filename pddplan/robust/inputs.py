@@ -53,7 +53,18 @@ class Rule:
 
 
 def _rel(low: float, high: float, mode: float = 1.0) -> Distribution:
-    return Distribution(relative=Relative(low=low, mode=mode, high=high))
+    return _relative(low, mode, high)
+
+
+def _relative(low: float, mode: float, high: float) -> Distribution:
+    """A relative distribution of factors ``low <= mode <= high`` (all above 0), made without
+    pydantic's validation: the rules' constants (:data:`DEFAULT_RULES`, checked against the
+    schema by the tests) and a validated one's factors with ``high`` raised to at least
+    ``mode`` (:func:`capped`) hold what the schema checks, and a solve's verdict check, which
+    reads them, would otherwise build the distributions' validators (some 2 ms of its start)."""
+    return Distribution.model_construct(
+        relative=Relative.model_construct(low=low, mode=mode, high=high)
+    )
 
 
 #: Default distribution per kind of estimated quantity (docs/robust.md explains each).
@@ -95,12 +106,12 @@ DEFAULT_RULES: dict[str, Rule] = {
     "other": Rule("other", _rel(0.9, 1.1), "another estimate: +-10%"),
     "rate": Rule(
         "rate",
-        Distribution(lognormal=Lognormal(cv=0.1)),
+        Distribution.model_construct(lognormal=Lognormal.model_construct(cv=0.1)),
         "a demand forecast: lognormal around the target with a 10% coefficient of variation",
     ),
     "hit-rate shift": Rule(
         "hit-rate shift",
-        Distribution(normal=Normal(sd=0.02, low=-1.0, high=1.0)),
+        Distribution.model_construct(normal=Normal.model_construct(sd=0.02, low=-1.0, high=1.0)),
         "the prefix hit rate drifts with cache capacity and traffic mix: 2 points (sd) around "
         "the workload's distribution",
     ),
@@ -359,9 +370,7 @@ def values(inp: Input, u: np.ndarray) -> np.ndarray:
         lo, hi = math.log(d.log_uniform.low), math.log(d.log_uniform.high)
         return np.exp(lo + u * (hi - lo))
     if d.relative is not None:
-        r = d.relative
-        tri = Triangular(low=r.low, mode=r.mode, high=r.high)
-        return inp.point * _triangular(tri, u)
+        return inp.point * _triangular(d.relative, u)
     if d.normal is not None or d.lognormal is not None:
         return _gaussian(inp, normal_quantile(u))
     raise AssertionError(f"no distribution among {DISTRIBUTION_KINDS}")  # pragma: no cover
@@ -500,7 +509,9 @@ def _uniform(d: Uniform, u: np.ndarray) -> np.ndarray:
     return d.low + u * (d.high - d.low)
 
 
-def _triangular(d: Triangular, u: np.ndarray) -> np.ndarray:
+def _triangular(d: Triangular | Relative, u: np.ndarray) -> np.ndarray:
+    """Inverse CDF of a triangular distribution at ``u`` (a relative distribution's factors: the
+    same three fields)."""
     lo, mode, hi = d.low, d.mode, d.high
     if hi <= lo:
         return np.full_like(u, lo)
@@ -518,7 +529,7 @@ def capped(inp: Input) -> Input:
         return Input(
             inp.path,
             inp.point,
-            Distribution(relative=Relative(low=r.low, mode=r.mode, high=high)),
+            _relative(r.low, r.mode, high),
             inp.kind,
             inp.reason,
         )

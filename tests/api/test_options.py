@@ -181,3 +181,39 @@ def test_rate_rps_is_one_field_for_every_command() -> None:
     assert options.allowed(options.SolveOptions.model_json_schema()["properties"]["rate_rps"]) == (
         "a finite number in [1e-06, 1e+06]"
     )
+
+
+def test_the_other_commands_models_are_reached_through_the_options_module() -> None:
+    """Every command's model but solve's lives in :mod:`pddplan.api.command_options` (a solve
+    does not make them) and is reached through :mod:`pddplan.api.options` by its name, as the
+    same class; a name that is no model is an AttributeError there."""
+    from pddplan.api import command_options
+
+    made = {
+        name
+        for name, v in vars(command_options).items()
+        if isinstance(v, type) and issubclass(v, options.Options) and v is not options.Options
+    }
+    assert made == options.COMMAND_OPTIONS
+    for name in made:
+        assert getattr(options, name) is getattr(command_options, name)
+    with pytest.raises(AttributeError, match="NoSuchOptions"):
+        options.NoSuchOptions  # noqa: B018
+
+
+def test_a_solve_does_not_make_the_other_commands_models() -> None:
+    """``pddplan solve`` runs without importing the other commands' option models."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pddplan.cli import main\n"
+        "try:\n"
+        "    main(['solve', '--no-verdict-check'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('LOADED:', 'pddplan.api.command_options' in sys.modules, file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "LOADED: False" in out.stderr, out.stderr

@@ -74,3 +74,38 @@ def test_normal_quantile_is_ndtri_to_the_bit() -> None:
     assert np.array_equal(normal_quantile(u), ndtri(u))
     assert np.all(np.isnan(normal_quantile(np.array([-0.1, 1.1, np.nan]))))
     assert normal_quantile(np.array([[0.5, 0.975]])).shape == (1, 2)
+
+
+def test_the_default_rules_are_what_the_schema_validates() -> None:
+    """The default rules' distributions are made without validation
+    (:func:`pddplan.robust.inputs._relative`): each is the one the schema gives for its own
+    dump, with the same fields set, and its nested kind too."""
+    from pddplan.robust.inputs import DEFAULT_RULES
+    from pddplan.spec import Distribution
+
+    for kind, rule in DEFAULT_RULES.items():
+        dumped = rule.dist.model_dump(exclude_unset=True)
+        checked = Distribution.model_validate(dumped)
+        assert checked == rule.dist, kind
+        assert checked.model_fields_set == rule.dist.model_fields_set, kind
+        (name,) = dumped
+        inner, inner_checked = getattr(rule.dist, name), getattr(checked, name)
+        assert inner == inner_checked and inner.model_fields_set == inner_checked.model_fields_set
+
+
+@pytest.mark.parametrize("point", [0.5, 0.8, 0.95, 0.99])
+def test_a_capped_efficiency_is_what_the_schema_validates(point: float) -> None:
+    """An efficiency's relative range capped at 1 (:func:`~pddplan.robust.inputs.capped`, made
+    without validation) is a distribution the schema accepts as it is, whose top is 1 or
+    the mode; its values stay at most 1 where the mode allows."""
+    from pddplan.robust.inputs import DEFAULT_RULES, Input, capped, values
+    from pddplan.spec import Distribution
+
+    rule = DEFAULT_RULES["efficiency"]
+    inp = capped(Input("chips.x.derates.compute_efficiency", point, rule.dist, "efficiency", ""))
+    checked = Distribution.model_validate(inp.dist.model_dump(exclude_unset=True))
+    assert checked == inp.dist
+    r = inp.dist.relative
+    assert r is not None and r.high == max(min(rule.dist.relative.high, 1 / point), r.mode)
+    top = float(values(inp, np.array([1.0]))[0])
+    assert top == pytest.approx(point * r.high) and top <= max(1.0, point * r.mode) + 1e-12
