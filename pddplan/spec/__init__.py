@@ -10,12 +10,13 @@ The specs live in one module per kind (:mod:`~pddplan.spec.chips`, :mod:`~pddpla
 with :mod:`~pddplan.spec.uncertainty`) on the bases and number types of
 :mod:`~pddplan.spec.base`; this package re-exports them all.
 
-The modules of the specs (and :mod:`pddplan.api.options`) evaluate their annotations as their
-classes are made: they do not import ``annotations`` from ``__future__``, since pydantic reads
-every field's type when a model class is made, and a type written as a string costs it a
-compile and an eval (a fifth of the CPU time of importing the specs and the options, which
-every command that loads a scenario pays). A field's type that names a class defined further
-down is quoted; a validator returns ``Self``.
+The modules of the specs (and the option models': :mod:`pddplan.api.options`,
+:mod:`~pddplan.api.option_base`, :mod:`~pddplan.api.command_options`) evaluate their
+annotations as their classes are made: they do not import ``annotations`` from ``__future__``,
+since pydantic reads every field's type when a model class is made, and a type written as a
+string costs it a compile and an eval (a fifth of the CPU time of importing the specs and the
+options, which every command that loads a scenario pays). A field's type that names a class
+defined further down is quoted; a validator returns ``Self``.
 """
 
 from __future__ import annotations
