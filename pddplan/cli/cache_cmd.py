@@ -40,6 +40,7 @@ def cache_cmd(
 
     if rate_rps is not None and max_bcr:
         raise UsageError("give one of --rate and --max-bcr")
+    common.unmap_large_frees()  # the replays' freed arrays go back to the system
     with common.progress_bar("capacity options", True) as progress:
         res = api.cache(
             scenario,

@@ -162,6 +162,7 @@ def hitrate_cmd(
     if workload_out is not None:
         opts = [(flag, given[name], default) for flag, name, default in MADE_BY_OPTIONS]
         made_by = _command_line(trace, [*opts, ("--workload-out", str(workload_out), None)])
+    common.unmap_large_frees()  # the replay's freed arrays go back to the system
     with common.spinner("reading the trace"):
         res = api.hitrate(
             trace,
