@@ -21,15 +21,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field, ValidationError
 
-from pddplan.api.option_base import (  # noqa: F401  (the shared fields, re-exported)
-    Count,
-    Fraction,
-    Options,
-    PositiveTokens,
-    RateRps,
-    Seed,
-    Workers,
-)
+from pddplan.api.option_base import Options, RateRps
 from pddplan.errors import OptionError
 
 # ------------------------------------------------------------------------------ commands
