@@ -305,3 +305,106 @@ def test_a_writing_process_removes_its_kinds_oldest_entries_past_the_cap(tmp_pat
     # five old and two new own entries: the four written first go
     assert left == {own[4], new, "e" * 64, "physics-" + own[0], "unrelated"}
     assert parse_cache.own_entry(new) and not parse_cache.own_entry("physics-" + own[0])
+
+
+def _hashed_now() -> bytes:
+    """The package's salt hashed from its files now (what a kept salt must equal)."""
+    package = str(Path(parse_cache.__file__).resolve().parent.parent)
+    return parse_cache._hashed_package_salt(
+        package, parse_cache._sources(package), parse_cache._pydantic_version_file()
+    )
+
+
+def test_the_package_salt_is_kept_by_the_files_stat_and_read_back(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package's salt is the sources' hash, kept under their stat: a second start reads it
+    back without hashing the sources; one entry, named with its prefix, not the parse
+    cache's own kind."""
+    parse_cache._package_salt.cache_clear()
+    try:
+        first = parse_cache._package_salt()
+        assert first == _hashed_now()
+        (entry,) = cache.glob(f"{parse_cache.SALT_PREFIX}*.pickle")
+        assert not parse_cache.own_entry(entry.name.removesuffix(".pickle"))
+        parse_cache._package_salt.cache_clear()
+
+        def no_hashing(*args: object) -> bytes:
+            raise AssertionError("hashed the sources again")
+
+        monkeypatch.setattr(parse_cache, "_hashed_package_salt", no_hashing)
+        assert parse_cache._package_salt() == first
+    finally:
+        parse_cache._package_salt.cache_clear()
+
+
+def test_a_damaged_kept_salt_is_hashed_afresh_with_a_note(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parse_cache._package_salt.cache_clear()
+    try:
+        parse_cache._package_salt()
+        (entry,) = cache.glob(f"{parse_cache.SALT_PREFIX}*.pickle")
+        for bad in (pickle.dumps(b"short"), pickle.dumps("x" * 32), b"not a pickle"):
+            entry.write_bytes(bad)
+            parse_cache._NOTED.clear()
+            parse_cache._package_salt.cache_clear()
+            capsys.readouterr()
+            assert parse_cache._package_salt() == _hashed_now()
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and "unreadable parse cache entry" in err[0], err
+            assert pickle.loads(entry.read_bytes()) == _hashed_now()  # rewritten
+    finally:
+        parse_cache._package_salt.cache_clear()
+
+
+def test_the_salt_signature_follows_each_file_s_stat(tmp_path: Path) -> None:
+    """A file's new modification time, size or inode (a file replaced) is a new signature, as
+    Python's own bytecode check would see the file changed; the same stat is the same one."""
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_text("x = 1\n")
+    (root / "sub" / "b.py").write_text("y = 2\n")
+    (root / "sub" / "notes.txt").write_text("not a source\n")
+
+    def signature() -> str:
+        return parse_cache._stat_signature(parse_cache._source_stats(str(root)), None)
+
+    first = signature()
+    assert signature() == first
+    assert [p for p, _ in parse_cache._source_stats(str(root))] == [("a.py",), ("sub", "b.py")]
+    (root / "sub" / "notes.txt").write_text("still not a source\n")
+    assert signature() == first
+    st = (root / "a.py").stat()
+    os.utime(root / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    touched = signature()
+    assert touched != first
+    (root / "a.py").write_text("x = 10\n")
+    os.utime(root / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    resized = signature()
+    assert resized not in (first, touched)
+    (root / "a.py").rename(root / "old.txt")
+    (root / "a.py").write_text("x = 11\n")  # the same size, a new inode
+    os.utime(root / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert signature() not in (first, touched, resized)
+
+
+def test_the_kept_salts_are_pruned_past_their_cap(cache: Path) -> None:
+    """At most ``SALTS_KEPT`` salts are kept, those written longest ago removed; the parse
+    cache's own entries are not counted or removed."""
+    cache.mkdir(mode=0o700)
+    for i in range(parse_cache.SALTS_KEPT + 3):
+        f = cache / f"{parse_cache.SALT_PREFIX}{i:064x}.pickle"
+        f.write_bytes(pickle.dumps(b"\0" * 32))
+        os.utime(f, ns=(10**9 * (i + 1), 10**9 * (i + 1)))
+    own = cache / f"{'a' * 64}.pickle"
+    own.write_bytes(pickle.dumps("x"))
+    parse_cache._package_salt.cache_clear()
+    try:
+        parse_cache._package_salt()
+    finally:
+        parse_cache._package_salt.cache_clear()
+    salts = sorted(f.name for f in cache.glob(f"{parse_cache.SALT_PREFIX}*.pickle"))
+    assert len(salts) == parse_cache.SALTS_KEPT
+    assert f"{parse_cache.SALT_PREFIX}{0:064x}.pickle" not in salts  # the oldest went
+    assert own.exists()
