@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -181,8 +182,6 @@ def unmap_large_frees() -> None:
     this, 256-260 MB, for about 0.5 s more system time in 10 s (mapping fresh pages). Called by
     the commands that replay a trace, before they start (parser processes forked later inherit
     it); the CLI's process is its own, an API caller's is not, so the API leaves it alone."""
-    import os
-
     try:
         glibc = os.confstr("CS_GNU_LIBC_VERSION")
     except (AttributeError, ValueError, OSError):

@@ -53,10 +53,6 @@ class Rule:
 
 
 def _rel(low: float, high: float, mode: float = 1.0) -> Distribution:
-    return _relative(low, mode, high)
-
-
-def _relative(low: float, mode: float, high: float) -> Distribution:
     """A relative distribution of factors ``low <= mode <= high`` (all above 0), made without
     pydantic's validation: the rules' constants (:data:`DEFAULT_RULES`, checked against the
     schema by the tests) and a validated one's factors with ``high`` raised to at least
@@ -529,7 +525,7 @@ def capped(inp: Input) -> Input:
         return Input(
             inp.path,
             inp.point,
-            _relative(r.low, r.mode, high),
+            _rel(r.low, high, r.mode),
             inp.kind,
             inp.reason,
         )

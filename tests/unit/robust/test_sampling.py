@@ -78,7 +78,7 @@ def test_normal_quantile_is_ndtri_to_the_bit() -> None:
 
 def test_the_default_rules_are_what_the_schema_validates() -> None:
     """The default rules' distributions are made without validation
-    (:func:`pddplan.robust.inputs._relative`): each is the one the schema gives for its own
+    (:func:`pddplan.robust.inputs._rel`): each is the one the schema gives for its own
     dump, with the same fields set, and its nested kind too."""
     from pddplan.robust.inputs import DEFAULT_RULES
     from pddplan.spec import Distribution
