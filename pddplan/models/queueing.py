@@ -17,6 +17,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 from collections.abc import Callable
@@ -384,6 +385,10 @@ class WaitDistribution(NamedTuple):
 #: ``P(W > t | W > 0)`` is below 1e-4 (tested against a 16x finer table).
 _RESIDUAL_GRID = 1024
 _TAIL_GRID = 1024
+#: [-] the largest ``nu s_max`` at which :func:`wait_distribution`'s tail convolution is a
+#: running sum of ``mass e^{nu u}`` scaled by ``e^{-nu t}`` (each factor far inside the float
+#: range: ``e^600`` is 1e260); past it the sum is taken in log space.
+_DIRECT_SUM_MAX = 600.0
 _WAIT_MEMO_ENTRIES = 1024
 _WAIT_MEMO: OrderedDict[tuple, WaitDistribution] = OrderedDict()
 
@@ -503,6 +508,7 @@ class _Residual(NamedTuple):
     mean_m: float  # E[M]
     log_mass: np.ndarray  # log of f_M's mass on each step of grid
     mid: np.ndarray  # each step's midpoint
+    mass: np.ndarray  # f_M's mass on each step of grid
 
 
 _RESIDUAL_MEMO: OrderedDict[tuple, _Residual] = OrderedDict()
@@ -520,6 +526,15 @@ def _unit_grid(n: int, top: float, power: int) -> np.ndarray:
 
 
 _UNIT_GRIDS: dict[tuple[int, float, int], np.ndarray] = {}
+
+
+@functools.cache
+def _tail_decay(n: int) -> np.ndarray:
+    """``exp(-u)`` on the tail's unit grid of ``n`` points (30 mean lengths past ``s_max``;
+    read-only)."""
+    decay = np.exp(-_unit_grid(n, 30.0, 1)[1:])
+    decay.flags.writeable = False
+    return decay
 
 
 class _Mixture(NamedTuple):
@@ -577,7 +592,9 @@ def _residual(c: int, s, w, mean_s: float, key: tuple) -> _Residual:
         with np.errstate(divide="ignore"):
             log_mass = np.log(mass)
         mean_m = _first_completion_mean(mx.pieces, c, mean_s)
-        return _Residual(mx.second_moment_s2, mx.s_max, mx.grid, surv_m, mean_m, log_mass, mx.mid)
+        return _Residual(
+            mx.second_moment_s2, mx.s_max, mx.grid, surv_m, mean_m, log_mass, mx.mid, mass
+        )
 
     return _memo_get(_RESIDUAL_MEMO, (c, key[2], key[3], _RESIDUAL_GRID), compute)
 
@@ -597,14 +614,19 @@ def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistributio
     s_max = r.s_max
     nu = 1.0 / m1
     cond_mean_s = r.mean_m + rho * m1
-    # rho int_0^t f_M(u) e^{-nu (t - u)} du, f_M's mass on each step at its midpoint, summed in
-    # log space (nu t may be large)
-    log_terms = r.log_mass + nu * r.mid
-    conv = np.exp(np.logaddexp.accumulate(log_terms) - nu * r.grid[1:])
+    # rho int_0^t f_M(u) e^{-nu (t - u)} du, f_M's mass on each step at its midpoint:
+    # e^{-nu t} times the running sum of mass e^{nu u}, where nu s_max leaves both factors in
+    # the float range, else summed in log space (a sequential scan, some three times slower)
+    if nu * s_max <= _DIRECT_SUM_MAX:
+        conv = np.cumsum(r.mass * np.exp(nu * r.mid)) * np.exp(-nu * r.grid[1:])
+    else:
+        log_terms = r.log_mass + nu * r.mid
+        conv = np.exp(np.logaddexp.accumulate(log_terms) - nu * r.grid[1:])
     body = r.surv_m.copy()
     body[1:] += rho * conv
+    # past s_max, e^{-nu (t - s_max)} on t = s_max + u / nu: e^{-u}, one table for every nu
     tail_t = s_max + _unit_grid(_TAIL_GRID, 30.0, 1)[1:] / nu
-    tail = body[-1] * np.exp(-nu * (tail_t - s_max))
+    tail = body[-1] * _tail_decay(_TAIL_GRID)
     cond = ConditionalWait(
         np.concatenate([r.grid, tail_t]),
         np.concatenate([body, tail]),

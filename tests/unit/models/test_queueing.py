@@ -480,6 +480,40 @@ def test_wait_distribution_table_is_fine_enough(monkeypatch) -> None:
     assert wd.mean_wait_s == pytest.approx(fine.mean_wait_s, rel=1e-9)
 
 
+def test_tail_convolution_direct_sum_equals_the_log_space_sum(monkeypatch) -> None:
+    # the running sum of mass e^{nu u} scaled by e^{-nu t} against the log-space scan it
+    # replaced where nu s_max is moderate: one table to rounding
+    vals, probs = [2.8, 1.07, 0.31, 0.14, 0.05, 8.3], [0.12, 0.05, 0.08, 0.3, 0.42, 0.03]
+    for rate, servers in ((2.0, 2), (0.5, 2), (7.0, 16)):
+        q._WAIT_MEMO.clear()
+        direct = q.wait_distribution(rate, servers, vals, probs)
+        monkeypatch.setattr(q, "_DIRECT_SUM_MAX", -1.0)
+        q._WAIT_MEMO.clear()
+        logged = q.wait_distribution(rate, servers, vals, probs)
+        monkeypatch.undo()
+        assert direct.conditional is not None and logged.conditional is not None
+        np.testing.assert_allclose(direct.conditional.survival, logged.conditional.survival, rtol=1e-12)
+        np.testing.assert_array_equal(direct.conditional.grid_s, logged.conditional.grid_s)
+    q._WAIT_MEMO.clear()
+
+
+def test_tail_convolution_in_log_space_where_nu_s_max_is_large() -> None:
+    # 512 servers at a light load and one rare job 1,000x the others: nu s_max is some 1,800,
+    # past what e^{nu u} can hold, so the sum is taken in log space: a finite survival table
+    # falling from 1
+    vals, probs = [1.0, 1000.0], [0.999, 0.001]
+    mean_s = float(np.dot(vals, probs))
+    servers, rho = 512, 0.1
+    nu = 2 * servers * mean_s * (1 - rho) / float(np.dot(np.square(vals), probs))
+    assert nu * max(vals) > 3 * q._DIRECT_SUM_MAX
+    wd = q.wait_distribution(rho * servers / mean_s, servers, vals, probs)
+    assert wd.conditional is not None
+    p = wd.conditional.survival
+    assert np.all(np.isfinite(p)) and p[0] == pytest.approx(1.0)
+    assert np.all(np.diff(p) <= 1e-15) and p[-1] >= 0.0
+    q._WAIT_MEMO.clear()
+
+
 def test_wait_distribution_edges() -> None:
     assert q.wait_distribution(0.0, 2, [1.0], [1.0]) == (0.0, 0.0, None)
     saturated = q.wait_distribution(3.0, 2, [1.0], [1.0])
