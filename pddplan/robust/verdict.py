@@ -28,8 +28,8 @@ both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
 ``g_B c_P / c_B``), to the goodput's precision (:data:`~pddplan.solver.fleet.GOODPUT_RTOL`):
 two checks a step, instead of a goodput bisection per fleet. Where it moves is guided by the
 checks' margins (:func:`_next_probe`: while both meet or both miss, Newton on each fleet's
-margin slope measured on the point estimate (:func:`_starts`), then the secant of the margin's
-terms; once bracketed, false position towards each fleet's turning rate term by term, a
+margin terms, each with its slope measured on the point estimate (:func:`_starts`), then the
+secant of the margin's terms; once bracketed, false position towards each fleet's turning rate term by term, a
 bisection where two probes have not halved the bracket): a tie's bracket closes in about three
 steps, where bisection took twelve. Fleets that no rate within that precision separates tie,
 and a tie is no win; a baseline that is PDD's very fleet at PDD's cost (one
@@ -329,10 +329,13 @@ def _kept(inp: Input, fleets: list[_Fleet], built: list[_Built] | None) -> list[
 class Start(NamedTuple):
     """Where :meth:`_OnSample.outcome` starts against one baseline: the PDD rate of its first
     check, and the two fleets' slopes there (PDD's, the baseline's), ``d log(1 + margin) / d
-    log(rate)`` on the point estimate (:func:`~pddplan.solver.fleet.log_margin`), or None."""
+    log(rate)`` on the point estimate (:func:`~pddplan.solver.fleet.log_margin`), or None;
+    and each fleet's slopes term by term (:func:`_log_terms`), or None where a fleet's two
+    checks list different terms."""
 
     rate_rps: float
     slopes: tuple[float, float] | None
+    term_slopes: tuple[Terms, Terms] | None = None
 
 
 #: [-] the relative rate step over which :func:`_starts` reads the fleets' margin slopes.
@@ -348,7 +351,8 @@ def _starts(
 ) -> list[Start]:
     """Each baseline's :class:`Start` on the point estimate: its guess, and both fleets' margin
     slopes there (two checks of each, :data:`SLOPE_STEP` apart; None where a margin is not
-    finite or does not grow with the rate). The slopes only place the probes of a changed
+    finite or does not grow with the rate), and their terms' slopes from the same two checks
+    (:func:`_term_slopes`). The slopes only place the probes of a changed
     value's search (:func:`_next_probe`): every answer is still decided by the checks.
     ``built``: the fleets (PDD's, then each baseline's) built on ``rs`` already."""
     if built is None:
@@ -367,14 +371,53 @@ def _starts(
         ):
             scale = base.cost_usd_per_hour / mine.plan.cost_usd_per_hour * (1 - TIE_RTOL)
             fs = []
+            ts = []
             for r in (x, x * (1 + SLOPE_STEP)):
                 a, c = built[0].check(r), theirs.check(r * scale)
                 fs.append((log_margin(a.margin), log_margin(c.margin)))
+                ts.append((_log_terms(a), _log_terms(c)))
             k = tuple((f1 - f0) / math.log1p(SLOPE_STEP) for f0, f1 in zip(*fs, strict=True))
             if all(math.isfinite(v) and v > 0 for v in k):
                 slopes = (k[0], k[1])
-        out.append(Start(x, slopes))
+            per_term = _term_slopes(ts[0], ts[1])
+        else:
+            per_term = None
+        out.append(Start(x, slopes, per_term))
     return out
+
+
+def _term_slopes(t0: tuple[Terms, Terms], t1: tuple[Terms, Terms]) -> tuple[Terms, Terms] | None:
+    """Each fleet's log margin slopes term by term between two checks :data:`SLOPE_STEP`
+    apart (None where a fleet's checks list different terms)."""
+    out = []
+    for a, b in zip(t0, t1, strict=True):
+        if len(a) != len(b):
+            return None
+        out.append(tuple((y - x) / math.log1p(SLOPE_STEP) for x, y in zip(a, b, strict=True)))
+    return (out[0], out[1])
+
+
+def _term_turning(terms: Terms, slopes: Terms, u_at: float, up: bool) -> float | None:
+    """A fleet's turning log rate by Newton's step term by term from ``u_at`` (its log margin
+    ``terms`` there, ``slopes`` each term's): going ``up`` from where it meets, the least root
+    of the terms that rise; going down from where it misses, the largest root of the terms
+    above 0 (each must fall below it). None where a term needed has no finite rising slope."""
+    if len(terms) != len(slopes):
+        return None
+    roots = []
+    for f, k in zip(terms, slopes, strict=True):
+        if up and not f <= 0:
+            return None
+        if not up and not f > 0:
+            continue
+        if not (math.isfinite(f) and math.isfinite(k) and k > 0):
+            if up:
+                continue
+            return None
+        roots.append(u_at - f / k)
+    if not roots:
+        return None
+    return min(roots) if up else max(roots)
 
 
 def _equal_rate_guess(pdd: Plan, base: Plan) -> float:
@@ -550,7 +593,9 @@ class _OnSample:
             stalled = len(widths) >= 3 and widths[-1] > 0.5 * widths[-3]
             # while the bracket is open, the probe before fell on the same side as this one
             prev, last = last, (x, f)
-            x = _next_probe(lo, hi, f_lo, f_hi, step, start.slopes, stalled, prev)
+            x = _next_probe(
+                lo, hi, f_lo, f_hi, step, start.slopes, stalled, prev, start.term_slopes
+            )
             step += 1
         return TIE
 
@@ -639,6 +684,13 @@ def _exp(u: float) -> float:
     return math.exp(u) if u < 700.0 else math.inf
 
 
+def _newton(at: float, f: tuple[float, float], slopes: tuple[float, float]) -> float:
+    """Halfway (on the log rate) between the two fleets' turning rates by Newton's step from
+    ``at`` on their log margins ``f``, each with its slope on the point estimate."""
+    u = [math.log(at) - v / k for v, k in zip(f, slopes, strict=True)]
+    return _exp(0.5 * (u[0] + u[1]))
+
+
 def _next_probe(
     lo: float,
     hi: float,
@@ -648,20 +700,27 @@ def _next_probe(
     slopes: tuple[float, float] | None = None,
     stalled: bool = False,
     prev: tuple[float, tuple[Terms, Terms]] | None = None,
+    term_slopes: tuple[Terms, Terms] | None = None,
 ) -> float:
     """The next PDD rate to check in :meth:`_OnSample.outcome`, from the bracket (both fleets
     meet every target at ``lo``, both miss one at ``hi``) and the two fleets' log margin terms at
     its ends (:func:`_log_terms`: :attr:`~pddplan.solver.fleet.FleetCheck.terms` on the scale of
     :func:`~pddplan.solver.fleet.log_margin`, all at most about 0 where a fleet meets).
 
-    - An open bracket, at its first step, with the fleets' ``slopes`` (:class:`Start`): each
-      fleet's turning rate by Newton's step from its margin (its largest term) at the closed
-      end, on the log rate; the next check halfway between the two (on the log rate), at most a
-      factor 2 away. Without them (or a margin not finite) it grows (or shrinks) at its first
-      step by a factor from the margin nearest 0 at its closed end, at most 2 (a fleet that
-      meets by a hair most often turns just above). At its second step, where the first probe
-      fell on the same side, by the terms' secant through the two (:func:`_secant_step`: the
-      point's slopes misjudge a changed value's), at most a factor 2 away. At every step after
+    - An open bracket, at its first step, with the fleets' ``term_slopes`` (:class:`Start`):
+      each fleet's turning rate by Newton's step term by term from the closed end, on the log
+      rate (:func:`_term_turning`: a term that is not the largest at the point, a slot wait
+      that rises steeply once a pool fills, say, has a slope of its own that the margin's
+      does not show); else, with the fleets' ``slopes``, by Newton's step from its margin (its
+      largest term); the next check halfway between the two fleets' (on the log rate), at
+      most a factor 2 away. Without either (or a margin not finite) it grows (or shrinks) at
+      its first step by a factor from the margin nearest 0 at its closed end, at most 2 (a
+      fleet that meets by a hair most often turns just above). At its second step, where the
+      first probe fell on the same side, by the terms' secant through the two
+      (:func:`_secant_step`: the point's slopes misjudge a changed value's), or, where a
+      fleet's terms did not move between them (a slot wait saturated at 1 tells nothing of
+      how far the pool is past full), by the margins' Newton step; at most a factor 2 away.
+      At every step after
       it grows by 2 (a margin that stays near 0 far from the turning rate, where a transfer
       alone bounds TTFT, cannot hold it back; Newton's steps there crept by the goodput's
       precision, thousands of checks for a tie).
@@ -682,11 +741,19 @@ def _next_probe(
         at, terms = (lo, f_lo) if up else (hi, f_hi)  # the closed end
         f = (max(terms[0]), max(terms[1]))  # each fleet's log margin
         guess: float | None = None
-        if step == 0 and slopes is not None and all(math.isfinite(v) for v in f):
-            u = [math.log(at) - v / k for v, k in zip(f, slopes, strict=True)]
-            guess = _exp(0.5 * (u[0] + u[1]))
+        turns: list[float | None] = [None, None]
+        if step == 0 and term_slopes is not None:
+            u_at = math.log(at)
+            turns = [_term_turning(t, k, u_at, up) for t, k in zip(terms, term_slopes, strict=True)]
+        newton = slopes if slopes is not None and all(math.isfinite(v) for v in f) else None
+        if turns[0] is not None and turns[1] is not None:
+            guess = _exp(0.5 * (turns[0] + turns[1]))
+        elif step == 0 and newton is not None:
+            guess = _newton(at, f, newton)
         elif step == 1 and prev is not None:
             guess = _secant_step(at, terms, prev, up)
+            if guess is None and newton is not None:  # terms that did not move (saturated)
+                guess = _newton(at, f, newton)
         if guess is not None:  # past the closed end, at most a factor 2 away
             if up:
                 return min(max(guess, at * (1 + 2 * rtol)), 2.0 * at)

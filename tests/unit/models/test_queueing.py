@@ -492,7 +492,9 @@ def test_tail_convolution_direct_sum_equals_the_log_space_sum(monkeypatch) -> No
         logged = q.wait_distribution(rate, servers, vals, probs)
         monkeypatch.undo()
         assert direct.conditional is not None and logged.conditional is not None
-        np.testing.assert_allclose(direct.conditional.survival, logged.conditional.survival, rtol=1e-12)
+        np.testing.assert_allclose(
+            direct.conditional.survival, logged.conditional.survival, rtol=1e-12
+        )
         np.testing.assert_array_equal(direct.conditional.grid_s, logged.conditional.grid_s)
     q._WAIT_MEMO.clear()
 

@@ -424,3 +424,47 @@ def test_the_verdict_benchmark_counts_what_the_check_does() -> None:
     # the functions it wraps are restored
     assert verdict.check_fleet.__name__ == "check_fleet"
     assert verdict.check_start.__name__ == "check_start"
+
+
+def test_a_first_probe_reads_each_terms_own_slope() -> None:
+    """Both fleets miss at the first guess, by their steep slot-wait terms (log slope 20),
+    where the point's margin slopes were the flat TTFT term's (0.5): Newton's step term by
+    term lands between the two turning rates (1.9 and 1.95 req/s) at once, a decision in two
+    probes; the margins' step alone goes the factor 2 down and needs more."""
+    checks = {}
+    for term_slopes in (((0.5, 20.0), (0.5, 20.0)), None):
+        mine, theirs = _Model(3.0, 1.9, True), _Model(3.2, 1.95, True)
+        search = verdict._OnSample(mine)  # type: ignore[arg-type]
+        start = verdict.Start(2.4, (0.5, 0.5), term_slopes)
+        got = search.outcome(theirs, start)  # type: ignore[arg-type]
+        assert got == verdict.LOSES
+        checks[term_slopes is not None] = mine.checks + theirs.checks
+    assert checks[True] == 4 < checks[False]
+
+
+def test_term_turning_roots() -> None:
+    # up from u=0: terms -1 (slope 2, root 0.5) and -0.3 (slope 0.1, root 3): the least
+    assert verdict._term_turning((-1.0, -0.3), (2.0, 0.1), 0.0, up=True) == 0.5
+    # a term with no rising slope does not turn the fleet on the way up
+    assert verdict._term_turning((-1.0, -0.3), (2.0, 0.0), 0.0, up=True) == 0.5
+    # but one above 0 already is no fleet that meets: no answer
+    assert verdict._term_turning((-1.0, 0.3), (2.0, 1.0), 0.0, up=True) is None
+    # down from u=1: terms 1 (slope 2, root 0.5) and 0.3 (slope 0.4, root 0.25) and one below
+    # 0 already (left out): the largest root of those above 0, where the last one falls
+    got = verdict._term_turning((1.0, 0.3, -0.5), (2.0, 0.4, 7.0), 1.0, up=False)
+    assert got == pytest.approx(0.5)
+    # a term above 0 without a rising slope (a saturated slot wait): no Newton step
+    assert verdict._term_turning((1.0, 0.3), (2.0, 0.0), 1.0, up=False) is None
+    assert verdict._term_turning((1.0,), (2.0, 1.0), 1.0, up=False) is None  # unlike lists
+
+
+def test_a_second_probe_after_terms_that_did_not_move_is_the_margins_newton_step() -> None:
+    # both fleets miss at 2 and at 1.8 by terms that did not move (saturated): no secant, so
+    # the margins' Newton step from 1.8 with the point's slopes (log margins 3 and 2, slopes
+    # 10 and 5): exp(log 1.8 - (0.3 + 0.4) / 2)
+    sat = ((3.0,), (2.0,))
+    nan = ((math.nan,), (math.nan,))
+    probe = verdict._next_probe(0.0, 1.8, nan, sat, 1, (10.0, 5.0), prev=(2.0, sat))
+    assert probe == pytest.approx(1.8 * math.exp(-0.35), rel=1e-12)
+    # without the point's slopes it shrinks by the factor 2
+    assert verdict._next_probe(0.0, 1.8, nan, sat, 1, None, prev=(2.0, sat)) == 0.9
