@@ -281,7 +281,8 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
     # the point's verdict by the same rule as every changed value's (fleet checks, ties to
     # the goodput's precision do not win), not by the BCR figures: a ratio within that
     # precision of 1 would otherwise be a win at the point and a tie at every end
-    outcomes = _outcomes_on(rs, pdd, bases, guesses, built)
+    at_point: list[float | None] = []  # where each outcome was decided (a PDD rate)
+    outcomes = _outcomes_on(rs, pdd, bases, guesses, built, at_point)
     point = [o == WINS for o in outcomes]
     flips: list[list[Flip]] = [[] for _ in bases]
     ranges: list[tuple[str, float, float, float]] = []
@@ -292,9 +293,15 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
                 for value in (lo, hi):  # an end the schema rejects is reported as any input's
                     _resolved(resolve, inp, value)
                 ends = {"low": point, "high": point}
+                at_end = {"low": at_point, "high": at_point}
             else:
-                ends = {"low": _wins_at(resolve, inp, lo, pdd, bases, guesses, built)}
-                ends["high"] = _wins_at(resolve, inp, hi, pdd, bases, guesses, built)
+                at_end = {"low": [], "high": []}
+                ends = {
+                    "low": _wins_at(resolve, inp, lo, pdd, bases, guesses, built, at_end["low"])
+                }
+                ends["high"] = _wins_at(
+                    resolve, inp, hi, pdd, bases, guesses, built, at_end["high"]
+                )
         except OverrideError as exc:
             skipped.append(NotSampled(inp.path, f"its range reaches a value not allowed: {exc}"))
             continue
@@ -304,7 +311,10 @@ def check_verdict(resolve: Resolve, rs: ResolvedScenario, out: Outcome) -> Verdi
                 if ends[end][j] != w0:
                     fleets = (pdd, bases[j], guesses[j])
                     kept = [built[0], built[1 + j]]
-                    flips[j].append(_bisect(resolve, inp, (lo, hi), end, v, fleets, w0, kept))
+                    decided = (at_point[j], at_end[end][j])
+                    flips[j].append(
+                        _bisect(resolve, inp, (lo, hi), end, v, fleets, w0, kept, decided)
+                    )
     verdicts = []
     for j, b in enumerate(out.baselines):
         ratio, why = bcr_ratio(out.plan, b)
@@ -444,14 +454,16 @@ def _wins_at(
     bases: list[_Fleet],
     guesses: list[Start],
     built: list[_Built] | None = None,
+    decided: list[float | None] | None = None,
 ) -> list[bool]:
     """Whether PDD's fleet beats each baseline's with ``inp`` at ``value``
     (:meth:`_OnSample.outcome` is :data:`WINS`). ``built``: the fleets' builds at the point
     (PDD's, then each baseline's), checked as they are where ``inp`` leaves them
-    (:func:`_kept`); without them every fleet is built on the changed scenario."""
+    (:func:`_kept`); without them every fleet is built on the changed scenario. ``decided``:
+    filled as :func:`_outcomes_on` fills it."""
     rs = _resolved(resolve, inp, value)
     kept = _kept(inp, [pdd, *bases], built)
-    return [o == WINS for o in _outcomes_on(rs, pdd, bases, guesses, kept)]
+    return [o == WINS for o in _outcomes_on(rs, pdd, bases, guesses, kept, decided)]
 
 
 def _outcomes_on(
@@ -460,11 +472,13 @@ def _outcomes_on(
     bases: list[_Fleet],
     guesses: list[Start],
     kept: list[_Built] | list[_Built | None] | None = None,
+    decided: list[float | None] | None = None,
 ) -> list[str]:
     """PDD's fleet against each baseline's on scenario ``rs`` (:meth:`_OnSample.outcome`).
 
     ``kept``: a build to check instead of building the fleet on ``rs`` (PDD's, then each
-    baseline's; None: build it), where ``rs`` changes nothing the fleet reads.
+    baseline's; None: build it), where ``rs`` changes nothing the fleet reads. ``decided``:
+    extended with the PDD rate at which each outcome was decided (:attr:`_OnSample.decided_rps`).
 
     The baselines are taken from the highest first guess down: PDD's fleet meeting every target
     at one guess then answers for every lower one without a check (:meth:`_OnSample.meets`)."""
@@ -473,8 +487,12 @@ def _outcomes_on(
     built = [b if b is not None else f.on(rs) for f, b in zip(fleets, given, strict=True)]
     mine = _OnSample(built[0])
     out = [""] * len(bases)
+    rates: list[float | None] = [None] * len(bases)
     for j in sorted(range(len(bases)), key=lambda j: (-guesses[j].rate_rps, j)):
         out[j] = mine.outcome(built[1 + j], guesses[j])
+        rates[j] = mine.decided_rps
+    if decided is not None:
+        decided.extend(rates)
     return out
 
 
@@ -488,6 +506,9 @@ class _OnSample:
     def __init__(self, built: _Built) -> None:
         self.built, self.solver, self.plan = built, built.solver, built.plan
         self._seen = FeasibleRates()  # highest rate met, lowest missed so far
+        #: the PDD rate at which the last :meth:`outcome` found one fleet meeting every target
+        #: and the other not (None: it was decided without one, or a tie)
+        self.decided_rps: float | None = None
 
     def check(self, rate: float) -> FleetCheck:
         """The fleet checked at ``rate`` (margins read on the TTFT CDF), remembered for
@@ -538,6 +559,7 @@ class _OnSample:
         and the BCR-equal rate :data:`TIE_RTOL` below it."""
         guess = start.rate_rps
         solver, base = theirs.solver, theirs.plan
+        self.decided_rps = None
         if self.plan is None:
             return LOSES
         if base is None or base.cost_usd_per_hour <= 0:
@@ -574,6 +596,7 @@ class _OnSample:
             if theirs_met is None:
                 theirs_met = theirs.check(x * scale).meets_sla
             if met != theirs_met:
+                self.decided_rps = x
                 return WINS if met else LOSES
             mine, c = self.check(x), theirs.check(x * scale)  # their margins guide the next probe
             f = (_log_terms(mine), _log_terms(c))
@@ -793,17 +816,29 @@ def _bisect(
     fleets: tuple[_Fleet, _Fleet, Start],
     w0: bool,
     built: list[_Built] | None = None,
+    decided: tuple[float | None, float | None] = (None, None),
 ) -> Flip:
     """Where between the point and ``value`` the verdict (``w0`` at the point) turns
-    (``built``: the two fleets' builds at the point, see :func:`_wins_at`)."""
+    (``built``: the two fleets' builds at the point, see :func:`_wins_at`).
+
+    ``decided``: the PDD rates at which the outcome was decided at the point and at
+    ``value`` (:attr:`_OnSample.decided_rps`). Each lies between the two fleets' turning rates
+    there, which move with the input: the search at a value halfway between two values
+    decided starts halfway (on the log rate) between their rates, rather than at the point's
+    guess, so that it needs fewer probes. Where it ends is the checks' to say, as anywhere."""
     if not math.isfinite(inp.point):
         return Flip(inp.path, inp.point, rng[0], rng[1], end, value, None)
     pdd, base, guess = fleets
     holds, flips = inp.point, value
+    r_holds, r_flips = decided
     for _ in range(FLIP_BISECTION_STEPS):
         mid = 0.5 * (holds + flips)
-        if _wins_at(resolve, inp, mid, pdd, [base], [guess], built)[0] == w0:
-            holds = mid
+        start = guess
+        if r_holds is not None and r_flips is not None:
+            start = guess._replace(rate_rps=math.sqrt(r_holds * r_flips))
+        got: list[float | None] = []
+        if _wins_at(resolve, inp, mid, pdd, [base], [start], built, got)[0] == w0:
+            holds, r_holds = mid, got[0] if got[0] is not None else r_holds
         else:
-            flips = mid
+            flips, r_flips = mid, got[0] if got[0] is not None else r_flips
     return Flip(inp.path, inp.point, rng[0], rng[1], end, flips, holds)

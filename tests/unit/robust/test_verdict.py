@@ -468,3 +468,49 @@ def test_a_second_probe_after_terms_that_did_not_move_is_the_margins_newton_step
     assert probe == pytest.approx(1.8 * math.exp(-0.35), rel=1e-12)
     # without the point's slopes it shrinks by the factor 2
     assert verdict._next_probe(0.0, 1.8, nan, sat, 1, None, prev=(2.0, sat)) == 0.9
+
+
+def test_a_flips_bisection_starts_between_the_rates_decided_on_either_side(
+    monkeypatch,
+) -> None:
+    """Each bisection step's search starts halfway (on the log rate) between the PDD rates at
+    which the outcome was decided at the values on either side (the point's and the end's
+    first, then the nearest values decided on each side); where a value's outcome was not
+    decided at a rate (a tie), the side keeps the rate it had. The bisection's values are the
+    same whatever the starts."""
+    inp = inputs.Input("x.y", 10.0, Relative(low=0.5, high=2.0), "scenario", "test")
+    # scripted: the outcome at each value (w0 = True at the point; it flips past 14) and the
+    # rate each is decided at (None: a tie at 15)
+    script = {15.0: (False, None), 12.5: (True, 2.0), 13.75: (True, 1.8)}
+    starts: list[float] = []
+
+    def wins_at(resolve, inp_, value, pdd, bases, guesses, built=None, decided=None):
+        starts.append(guesses[0].rate_rps)
+        won, rate = script[value]
+        if decided is not None:
+            decided.append(rate)
+        return [won]
+
+    monkeypatch.setattr(verdict, "_wins_at", wins_at)
+    guess = verdict.Start(2.5, (1.0, 1.0))
+    fleets = (None, None, guess)
+    flip = verdict._bisect(
+        None,
+        inp,
+        (5.0, 20.0),
+        "high",
+        20.0,
+        fleets,
+        True,
+        None,
+        (3.0, 1.5),  # type: ignore[arg-type]
+    )
+    # 15 (a tie: not a win, so it flips; the end's 1.5 stays), 12.5 (holds at 2.0), 13.75
+    assert (flip.holds_at, flip.flips_at) == (13.75, 15.0)
+    assert starts == pytest.approx(
+        [math.sqrt(3.0 * 1.5), math.sqrt(3.0 * 1.5), math.sqrt(2.0 * 1.5)]
+    )
+    # without the decided rates every step starts at the point's guess
+    starts.clear()
+    same = verdict._bisect(None, inp, (5.0, 20.0), "high", 20.0, fleets, True)  # type: ignore[arg-type]
+    assert same == flip and starts == [2.5, 2.5, 2.5]
