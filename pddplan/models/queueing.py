@@ -385,6 +385,8 @@ class WaitDistribution(NamedTuple):
 #: ``P(W > t | W > 0)`` is below 1e-4 (tested against a 16x finer table).
 _RESIDUAL_GRID = 1024
 _TAIL_GRID = 1024
+#: [-] the exponential tail's table spans this many of its mean lengths past ``max S``.
+_TAIL_MEANS = 30.0
 #: [-] the largest ``nu s_max`` at which :func:`wait_distribution`'s tail convolution is a
 #: running sum of ``mass e^{nu u}`` scaled by ``e^{-nu t}`` (each factor far inside the float
 #: range: ``e^600`` is 1e260); past it the sum is taken in log space.
@@ -530,9 +532,9 @@ _UNIT_GRIDS: dict[tuple[int, float, int], np.ndarray] = {}
 
 @functools.cache
 def _tail_decay(n: int) -> np.ndarray:
-    """``exp(-u)`` on the tail's unit grid of ``n`` points (30 mean lengths past ``s_max``;
-    read-only)."""
-    decay = np.exp(-_unit_grid(n, 30.0, 1)[1:])
+    """``exp(-u)`` on the tail's unit grid of ``n`` points (:data:`_TAIL_MEANS` mean lengths
+    past ``s_max``; read-only)."""
+    decay = np.exp(-_unit_grid(n, _TAIL_MEANS, 1)[1:])
     decay.flags.writeable = False
     return decay
 
@@ -625,7 +627,7 @@ def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistributio
     body = r.surv_m.copy()
     body[1:] += rho * conv
     # past s_max, e^{-nu (t - s_max)} on t = s_max + u / nu: e^{-u}, one table for every nu
-    tail_t = s_max + _unit_grid(_TAIL_GRID, 30.0, 1)[1:] / nu
+    tail_t = s_max + _unit_grid(_TAIL_GRID, _TAIL_MEANS, 1)[1:] / nu
     tail = body[-1] * _tail_decay(_TAIL_GRID)
     cond = ConditionalWait(
         np.concatenate([r.grid, tail_t]),

@@ -29,10 +29,10 @@ both fleets meet, or both miss (``x`` is then below, or above, both ``g_P`` and
 two checks a step, instead of a goodput bisection per fleet. Where it moves is guided by the
 checks' margins (:func:`_next_probe`: while both meet or both miss, Newton on each fleet's
 margin terms, each with its slope measured on the point estimate (:func:`_starts`), then the
-secant of the margin's terms; once bracketed, false position towards each fleet's turning rate term by term, a
-bisection where two probes have not halved the bracket): a tie's bracket closes in about three
-steps, where bisection took twelve. Fleets that no rate within that precision separates tie,
-and a tie is no win; a baseline that is PDD's very fleet at PDD's cost (one
+secant of the margin's terms; once bracketed, false position towards each fleet's turning rate
+term by term, a bisection where two probes have not halved the bracket): a tie's bracket closes
+in about three steps, where bisection took twelve. Fleets that no rate within that precision
+separates tie, and a tie is no win; a baseline that is PDD's very fleet at PDD's cost (one
 :meth:`~pddplan.solver.sizing.Sizing.fleet_key`, the key every fleet figure is memoized on)
 ties without a check. PDD's fleet is checked once for every baseline whose first guess is at
 or below a rate where it met every target (:meth:`_OnSample.known`).
@@ -341,7 +341,8 @@ class Start(NamedTuple):
     check, and the two fleets' slopes there (PDD's, the baseline's), ``d log(1 + margin) / d
     log(rate)`` on the point estimate (:func:`~pddplan.solver.fleet.log_margin`), or None;
     and each fleet's slopes term by term (:func:`_log_terms`), or None where a fleet's two
-    checks list different terms."""
+    checks list different terms or where no slopes were measured (no fleet, a baseline that
+    costs nothing or is PDD's very fleet, a guess that is not finite)."""
 
     rate_rps: float
     slopes: tuple[float, float] | None
@@ -411,7 +412,8 @@ def _term_turning(terms: Terms, slopes: Terms, u_at: float, up: bool) -> float |
     """A fleet's turning log rate by Newton's step term by term from ``u_at`` (its log margin
     ``terms`` there, ``slopes`` each term's): going ``up`` from where it meets, the least root
     of the terms that rise; going down from where it misses, the largest root of the terms
-    above 0 (each must fall below it). None where a term needed has no finite rising slope."""
+    above 0 (each must fall below it). None where a term needed has no finite rising slope, or,
+    going up, where a term is above 0 or NaN (the fleet does not meet there)."""
     if len(terms) != len(slopes):
         return None
     roots = []
@@ -554,9 +556,9 @@ class _OnSample:
         rate; its slopes, where known, place the first probe after it, the fleets' margin terms
         the others (:func:`_next_probe`). A baseline that is this very fleet at its cost
         (:meth:`same_as`: PDD's plan relays nothing and the baseline that keeps RLD for the
-        anomalous requests only is sized alike) ties without a check: the search would pin ``x`` at their common
-        goodput in some six checks, or call it a loss where a probe fell between that goodput
-        and the BCR-equal rate :data:`TIE_RTOL` below it."""
+        anomalous requests only is sized alike) ties without a check: the search would pin
+        ``x`` at their common goodput in some six checks, or call it a loss where a probe fell
+        between that goodput and the BCR-equal rate :data:`TIE_RTOL` below it."""
         guess = start.rate_rps
         solver, base = theirs.solver, theirs.plan
         self.decided_rps = None
@@ -740,9 +742,10 @@ def _next_probe(
       its first step by a factor from the margin nearest 0 at its closed end, at most 2 (a
       fleet that meets by a hair most often turns just above). At its second step, where the
       first probe fell on the same side, by the terms' secant through the two
-      (:func:`_secant_step`: the point's slopes misjudge a changed value's), or, where a
-      fleet's terms did not move between them (a slot wait saturated at 1 tells nothing of
-      how far the pool is past full), by the margins' Newton step; at most a factor 2 away.
+      (:func:`_secant_step`: the point's slopes misjudge a changed value's), or, where that
+      gives no root (a fleet's terms that did not move between them, say: a slot wait
+      saturated at 1 tells nothing of how far the pool is past full), by the margins' Newton
+      step; at most a factor 2 away.
       At every step after
       it grows by 2 (a margin that stays near 0 far from the turning rate, where a transfer
       alone bounds TTFT, cannot hold it back; Newton's steps there crept by the goodput's
@@ -765,7 +768,7 @@ def _next_probe(
         f = (max(terms[0]), max(terms[1]))  # each fleet's log margin
         guess: float | None = None
         turns: list[float | None] = [None, None]
-        if step == 0 and term_slopes is not None:
+        if step == 0 and term_slopes is not None and at > 0:
             u_at = math.log(at)
             turns = [_term_turning(t, k, u_at, up) for t, k in zip(terms, term_slopes, strict=True)]
         newton = slopes if slopes is not None and all(math.isfinite(v) for v in f) else None
@@ -775,7 +778,7 @@ def _next_probe(
             guess = _newton(at, f, newton)
         elif step == 1 and prev is not None:
             guess = _secant_step(at, terms, prev, up)
-            if guess is None and newton is not None:  # terms that did not move (saturated)
+            if guess is None and newton is not None:  # e.g. terms that did not move (saturated)
                 guess = _newton(at, f, newton)
         if guess is not None:  # past the closed end, at most a factor 2 away
             if up:
@@ -835,7 +838,7 @@ def _bisect(
         mid = 0.5 * (holds + flips)
         start = guess
         if r_holds is not None and r_flips is not None:
-            start = guess._replace(rate_rps=math.sqrt(r_holds * r_flips))
+            start = guess._replace(rate_rps=math.sqrt(r_holds) * math.sqrt(r_flips))
         got: list[float | None] = []
         if _wins_at(resolve, inp, mid, pdd, [base], [start], built, got)[0] == w0:
             holds, r_holds = mid, got[0] if got[0] is not None else r_holds

@@ -480,39 +480,80 @@ def test_wait_distribution_table_is_fine_enough(monkeypatch) -> None:
     assert wd.mean_wait_s == pytest.approx(fine.mean_wait_s, rel=1e-9)
 
 
+def _nu_s_max(rate: float, servers: int, vals, probs) -> float:
+    """``nu s_max`` of :func:`queueing.wait_distribution`'s exponential part (``nu = 1 / m1``,
+    Allen-Cunneen's conditional mean ``m1``)."""
+    v, p = np.asarray(vals, dtype=float), np.asarray(probs, dtype=float)
+    p = p / p.sum()
+    mean_s = float(v @ p)
+    rho = rate * mean_s / servers
+    return 2 * servers * mean_s * (1 - rho) / float(v**2 @ p) * float(v.max())
+
+
+def _convolved_directly(rate: float, servers: int, vals, probs) -> np.ndarray:
+    """``P(W > t | W > 0)`` on the table's grid up to ``max S`` by the convolution's every term
+    (a matrix: each factor ``e^{-nu (t - u)}`` at most 1, nothing to overflow)."""
+    s, w = np.asarray(vals, dtype=float), np.asarray(probs, dtype=float)
+    w = w / w.sum()
+    mean_s = float(s @ w)
+    key = (float(rate), servers, s.tobytes(), np.asarray(probs, dtype=float).tobytes())
+    r = q._residual(servers, s, w, mean_s, key)
+    rho = rate * mean_s / servers
+    nu = 2.0 * servers * mean_s * (1.0 - rho) / r.second_moment_s2
+    t, u = r.grid[1:, None], r.mid[None, :]
+    decay = np.where(u <= t, np.exp(-nu * np.maximum(t - u, 0.0)), 0.0)
+    body = r.surv_m.copy()
+    body[1:] += rho * (decay @ r.mass)
+    return body
+
+
 def test_tail_convolution_direct_sum_equals_the_log_space_sum(monkeypatch) -> None:
     # the running sum of mass e^{nu u} scaled by e^{-nu t} against the log-space scan it
-    # replaced where nu s_max is moderate: one table to rounding
+    # replaced, from a small nu s_max to one just under the threshold: one table to rounding
     vals, probs = [2.8, 1.07, 0.31, 0.14, 0.05, 8.3], [0.12, 0.05, 0.08, 0.3, 0.42, 0.03]
-    for rate, servers in ((2.0, 2), (0.5, 2), (7.0, 16)):
+    wide = [1.0, 40.0], [0.99, 0.01]  # a rare job 40x the others
+    cases = [(2.0, 2, vals, probs), (0.5, 2, vals, probs), (7.0, 16, vals, probs)]
+    cases.append((0.05, 80, *wide))
+    spans = [_nu_s_max(*c) for c in cases]
+    assert min(spans) < 3.0 and 500.0 < max(spans) < q._DIRECT_SUM_MAX  # the direct branch
+    for rate, servers, v, p in cases:
         q._WAIT_MEMO.clear()
-        direct = q.wait_distribution(rate, servers, vals, probs)
+        direct = q.wait_distribution(rate, servers, v, p)
         monkeypatch.setattr(q, "_DIRECT_SUM_MAX", -1.0)
         q._WAIT_MEMO.clear()
-        logged = q.wait_distribution(rate, servers, vals, probs)
+        logged = q.wait_distribution(rate, servers, v, p)
         monkeypatch.undo()
         assert direct.conditional is not None and logged.conditional is not None
         np.testing.assert_allclose(
             direct.conditional.survival, logged.conditional.survival, rtol=1e-12
         )
         np.testing.assert_array_equal(direct.conditional.grid_s, logged.conditional.grid_s)
+        # and both against the convolution's every term, and past max S its exponential
+        body = _convolved_directly(rate, servers, v, p)
+        got, t = direct.conditional.survival, direct.conditional.grid_s
+        np.testing.assert_allclose(got[: body.size], body, rtol=1e-12)
+        nu = _nu_s_max(rate, servers, v, p) / max(v)
+        tail = body[-1] * np.exp(-nu * (t[body.size :] - max(v)))
+        np.testing.assert_allclose(got[body.size :], tail, rtol=1e-9)
     q._WAIT_MEMO.clear()
 
 
 def test_tail_convolution_in_log_space_where_nu_s_max_is_large() -> None:
     # 512 servers at a light load and one rare job 1,000x the others: nu s_max is some 1,800,
-    # past what e^{nu u} can hold, so the sum is taken in log space: a finite survival table
-    # falling from 1
+    # past what e^{nu u} can hold, so the sum is taken in log space: the convolution's every
+    # term gives the same table
     vals, probs = [1.0, 1000.0], [0.999, 0.001]
-    mean_s = float(np.dot(vals, probs))
     servers, rho = 512, 0.1
-    nu = 2 * servers * mean_s * (1 - rho) / float(np.dot(np.square(vals), probs))
-    assert nu * max(vals) > 3 * q._DIRECT_SUM_MAX
-    wd = q.wait_distribution(rho * servers / mean_s, servers, vals, probs)
+    rate = rho * servers / float(np.dot(vals, probs))
+    assert _nu_s_max(rate, servers, vals, probs) > 3 * q._DIRECT_SUM_MAX
+    q._WAIT_MEMO.clear()
+    wd = q.wait_distribution(rate, servers, vals, probs)
     assert wd.conditional is not None
     p = wd.conditional.survival
     assert np.all(np.isfinite(p)) and p[0] == pytest.approx(1.0)
     assert np.all(np.diff(p) <= 1e-15) and p[-1] >= 0.0
+    body = _convolved_directly(rate, servers, vals, probs)
+    np.testing.assert_allclose(p[: body.size], body, rtol=1e-9, atol=1e-300)
     q._WAIT_MEMO.clear()
 
 

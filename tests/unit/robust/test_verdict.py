@@ -512,5 +512,6 @@ def test_a_flips_bisection_starts_between_the_rates_decided_on_either_side(
     )
     # without the decided rates every step starts at the point's guess
     starts.clear()
-    same = verdict._bisect(None, inp, (5.0, 20.0), "high", 20.0, fleets, True)  # type: ignore[arg-type]
+    args = (None, inp, (5.0, 20.0), "high", 20.0, fleets, True)
+    same = verdict._bisect(*args)  # type: ignore[arg-type]
     assert same == flip and starts == [2.5, 2.5, 2.5]
