@@ -410,9 +410,10 @@ def _term_slopes(t0: tuple[Terms, Terms], t1: tuple[Terms, Terms]) -> tuple[Term
 
 def _term_turning(terms: Terms, slopes: Terms, u_at: float, up: bool) -> float | None:
     """A fleet's turning log rate by Newton's step term by term from ``u_at`` (its log margin
-    ``terms`` there, ``slopes`` each term's): going ``up`` from where it meets, the least root
-    of the terms that rise; going down from where it misses, the largest root of the terms
-    above 0 (each must fall below it). None where a term needed has no finite rising slope, or,
+    ``terms`` there, ``slopes`` each term's): the least root of the terms that rise (going
+    ``up`` from where it meets: the first to cross 0 turns it) or of those above 0 (going down
+    from where it misses: it meets once the last of them has fallen below 0, the least root as
+    every term rises with the rate). None where a term needed has no finite rising slope, or,
     going up, where a term is above 0 or NaN (the fleet does not meet there)."""
     if len(terms) != len(slopes):
         return None
@@ -427,9 +428,7 @@ def _term_turning(terms: Terms, slopes: Terms, u_at: float, up: bool) -> float |
                 continue
             return None
         roots.append(u_at - f / k)
-    if not roots:
-        return None
-    return min(roots) if up else max(roots)
+    return min(roots) if roots else None
 
 
 def _equal_rate_guess(pdd: Plan, base: Plan) -> float:
@@ -673,10 +672,11 @@ def _secant_step(
 ) -> float | None:
     """Where an open bracket's two fleets turn, by the secant through their log margin terms
     at its closed end ``at`` (``terms``) and at the probe before it on the same side
-    (``prev``), term by term on the log rate: going ``up`` a fleet turns at the least root of
-    the terms that rise towards 0, going down at the largest root of those above 0 (each must
-    fall towards 0). The probe halfway between the two fleets' turning rates (on the log
-    rate); None where a fleet gives no root."""
+    (``prev``), term by term on the log rate: a fleet turns at the least root of the terms that
+    rise towards 0 (going ``up``: the first to cross) or of those above 0 (going down: each
+    must fall towards 0, and the fleet meets once the last has crossed, at the least root, as
+    every term rises with the rate). The probe halfway between the two fleets' turning rates
+    (on the log rate); None where a fleet gives no root."""
     x0, before = prev
     u_at, u_prev = math.log(at), math.log(x0)
     if u_at == u_prev:
@@ -698,7 +698,7 @@ def _secant_step(
                 return None  # a term above 0 that does not fall towards it
         if not roots:
             return None
-        turns.append(min(roots) if up else max(roots))
+        turns.append(min(roots))
     return _exp(0.5 * (turns[0] + turns[1]))
 
 

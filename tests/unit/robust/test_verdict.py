@@ -335,11 +335,11 @@ def test_an_open_brackets_second_step_is_the_terms_secant() -> None:
     now = ((-1.0, -0.5, 0.01, -0.2), (-0.25,))
     before = (1.0, ((-2.0, -0.6, 0.0, -0.1), (-0.5,)))
     assert verdict._secant_step(e, now, before, up=True) == pytest.approx(e**2, rel=1e-12)
-    # down from e**2 (u=2) to e (u=1): A's terms 2 -> 1 (root 0) and 0.9 -> 0.3 (root 0.5): the
-    # largest, 0.5; B's 4 -> 1 (root 2/3): halfway, exp(7/12)
+    # down from e**2 (u=2) to e (u=1): A's terms 2 -> 1 (root 0) and 0.9 -> 0.3 (root 0.5):
+    # A meets once both are below 0, at the least, 0; B's 4 -> 1 (root 2/3): halfway, exp(1/3)
     now, before = ((1.0, 0.3), (1.0,)), (e**2, ((2.0, 0.9), (4.0,)))
     got = verdict._secant_step(e, now, before, up=False)
-    assert got == pytest.approx(math.exp(7 / 12), rel=1e-12)
+    assert got == pytest.approx(math.exp(1 / 3), rel=1e-12)
     # going down, a term above 0 that rises as the rate falls (0.5 -> 1): no root for A, though
     # its other term falls (2 -> 1, root 0)
     now, before = ((1.0, 1.0), (1.0,)), (e**2, ((2.0, 0.5), (4.0,)))
@@ -450,9 +450,9 @@ def test_term_turning_roots() -> None:
     # but one above 0 already is no fleet that meets: no answer
     assert verdict._term_turning((-1.0, 0.3), (2.0, 1.0), 0.0, up=True) is None
     # down from u=1: terms 1 (slope 2, root 0.5) and 0.3 (slope 0.4, root 0.25) and one below
-    # 0 already (left out): the largest root of those above 0, where the last one falls
+    # 0 already (left out): the least root of those above 0, where the last one falls below it
     got = verdict._term_turning((1.0, 0.3, -0.5), (2.0, 0.4, 7.0), 1.0, up=False)
-    assert got == pytest.approx(0.5)
+    assert got == pytest.approx(0.25)
     # a term above 0 without a rising slope (a saturated slot wait): no Newton step
     assert verdict._term_turning((1.0, 0.3), (2.0, 0.0), 1.0, up=False) is None
     assert verdict._term_turning((1.0,), (2.0, 1.0), 1.0, up=False) is None  # unlike lists
