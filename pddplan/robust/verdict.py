@@ -87,6 +87,7 @@ from pddplan.solver.fleet import (
     check_fleet,
     check_start,
     log_margin,
+    misses_without_wait,
 )
 from pddplan.solver.plan import FREE_PDD_RATIO
 from pddplan.spec.scenario import ResolvedScenario
@@ -156,12 +157,15 @@ class VerdictCheck:
 
 class _Built:
     """A fleet built on a scenario (:meth:`_Fleet.on`): the solver on its problem and the fleet's
-    plan there (None: it no longer stands), with its checks kept by rate (:meth:`check`)."""
+    plan there (None: it no longer stands), with its checks kept by rate (:meth:`check`).
+    ``served_nothing``: the fleet met no target at any rate on the point estimate (its goodput
+    0), so that a miss is likely wherever it is checked (:meth:`early`)."""
 
-    __slots__ = ("_checks", "_starts", "plan", "solver")
+    __slots__ = ("_checks", "_starts", "plan", "served_nothing", "solver")
 
-    def __init__(self, solver: Solver, plan: Plan | None) -> None:
+    def __init__(self, solver: Solver, plan: Plan | None, served_nothing: bool = False) -> None:
         self.solver, self.plan = solver, plan
+        self.served_nothing = served_nothing
         self._checks: dict[float, FleetCheck] = {}
         self._starts: dict[float, CheckStart] = {}
 
@@ -183,7 +187,10 @@ class _Built:
         """Whether the fleet meets every target at ``rate`` where that is known without its TTFT
         distribution: a kept check's answer, or False where the check's first part
         (:func:`~pddplan.solver.fleet.check_start`, kept for :meth:`check` to finish) finds the
-        line overloaded or a decode pool missing; None where only the whole check can tell."""
+        line overloaded or a decode pool missing, or, for a fleet that served nothing on the
+        point estimate, where its TTFT offsets miss a target with no prefill wait at all
+        (:func:`~pddplan.solver.fleet.misses_without_wait`: the no-relay baseline's transfers
+        over the line, say); None where only the whole check can tell."""
         c = self._checks.get(rate)
         if c is not None:
             return c.meets_sla
@@ -191,7 +198,13 @@ class _Built:
         if start is None:
             assert self.plan is not None
             start = self._starts[rate] = check_start(self.solver, self.plan, rate)
-        return False if start.misses else None
+        if start.misses:
+            return False
+        if self.served_nothing:
+            assert self.plan is not None
+            if misses_without_wait(self.solver, self.plan, start):
+                return False
+        return None
 
 
 @dataclass(frozen=True)
@@ -202,11 +215,14 @@ class _Fleet:
     topology: Topology
     routing: str
     rate_rps: float
+    #: its goodput on the point estimate is 0 (it met no target at any rate there)
+    served_nothing: bool = False
 
     @classmethod
     def of(cls, plan: Plan) -> _Fleet:
         pb = plan.problem
-        return cls(point_config(plan), pb.topology, pb.routing, plan.rate_rps)
+        nothing = plan.goodput_rps <= 0
+        return cls(point_config(plan), pb.topology, pb.routing, plan.rate_rps, nothing)
 
     @property
     def chips(self) -> frozenset[str]:
@@ -238,7 +254,8 @@ class _Fleet:
         pb = build_problem(rs, self.topology, only=only)
         pb.routing = self.routing
         solver = Solver(pb)
-        return _Built(solver, fleet_plan(solver, self.cfg, self.cfg.base, self.rate_rps))
+        plan = fleet_plan(solver, self.cfg, self.cfg.base, self.rate_rps)
+        return _Built(solver, plan, self.served_nothing)
 
 
 def bcr_ratio(pdd: Plan, base: Plan) -> tuple[float | None, str | None]:

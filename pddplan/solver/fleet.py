@@ -83,6 +83,21 @@ def check_start(solver: Solver, plan: Plan, rate_rps: float) -> CheckStart:
     return CheckStart(rate_rps, route, _decode_check(solver, plan, route, rate_rps))
 
 
+def misses_without_wait(solver: Solver, plan: Plan, start: CheckStart) -> bool:
+    """Whether ``plan``'s fleet misses a TTFT target at ``start``'s rate even with no prefill
+    wait: the CDF of its TTFT offsets alone (:meth:`~pddplan.solver.sizing.Sizing.cdf_meets`,
+    no wait) falls short of a percentile at its target. Waiting only delays: each request
+    class's term of the CDF with the wait, ``w (1 - P_w P(W > t - d | W > 0))``, is at most its
+    term without, ``w``, in floating point too, and both are summed alike; so
+    :func:`check_fleet` at that rate then misses. It reads the offsets the check reads
+    (memoized), not the wait's table. True where the line is overloaded (no offsets)."""
+    if start.decode is None:
+        return True
+    p_inst, _ = plan.roles["P"]  # type: ignore[misc]
+    offs, wts, _ = solver.ttft_offsets(p_inst, start.route)
+    return not solver.cdf_meets(offs, wts)
+
+
 def check_fleet(
     solver: Solver,
     plan: Plan,

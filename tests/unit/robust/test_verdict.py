@@ -515,3 +515,21 @@ def test_a_flips_bisection_starts_between_the_rates_decided_on_either_side(
     args = (None, inp, (5.0, 20.0), "high", 20.0, fleets, True)
     same = verdict._bisect(*args)  # type: ignore[arg-type]
     assert same == flip and starts == [2.5, 2.5, 2.5]
+
+
+def test_a_baseline_that_served_nothing_misses_without_its_wait_table(solved, monkeypatch) -> None:
+    """The no-relay baseline serves nothing on the default scenario's point estimate (goodput
+    0): its fleet is marked so, and a probe of it reads only its TTFT offsets where they miss a
+    target with no wait at all, without the whole check; the answer is the whole check's."""
+    ls, out = solved
+    rs = ls.resolved
+    (base,) = [b for b in out.baselines if b.goodput_rps <= 0]
+    fleet = verdict._Fleet.of(base)
+    assert fleet.served_nothing and not verdict._Fleet.of(out.plan).served_nothing
+    built = fleet.on(rs)
+    calls = []
+    inner = verdict.check_fleet
+    monkeypatch.setattr(verdict, "check_fleet", lambda *a, **k: calls.append(a) or inner(*a, **k))
+    rate = 0.5 * out.plan.goodput_rps
+    assert built.early(rate) is False and not calls
+    assert not built.check(rate).meets_sla and len(calls) == 1

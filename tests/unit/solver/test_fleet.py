@@ -138,6 +138,26 @@ def test_a_checks_first_part_says_only_what_the_check_says() -> None:
     assert seen == {True, False}
 
 
+def test_a_miss_without_the_wait_is_a_miss_of_the_check() -> None:
+    """misses_without_wait: where the TTFT offsets alone miss a target (no prefill wait), the
+    whole check misses too (waiting only delays); it finds such misses (the no-relay
+    baseline's, whose transfers over the line alone miss a target) and not everywhere."""
+    seen = set()
+    for solver, plan in _fleets():
+        lo, hi = fleet_mod.goodput_bracket(solver, plan, 1e-4)
+        top = max(hi, plan.rate_rps) * 40.0
+        for r in (0.01 * plan.rate_rps, 0.3 * lo, lo, hi, 1.5 * hi, 3.0 * hi, top):
+            if r <= 0:
+                continue
+            start = fleet_mod.check_start(solver, plan, r)
+            without = fleet_mod.misses_without_wait(solver, plan, start)
+            whole = fleet_mod.check_fleet(solver, plan, r, figures=False)
+            if without:
+                assert not whole.meets_sla
+            seen.add((without, whole.meets_sla))
+    assert (True, False) in seen and (False, True) in seen
+
+
 def test_halving_with_meets_sla_is_halving_with_the_full_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
