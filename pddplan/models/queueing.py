@@ -508,7 +508,6 @@ class _Residual(NamedTuple):
     grid: np.ndarray  # t on [0, s_max], quadratically spaced
     surv_m: np.ndarray  # P(M > t) on grid
     mean_m: float  # E[M]
-    log_mass: np.ndarray  # log of f_M's mass on each step of grid
     mid: np.ndarray  # each step's midpoint
     mass: np.ndarray  # f_M's mass on each step of grid
 
@@ -591,12 +590,8 @@ def _residual(c: int, s, w, mean_s: float, key: tuple) -> _Residual:
         # P(M > t) = G(t)^c (piecewise linear G)
         surv_m = mx.g**c
         mass = surv_m[:-1] - surv_m[1:]
-        with np.errstate(divide="ignore"):
-            log_mass = np.log(mass)
         mean_m = _first_completion_mean(mx.pieces, c, mean_s)
-        return _Residual(
-            mx.second_moment_s2, mx.s_max, mx.grid, surv_m, mean_m, log_mass, mx.mid, mass
-        )
+        return _Residual(mx.second_moment_s2, mx.s_max, mx.grid, surv_m, mean_m, mx.mid, mass)
 
     return _memo_get(_RESIDUAL_MEMO, (c, key[2], key[3], _RESIDUAL_GRID), compute)
 
@@ -622,7 +617,8 @@ def _wait_distribution(rate: float, c: int, s, w, key: tuple) -> WaitDistributio
     if nu * s_max <= _DIRECT_SUM_MAX:
         conv = np.cumsum(r.mass * np.exp(nu * r.mid)) * np.exp(-nu * r.grid[1:])
     else:
-        log_terms = r.log_mass + nu * r.mid
+        with np.errstate(divide="ignore"):  # a step of no mass: a term of -inf
+            log_terms = np.log(r.mass) + nu * r.mid
         conv = np.exp(np.logaddexp.accumulate(log_terms) - nu * r.grid[1:])
     body = r.surv_m.copy()
     body[1:] += rho * conv
