@@ -251,9 +251,20 @@ def _no_relay(
     rs: ResolvedScenario, plan: Plan, pb: Problem, unsized: _Unsized | None, final: bool = True
 ) -> Plan | None:
     """The cross-datacenter plan without relay at the plan's rate (None when none fits, told
-    to ``unsized`` where given; ``final``: see :func:`~pddplan.solver.modes.baseline_at_rate`)."""
+    to ``unsized`` where given; ``final``: see :func:`~pddplan.solver.modes.baseline_at_rate`).
+
+    Without ``unsized`` (no baselines asked for) the plan is only compared with the plan with
+    relay, which a plan that misses its SLA never beats (:func:`_relay_loses`): where no count
+    meets TTFT, None, without the search that sizes the baseline for capacity."""
     try:
-        return baseline_at_rate(rs, NO_RELAY, plan.rate_rps, max_chips=pb.max_chips, final=final)
+        return baseline_at_rate(
+            rs,
+            NO_RELAY,
+            plan.rate_rps,
+            max_chips=pb.max_chips,
+            final=final,
+            capacity=unsized is not None,
+        )
     except InfeasibleError as exc:
         if unsized is not None:
             unsized(NO_RELAY.name, plan.rate_rps, exc)

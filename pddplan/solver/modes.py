@@ -573,6 +573,7 @@ def baseline_at_rate(
     *,
     max_chips: dict[str, int] | None = None,
     final: bool = True,
+    capacity: bool = True,
 ) -> Plan:
     """Size a baseline at a rate; when no count meets TTFT, size it for capacity and say so.
 
@@ -583,6 +584,10 @@ def baseline_at_rate(
     fleet, cost, goodput and SLA verdict are final; its reported TTFT and hand-over figures are
     not, and no goodput reads them), for a caller that only compares it;
     :func:`finalized_plan` completes it where it is shown.
+
+    ``capacity=False``: where no count meets TTFT, raise the TTFT search's
+    :class:`InfeasibleError` instead of sizing for capacity, for a caller that reads only a
+    plan that meets its SLA (the one sized for capacity never does).
     """
     pb = build_problem(rs, topology)
     pb.routing = BASELINE_ROUTING.get(topology.name, pb.routing)
@@ -593,6 +598,8 @@ def baseline_at_rate(
     try:
         plan = solver.candidate_rate(rate)
     except InfeasibleError as exc:
+        if not capacity:
+            raise
         why = str(exc)  # the text alone: the error's traceback holds this frame
     else:
         return with_goodput(solver.finalized(plan) if final else plan, solver)

@@ -85,3 +85,55 @@ def test_the_rld_for_anomalous_baseline_shares_pdds_physics_and_sizes_alike() ->
     assert {r: (v[0].physics_key, v[1]) if v else None for r, v in after_pdd.roles.items()} == {
         r: (v[0].physics_key, v[1]) if v else None for r, v in alone.roles.items()
     }
+
+
+def test_capacity_false_raises_the_ttft_search_error_instead_of_sizing_for_capacity() -> None:
+    """``capacity=False`` gives the error the TTFT search raised, where ``capacity=True`` (the
+    default) sizes the baseline for capacity and names that error in its binding."""
+    import pytest
+
+    from pddplan.errors import InfeasibleError
+
+    tight = {**DENSE_4K, "sla": {"ttft_p50_s": 0.01, "ttft_p90_s": 0.01, "ttft_p99_s": 0.01}}
+    tight["sla"]["tpot_ms"] = 50
+    rs = _rs(tight)
+    sized = baseline_at_rate(rs, SAME_DC, 10.0)
+    with pytest.raises(InfeasibleError) as exc:
+        baseline_at_rate(rs, SAME_DC, 10.0, capacity=False)
+    assert f"SLA: {exc.value}" in sized.binding
+
+
+def test_without_baselines_the_plan_without_relay_is_not_sized_for_capacity() -> None:
+    """A solve without baselines compares its plan with the plan without relay only where that
+    one meets its SLA: on the default scenario, whose plan without relay misses TTFT at every
+    count (its transfers over the line), no search sizes it for capacity, and the answer is the
+    solve's with the baselines."""
+    from pddplan.io.loader import Registry, load_scenario
+    from pddplan.solver import answer
+    from pddplan.solver.problem import NO_RELAY
+    from pddplan.solver.search import Solver
+
+    rs = load_scenario(None, Registry.default())
+    searched: list[tuple[str, bool]] = []
+    inner = Solver.candidate_rate
+
+    def counting(self, *args, **kwargs):
+        searched.append((self.pb.topology.name, self.pb.enforce_ttft))
+        return inner(self, *args, **kwargs)
+
+    Solver.candidate_rate = counting  # type: ignore[method-assign]
+    try:
+        bare = answer.solve_scenario(rs, baselines=False)
+        bare_searches = list(searched)
+        searched.clear()
+        full = answer.solve_scenario(rs)
+    finally:
+        Solver.candidate_rate = inner  # type: ignore[method-assign]
+    assert (NO_RELAY.name, True) in bare_searches
+    assert (NO_RELAY.name, False) not in bare_searches  # never sized for capacity
+    assert (NO_RELAY.name, False) in searched  # with the baselines it is (and reported)
+    no_relay = next(b for b in full.baselines if b.topology == NO_RELAY.name)
+    assert not no_relay.meets_sla  # so it could not have beaten the plan with relay
+    assert bare.plan.cost_usd_per_hour == full.plan.cost_usd_per_hour
+    assert bare.plan.roles == full.plan.roles and bare.plan.routing == full.plan.routing
+    assert bare.plan.prefill.ttft_s == full.plan.prefill.ttft_s
