@@ -107,8 +107,11 @@ def expected_experts_touched(tokens: ArrayLike, experts, top_k, shares=None):
     if shares is None:
         return experts * (1.0 - (1.0 - np.asarray(top_k, dtype=float) / experts) ** n)
     q = np.minimum(float(top_k) * np.asarray(shares, dtype=float), 1.0)
-    missed = (1.0 - q)[:, None] ** n.reshape(-1)[None, :]
-    return (q.size - missed.sum(axis=0)).reshape(n.shape)
+    # a step a row, the experts along it: each row is summed on its own, contiguous (numpy's
+    # pairwise sum), so a step's value is the same however many steps one call evaluates (a
+    # sum down a column of several, strided, adds the experts one by one: its last bits differ)
+    missed = (1.0 - q)[None, :] ** n.reshape(-1)[:, None]
+    return (q.size - missed.sum(axis=1)).reshape(n.shape)
 
 
 def attention_flops_per_token_per_context(layers, heads, qk_head_dim, v_head_dim):

@@ -278,3 +278,28 @@ def test_two_batch_overlap_bounds() -> None:
     work = plain.total_s - plain.latency_s
     assert np.all(tbo.total_s - tbo.latency_s >= work / (1.0 + LAY.overlap_gain) * (1 - 1e-12))
     np.testing.assert_array_equal(tbo.latency_s, plain.latency_s)
+
+
+# ---------------------------------------------------------------------- one step, one value
+@pytest.mark.parametrize(
+    ("chip", "model"),
+    [("gpu-a", "deepseek-v3"), ("gpu-b", "qwen3-235b-a22b"), ("h100-sxm", "qwen3-30b-a3b")],
+)
+def test_a_steps_time_is_the_same_however_many_steps_one_call_evaluates(
+    reg: Registry, chip: str, model: str
+) -> None:
+    """A decode step and a chunked prefill evaluated on arrays give each element, bit for bit,
+    what a call of its own gives: the batched searches (every routing at once, every chunk of a
+    prefill in one step call, the batches of a TPOT search) read their values as their own
+    calls would. With the models' uneven expert shares the experts touched were summed down a
+    column of several steps, and some steps' last bits differed from their own call's."""
+    inst = Instance(reg.load("chip", chip), model_numbers(reg.load("model", model)), 8)
+    rng = np.random.default_rng(11)
+    batches, contexts = rng.uniform(1.0, 64.0, 60), rng.uniform(500.0, 60_000.0, 60)
+    together = inst.decode_step_s(batches, contexts).tolist()
+    alone = [float(inst.decode_step_s(b, c)) for b, c in zip(batches, contexts, strict=True)]
+    assert together == alone
+    uncached, cached = rng.uniform(100.0, 9000.0, 12), rng.uniform(0.0, 50_000.0, 12)
+    together = np.asarray(inst.prefill_s(uncached, cached, 2048)).tolist()
+    alone = [float(inst.prefill_s(u, p, 2048)) for u, p in zip(uncached, cached, strict=True)]
+    assert together == alone

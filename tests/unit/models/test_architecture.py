@@ -105,6 +105,21 @@ def test_expected_experts_touched_array_matches_scalar() -> None:
     assert np.all(np.diff(out) > 0)
 
 
+def test_expected_experts_touched_with_shares_is_the_same_however_many_steps_a_call_holds() -> None:
+    """With uneven expert shares the expected count sums over the experts: each step's sum is
+    its own, bit for bit, whether the call holds one step, several or a 2-D array of them (a
+    batched search reads each step as a call of its own would give it). Summed down a column of
+    several steps, as before, some steps' last bits differed."""
+    shares = arch.zipf_expert_shares(256, 1.0)
+    rng = np.random.default_rng(7)
+    n = rng.uniform(0.5, 5000.0, size=300)
+    alone = [float(arch.expected_experts_touched(float(x), 256, 8, shares)) for x in n]
+    together = arch.expected_experts_touched(n, 256, 8, shares)
+    assert together.tolist() == alone
+    grid = arch.expected_experts_touched(n.reshape(20, 15), 256, 8, shares)
+    assert grid.shape == (20, 15) and grid.ravel().tolist() == alone
+
+
 def test_attention_flops_per_token_per_context() -> None:
     # 2 * 80 layers * 64 heads * (128 + 128) = 2,621,440
     assert arch.attention_flops_per_token_per_context(80, 64, 128, 128) == 2_621_440
