@@ -150,7 +150,7 @@ def sweep_points_per_s(path: str, values: list[float], baselines: bool, runs: in
     ``runs`` sweeps (imports and caches warmed by a three-point sweep of other values first;
     CPU time, as the commands' rows, so that other load on the machine moves it less). Each
     run sweeps its own :func:`fresh_values`: the runs after the first once met the first one's
-    wait tables and percentiles, rate by rate, which made a rate sweep about 10% faster than
+    wait tables and percentiles, rate by rate, which made a rate sweep 13-17% faster than
     any user's."""
     from pddplan.solver.cache import DEFAULT_CACHE
     from pddplan.whatif import Axis, run_sweep
