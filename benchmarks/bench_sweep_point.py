@@ -11,8 +11,10 @@ makes (a second sweep under :mod:`cProfile`): the figure that bounds what removi
 the phases can reach, since a point's time is spread over that many calls of a few
 microseconds each rather than spent in a few large ones.
 
-The phases are timed inclusively (a nested phase is listed under its parent, indented); the
-timers add about 1% to a point. "other" is the point less the listed top-level phases: the
+Times are wall time (``time.perf_counter``: a phase's calls are microseconds long, below
+what the CPU clock's calls resolve cheaply), so run it on an otherwise idle machine;
+``bench_goals.py``'s sweep rows are CPU time. The phases are timed inclusively (a nested
+phase is listed under its parent, indented); the timers add about 1% to a point. "other" is the point less the listed top-level phases: the
 scenario's resolve, the problems' builds, the comparisons and the row.
 
 Usage: python benchmarks/bench_sweep_point.py [--points N] [--no-baselines]
