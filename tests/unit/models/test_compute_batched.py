@@ -102,9 +102,12 @@ def test_largest_batch_equals_evaluating_every_batch(instances) -> None:
             def step(b, ctx=ctx, inst=inst):
                 return inst.decode_step_s(b, ctx)
 
+            # _every_batch's step call over batches 1..max_batch, made once for every target
+            # (the same call each time)
+            every = {m: step(np.arange(1, int(m) + 1, dtype=float)) for m in {cap, 65, 200, 4_097}}
             for tpot_s in (0.005, 0.02, 0.05, 0.3):
                 for max_batch in {cap, 65, 200, 4_097}:
-                    want = _every_batch(step, tpot_s, max_batch)
+                    want = _every_batch(lambda b, t=every[max_batch]: t, tpot_s, max_batch)
                     got = compute.max_batch_at_step_time(step, tpot_s, max_batch)
                     assert got == want, (inst.chip.name, inst.layout, ctx, tpot_s, max_batch)
                     narrowed += max_batch > 64 and 1 < want < max_batch
@@ -147,6 +150,10 @@ def test_largest_batch_on_a_real_dipping_step(tmp_path) -> None:
     t = np.asarray(step(np.arange(1, 600, dtype=float)))
     dips = np.flatnonzero(np.diff(t) < 0)
     assert dips.size  # the step this test is about
+    # _every_batch's one step call over batches 1..cap, made once: it is the same for every
+    # target (20 calls of 65,536 batches took about 20 s of the suite)
+    every = np.asarray(step(np.arange(1, int(cap) + 1, dtype=float)))
     for i in dips[:20]:
         target = float(0.5 * (t[i] + t[i + 1]))  # batch i + 1 misses, batch i + 2 meets
-        assert compute.max_batch_at_step_time(step, target, cap) == _every_batch(step, target, cap)
+        want = _every_batch(lambda b: every, target, cap)
+        assert compute.max_batch_at_step_time(step, target, cap) == want
