@@ -27,6 +27,7 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -160,7 +161,9 @@ def check_fleet(
     )
 
 
-def meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
+def meets_sla(
+    solver: Solver, plan: Plan, rate_rps: float, starts: dict[float, CheckStart] | None = None
+) -> bool:
     """Whether ``plan``'s fleet meets every SLA target at ``rate_rps``: ``check_fleet(solver,
     plan, rate_rps, figures=False).meets_sla``, by the same checks, stopping at the first that
     fails (the line, then the decode pools, then TTFT, the costliest), with no margin.
@@ -169,11 +172,14 @@ def meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
     or below one where the fleet met every target meets them too, and one at or above a rate
     where it missed misses: those are answered from the fleet's earlier answers
     (:class:`FeasibleRates`, kept for every plan of the same fleet, whatever rate it was sized
-    at), the others checked."""
+    at), the others checked.
+
+    ``starts``: the checks' first parts (:func:`check_start`) by rate, kept there and read
+    back (a search's own, for the checks it makes again at one rate)."""
     known = feasible_rates(solver, plan)
     answer = known.answer(rate_rps)
     if answer is None:
-        answer = _meets_sla(solver, plan, rate_rps)
+        answer = _meets_sla(solver, plan, rate_rps, starts)
         known.note(rate_rps, answer)
     return answer
 
@@ -212,13 +218,33 @@ def feasible_rates(solver: Solver, plan: Plan) -> FeasibleRates:
     return solver.cache.get(("feasible-rates", solver.check_key(plan)), FeasibleRates)
 
 
-def _meets_sla(solver: Solver, plan: Plan, rate_rps: float) -> bool:
+def _meets_sla(
+    solver: Solver, plan: Plan, rate_rps: float, starts: dict[float, CheckStart] | None = None
+) -> bool:
     """:func:`meets_sla` by its checks."""
-    start = check_start(solver, plan, rate_rps)
+    start = _kept_start(solver, plan, rate_rps, starts)
     if start.misses:
         return False
+    return _meets_ttft(solver, plan, rate_rps, start.route)
+
+
+def _kept_start(
+    solver: Solver, plan: Plan, rate_rps: float, starts: dict[float, CheckStart] | None
+) -> CheckStart:
+    """:func:`check_start` at ``rate_rps``, kept in ``starts`` (where given) by rate."""
+    if starts is None:
+        return check_start(solver, plan, rate_rps)
+    start = starts.get(rate_rps)
+    if start is None:
+        start = starts[rate_rps] = check_start(solver, plan, rate_rps)
+    return start
+
+
+def _meets_ttft(solver: Solver, plan: Plan, rate_rps: float, route: Route) -> bool:
+    """Whether ``plan``'s fleet meets its TTFT targets at ``rate_rps`` on ``route`` (its
+    route there, the line below saturation): the last of :func:`meets_sla`'s checks."""
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
-    offs, wts, _ = solver.ttft_offsets(p_inst, start.route)
+    offs, wts, _ = solver.ttft_offsets(p_inst, route)
     return sla.reaches_percentiles(solver.ttft_cdf(p_inst, n_p, rate_rps, offs, wts), PERCENTILES)
 
 
@@ -406,12 +432,14 @@ def _goodput_bracket(
     if r0 <= 0:
         return 0.0, 0.0
 
+    starts: dict[float, CheckStart] = {}  # the halving's checks' first parts, by rate
+
     def probe(rate: float) -> _Probe:
         # halving reads whether the fleet meets, guided probes read the margin too
         if guided:
             c = check_fleet(solver, plan, rate, figures=False)
             return _Probe(rate, c.meets_sla, c.margin)
-        return _Probe(rate, meets_sla(solver, plan, rate), math.nan)
+        return _Probe(rate, meets_sla(solver, plan, rate, starts), math.nan)
 
     if guided or first is None or first.rate_rps != r0:
         first_p = probe(r0)
@@ -434,13 +462,7 @@ def _goodput_bracket(
             return 0.0, r0 * 1e-6
     lo, hi = lo_c.rate_rps, hi_c.rate_rps
     if not guided:
-        while hi - lo > rtol * hi:
-            mid = 0.5 * (lo + hi)
-            if meets_sla(solver, plan, mid):
-                lo = mid
-            else:
-                hi = mid
-        return lo, hi
+        return _halve(solver, plan, lo, hi, rtol, starts)
     # on log(1 + margin): the margin's terms grow without bound towards overload, their log is
     # far closer to a line in the rate, which false position needs
     f_lo, f_hi = log_margin(lo_c.margin), log_margin(hi_c.margin)
@@ -463,6 +485,81 @@ def _goodput_bracket(
             if kept == -1:
                 f_lo *= 0.5
             kept = -1
+    return lo, hi
+
+
+def _halve(
+    solver: Solver,
+    plan: Plan,
+    lo: float,
+    hi: float,
+    rtol: float,
+    starts: dict[float, CheckStart],
+) -> tuple[float, float]:
+    """The bracket ``(lo, hi)`` halved until ``hi - lo <= rtol hi``, the fleet meeting every
+    target at ``lo`` and missing one at ``hi``: the same midpoints, each decided as
+    :func:`meets_sla` decides it, but most of them by the part of the check that binds.
+
+    Each of the check's parts (the line, the decode pools, TTFT) only gets harder as the rate
+    grows (see the module notes), so
+
+    - where the line and the decode pools pass at ``hi``, they pass at every midpoint (all
+      below ``hi``): TTFT alone decides each, and the decode pools are not checked;
+    - where they miss at ``hi``, the midpoints are decided by them alone (no TTFT
+      distribution read), and TTFT is checked once, at the ``lo`` they end at. Where it
+      passes there it passes at every midpoint that passed (none is above that ``lo``), so
+      each midpoint was decided as the whole check decides it, and the bracket is the one
+      :func:`meets_sla` gives. Where it misses (TTFT binds below), the plain halving runs,
+      its misses known already.
+
+    Answers known for the fleet (:func:`feasible_rates`) decide as they do in
+    :func:`meets_sla`, and every answer found is kept there. ``starts``: the checks' first
+    parts made so far, by rate (the bracket's), kept for the checks made again."""
+    known = feasible_rates(solver, plan)
+    if not _kept_start(solver, plan, hi, starts).misses:
+        routing = plan.routing
+
+        def by_ttft(rate: float) -> bool:
+            return _meets_ttft(solver, plan, rate, solver.route(rate, routing))
+
+        return _halving(known, by_ttft, lo, hi, rtol, keep_met=True)
+
+    def by_start(rate: float) -> bool:
+        return not _kept_start(solver, plan, rate, starts).misses
+
+    a, b = _halving(known, by_start, lo, hi, rtol, keep_met=False)
+    if meets_sla(solver, plan, a, starts):
+        return a, b
+
+    def whole(rate: float) -> bool:
+        return _meets_sla(solver, plan, rate, starts)
+
+    return _halving(known, whole, lo, hi, rtol, keep_met=True)
+
+
+def _halving(
+    known: FeasibleRates,
+    decide: Callable[[float], bool],
+    lo: float,
+    hi: float,
+    rtol: float,
+    keep_met: bool,
+) -> tuple[float, float]:
+    """Bisection of ``(lo, hi)`` to ``rtol``: a midpoint is met where ``known`` says so, else
+    where ``decide`` does. A miss it decides is kept in ``known`` (a miss of any part is the
+    whole check's); a pass only with ``keep_met`` (where ``decide`` is the whole check's
+    answer)."""
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        met = known.answer(mid)
+        if met is None:
+            met = decide(mid)
+            if keep_met or not met:
+                known.note(mid, met)
+        if met:
+            lo = mid
+        else:
+            hi = mid
     return lo, hi
 
 

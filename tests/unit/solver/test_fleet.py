@@ -21,27 +21,29 @@ def test_guided_bracket_holds_the_same_goodput_in_fewer_checks(
     name: str, rate: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     solver, plan = _solver_and_plan(name, rate)
-    calls = {"n": 0}
+    probed: set[float] = set()  # the rates checked, by any part of the check
     check = fleet_mod.check_fleet
-    meets = fleet_mod.meets_sla
+    start = fleet_mod.check_start
+    ttft = fleet_mod._meets_ttft
 
-    def counted(*args, **kwargs):
-        calls["n"] += 1
-        return check(*args, **kwargs)
+    def counted_start(solver, plan, rate, *args, **kwargs):
+        probed.add(rate)
+        return start(solver, plan, rate, *args, **kwargs)
 
-    def counted_meets(*args, **kwargs):
-        calls["n"] += 1
-        return meets(*args, **kwargs)
+    def counted_ttft(solver, plan, rate, *args, **kwargs):
+        probed.add(rate)
+        return ttft(solver, plan, rate, *args, **kwargs)
 
-    # halving decides each probe with meets_sla, guided probes read check_fleet's margin
-    monkeypatch.setattr(fleet_mod, "check_fleet", counted)
-    monkeypatch.setattr(fleet_mod, "meets_sla", counted_meets)
+    # every check begins with check_start, but a halving's that TTFT alone decides
+    monkeypatch.setattr(fleet_mod, "check_start", counted_start)
+    monkeypatch.setattr(fleet_mod, "_meets_ttft", counted_ttft)
     rtol = 1e-7
     got = {}
     for guided in (False, True):
-        calls["n"] = 0
+        probed.clear()
+        solver.cache.clear()  # no answer kept from the other search
         lo, hi = fleet_mod.goodput_bracket(solver, plan, rtol, guided=guided)
-        got[guided] = (lo, hi, calls["n"])
+        got[guided] = (lo, hi, len(probed))
         # the ends are decided by the checks: lo meets every target, hi misses one
         assert check(solver, plan, lo).meets_sla and not check(solver, plan, hi).meets_sla
         assert hi - lo <= rtol * hi
@@ -161,14 +163,20 @@ def test_a_miss_without_the_wait_is_a_miss_of_the_check() -> None:
 def test_halving_with_meets_sla_is_halving_with_the_full_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The halving bracket decided by meets_sla is the one decided by check_fleet (the same
-    probes, the same ends, to the bit)."""
+    """The halving bracket decided by meets_sla and the check's binding part (:func:`_halve`)
+    is the one decided by check_fleet at every probe (the same probes, the same ends, to the
+    bit)."""
     fleets = _fleets()
     fast = [fleet_mod._goodput_bracket(s, p, 1e-3, False) for s, p in fleets]
     monkeypatch.setattr(
         fleet_mod,
         "meets_sla",
-        lambda s, p, r: fleet_mod.check_fleet(s, p, r, figures=False).meets_sla,
+        lambda s, p, r, *_: fleet_mod.check_fleet(s, p, r, figures=False).meets_sla,
+    )
+    monkeypatch.setattr(
+        fleet_mod,
+        "_halve",
+        lambda s, p, lo, hi, rtol, _starts: _plain_halving(s, p, lo, hi, rtol),
     )
     slow = [fleet_mod._goodput_bracket(s, p, 1e-3, False) for s, p in fleets]
     assert fast == slow
@@ -211,17 +219,81 @@ def test_a_fleet_sized_at_another_rate_shares_its_checks(monkeypatch: pytest.Mon
     bigger = replace(plan, roles={**plan.roles, "P": (p_inst, n_p + 1)})
     assert solver.check_key(bigger) != solver.check_key(plan)  # another fleet
 
-    checked: list[float] = []
-    real = fleet_mod._meets_sla
+    checked: set[float] = set()  # the rates checked, by any part of the check
+    start = fleet_mod.check_start
+    ttft = fleet_mod._meets_ttft
 
-    def counted(s: Solver, p, r: float) -> bool:
-        checked.append(r)
-        return real(s, p, r)
+    def counted_start(s: Solver, p, r: float):
+        checked.add(r)
+        return start(s, p, r)
 
-    monkeypatch.setattr(fleet_mod, "_meets_sla", counted)
+    def counted_ttft(s: Solver, p, r: float, route):
+        checked.add(r)
+        return ttft(s, p, r, route)
+
+    monkeypatch.setattr(fleet_mod, "check_start", counted_start)
+    monkeypatch.setattr(fleet_mod, "_meets_ttft", counted_ttft)
     shared = fleet_mod._goodput_bracket(solver, other, 1e-3, False)
     n_shared = len(checked)
     checked.clear()
     fresh = fleet_mod._goodput_bracket(Solver(solver.pb, SearchCache()), other, 1e-3, False)
     assert shared == fresh
     assert 0 <= n_shared < len(checked) / 2, (n_shared, len(checked))
+
+
+def _plain_halving(solver, plan, lo: float, hi: float, rtol: float) -> tuple[float, float]:
+    """The reference: every midpoint decided by the whole check, nothing kept."""
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        if fleet_mod.check_fleet(solver, plan, mid, figures=False).meets_sla:
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
+def test_halving_by_the_binding_part_is_the_plain_halving() -> None:
+    """_halve decides most midpoints by one part of the check (TTFT alone where the line and
+    the decode pools pass at the bracket's top; those alone, then TTFT once, where they miss
+    there; the whole check where TTFT binds below them): the bracket is the plain halving's
+    to the bit, on fleets where each way is taken (counts moved off the solved ones so that
+    TTFT or a decode pool binds)."""
+    from pddplan.robust.evaluate import fleet_plan
+    from pddplan.robust.search import point_config
+
+    ways = set()
+    for solver, plan in _fleets():
+        cfg = point_config(plan)
+        n_p, n_r, n_m = cfg.base
+        shapes = {cfg.base, (max(n_p - 1, 1), n_r, n_m), (n_p, n_r, n_m + 3), (n_p + 4, n_r, n_m)}
+        shapes.add((max(n_p - 2, 1), n_r, max(n_m - 1, 1)))
+        for counts in sorted(shapes):
+            fleet = fleet_plan(solver, cfg, counts, plan.rate_rps)
+            if fleet is None:
+                continue
+            lo, hi = fleet_mod.goodput_bracket(solver, fleet, 1e-2)
+            if not (0 < lo and hi < float("inf")):
+                continue
+            lo, hi = 0.5 * lo, 1.7 * hi  # a wide bracket, its ends checked
+            assert fleet_mod.check_fleet(solver, fleet, lo, figures=False).meets_sla
+            assert not fleet_mod.check_fleet(solver, fleet, hi, figures=False).meets_sla
+            want = _plain_halving(solver, fleet, lo, hi, 1e-6)
+            got = fleet_mod._halve(solver, fleet, lo, hi, 1e-6, {})
+            assert got == want, (counts, got, want)
+            # which way it went: the line and decode pools at the top, then TTFT at the end
+            # of halving on them alone
+            top = fleet_mod.check_start(solver, fleet, hi)
+            if not top.misses:
+                ways.add("TTFT alone")
+            else:
+                a = lo
+                b = hi
+                while b - a > 1e-6 * b:
+                    mid = 0.5 * (a + b)
+                    if fleet_mod.check_start(solver, fleet, mid).misses:
+                        b = mid
+                    else:
+                        a = mid
+                ok = fleet_mod.check_fleet(solver, fleet, a, figures=False).meets_sla
+                ways.add("decode, then TTFT" if ok else "the whole check")
+    assert ways == {"TTFT alone", "decode, then TTFT", "the whole check"}, ways
