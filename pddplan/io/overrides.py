@@ -383,13 +383,17 @@ class ScenarioSource:
         for path, value in overrides.items():
             self.resolve({path: value})
 
-    def patch(self, overrides: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-        """The merged document patch of ``overrides`` and, per PATH, its key in the document."""
+    def patch(
+        self, overrides: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """The merged document patch of ``overrides`` and, per PATH, its own patch (one branch,
+        whose leaf is its key in the document: :func:`_leaf`, read where an error is
+        blamed)."""
         # profile swaps and chip choices first: a key of a swapped profile patches the new one
         swaps = {k: v for k, v in overrides.items() if k in PROFILE_NAMES or k in CHIP_CHOICES}
         base = self.resolve(swaps) if swaps and len(swaps) < len(overrides) else self.base
         patch: dict[str, Any] = {}
-        leaves: dict[str, str] = {}
+        ones: dict[str, dict[str, Any]] = {}
         for path, value in overrides.items():
             if not isinstance(path, str) or not path:
                 raise OverrideError("an override key must be a dotted path", key=str(path))
@@ -399,10 +403,9 @@ class ScenarioSource:
                 # the scenario file (whose own ``workload:`` paths are)
                 origin = f"from the override workload={value}"
                 value = str(self.registry.path("workload", value, origin=origin).absolute())
-            one = patch_for(path, value, base)
-            leaves[path] = _leaf(one)
+            one = ones[path] = patch_for(path, value, base)
             patch = merge(patch, one)
-        return patch, leaves
+        return patch, ones
 
     def resolve(self, overrides: Mapping[str, Any] | None = None) -> ResolvedScenario:
         """The scenario with ``overrides`` applied, validated as a file with them would be.
@@ -417,7 +420,7 @@ class ScenarioSource:
         """
         if not overrides:
             return self.base
-        patch, leaves = self.patch(overrides)
+        patch, ones = self.patch(overrides)
         doc = YamlDoc(data=_deep_merge(self.doc.data, patch), lines={}, file=self.doc.file)
         try:
             scen = self._with_overrides(doc) if patch.keys() == {"overrides"} else None
@@ -425,6 +428,7 @@ class ScenarioSource:
                 scen = validate(Scenario, doc)
             return resolve(scen, doc, self.registry, self._read, self._load)
         except ProfileError as exc:
+            leaves = {path: _leaf(one) for path, one in ones.items()}
             raise _blame(exc, overrides, leaves) from None
 
 

@@ -248,11 +248,47 @@ def _meets_ttft(solver: Solver, plan: Plan, rate_rps: float, route: Route) -> bo
     return sla.reaches_percentiles(solver.ttft_cdf(p_inst, n_p, rate_rps, offs, wts), PERCENTILES)
 
 
-class _DecodeCheck(NamedTuple):
-    md_need: float  # [instances] MD instances the rate needs
-    rld_need: float  # [instances] RLD instances the rate needs
-    ok: bool  # both pools cover their loads within the slot-wait bound
-    over: list[float]  # the pools' figures over their limits, minus one (FleetCheck.margin)
+class _DecodeCheck:
+    """The decode pools' part of a check (:func:`_decode_check`): whether both cover their
+    loads within the slot-wait bound (``ok``, decided as :func:`slots_ok` decides it: Erlang
+    C's bounds first), and the pools' figures over their limits (``over``, for
+    :attr:`FleetCheck.margin`, with each pool's slot-wait probability itself: computed where
+    a caller reads them, as :func:`meets_sla`'s callers do not)."""
+
+    __slots__ = ("_over", "_pb", "_pools", "_unrelayed", "md_need", "ok", "rld_need")
+
+    def __init__(
+        self,
+        pb: Problem,
+        md_need: float,
+        rld_need: float,
+        ok: bool,
+        pools: list[tuple[float, int, int]],
+        unrelayed: bool,
+    ) -> None:
+        self.md_need = md_need  # [instances] MD instances the rate needs
+        self.rld_need = rld_need  # [instances] RLD instances the rate needs
+        self.ok = ok  # both pools cover their loads within the slot-wait bound
+        self._pb = pb
+        self._pools = pools  # (need, instances, batch) of MD, then of RLD, where checked
+        self._unrelayed = unrelayed  # the routing relays requests but the fleet has no RLD
+        self._over: list[float] | None = None
+
+    @property
+    def over(self) -> list[float]:
+        """The pools' figures over their limits, minus one (:attr:`FleetCheck.margin`): each
+        pool's load over its instances and slot-wait probability over its cap (MD's, then
+        RLD's), or an inf for a routing that relays with no RLD."""
+        if self._over is None:
+            pb = self._pb
+            over: list[float] = []
+            for need, n, b in self._pools:
+                wait = slot_wait_probability(pb, need * b, n, b)
+                over += [_over(need, n), _slot_wait_over(pb, wait)]
+            if self._unrelayed:
+                over.append(math.inf)
+            self._over = over
+        return self._over
 
 
 class CheckStart(NamedTuple):
@@ -280,7 +316,7 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
     md_dec = plan.decode.get("MD")
     md_need = 0.0
     ok_decode = True
-    over: list[float] = []
+    pools: list[tuple[float, int, int]] = []
     mode = plan.handover if plan.handover in ("one-shot", "catch-up") else "one-shot"
     rld_time = None
     if md_role is not None and md_dec is not None:
@@ -290,23 +326,24 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
         )
         b = max(md_dec.batch_per_instance, 1)
         md_need = decode_need(pb, rate_rps, md_time, b, ext_busy)
-        wait_md = slot_wait_probability(pb, md_need * b, n_m, b)
-        ok_decode = sla.covers(md_need, n_m) and _slot_wait_ok(pb, wait_md)
-        over += [_over(md_need, n_m), _slot_wait_over(pb, wait_md)]
+        ok_decode = sla.covers(md_need, n_m) and slots_ok(pb, md_need * b, n_m, b)
+        pools.append((md_need, n_m, b))
     rld_need = 0.0
     rld_role = plan.roles.get("RLD")
     rld_dec = plan.decode.get("RLD")
+    unrelayed = False
     if rld_role is not None and rld_dec is not None and rld_time is not None:
         _r_inst, n_r = rld_role
         b_r = max(rld_dec.batch_per_instance, 1)
         rld_need = decode_need(pb, rate_rps, rld_time, b_r)
-        wait_r = slot_wait_probability(pb, rld_need * b_r, n_r, b_r)
-        ok_decode = ok_decode and sla.covers(rld_need, n_r) and _slot_wait_ok(pb, wait_r)
-        over += [_over(rld_need, n_r), _slot_wait_over(pb, wait_r)]
+        ok_decode = (
+            ok_decode and sla.covers(rld_need, n_r) and slots_ok(pb, rld_need * b_r, n_r, b_r)
+        )
+        pools.append((rld_need, n_r, b_r))
     elif rld_time is not None and float(np.add.reduce(w * rld_time)) > 0:
         ok_decode = False  # the routing relays requests but the fleet has no RLD
-        over.append(math.inf)
-    return _DecodeCheck(md_need, rld_need, ok_decode, over)
+        unrelayed = True
+    return _DecodeCheck(pb, md_need, rld_need, ok_decode, pools, unrelayed)
 
 
 def decode_need(
@@ -341,12 +378,6 @@ def slot_wait_probability(
     return queueing.erlang_c(instances * batch, offered_load)
 
 
-def _slot_wait_ok(pb: Problem, probability: float | None) -> bool:
-    """Whether a :func:`slot_wait_probability` meets the sizing's cap
-    (``Problem.decode_slot_wait_probability_cap``)."""
-    return probability is None or sla.within(probability, pb.decode_slot_wait_probability_cap)
-
-
 def _slot_wait_over(pb: Problem, probability: float | None) -> float:
     """A :func:`slot_wait_probability` over its cap, minus one (-1 where the bound does not
     apply)."""
@@ -359,7 +390,8 @@ def slots_ok(pb: Problem, offered_load: float, instances: int, batch: int) -> bo
     """The pool's slot-wait bound at this load (the sizing's,
     ``Problem.decode_slot_wait_probability_cap``): Erlang C compared with the cap by
     :func:`~pddplan.models.queueing.wait_over_cap` (bounds first, the closed form where they
-    cannot tell) with the SLA's slack, as :func:`check_fleet` compares it."""
+    cannot tell) with the SLA's slack: ``erlang_c <= slack_cap(cap)``. The one home of the
+    test, for :func:`check_fleet` and the robust study's counts."""
     cap = pb.decode_slot_wait_probability_cap
     if cap >= 1.0 or offered_load <= 0:
         return True
