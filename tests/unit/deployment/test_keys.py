@@ -108,7 +108,6 @@ def test_content_text_tells_models_apart_exactly_where_their_json_does() -> None
     assert renamed.content_text(leave_out) == zero.content_text(leave_out)
 
 
-
 def test_content_text_of_every_bundled_profile_is_its_plain_form(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
