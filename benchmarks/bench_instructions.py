@@ -41,6 +41,8 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("help", ["--help"]),
     ("solve", ["solve"]),
     ("solve --no-verdict-check", ["solve", "--no-verdict-check"]),
+    ("solve --max-bcr", ["solve", "--max-bcr", "-f", "json"]),
+    ("solve --budget 176", ["solve", "--budget", "176", "-f", "json"]),
     ("rate sweep, 21 points", ["sweep", "--set", "rate_rps=0.5:2.5:0.1", "-f", "csv"]),
     ("bathtub", ["bathtub", "-f", "json"]),
     ("report", ["report", "-f", "json"]),
@@ -79,7 +81,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--against", type=Path, help="another checkout of pddplan (its root)")
     ap.add_argument(
-        "--only", nargs="+", metavar="NAME", help="count only these commands (their first word)"
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="count only these commands (a name as printed, or its first word)",
     )
     a = ap.parse_args()
     if shutil.which("valgrind") is None:
@@ -88,7 +93,7 @@ def main() -> None:
     if a.against is not None and not (a.against / "pddplan" / "__init__.py").is_file():
         ap.error(f"--against {a.against}: no pddplan package there (allowed: a checkout's root)")
     checkouts = [ROOT] + ([a.against.resolve()] if a.against is not None else [])
-    rows = [c for c in COMMANDS if not a.only or c[0].split()[0] in a.only]
+    rows = [c for c in COMMANDS if not a.only or c[0] in a.only or c[0].split()[0] in a.only]
     with tempfile.TemporaryDirectory() as tmp:
         base = dict(os.environ, OPENBLAS_NUM_THREADS="1")
         base.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from pddplan import units
 from pddplan.errors import InfeasibleError
@@ -334,16 +334,67 @@ def solve_budget(
     (see :func:`walk_fleets`), so a later fleet may fit again. It stops where no fleet at a
     higher rate can fit, the solver's :meth:`~Solver.cost_floor` above the budget.
 
+    The walk passes over stretches of early steps whose fleets a bound proves to have less
+    goodput than a fleet within the budget that a few searches found first, or than the best
+    walked so far (:class:`_BudgetSkip`; on the default scenario at 176 $/h it searches 21
+    rates, the probes' among them, where every step took 37). Where the plan it returns has
+    no more goodput than that bound allows, it walks every step instead. A fleet passed over
+    can neither be the plan nor tie it, but the walk reaches the plan's step by another path:
+    the rate the plan is found at (its step's start, as the walk reaches it) and the goodput
+    bracket found from there can differ from the full walk's in their last bits, and a fall of
+    the least cost inside a stretch passed over is not seen (``falls``).
+
     ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (a fleet
     walked after the plan costs more), the binding of the error at the first rate nothing fits
     (a wall below ``hi_rate``, see :func:`walk_fleets`), or nothing when it reached
     ``hi_rate``. ``falls``: see :func:`walk_fleets`."""
+    limit = budget_usd_per_hour * (1 + 1e-12)
+    final = Finals(solver)
+    skip = _BudgetSkip(solver, limit, hi_rate)
+    walked = _budget_walk(solver, limit, hi_rate, final, skip)
+    if skip.passed_over and not (
+        walked.best is not None and skip.passed_below < walked.best.goodput_rps * (1 - _TIE)
+    ):
+        # a fleet the probes found has more goodput than every fleet walked, so the bound it
+        # lent the stretches passed over may not hold against the plan: walk every step
+        walked = _budget_walk(solver, limit, hi_rate, final, None)
+    best = walked.best
+    if best is None:
+        raise InfeasibleError(
+            f"no plan serves any traffic within {budget_usd_per_hour:.4g} $/h", binding="budget"
+        )
+    if falls is not None:
+        falls.extend(walked.falls)
+    if stopped is not None:
+        if walked.over:
+            stopped.append("budget")
+        if walked.ended:
+            stopped.append(walked.ended[0].binding)
+    return final(best)
+
+
+class _BudgetWalk(NamedTuple):
+    """What :func:`_budget_walk` found: the plan (None: no fleet walked fits the budget),
+    whether a fleet walked after it costs more than the budget, the error of the first rate
+    nothing fits (see :func:`walk_fleets`), and the falls of the least cost it saw."""
+
+    best: Plan | None
+    over: bool
+    ended: list[InfeasibleError]
+    falls: list[tuple[Plan, Plan]]
+
+
+def _budget_walk(
+    solver: RateSolver, limit: float, hi_rate: float, final: Finals, skip: _BudgetSkip | None
+) -> _BudgetWalk:
+    """The fleet of most goodput (counted up to ``hi_rate``) within ``limit`` [USD/h] among
+    the fleets :func:`walk_fleets` visits (passing over ``skip``'s stretches, where given,
+    which is told the most goodput so far); see :func:`solve_budget`."""
     best: Plan | None = None
     ended: list[InfeasibleError] = []
-    final = Finals(solver)
+    falls: list[tuple[Plan, Plan]] = []
     over = False  # a fleet walked after the plan costs more than the budget
-    limit = budget_usd_per_hour * (1 + 1e-12)
-    for plan in walk_fleets(solver, hi_rate, ended, falls):
+    for plan in walk_fleets(solver, hi_rate, ended, falls, skip):
         plan = goodput_up_to(plan, hi_rate)
         if plan.cost_usd_per_hour > limit:
             over = True
@@ -352,16 +403,9 @@ def solve_budget(
             continue
         if best is None or _more_goodput(plan, best, final.ttft_s):
             best, over = plan, False  # only a fleet above the budget after it bounds it
-    if best is None:
-        raise InfeasibleError(
-            f"no plan serves any traffic within {budget_usd_per_hour:.4g} $/h", binding="budget"
-        )
-    if stopped is not None:
-        if over:
-            stopped.append("budget")
-        if ended:
-            stopped.append(ended[0].binding)
-    return final(best)
+            if skip is not None:
+                skip.best_goodput = max(skip.best_goodput, plan.goodput_rps)
+    return _BudgetWalk(best, over, ended, falls)
 
 
 def solve_max_bcr(
@@ -441,9 +485,10 @@ def _capped_bcr(plan: Plan, hi_rate: float) -> float:
     return goodput_up_to(plan, hi_rate).bcr_requests_per_usd
 
 
-#: [-] How far below the best BCR a bound must prove every fleet a max-BCR walk passes over:
-#: ten times the tie of :func:`_higher_bcr`, so that no fleet passed over could tie the best.
-RESUME_BCR_RTOL = 1e-5
+#: [-] How far below the best figure (BCR, or goodput within a budget) a bound must prove every
+#: fleet a walk passes over: ten times the tie of :func:`_higher_bcr` and :func:`_more_goodput`,
+#: so that no fleet passed over could tie the best.
+RESUME_RTOL = 1e-5
 #: The most times :meth:`_BcrSkip.resume_rate` raises the cost that a fleet passed over must
 #: have for its goodput (each a :meth:`RateSolver.cost_floor_for_goodput`) [-].
 RESUME_FLOOR_STEPS = 8
@@ -467,9 +512,9 @@ class _BcrSkip:
             self.ceiling_bcr = 0.0  # a wall below the ceiling, which the walk meets
 
     def _bound(self) -> float:
-        """The best BCR, walked or the ceiling fleet's, less :data:`RESUME_BCR_RTOL`
+        """The best BCR, walked or the ceiling fleet's, less :data:`RESUME_RTOL`
         [requests/USD]: a fleet that may reach it may be needed."""
-        return max(self.best_bcr, self.ceiling_bcr) * (1.0 - RESUME_BCR_RTOL)
+        return max(self.best_bcr, self.ceiling_bcr) * (1.0 - RESUME_RTOL)
 
     def needs(self, plan: Plan) -> bool:
         """Whether a fleet of ``plan``'s cost valid at its rate could reach the bound: the
@@ -481,8 +526,7 @@ class _BcrSkip:
         bounded: the walk does not look for those, see :func:`walk_fleets`.)"""
         cost = plan.cost_usd_per_hour
         if cost > 0.0:
-            most = self.solver.goodput_bound_for_cost(cost, plan.rate_rps)
-            bcr = min(most, self.hi_rate) * units.SECONDS_PER_HOUR / cost
+            bcr = _most_goodput(self.solver, plan, self.hi_rate) * units.SECONDS_PER_HOUR / cost
         else:
             bcr = math.inf
         needed = bcr >= self._bound()
@@ -524,6 +568,125 @@ class _BcrSkip:
         return max(rate, self.solver.step_end_for_goodput(goodput))
 
 
+def _most_goodput(solver: RateSolver, plan: Plan, hi_rate: float) -> float:
+    """The most goodput, counted up to ``hi_rate``, of a fleet of ``plan``'s cost that meets
+    every target at ``plan``'s rate [requests/s] (:meth:`RateSolver.goodput_bound_for_cost`):
+    what bounds a fleet of that cost that a walk passing over a stretch may have missed (see
+    :meth:`WalkSkip.needs`)."""
+    return min(solver.goodput_bound_for_cost(plan.cost_usd_per_hour, plan.rate_rps), hi_rate)
+
+
+#: The most searches :class:`_BudgetSkip` makes before a budget walk, to find a fleet within
+#: the budget whose goodput bounds the stretches the walk passes over [-].
+BUDGET_PROBES = 10
+#: [-] :class:`_BudgetSkip` probes only where the budget is at least this many times the cost
+#: floor where the walk starts: a step of the walk adds at least an instance, so a smaller
+#: budget buys a walk of few steps (two to eight on the bundled scenarios, the fleets of one
+#: or two costs), which the probes' searches cost more than they pass over.
+BUDGET_PROBE_MIN_SHARE = 2.0
+#: [-] The probes of :class:`_BudgetSkip` stop where the highest rate whose fleet was found
+#: within the budget and the lowest whose fleet was not are this close (relative).
+BUDGET_PROBE_RTOL = 1e-3
+
+
+class _BudgetSkip:
+    """The stretches a budget walk passes over (:class:`WalkSkip`), bounded by the most goodput
+    of a fleet within the budget: walked so far, or, where it is higher, found before the walk
+    by a few searches (``probed``, :meth:`_probe`). The plan most often lies at the last steps
+    within the budget, so the walk's early steps, cheap fleets of little goodput, are passed
+    over. The plan must then reach ``probed`` (:func:`solve_budget` checks that it does: a fleet
+    a probe finds inside a step may be one the walk does not visit, of equal cost and ranked
+    first by TTFT there, and past a fall of the least cost the fleet of that step may cost
+    more than the budget)."""
+
+    def __init__(self, solver: RateSolver, limit: float, hi_rate: float) -> None:
+        self.solver, self.limit, self.hi_rate = solver, limit, hi_rate
+        self.best_goodput = 0.0  # the most goodput walked so far within the budget [req/s]
+        self.passed_over = False  # whether a stretch was passed over
+        #: the highest bound a stretch passed over was proven below [requests/s]: the plan
+        #: must have more goodput, beyond a tie, for the walk to be the full walk's
+        self.passed_below = 0.0
+        self.probed = self._probe()
+
+    def _probe(self) -> float:
+        """The most goodput (counted up to ``hi_rate``) of the fleets within the budget that
+        the search returns at a few rates [requests/s] (0 where none fits, or where the budget
+        is under :data:`BUDGET_PROBE_MIN_SHARE` times the walk's first cost floor): a
+        bisection, :data:`BUDGET_PROBES` searches at most, between the rates whose fleets fit
+        the budget and those whose fleets do not, from the highest rate whose cost floor
+        (:meth:`RateSolver.cost_floor`) is within it, until the two ends are within
+        :data:`BUDGET_PROBE_RTOL` of each other; the goodput is that of the fleet found at the
+        highest rate that fits (the least cost most often grows with the rate, and a fleet's
+        goodput is at least the rate it was found at), the one fleet whose goodput is
+        computed."""
+        floor = self.solver.cost_floor(self.hi_rate * WALK_START_SHARE)
+        if self.limit < BUDGET_PROBE_MIN_SHARE * floor:
+            return 0.0  # a walk of few steps (or none within the budget): no probe repays
+        lo, hi = 0.0, self._floor_rate()
+        fit: Plan | None = None  # the fleet found within the budget at the highest rate
+        r = hi
+        for _ in range(BUDGET_PROBES):
+            try:
+                plan: Plan | None = self.solver.candidate_rate(r)
+            except InfeasibleError:
+                plan = None
+            if plan is not None and plan.cost_usd_per_hour <= self.limit:
+                fit, lo = plan, r
+            else:
+                hi = r
+            if lo >= hi * (1.0 - BUDGET_PROBE_RTOL):
+                break
+            r = 0.5 * (lo + hi)
+        if fit is None:
+            return 0.0
+        return goodput_up_to(_with_step(fit)[0], self.hi_rate).goodput_rps
+
+    def _floor_rate(self) -> float:
+        """The highest rate up to ``hi_rate`` whose cost floor is within the budget, to
+        :data:`BUDGET_PROBE_RTOL` of ``hi_rate`` [requests/s]: a fleet the search returns at a
+        higher rate costs more than the budget (the floor grows with the rate)."""
+        solver, hi = self.solver, self.hi_rate
+        if solver.cost_floor(hi) <= self.limit:
+            return hi
+        lo = 0.0
+        while hi - lo > BUDGET_PROBE_RTOL * self.hi_rate:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if solver.cost_floor(mid) <= self.limit else (lo, mid)
+        return hi
+
+    def _bound(self) -> float:
+        """The most goodput, walked or probed, less :data:`RESUME_RTOL` [requests/s]: a
+        fleet within the budget that may reach it may be needed."""
+        return max(self.best_goodput, self.probed) * (1.0 - RESUME_RTOL)
+
+    def needs(self, plan: Plan) -> bool:
+        """Whether a fleet of ``plan``'s cost valid at its rate could be the plan: within the
+        budget, with a goodput (:func:`_most_goodput`) that may reach the bound (see
+        :meth:`_BcrSkip.needs`)."""
+        bound = self._bound()
+        over = plan.cost_usd_per_hour > self.limit
+        needed = not over and _most_goodput(self.solver, plan, self.hi_rate) >= bound
+        if not needed:
+            self.passed_over = True
+            if not over:
+                self.passed_below = max(self.passed_below, bound)
+        return needed
+
+    def resume_rate(self, rate: float) -> float:
+        """Below the rate returned, every fleet the walk would visit from ``rate`` on has a
+        goodput under the bound (:meth:`_bound`): every fleet whose step starts in ``[rate,
+        x)``, save the one whose step holds ``x``, has its step end by ``x``, and so a goodput
+        of at most the bound where ``x`` is :meth:`RateSolver.step_end_for_goodput` of it;
+        ``rate`` itself where nothing within the budget is known yet."""
+        bound = self._bound()
+        if not bound > 0.0:
+            return rate
+        x = self.solver.step_end_for_goodput(bound)
+        if x > rate:
+            self.passed_below = max(self.passed_below, bound)
+        return max(rate, x)
+
+
 def fall_note(mode: str, falls: list[tuple[Plan, Plan]]) -> str | None:
     """A solve's note where its walk saw the least cost fall as the rate grew (``falls`` of
     :func:`walk_fleets`; None where it did not)."""
@@ -550,10 +713,14 @@ def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
     return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rtol * max(abs(a), abs(b))
 
 
+#: [-] Goodputs (and BCRs) within this of each other tie (:func:`_more_goodput`).
+_TIE = EXACT_GOODPUT_RTOL * 10
+
+
 def _more_goodput(a: Plan, b: Plan, ttft_s: Callable[[Plan], tuple[float, float, float]]) -> bool:
     """Whether ``a`` has more goodput than ``b``; ties by :func:`better_plan` on the TTFT
     percentiles ``ttft_s`` gives (the final plans')."""
-    if not _close(a.goodput_rps, b.goodput_rps, EXACT_GOODPUT_RTOL * 10):
+    if not _close(a.goodput_rps, b.goodput_rps, _TIE):
         return a.goodput_rps > b.goodput_rps
     return better_plan(a, b, ttft_s)
 
@@ -561,7 +728,7 @@ def _more_goodput(a: Plan, b: Plan, ttft_s: Callable[[Plan], tuple[float, float,
 def _higher_bcr(a: Plan, b: Plan, ttft_s: Callable[[Plan], tuple[float, float, float]]) -> bool:
     """Whether ``a`` has a higher BCR than ``b``; ties by goodput, then as
     :func:`_more_goodput`."""
-    if not _close(a.bcr_requests_per_usd, b.bcr_requests_per_usd, EXACT_GOODPUT_RTOL * 10):
+    if not _close(a.bcr_requests_per_usd, b.bcr_requests_per_usd, _TIE):
         return a.bcr_requests_per_usd > b.bcr_requests_per_usd
     return _more_goodput(a, b, ttft_s)
 

@@ -85,7 +85,7 @@ def test_every_fleet_passed_over_is_below_the_best_bcr_then(
     scenario: str, overrides: dict, passes_over: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each stretch ``[rate, x)`` the walk passed over, with the bound ``B`` it had then (the
-    best BCR so far or the ceiling fleet's, less :data:`~pddplan.solver.modes.RESUME_BCR_RTOL`):
+    best BCR so far or the ceiling fleet's, less :data:`~pddplan.solver.modes.RESUME_RTOL`):
     every fleet of the full walk whose step starts there and ends by ``x`` has a BCR of at most
     ``B`` (goodput counted up to the ceiling). Where the walk passes over steps, at least one
     stretch holds a fleet."""
