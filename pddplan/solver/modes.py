@@ -340,9 +340,10 @@ def solve_budget(
     rates, the probes' among them, where every step took 37). Where the plan it returns has
     no more goodput than that bound allows, it walks every step instead. A fleet passed over
     can neither be the plan nor tie it, but the walk reaches the plan's step by another path:
-    the rate the plan is found at (its step's start, as the walk reaches it) and the goodput
-    bracket found from there can differ from the full walk's in their last bits, and a fall of
-    the least cost inside a stretch passed over is not seen (``falls``).
+    the rate the plan is found at (its step's start, as the walk reaches it: the end of the
+    goodput bracket before it) can differ from the full walk's within the brackets'
+    :data:`EXACT_GOODPUT_RTOL`, and so can the figures computed there; a fall of the least cost
+    inside a stretch passed over is not seen (``falls``).
 
     ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (a fleet
     walked after the plan costs more), the binding of the error at the first rate nothing fits
