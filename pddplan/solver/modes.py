@@ -51,6 +51,8 @@ class RateSolver(Protocol):
 
     def cost_floor_for_goodput(self, goodput_rps: float) -> float: ...
 
+    def searched_before(self, rate: float) -> bool: ...
+
 
 class PlanSearch:
     """The PDD search over its variants, each an exact search of its own.
@@ -131,6 +133,11 @@ class PlanSearch:
     def cost_floor_for_goodput(self, goodput_rps: float) -> float:
         """The lowest of the variants' :meth:`Solver.cost_floor_for_goodput` [USD/h]."""
         return min(s.cost_floor_for_goodput(goodput_rps) for s in self.solvers)
+
+    def searched_before(self, rate: float) -> bool:
+        """Whether every variant's search at ``rate`` was made before
+        (:meth:`Solver.searched_before`)."""
+        return all(s.searched_before(rate) for s in self.solvers)
 
 
 class Finals:
@@ -527,7 +534,8 @@ class _BcrSkip:
         bounded: the walk does not look for those, see :func:`walk_fleets`.)"""
         cost = plan.cost_usd_per_hour
         if cost > 0.0:
-            bcr = _most_goodput(self.solver, plan, self.hi_rate) * units.SECONDS_PER_HOUR / cost
+            most = _most_goodput(self.solver, cost, plan.rate_rps, self.hi_rate)
+            bcr = most * units.SECONDS_PER_HOUR / cost
         else:
             bcr = math.inf
         needed = bcr >= self._bound()
@@ -569,12 +577,14 @@ class _BcrSkip:
         return max(rate, self.solver.step_end_for_goodput(goodput))
 
 
-def _most_goodput(solver: RateSolver, plan: Plan, hi_rate: float) -> float:
-    """The most goodput, counted up to ``hi_rate``, of a fleet of ``plan``'s cost that meets
-    every target at ``plan``'s rate [requests/s] (:meth:`RateSolver.goodput_bound_for_cost`):
-    what bounds a fleet of that cost that a walk passing over a stretch may have missed (see
-    :meth:`WalkSkip.needs`)."""
-    return min(solver.goodput_bound_for_cost(plan.cost_usd_per_hour, plan.rate_rps), hi_rate)
+def _most_goodput(
+    solver: RateSolver, cost_usd_per_hour: float, rate: float, hi_rate: float
+) -> float:
+    """The most goodput, counted up to ``hi_rate``, of a fleet that costs at most
+    ``cost_usd_per_hour`` and meets every target at ``rate`` [requests/s]
+    (:meth:`RateSolver.goodput_bound_for_cost`, which grows with the cost): what bounds a fleet
+    that a walk passing over a stretch may have missed (see :meth:`WalkSkip.needs`)."""
+    return min(solver.goodput_bound_for_cost(cost_usd_per_hour, rate), hi_rate)
 
 
 #: The most searches :class:`_BudgetSkip` makes before a budget walk, to find a fleet within
@@ -611,8 +621,10 @@ class _BudgetSkip:
 
     def _probe(self) -> float:
         """The most goodput (counted up to ``hi_rate``) of the fleets within the budget that
-        the search returns at a few rates [requests/s] (0 where none fits, or where the budget
-        is under :data:`BUDGET_PROBE_MIN_SHARE` times the walk's first cost floor): a
+        the search returns at a few rates [requests/s] (0 where none fits; none is looked for
+        where the budget is under :data:`BUDGET_PROBE_MIN_SHARE` times the walk's first cost
+        floor, or where the walk's first rate was searched before with this physics,
+        :meth:`RateSolver.searched_before`): a
         bisection, :data:`BUDGET_PROBES` searches at most, between the rates whose fleets fit
         the budget and those whose fleets do not, from the highest rate whose cost floor
         (:meth:`RateSolver.cost_floor`) is within it, until the two ends are within
@@ -620,10 +632,20 @@ class _BudgetSkip:
         highest rate that fits (the least cost most often grows with the rate, and a fleet's
         goodput is at least the rate it was found at), the one fleet whose goodput is
         computed."""
-        floor = self.solver.cost_floor(self.hi_rate * WALK_START_SHARE)
+        start = self.hi_rate * WALK_START_SHARE
+        floor = self.solver.cost_floor(start)
         if self.limit < BUDGET_PROBE_MIN_SHARE * floor:
             return 0.0  # a walk of few steps (or none within the budget): no probe repays
-        lo, hi = 0.0, self._floor_rate()
+        if _most_goodput(self.solver, floor, start, self.hi_rate) >= self.hi_rate:
+            # no cost bounds a fleet's goodput below the ceiling (owned chips at no cost, say):
+            # every stretch's end would be needed, and nothing passed over
+            return 0.0
+        if self.solver.searched_before(start):
+            # this physics was walked before (a sweep's earlier point at other prices or
+            # another budget): the walk's searches are answered from their price tables,
+            # where the probes, at rates of their own, would search afresh
+            return 0.0
+        lo, hi = 0.0, self._floor_rate(start)
         fit: Plan | None = None  # the fleet found within the budget at the highest rate
         r = hi
         for _ in range(BUDGET_PROBES):
@@ -642,18 +664,18 @@ class _BudgetSkip:
             return 0.0
         return goodput_up_to(_with_step(fit)[0], self.hi_rate).goodput_rps
 
-    def _floor_rate(self) -> float:
-        """The highest rate up to ``hi_rate`` whose cost floor is within the budget, to
-        :data:`BUDGET_PROBE_RTOL` of ``hi_rate`` [requests/s]: a fleet the search returns at a
-        higher rate costs more than the budget (the floor grows with the rate)."""
-        solver, hi = self.solver, self.hi_rate
+    def _floor_rate(self, start: float) -> float:
+        """A rate up to ``hi_rate`` whose cost floor is within the budget, within
+        :data:`BUDGET_PROBE_RTOL` of ``hi_rate`` below the highest such [requests/s]: a fleet
+        the search returns at a higher rate than that costs more than the budget (the floor
+        grows with the rate). ``start``: a rate whose floor is within the budget."""
+        solver, lo, hi = self.solver, start, self.hi_rate
         if solver.cost_floor(hi) <= self.limit:
             return hi
-        lo = 0.0
         while hi - lo > BUDGET_PROBE_RTOL * self.hi_rate:
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if solver.cost_floor(mid) <= self.limit else (lo, mid)
-        return hi
+        return lo
 
     def _bound(self) -> float:
         """The most goodput, walked or probed, less :data:`RESUME_RTOL` [requests/s]: a
@@ -661,16 +683,20 @@ class _BudgetSkip:
         return max(self.best_goodput, self.probed) * (1.0 - RESUME_RTOL)
 
     def needs(self, plan: Plan) -> bool:
-        """Whether a fleet of ``plan``'s cost valid at its rate could be the plan: within the
-        budget, with a goodput (:func:`_most_goodput`) that may reach the bound (see
-        :meth:`_BcrSkip.needs`)."""
+        """Whether a fleet the step-by-step walk may visit in ``plan``'s step could be the
+        plan: one of ``plan``'s cost (sized at the step's start, or ranked first by TTFT
+        there), or, where another of that cost ends the step sooner, one the walk finds after
+        it, cheaper where the least cost falls (see :meth:`_BcrSkip.needs`). Any of them that
+        fits the budget costs at most ``plan``'s cost and the budget, so its goodput is at most
+        :func:`_most_goodput` of the lower of the two; it is needed where that reaches the
+        bound (a fleet above the budget is needed too where a cheaper one within it could be
+        the plan)."""
         bound = self._bound()
-        over = plan.cost_usd_per_hour > self.limit
-        needed = not over and _most_goodput(self.solver, plan, self.hi_rate) >= bound
+        cost = min(plan.cost_usd_per_hour, self.limit)
+        needed = _most_goodput(self.solver, cost, plan.rate_rps, self.hi_rate) >= bound
         if not needed:
             self.passed_over = True
-            if not over:
-                self.passed_below = max(self.passed_below, bound)
+            self.passed_below = max(self.passed_below, bound)
         return needed
 
     def resume_rate(self, rate: float) -> float:

@@ -8,11 +8,16 @@ searches, and the bound holds on every fleet it passed over.
 
 from __future__ import annotations
 
+import dataclasses
+from types import SimpleNamespace
+
 import pytest
 
 from pddplan.api.scenario import load
+from pddplan.errors import InfeasibleError
 from pddplan.solver import modes
 from pddplan.solver.answer import _problems, scale_bound
+from pddplan.solver.cache import SearchCache
 
 #: (scenario, overrides, budget [USD/h], whether the walk passes over steps): the paper's
 #: scenario at the budget of the speed goal's row; at 200 $/h, where the fleet found at the end
@@ -35,9 +40,13 @@ CASES = [
 ]
 
 
-def _search(scenario: str, overrides: dict) -> tuple[modes.PlanSearch, float]:
+def _search(
+    scenario: str, overrides: dict, cache: SearchCache | None = None
+) -> tuple[modes.PlanSearch, float]:
+    """The search of a scenario, on a memo of its own unless ``cache`` is given (a search
+    whose physics was walked before in the memo is not probed: the last test)."""
     rs = load(scenario, overrides, None).resolved
-    search = modes.PlanSearch(_problems(rs, None))
+    search = modes.PlanSearch(_problems(rs, None), cache if cache is not None else SearchCache())
     hi, _ = scale_bound(search.line_rate_limit(), rs.scenario.limits.max_rate_rps)
     return search, hi
 
@@ -174,8 +183,9 @@ def test_a_probe_that_outranks_every_fleet_walked_makes_the_walk_visit_every_ste
 def test_a_fleet_that_may_be_the_plan_is_needed() -> None:
     """``_BudgetSkip.needs`` on every fleet of the full walk at 200 $/h, with the probed bound:
     each within the budget whose goodput reaches the bound is needed (the walk goes back for
-    a stretch that ends in its step), each above the budget is not, and the cheap early ones,
-    whose cost bounds their goodput below it, are not either."""
+    a stretch that ends in its step); each above the budget is needed exactly where a cheaper
+    fleet within the budget could reach the bound (its goodput is at most the budget's goodput
+    bound there); the cheap early ones, whose cost bounds their goodput below it, are not."""
     search, hi = _search("examples/pdd-paper.yaml", {})
     limit = 200.0 * (1 + 1e-12)
     skip = modes._BudgetSkip(search, limit, hi)
@@ -185,7 +195,8 @@ def test_a_fleet_that_may_be_the_plan_is_needed() -> None:
     for p in modes.walk_fleets(_search("examples/pdd-paper.yaml", {})[0], hi):
         g = min(p.goodput_rps, hi)
         if p.cost_usd_per_hour > limit:
-            assert not skip.needs(p), p.rate_rps
+            within = min(search.goodput_bound_for_cost(limit, p.rate_rps), hi)
+            assert skip.needs(p) == (within >= bound), p.rate_rps
             seen["over"] += 1
         elif g >= bound:
             assert skip.needs(p), p.rate_rps
@@ -195,3 +206,126 @@ def test_a_fleet_that_may_be_the_plan_is_needed() -> None:
         if search.cost_floor(p.rate_rps) > limit:
             break
     assert min(seen.values()) > 0, seen
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fleet:
+    """A fleet of the synthetic staircase below: what the walk reads of a plan."""
+
+    name: str
+    rate_rps: float
+    cost_usd_per_hour: float
+    fleet_goodput_rps: float | None = None
+
+    @property
+    def goodput_rps(self) -> float:
+        return self.rate_rps if self.fleet_goodput_rps is None else self.fleet_goodput_rps
+
+    @property
+    def prefill(self) -> SimpleNamespace:
+        return SimpleNamespace(ttft_s=(1.0, 1.0, 1.0))
+
+
+#: A staircase with a fall right after a stretch (name: cost [USD/h], valid from, step end,
+#: goodput [req/s]). F and G cost the same; the search ranks G first from 3.55 req/s on, and G
+#: ends its step later. H, cheaper, is the least cost from 3.6 on (its step ends at the prefill
+#: cap, below its goodput 5.0); K, of H's cost, is ranked first from 3.62 on. The step-by-step
+#: walk finds F at its step's start, then H at F's end: the plan at 55 $/h. The probes (from
+#: 5 req/s, where the cost floor passes the budget) find K, goodput 4.2, at the highest rate
+#: within the budget; the walk passes over to 0.85 of it, 3.57, where it finds G, above the
+#: budget, and, did it not go back, would then find M, whose 4.6 req/s passes the probed 4.2.
+_STAIRS = {
+    "A1": (10.0, 0.0, 1.0, 1.0),
+    "A2": (20.0, 0.0, 2.0, 2.0),
+    "A3": (30.0, 0.0, 3.5, 3.5),
+    "F": (70.0, 0.0, 3.6, 3.6),
+    "G": (70.0, 0.0, 4.5, 4.5),
+    "H": (50.0, 3.6, 4.2, 5.0),
+    "K": (50.0, 3.6, 4.2, 4.2),
+    "Q": (90.0, 0.0, 4.55, 4.55),
+    "M": (54.0, 4.55, 4.6, 4.6),
+    "N": (200.0, 4.6, 6.0, 6.0),
+}
+
+
+class _Stairs:
+    """A RateSolver over :data:`_STAIRS`: the least-cost fleet valid at a rate, ties ranked
+    as the table says; its bounds are exact (a cost's goodput bound is the most goodput of a
+    fleet valid there at that cost or less)."""
+
+    def candidate_rate(self, rate: float, progress=None) -> _Fleet:
+        valid = [n for n, (_, a, b, _) in _STAIRS.items() if a <= rate < b]
+        if not valid:
+            raise InfeasibleError("nothing fits", binding="line utilization")
+        least = min(_STAIRS[n][0] for n in valid)
+        names = [n for n in valid if _STAIRS[n][0] == least]
+        if names == ["F", "G"]:
+            names = ["G" if rate >= 3.55 else "F"]
+        if names == ["H", "K"]:
+            names = ["K" if rate >= 3.62 else "H"]
+        (name,) = names
+        return _Fleet(name, rate, least)
+
+    def finalized(self, plan: _Fleet) -> _Fleet:
+        return plan
+
+    def cost_floor(self, rate: float) -> float:
+        return 200.0 if rate >= 5.0 else 10.0
+
+    def step_end_for_goodput(self, goodput_rps: float) -> float:
+        return 0.85 * goodput_rps
+
+    def goodput_bound_for_cost(self, cost_usd_per_hour: float, rate: float) -> float:
+        fits = [g for c, _, b, g in _STAIRS.values() if c <= cost_usd_per_hour and b > rate]
+        return max(fits, default=rate)
+
+    def cost_floor_for_goodput(self, goodput_rps: float) -> float:
+        raise AssertionError("not asked by the budget walk")
+
+    def searched_before(self, rate: float) -> bool:
+        return False
+
+
+def test_a_fall_after_a_stretch_whose_end_is_above_the_budget_is_walked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The walk that passes over steps returns the step-by-step walk's plan on a staircase
+    where a stretch ends at a fleet above the budget (G) whose cost's fleets include one, ranked
+    first at the step's start (F), that ends the step sooner, after which the least cost falls
+    to a fleet within the budget (H) with more goodput than any other: the fleet above the
+    budget is needed, since a cheaper one within it could be the plan, and the walk goes
+    back."""
+    monkeypatch.setattr(
+        modes,
+        "_with_step",
+        lambda p: (
+            dataclasses.replace(p, fleet_goodput_rps=_STAIRS[p.name][3]),
+            _STAIRS[p.name][2],
+        ),
+    )
+    got = modes.solve_budget(_Stairs(), 55.0, 6.0)
+    _no_probe(monkeypatch)
+    want = modes.solve_budget(_Stairs(), 55.0, 6.0)
+    assert (got.name, want.name) == ("H", "H")
+    assert got.goodput_rps == want.goodput_rps == 5.0
+
+
+def test_a_walk_of_physics_walked_before_is_not_probed() -> None:
+    """A second budget walk of the same physics on the same memo (a sweep's next point, at
+    other prices or another budget) makes no probe: the walk's first rate was searched before,
+    so its searches are answered from their price tables. It searches every step, and its plan
+    is the first's fleet."""
+    cache = SearchCache()
+    first, hi = _search("examples/pdd-paper.yaml", {}, cache)
+    assert not first.searched_before(hi * modes.WALK_START_SHARE)
+    probing = _Counted(first)
+    got, _, _ = _answer(probing, 176.0, hi)
+    assert first.searched_before(hi * modes.WALK_START_SHARE)
+    again = _Counted(_search("examples/pdd-paper.yaml", {}, cache)[0])
+    want, _, _ = _answer(again, 176.0, hi)
+    full = _Counted(_search("examples/pdd-paper.yaml", {})[0])
+    with pytest.MonkeyPatch.context() as mp:
+        _no_probe(mp)
+        _answer(full, 176.0, hi)
+    assert again.rates == full.rates > probing.rates
+    assert _fleet(got) == _fleet(want)
