@@ -51,8 +51,6 @@ class RateSolver(Protocol):
 
     def cost_floor_for_goodput(self, goodput_rps: float) -> float: ...
 
-    def searched_before(self, rate: float) -> bool: ...
-
 
 class PlanSearch:
     """The PDD search over its variants, each an exact search of its own.
@@ -133,11 +131,6 @@ class PlanSearch:
     def cost_floor_for_goodput(self, goodput_rps: float) -> float:
         """The lowest of the variants' :meth:`Solver.cost_floor_for_goodput` [USD/h]."""
         return min(s.cost_floor_for_goodput(goodput_rps) for s in self.solvers)
-
-    def searched_before(self, rate: float) -> bool:
-        """Whether every variant's search at ``rate`` was made before
-        (:meth:`Solver.searched_before`)."""
-        return all(s.searched_before(rate) for s in self.solvers)
 
 
 class Finals:
@@ -623,8 +616,9 @@ class _BudgetSkip:
         """The most goodput (counted up to ``hi_rate``) of the fleets within the budget that
         the search returns at a few rates [requests/s] (0 where none fits; none is looked for
         where the budget is under :data:`BUDGET_PROBE_MIN_SHARE` times the walk's first cost
-        floor, or where the walk's first rate was searched before with this physics,
-        :meth:`RateSolver.searched_before`): a
+        floor, or where no cost bounds the goodput of the walk's cheapest fleet below the
+        ceiling). Whether it probes depends on the question alone, never on what the memo
+        holds, so that one question has one answer to the last bit. The probes are a
         bisection, :data:`BUDGET_PROBES` searches at most, between the rates whose fleets fit
         the budget and those whose fleets do not, from the highest rate whose cost floor
         (:meth:`RateSolver.cost_floor`) is within it, until the two ends are within
@@ -639,11 +633,6 @@ class _BudgetSkip:
         if _most_goodput(self.solver, floor, start, self.hi_rate) >= self.hi_rate:
             # no cost bounds a fleet's goodput below the ceiling (owned chips at no cost, say):
             # every stretch's end would be needed, and nothing passed over
-            return 0.0
-        if self.solver.searched_before(start):
-            # this physics was walked before (a sweep's earlier point at other prices or
-            # another budget): the walk's searches are answered from their price tables,
-            # where the probes, at rates of their own, would search afresh
             return 0.0
         lo, hi = 0.0, self._floor_rate(start)
         fit: Plan | None = None  # the fleet found within the budget at the highest rate

@@ -796,13 +796,6 @@ class Solver(Sizing):
             plan = self._table_choice(key, table, rate)
         return None if isinstance(plan, _Unsized) else plan
 
-    def searched_before(self, rate: float) -> bool:
-        """Whether a search of this problem's physics at ``rate`` was made before (its price
-        table is kept, or begun: :meth:`_priced_candidate`), so that the next is answered from
-        the table in a few array operations."""
-        key = self._table_key(rate)
-        return key in self.cache or ("price-table-seen", key) in self.cache
-
     def _table_key(self, rate: float) -> tuple:
         """What a rate's price table depends on: the problem's physics, the routings tried,
         each option's physics and chip (by position: the table holds option indices), the

@@ -43,8 +43,7 @@ CASES = [
 def _search(
     scenario: str, overrides: dict, cache: SearchCache | None = None
 ) -> tuple[modes.PlanSearch, float]:
-    """The search of a scenario, on a memo of its own unless ``cache`` is given (a search
-    whose physics was walked before in the memo is not probed: the last test)."""
+    """The search of a scenario, on a memo of its own unless ``cache`` is given."""
     rs = load(scenario, overrides, None).resolved
     search = modes.PlanSearch(_problems(rs, None), cache if cache is not None else SearchCache())
     hi, _ = scale_bound(search.line_rate_limit(), rs.scenario.limits.max_rate_rps)
@@ -282,9 +281,6 @@ class _Stairs:
     def cost_floor_for_goodput(self, goodput_rps: float) -> float:
         raise AssertionError("not asked by the budget walk")
 
-    def searched_before(self, rate: float) -> bool:
-        return False
-
 
 def test_a_fall_after_a_stretch_whose_end_is_above_the_budget_is_walked(
     monkeypatch: pytest.MonkeyPatch,
@@ -308,24 +304,3 @@ def test_a_fall_after_a_stretch_whose_end_is_above_the_budget_is_walked(
     want = modes.solve_budget(_Stairs(), 55.0, 6.0)
     assert (got.name, want.name) == ("H", "H")
     assert got.goodput_rps == want.goodput_rps == 5.0
-
-
-def test_a_walk_of_physics_walked_before_is_not_probed() -> None:
-    """A second budget walk of the same physics on the same memo (a sweep's next point, at
-    other prices or another budget) makes no probe: the walk's first rate was searched before,
-    so its searches are answered from their price tables. It searches every step, and its plan
-    is the first's fleet."""
-    cache = SearchCache()
-    first, hi = _search("examples/pdd-paper.yaml", {}, cache)
-    assert not first.searched_before(hi * modes.WALK_START_SHARE)
-    probing = _Counted(first)
-    got, _, _ = _answer(probing, 176.0, hi)
-    assert first.searched_before(hi * modes.WALK_START_SHARE)
-    again = _Counted(_search("examples/pdd-paper.yaml", {}, cache)[0])
-    want, _, _ = _answer(again, 176.0, hi)
-    full = _Counted(_search("examples/pdd-paper.yaml", {})[0])
-    with pytest.MonkeyPatch.context() as mp:
-        _no_probe(mp)
-        _answer(full, 176.0, hi)
-    assert again.rates == full.rates > probing.rates
-    assert _fleet(got) == _fleet(want)

@@ -343,7 +343,6 @@ def test_walks_pick_what_a_walk_of_final_plans_picks(mode: str) -> None:
             self.step_end_for_goodput = search.step_end_for_goodput
             self.goodput_bound_for_cost = search.goodput_bound_for_cost
             self.cost_floor_for_goodput = search.cost_floor_for_goodput
-            self.searched_before = search.searched_before
 
         def finalized(self, plan):
             return plan
