@@ -10,14 +10,23 @@ from __future__ import annotations
 
 import dataclasses
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import pytest
 
-from pddplan.api.scenario import load
 from pddplan.errors import InfeasibleError
 from pddplan.solver import modes
-from pddplan.solver.answer import _problems, scale_bound
-from pddplan.solver.cache import SearchCache
+from tests.walk_search import Counted, record_stretches, search_of
+
+
+class _Case(NamedTuple):
+    """A budget solve the two walks are compared on."""
+
+    scenario: str
+    overrides: dict
+    budget_usd_per_hour: float
+    passes_over: bool
+
 
 #: (scenario, overrides, budget [USD/h], whether the walk passes over steps): the paper's
 #: scenario at the budget of the speed goal's row; at 200 $/h, where the fleet found at the end
@@ -27,41 +36,17 @@ from pddplan.solver.cache import SearchCache
 #: cost falls near the line's capacity; at a budget under twice the walk's first cost floor
 #: (no probe: the walk visits every step).
 CASES = [
-    ("examples/pdd-paper.yaml", {}, 176.0, True),
-    ("examples/pdd-paper.yaml", {}, 200.0, True),
-    ("examples/pdd-paper.yaml", {}, 500.0, True),
-    (
+    _Case("examples/pdd-paper.yaml", {}, 176.0, True),
+    _Case("examples/pdd-paper.yaml", {}, 200.0, True),
+    _Case("examples/pdd-paper.yaml", {}, 500.0, True),
+    _Case(
         "examples/pdd-paper.yaml",
         {"serving.link_utilization_cap": 0.99, "roles.RLD.chips": ["l40s"]},
         780.0,
         True,
     ),
-    ("examples/pdd-paper.yaml", {}, 100.0, False),
+    _Case("examples/pdd-paper.yaml", {}, 100.0, False),
 ]
-
-
-def _search(
-    scenario: str, overrides: dict, cache: SearchCache | None = None
-) -> tuple[modes.PlanSearch, float]:
-    """The search of a scenario, on a memo of its own unless ``cache`` is given."""
-    rs = load(scenario, overrides, None).resolved
-    search = modes.PlanSearch(_problems(rs, None), cache if cache is not None else SearchCache())
-    hi, _ = scale_bound(search.line_rate_limit(), rs.scenario.limits.max_rate_rps)
-    return search, hi
-
-
-class _Counted:
-    """A search that counts the rates it is asked (one search of every variant each)."""
-
-    def __init__(self, search: modes.PlanSearch) -> None:
-        self.search, self.rates = search, 0
-
-    def candidate_rate(self, rate, progress=None):
-        self.rates += 1
-        return self.search.candidate_rate(rate, progress)
-
-    def __getattr__(self, name):
-        return getattr(self.search, name)
 
 
 def _fleet(plan: modes.Plan) -> tuple:
@@ -90,23 +75,20 @@ def _no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("scenario", "overrides", "budget", "passes_over"), CASES)
+@pytest.mark.parametrize("case", CASES)
 def test_the_walk_that_passes_over_steps_returns_the_full_walks_plan(
-    scenario: str,
-    overrides: dict,
-    budget: float,
-    passes_over: bool,
-    monkeypatch: pytest.MonkeyPatch,
+    case: _Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same fleet, cost, routing and hand-over as the walk that visits every step, the
     same reason the walk stopped and the same falls of the least cost seen; its goodput, rate
     and TTFT within 1e-12 (the walk reaches the plan's step by another path). Fewer searches
     where it passes over steps, the same number where it does not probe."""
-    search, hi = _search(scenario, overrides)
-    fast = _Counted(search)
+    scenario, overrides, budget, passes_over = case
+    search, hi = search_of(scenario, overrides)
+    fast = Counted(search)
     got, got_stopped, got_falls = _answer(fast, budget, hi)
     _no_probe(monkeypatch)
-    full = _Counted(_search(scenario, overrides)[0])
+    full = Counted(search_of(scenario, overrides)[0])
     want, want_stopped, want_falls = _answer(full, budget, hi)
     assert _fleet(got) == _fleet(want)
     assert got.problem == want.problem
@@ -121,34 +103,23 @@ def test_the_walk_that_passes_over_steps_returns_the_full_walks_plan(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("scenario", "overrides", "budget", "passes_over"), CASES[:4])
+@pytest.mark.parametrize("case", [c for c in CASES if c.passes_over])
 def test_every_fleet_passed_over_has_less_goodput_than_the_bound_then(
-    scenario: str,
-    overrides: dict,
-    budget: float,
-    passes_over: bool,
-    monkeypatch: pytest.MonkeyPatch,
+    case: _Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each stretch ``[rate, x)`` the walk passed over, with the bound ``B`` it had then (the
     most goodput within the budget, walked or probed, less
     :data:`~pddplan.solver.modes.RESUME_RTOL`): every fleet of the full walk whose step starts
     there and ends by ``x`` has a goodput (counted up to the ceiling) of at most ``B``, which
     the plan's exceeds beyond a tie. At least one stretch holds a fleet."""
-    search, hi = _search(scenario, overrides)
-    stretches: list[tuple[float, float, float]] = []
-    resume = modes._BudgetSkip.resume_rate
-
-    def recording(self, rate):
-        x = resume(self, rate)
-        if x > rate:
-            stretches.append((rate, x, self._bound()))
-        return x
-
-    monkeypatch.setattr(modes._BudgetSkip, "resume_rate", recording)
+    scenario, overrides, budget, _ = case
+    search, hi = search_of(scenario, overrides)
+    stretches = record_stretches(monkeypatch, modes._BudgetSkip)
     plan = modes.solve_budget(search, budget, hi)
     assert stretches
     walked = [
-        (p, modes._with_step(p)[1]) for p in modes.walk_fleets(_search(scenario, overrides)[0], hi)
+        (p, modes._with_step(p)[1])
+        for p in modes.walk_fleets(search_of(scenario, overrides)[0], hi)
     ]
     inside = 0
     for rate, x, bound in stretches:
@@ -166,12 +137,12 @@ def test_a_probe_that_outranks_every_fleet_walked_makes_the_walk_visit_every_ste
     """Where the bound a stretch was passed over below is not under the plan's goodput (a
     probe whose fleet the walk does not visit, here a probed goodput of the ceiling itself),
     the walk is done again step by step, and its plan is the full walk's, field for field."""
-    search, hi = _search("examples/pdd-paper.yaml", {})
+    search, hi = search_of("examples/pdd-paper.yaml", {})
     monkeypatch.setattr(modes._BudgetSkip, "_probe", lambda self: self.hi_rate)
-    rewalked = _Counted(search)
+    rewalked = Counted(search)
     got, _, _ = _answer(rewalked, 176.0, hi)
     _no_probe(monkeypatch)
-    full = _Counted(_search("examples/pdd-paper.yaml", {})[0])
+    full = Counted(search_of("examples/pdd-paper.yaml", {})[0])
     want, _, _ = _answer(full, 176.0, hi)
     assert _fleet(got) == _fleet(want)
     assert (got.goodput_rps, got.rate_rps) == (want.goodput_rps, want.rate_rps)
@@ -185,13 +156,13 @@ def test_a_fleet_that_may_be_the_plan_is_needed() -> None:
     a stretch that ends in its step); each above the budget is needed exactly where a cheaper
     fleet within the budget could reach the bound (its goodput is at most the budget's goodput
     bound there); the cheap early ones, whose cost bounds their goodput below it, are not."""
-    search, hi = _search("examples/pdd-paper.yaml", {})
+    search, hi = search_of("examples/pdd-paper.yaml", {})
     limit = 200.0 * (1 + 1e-12)
     skip = modes._BudgetSkip(search, limit, hi)
     bound = skip._bound()
     assert bound > 0.0
     seen = {"reaches": 0, "over": 0, "below": 0}
-    for p in modes.walk_fleets(_search("examples/pdd-paper.yaml", {})[0], hi):
+    for p in modes.walk_fleets(search_of("examples/pdd-paper.yaml", {})[0], hi):
         g = min(p.goodput_rps, hi)
         if p.cost_usd_per_hour > limit:
             within = min(search.goodput_bound_for_cost(limit, p.rate_rps), hi)

@@ -9,12 +9,11 @@ import math
 
 import pytest
 
-from pddplan.api.scenario import load
 from pddplan.solver import modes
 from pddplan.solver import search as search_module
-from pddplan.solver.answer import _problems, scale_bound
 from pddplan.units import SECONDS_PER_HOUR
 from tests.same_plan import assert_same
+from tests.walk_search import Counted, record_stretches, search_of
 
 #: (scenario, overrides, whether the walk passes over steps): the default scenario; a line
 #: capped at 0.99 with L40S RLD, where the least cost falls near the line's capacity; a model
@@ -31,27 +30,6 @@ CASES = [
 ]
 
 
-def _search(scenario: str, overrides: dict) -> tuple[modes.PlanSearch, float]:
-    rs = load(scenario, overrides, None).resolved
-    search = modes.PlanSearch(_problems(rs, None))
-    hi, _ = scale_bound(search.line_rate_limit(), rs.scenario.limits.max_rate_rps)
-    return search, hi
-
-
-class _Counted:
-    """A search that counts the rates it is asked (one search of every variant each)."""
-
-    def __init__(self, search: modes.PlanSearch) -> None:
-        self.search, self.rates = search, 0
-
-    def candidate_rate(self, rate, progress=None):
-        self.rates += 1
-        return self.search.candidate_rate(rate, progress)
-
-    def __getattr__(self, name):
-        return getattr(self.search, name)
-
-
 def _full_walk(search: modes.PlanSearch, hi: float) -> list[tuple[modes.Plan, float]]:
     """Every fleet of the walk that visits every step, with its step's end ``e(F)``."""
     return [(plan, modes._with_step(plan)[1]) for plan in modes.walk_fleets(search, hi)]
@@ -65,11 +43,11 @@ def test_the_walk_that_passes_over_steps_returns_the_full_walks_plan(
     """Field for field the plan of the walk that visits every step; in fewer searches where
     it passes over steps, else in at most two more (the fleet at the ceiling, and the one
     found at the end of a stretch it then walked step by step)."""
-    search, hi = _search(scenario, overrides)
-    fast = _Counted(search)
+    search, hi = search_of(scenario, overrides)
+    fast = Counted(search)
     got = modes.solve_max_bcr(fast, hi)
     monkeypatch.setattr(modes._BcrSkip, "resume_rate", lambda self, rate: rate)
-    full = _Counted(_search(scenario, overrides)[0])
+    full = Counted(search_of(scenario, overrides)[0])
     want = modes.solve_max_bcr(full, hi)
     assert_same(got, want)  # by value: the two searches' routes need not be the same arrays
     assert got.problem == want.problem
@@ -89,20 +67,11 @@ def test_every_fleet_passed_over_is_below_the_best_bcr_then(
     every fleet of the full walk whose step starts there and ends by ``x`` has a BCR of at most
     ``B`` (goodput counted up to the ceiling). Where the walk passes over steps, at least one
     stretch holds a fleet."""
-    search, hi = _search(scenario, overrides)
-    stretches: list[tuple[float, float, float]] = []
-    resume = modes._BcrSkip.resume_rate
-
-    def recording(self, rate):
-        x = resume(self, rate)
-        if x > rate:
-            stretches.append((rate, x, self._bound()))
-        return x
-
-    monkeypatch.setattr(modes._BcrSkip, "resume_rate", recording)
+    search, hi = search_of(scenario, overrides)
+    stretches = record_stretches(monkeypatch, modes._BcrSkip)
     modes.solve_max_bcr(search, hi)
     assert stretches or not passes_over
-    walked = _full_walk(_search(scenario, overrides)[0], hi)
+    walked = _full_walk(search_of(scenario, overrides)[0], hi)
     inside = 0
     for rate, x, best in stretches:
         for plan, end in walked:
@@ -123,7 +92,7 @@ def test_a_steps_end_and_a_fleets_cost_bound_its_goodput(
     goodput ``g`` would end by a rate that is said to bound its goodput below ``g``), and
     ``g`` is at most ``goodput_bound_for_cost`` of its cost; where the step ends at the
     prefill pool's cap, the goodput is above the end."""
-    search, hi = _search(scenario, overrides)
+    search, hi = search_of(scenario, overrides)
     walked = _full_walk(search, hi)
     above = 0
     for plan, end in walked:
@@ -144,7 +113,7 @@ def test_the_cost_floor_counts_the_rld_instance_every_route_of_a_variant_has() -
     variant has an RLD instance, so its cost floor counts one at the least unit price, as the
     search's lower bound does for such a route; without the filter it counts none. Each
     floor stays at or below the cost of every plan its variant sizes, from 0.25 to 4 req/s."""
-    search, _ = _search("examples/pdd-paper.yaml", {})
+    search, _ = search_of("examples/pdd-paper.yaml", {})
     by_filter = {s.pb.topology.anomalous_filter: s for s in search.solvers}
     assert set(by_filter) == {True, False}
     for filtered, s in by_filter.items():
@@ -185,7 +154,7 @@ def test_the_goodput_floor_and_each_of_its_terms_hold_on_every_fleet_walked(
     own variant, and so is each of its terms: the prefill count that meets TTFT with the
     least offsets at ``g``, the MD count at ``g``, and the RLD instance where a fleet without
     RLD could not meet TTFT. Each term is checked where the fleet's own count binds."""
-    search, hi = _search(scenario, overrides)
+    search, hi = search_of(scenario, overrides)
     walked = list(modes.walk_fleets(search, hi))
     assert len(walked) >= 5, len(walked)
     tight = {"P": 0, "MD": 0, "all": 0}
