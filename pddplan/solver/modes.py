@@ -17,7 +17,7 @@ from pddplan import units
 from pddplan.errors import InfeasibleError
 from pddplan.executors import Progress
 from pddplan.solver.cache import SearchCache
-from pddplan.solver.fleet import goodput_bracket, goodput_rps, sizing_limit_rps
+from pddplan.solver.fleet import goodput_bracket, goodput_rps, meets_sla, sizing_limit_rps
 from pddplan.solver.plan import Plan, changed
 from pddplan.solver.problem import (
     Problem,
@@ -306,13 +306,52 @@ class WalkSkip(Protocol):
 
 def _with_step(plan: Plan) -> tuple[Plan, float]:
     """A candidate of the walks with its fleet goodput (bisected to
-    :data:`EXACT_GOODPUT_RTOL`), and the rate its step ends at, ``e(F)`` of
-    :func:`walk_fleets`: past it the fleet misses a target or a utilization cap, so the
-    search returns another."""
+    :data:`EXACT_GOODPUT_RTOL`, then held to the grid of :func:`_on_grid`), and the rate its
+    step ends at, ``e(F)`` of :func:`walk_fleets`: past it the fleet misses a target or a
+    utilization cap, so the search returns another."""
     s = solver_for(plan)
-    lo, hi = goodput_bracket(s, plan, EXACT_GOODPUT_RTOL, guided=True)
+    lo, hi = _on_grid(s, plan, *goodput_bracket(s, plan, EXACT_GOODPUT_RTOL, guided=True))
     end = min(hi, sizing_limit_rps(s, plan) * (1 + 1e-12))
     return changed(plan, fleet_goodput_rps=lo), end
+
+
+#: [-] The walks' goodput brackets end on a binary grid of ``2^-STEP_GRID_BITS`` of the binade
+#: that holds the goodput (:func:`_on_grid`): 6e-8 relative at most, within
+#: :data:`EXACT_GOODPUT_RTOL`.
+STEP_GRID_BITS = 24
+
+
+def _on_grid(s: Solver, plan: Plan, lo: float, hi: float) -> tuple[float, float]:
+    """The cell of a fixed binary grid that holds the fleet's goodput, from a bracket
+    ``(lo, hi)`` of it (the fleet meets every target at ``lo`` and misses one at ``hi``).
+
+    A bracket's ends depend on where its search started, the rate the fleet was found at,
+    so a walk that found a fleet inside its step (after a stretch passed over) would go on
+    from another float than a walk that found it at the step's start, and every later step
+    of the two walks would differ in its last bits. The grid cell depends on the fleet alone:
+    its points lie ``2^(e - 1 - STEP_GRID_BITS)`` apart in the binade ``[2^(e-1), 2^e)`` that
+    holds the goodput (a check at the power of two between ``lo`` and ``hi`` tells which,
+    where they straddle one), and the cell is the one whose lower point the fleet meets and
+    whose upper point it misses, found among the points inside the bracket
+    (:func:`~pddplan.solver.fleet.meets_sla`, one or two checks: the bracket spans at most a
+    few points). The bracket itself where it is not finite and positive."""
+    if not (0.0 < lo <= hi < math.inf):
+        return lo, hi
+    e_lo, e_hi = math.frexp(lo)[1], math.frexp(hi)[1]
+    e = e_lo
+    if e_hi != e_lo and meets_sla(s, plan, math.ldexp(1.0, e_hi - 1)):
+        e = e_hi
+    q = math.ldexp(1.0, e - 1 - STEP_GRID_BITS)
+    k_lo, k_hi = math.floor(lo / q), math.ceil(hi / q)
+    if k_hi == k_lo:  # hi on a grid point equal to lo's cannot be: the fleet misses at hi
+        k_hi += 1
+    while k_hi - k_lo > 1:
+        k = (k_lo + k_hi) // 2
+        if meets_sla(s, plan, k * q):
+            k_lo = k
+        else:
+            k_hi = k
+    return k_lo * q, k_hi * q
 
 
 def solve_budget(
@@ -339,11 +378,11 @@ def solve_budget(
     walked so far (:class:`_BudgetSkip`; on the default scenario at 176 $/h it searches 21
     rates, the probes' among them, where every step took 37). Where the plan it returns has
     no more goodput than that bound allows, it walks every step instead. A fleet passed over
-    can neither be the plan nor tie it, but the walk reaches the plan's step by another path:
-    the rate the plan is found at (its step's start, as the walk reaches it: the end of the
-    goodput bracket before it) can differ from the full walk's within the brackets'
-    :data:`EXACT_GOODPUT_RTOL`, and so can the figures computed there; a fall of the least cost
-    inside a stretch passed over is not seen (``falls``).
+    can neither be the plan nor tie it, and the steps after a stretch end where the full
+    walk's do (their ends lie on the grid of :func:`_on_grid`, whatever rate a fleet was found
+    at), so the plan is the full walk's to the bit wherever the fleet found at a stretch's end
+    is its step's own; a fall of the least cost inside a stretch passed over is not seen
+    (``falls``).
 
     ``stopped``: when given, what ended the walk is appended to it: ``"budget"`` (a fleet
     walked after the plan costs more), the binding of the error at the first rate nothing fits
@@ -589,8 +628,16 @@ BUDGET_PROBES = 10
 #: or two costs), which the probes' searches cost more than they pass over.
 BUDGET_PROBE_MIN_SHARE = 2.0
 #: [-] The probes of :class:`_BudgetSkip` stop where the highest rate whose fleet was found
-#: within the budget and the lowest whose fleet was not are this close (relative).
-BUDGET_PROBE_RTOL = 1e-3
+#: within the budget and the lowest whose fleet was not are this close (a share of the
+#: ceiling: twelve halvings of it).
+BUDGET_PROBE_RTOL = 2.0**-12
+
+
+#: [-] A budget walk resumes after a stretch it passes over at a multiple of this share of the
+#: ceiling (the highest below the rate its bound proves): the walks of one question at
+#: different prices or budgets, a sweep's points, then resume at the same rates more often and
+#: share their searches' price tables.
+BUDGET_RESUME_GRID = 2.0**-10
 
 
 class _BudgetSkip:
@@ -619,10 +666,13 @@ class _BudgetSkip:
         floor, or where no cost bounds the goodput of the walk's cheapest fleet below the
         ceiling). Whether it probes depends on the question alone, never on what the memo
         holds, so that one question has one answer to the last bit. The probes are a
-        bisection, :data:`BUDGET_PROBES` searches at most, between the rates whose fleets fit
-        the budget and those whose fleets do not, from the highest rate whose cost floor
-        (:meth:`RateSolver.cost_floor`) is within it, until the two ends are within
-        :data:`BUDGET_PROBE_RTOL` of each other; the goodput is that of the fleet found at the
+        bisection of ``[0, hi_rate]``, :data:`BUDGET_PROBES` searches at most, between the
+        rates whose fleets fit the budget and those whose fleets do not, until the two ends are
+        within :data:`BUDGET_PROBE_RTOL` of the ceiling: the rates searched are its binary
+        fractions, the same for every price and budget (a sweep's points share their price
+        tables), and none above the highest rate whose cost floor
+        (:meth:`RateSolver.cost_floor`) is within the budget is searched (no fleet there fits
+        it). The goodput is that of the fleet found at the
         highest rate that fits (the least cost most often grows with the rate, and a fleet's
         goodput is at least the rate it was found at), the one fleet whose goodput is
         computed."""
@@ -634,20 +684,24 @@ class _BudgetSkip:
             # no cost bounds a fleet's goodput below the ceiling (owned chips at no cost, say):
             # every stretch's end would be needed, and nothing passed over
             return 0.0
-        lo, hi = 0.0, self._floor_rate(start)
+        top = self._floor_rate(start)
         fit: Plan | None = None  # the fleet found within the budget at the highest rate
+        lo, hi = 0.0, self.hi_rate
         r = hi
-        for _ in range(BUDGET_PROBES):
-            try:
-                plan: Plan | None = self.solver.candidate_rate(r)
-            except InfeasibleError:
-                plan = None
-            if plan is not None and plan.cost_usd_per_hour <= self.limit:
-                fit, lo = plan, r
+        searches = 0
+        while searches < BUDGET_PROBES and hi - lo > BUDGET_PROBE_RTOL * self.hi_rate:
+            if r <= top:  # above it, every fleet costs more than the budget: no search
+                searches += 1
+                try:
+                    plan: Plan | None = self.solver.candidate_rate(r)
+                except InfeasibleError:
+                    plan = None
+                if plan is not None and plan.cost_usd_per_hour <= self.limit:
+                    fit, lo = plan, r
+                else:
+                    hi = r
             else:
                 hi = r
-            if lo >= hi * (1.0 - BUDGET_PROBE_RTOL):
-                break
             r = 0.5 * (lo + hi)
         if fit is None:
             return 0.0
@@ -697,7 +751,8 @@ class _BudgetSkip:
         bound = self._bound()
         if not bound > 0.0:
             return rate
-        x = self.solver.step_end_for_goodput(bound)
+        grid = self.hi_rate * BUDGET_RESUME_GRID
+        x = math.floor(self.solver.step_end_for_goodput(bound) / grid) * grid
         if x > rate:
             self.passed_below = max(self.passed_below, bound)
         return max(rate, x)
