@@ -623,9 +623,9 @@ def _most_goodput(
 #: the budget whose goodput bounds the stretches the walk passes over [-].
 BUDGET_PROBES = 10
 #: [-] :class:`_BudgetSkip` probes only where the budget is at least this many times the cost
-#: floor where the walk starts: a step of the walk adds at least an instance, so a smaller
-#: budget buys a walk of few steps (two to eight on the bundled scenarios, the fleets of one
-#: or two costs), which the probes' searches cost more than they pass over.
+#: floor where the walk starts: a smaller budget buys fleets of few costs, whose walk is short
+#: (19 steps, of two costs, on the default scenario at 100 $/h, whose floor there is
+#: 63.40 $/h), which the probes' searches would not repay.
 BUDGET_PROBE_MIN_SHARE = 2.0
 #: [-] The probes of :class:`_BudgetSkip` stop where the highest rate whose fleet was found
 #: within the budget and the lowest whose fleet was not are this close (a share of the
