@@ -55,13 +55,28 @@ def erlang_c(servers: int, offered_load: float) -> float:
     """
     c = int(servers)
     a = float(offered_load)
+    key = (c, a)
+    kept = _ERLANG_C.get(key)
+    if kept is not None:
+        return kept
     edge = _erlang_edge(c, a)
     if edge is not None:
         return edge
     log_pmf = c * math.log(a) - a - float(gammafn.gammaln(c + 1))
     cdf = float(gammafn.gammaincc(c + 1, a))
     b = math.exp(log_pmf) / cdf if cdf > 0 else 1.0
-    return _erlang_b_to_c(min(b, 1.0), a, c)
+    if len(_ERLANG_C) >= _ERLANG_C_ENTRIES:
+        _ERLANG_C.clear()
+    out = _ERLANG_C[key] = _erlang_b_to_c(min(b, 1.0), a, c)
+    return out
+
+
+#: :func:`erlang_c`'s values kept by (servers, load), at most this many (then started afresh):
+#: a fleet check's slot-wait test (:func:`wait_over_cap`, where its bounds cannot tell) and its
+#: margin (the probability itself) ask for one pool's value in turn, and the checks of one
+#: fleet at a rate for it again (a verdict check's default solve: 711 calls, 409 values).
+_ERLANG_C_ENTRIES = 4096
+_ERLANG_C: dict[tuple[int, float], float] = {}
 
 
 def _erlang_edge(c: int, a: float) -> float | None:

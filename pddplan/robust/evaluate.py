@@ -308,6 +308,36 @@ def requirements(
     return (n_p, n_r, n_m)
 
 
+def by_routing(solver: Solver, configs: list[Config], rate: float) -> None:
+    """Memoize what :func:`requirements` reads route by route for ``configs`` at ``rate``, for
+    every routing among them whose route is not memoized yet, in one set of array calls a
+    step, as the search does (``Solver._by_routing``; the rules are elementwise over the
+    request classes, so each value is the one its own call gives): the routes
+    (:meth:`~pddplan.solver.sizing.Sizing.fresh_routes`), each P option's TTFT offsets on them
+    (:meth:`~pddplan.solver.sizing.Sizing.ttft_offsets_by_routing`) and, in each hand-over
+    mode, the MD options' decode loads there
+    (:meth:`~pddplan.solver.sizing.Sizing.decode_loads_by_routing`). Only the configurations
+    whose instances fit the sample; nothing more where the line is overloaded
+    (:func:`requirements` then needs nothing of the routes)."""
+    found = [(c, config_instances(solver, c)) for c in configs]
+    used = [(c, f) for c, f in found if f is not None]
+    routings = list(dict.fromkeys(c.routing for c, _ in used))
+    fresh = solver.fresh_routes(rate, routings)
+    if fresh is None:
+        return
+    tls, routes = fresh
+    if solver.pb.topology.cross_dc and tls.link_utilization >= 1.0:
+        return
+    row = {r.routing: i for i, r in enumerate(routes)}
+    for p in {id(f[0]): f[0] for _, f in used}.values():  # instances hash on no value
+        solver.ttft_offsets_by_routing(p, tls, routes)
+    for mode in dict.fromkeys(c.mode for c, _ in used):
+        rows = sorted({row[c.routing] for c, _ in used if c.mode == mode and c.routing in row})
+        mds = list({id(f[1]): f[1] for c, f in used if c.mode == mode}.values())
+        if rows:
+            solver.decode_loads_by_routing(tls, routes, rows, mds, mode)
+
+
 def _least_prefill(
     solver: Solver,
     p: Instance,

@@ -14,10 +14,18 @@ import pytest
 
 import pddplan
 from pddplan.errors import OptionError, ProfileError
-from pddplan.robust.evaluate import Setup, fleet_plan, requirements, sample_solver
+from pddplan.robust.evaluate import (
+    Setup,
+    by_routing,
+    config_instances,
+    fleet_plan,
+    requirements,
+    sample_solver,
+)
 from pddplan.robust.inputs import collect_inputs, draw, sample_overrides
-from pddplan.robust.search import cheapest_counts, point_config
-from pddplan.solver import solve_scenario
+from pddplan.robust.search import cheapest_counts, enumerate_configs, point_config
+from pddplan.solver import Solver, solve_scenario
+from pddplan.solver.cache import SearchCache
 from pddplan.solver.fleet import check_fleet, goodput_rps
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -90,6 +98,56 @@ def test_requirements_agree_with_check_fleet() -> None:
             meets = plan is not None and check_fleet(solver, plan, rate).meets_sla
             covered = all(c >= n for c, n in zip(counts, needs, strict=True))
             assert meets == covered, (i, counts, needs)
+
+
+def test_requirements_read_the_batched_values_as_their_own_calls() -> None:
+    """:func:`by_routing` fills the memo with each route, TTFT offsets and decode load that
+    :func:`requirements` computes call by call, to the bit, and the requirements are the same;
+    on samples of pdd-paper, every configuration a robust run lists, both hand-over modes."""
+    ls = pddplan.load_scenario(PAPER)
+    rs = ls.resolved
+    out = solve_scenario(rs, baselines=False)
+    inputs, _ = collect_inputs(rs)
+    x = draw(inputs, 6, seed=9)
+    setup = Setup(ls.source.doc, ls.source.registry, {}, out.plan.problem.topology, {}, "t-batch")
+    listed = enumerate_configs(Solver(out.plan.problem), out.plan.rate_rps, limit=10_000)
+    configs = [pc.cfg for pc in listed]
+    assert len({c.routing for c in configs}) > 2 and len({c.mode for c in configs}) == 2
+    filled = 0
+    for i, ov in enumerate(sample_overrides(inputs, x)):
+        rate = float(ov["rate_rps"])
+        pb = sample_solver(setup, i, ov).pb
+        batched, alone = Solver(pb, SearchCache()), Solver(pb, SearchCache())  # memos of their own
+        by_routing(batched, configs, rate)
+        for c in configs:  # filled by the batch, before any call of requirements
+            route = batched.route(rate, c.routing)
+            found = config_instances(batched, c)
+            assert found is not None
+            filled += batched._decode_key(route, found[1], c.mode) in batched.cache
+        assert [requirements(batched, c, rate) for c in configs] == [
+            requirements(alone, c, rate) for c in configs
+        ]
+        for c in configs:
+            found = config_instances(batched, c)
+            assert found is not None
+            p, m, _ = found
+            route = batched.route(rate, c.routing)
+            fresh = alone.route(rate, c.routing)
+            for name in ("relay", "on_decode_side", "wan_s", "rdma_s", "relay_wait_s"):
+                assert np.array_equal(getattr(route, name), getattr(fresh, name)), name
+            if route.link_utilization >= 1.0:
+                continue
+            mine, theirs = (
+                batched.decode_load(route, m, c.mode),
+                alone.decode_load(fresh, m, c.mode),
+            )
+            for a, b in zip(mine, theirs, strict=True):
+                assert np.array_equal(a, b)
+            for a, b in zip(
+                batched.ttft_offsets(p, route), alone.ttft_offsets(p, fresh), strict=True
+            ):
+                assert np.array_equal(a, b)
+    assert filled > 0
 
 
 def _linear(counts: tuple[int, int, int]) -> float:
