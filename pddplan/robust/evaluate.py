@@ -416,6 +416,7 @@ def evaluate_chunk(
             else:
                 rec.cost_usd_per_hour = rec.prices.fleet_cost_usd_per_hour(cfg, counts)
         memo: dict[Any, bool] = {}
+        by_routing(solver, configs, rate)
         rec.needs = [requirements(solver, c, rate, memo) for c in configs]
         out.append(rec)
     return out
