@@ -69,6 +69,11 @@ _TEXT_KEYS = frozenset({"schema_version", "version", "name", "chip", "model", "l
 
 
 def _number(v: Any) -> float | None:
+    t = type(v)
+    if t is float:  # the common cases first: most values of a document are plain numbers
+        return v  # type: ignore[no-any-return]
+    if t is int:
+        return float(v)
     if isinstance(v, bool) or not isinstance(v, int | float):
         if hasattr(v, "item") and callable(v.item) and not isinstance(v, str | bytes):
             return _number(v.item())
@@ -87,12 +92,14 @@ def _percentiles(m: Mapping[str, Any], where: str) -> Iterator[str]:
     """Violations of percentile order among the keys of one mapping."""
     groups: dict[tuple[str, str], list[tuple[float, str, float]]] = {}
     for k, v in m.items():
+        pct = _percentile_of(str(k))
+        if pct is None:
+            continue
         x = _number(v)
         if x is None or math.isnan(x):
             continue
-        match = _PCT.match(str(k))
-        if match and not any(w in str(k).lower() for w in UNORDERED_WORDS):
-            groups.setdefault((match[1], match[3]), []).append((float(match[2]), str(k), x))
+        group, p = pct
+        groups.setdefault(group, []).append((p, str(k), x))
     for pts in groups.values():
         pts.sort()
         for (_, k1, a), (_, k2, b) in zip(pts, pts[1:], strict=False):
@@ -100,9 +107,31 @@ def _percentiles(m: Mapping[str, Any], where: str) -> Iterator[str]:
                 yield f"{where}: {k2} ({b!r}) is below {k1} ({a!r})"
 
 
+def _percentile_of(key: str) -> tuple[tuple[str, str], float] | None:
+    """A key's percentile group (the quantity's name around the ``pNN``) and its percentile, or
+    None where it names no percentile of an ordered quantity; kept by key (a document's rows
+    repeat a few keys many times; at most :data:`_PERCENTILE_KEYS` kept, then started afresh)."""
+    try:
+        return _PERCENTILE_OF[key]
+    except KeyError:
+        pass
+    match = _PCT.match(key)
+    out = None
+    if match and not any(w in key.lower() for w in UNORDERED_WORDS):
+        out = ((match[1], match[3]), float(match[2]))
+    if len(_PERCENTILE_OF) >= _PERCENTILE_KEYS:
+        _PERCENTILE_OF.clear()
+    _PERCENTILE_OF[key] = out
+    return out
+
+
+_PERCENTILE_KEYS = 4096
+_PERCENTILE_OF: dict[str, tuple[tuple[str, str], float] | None] = {}
+
+
 def _walk(o: Any, where: str, strict: bool) -> Iterator[str]:
     """Violations in a row, a list or the JSON document; ``strict``: JSON rules too."""
-    if isinstance(o, Mapping):
+    if type(o) is dict or isinstance(o, Mapping):
         yield from _percentiles(o, where)
         for k, v in o.items():
             at = f"{where}.{k}" if where else str(k)
@@ -116,7 +145,7 @@ def _walk(o: Any, where: str, strict: bool) -> Iterator[str]:
                 yield f"{at}: a number written as a string ({v!r})"
             else:
                 yield from _walk(v, at, strict)
-    elif isinstance(o, list | tuple):
+    elif type(o) is list or isinstance(o, list | tuple):
         for i, v in enumerate(o):
             x = _number(v)
             if x is not None:

@@ -95,3 +95,19 @@ def test_interval_widths_and_differences_need_no_order(capsys: pytest.CaptureFix
     row = {**GOOD, "ci:ttft_p90_s": 1.9, "ci:ttft_p99_s": 1.8, "delta_ttft_p99_s": -1.0}
     emit(_rep(row), "json", None)
     assert capsys.readouterr().out
+
+
+def test_rows_of_one_key_are_each_checked() -> None:
+    """A key's percentile group is kept once read (``invariants._percentile_of``): a later row
+    with the same keys out of order, or numpy numbers in place of floats, is still checked."""
+    import numpy as np
+
+    from pddplan.results.invariants import violations
+
+    ordered = dict(GOOD)
+    disordered = {**GOOD, "ttft_p90_s": np.float64(0.05)}
+    rep = Report("t", [Section("plan", [ordered, ordered, disordered])], {"plan": [ordered]})
+    found = violations(rep, "json")
+    assert found == ["plan[2]: ttft_p90_s (0.05) is below ttft_p50_s (0.1)"]
+    rep = Report("t", [Section("plan", [ordered])], {"plan": [ordered, {**GOOD, "t_s": -1}]})
+    assert violations(rep, "json") == ["plan[1].t_s: a time or cost below zero (-1.0)"]
