@@ -329,7 +329,7 @@ def by_routing(solver: Solver, configs: list[Config], rate: float) -> None:
     if solver.pb.topology.cross_dc and tls.link_utilization >= 1.0:
         return
     row = {r.routing: i for i, r in enumerate(routes)}
-    for p in {id(f[0]): f[0] for _, f in used}.values():  # instances hash on no value
+    for p in {id(f[0]): f[0] for _, f in used}.values():  # instances are not hashable
         solver.ttft_offsets_by_routing(p, tls, routes)
     for mode in dict.fromkeys(c.mode for c, _ in used):
         rows = sorted({row[c.routing] for c, _ in used if c.mode == mode and c.routing in row})
