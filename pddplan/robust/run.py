@@ -59,6 +59,9 @@ from pddplan.solver.plan import bcr, build_plan, require_priced, within_limits
 
 #: Chunks per worker: enough to balance uneven samples, few enough to keep overheads small.
 CHUNKS_PER_WORKER = 4
+#: [-] How far above the point plan's point-estimate cost a configuration's may be for it to be
+#: evaluated in the first pass (:func:`_speculated`): a tie, to the rounding of the costs' sums.
+SPECULATE_COST_RTOL = 1e-9
 #: Chunks of an in-process run told as progress (a chunk is the unit the executor reports).
 PROGRESS_CHUNKS = 20
 
@@ -230,7 +233,17 @@ def _search(
 ) -> tuple[list[SampleRecord], _Best | None, int]:
     """Evaluate the samples on the executor: the point plan's records, and the cheapest counts
     of each configuration that can still beat the best so far (``(records, best,
-    configurations evaluated)``)."""
+    configurations evaluated)``).
+
+    The configurations that can still beat the point plan's robust counts are known only once
+    every sample has been evaluated on the point plan (their bound is its expected cost). Those
+    that cost what the point plan costs at the point estimate (:func:`_speculated`: a cost tie,
+    as most of a rate's configurations are) are evaluated in the first pass already, beside
+    the point plan, each sample's solver then visited once; a second pass evaluates only the
+    configurations that can still beat it and were not. Each configuration's counts on a sample
+    are the same whichever pass finds them (:func:`~pddplan.robust.evaluate.requirements` is a
+    function of the sample and the configuration), and only those that can still beat the best
+    are read, in the same order: the answer is the same, whatever was evaluated ahead."""
     samples = len(items)
     n_chunks = 1 if ex.workers <= 1 else ex.workers * CHUNKS_PER_WORKER
     if progress is not None:
@@ -248,6 +261,7 @@ def _search(
         return lambda done: report(passes_done * samples + int(done_after[done - 1]), total)
 
     cfg0 = pc0.cfg
+    ahead = _speculated(pc0, pcs)
     recs = _gather(
         ex.map(
             evaluate_chunk,
@@ -256,7 +270,7 @@ def _search(
             affinity=True,
             setup=setup,
             point=(cfg0, cfg0.base),
-            configs=[cfg0],
+            configs=[cfg0, *(pc.cfg for pc in ahead)],
         ),
         samples,
     )
@@ -273,20 +287,29 @@ def _search(
         if progress is not None:
             progress(total, total)
         return recs, best, 1
-    recs2 = _gather(
-        ex.map(
-            evaluate_chunk,
-            chunks,
-            progress=tick(1),
-            affinity=True,
-            setup=setup,
-            point=None,
-            configs=[pc.cfg for pc in rest],
-        ),
-        samples,
-    )
-    for j, pc in enumerate(rest):
-        needs = np.array([r.needs[j] for r in recs2], dtype=float)
+    # each configuration's needs, by its place among the records' (the first pass's, where it
+    # was evaluated ahead, else a second pass's over those left)
+    found = {id(pc): (recs, 1 + k) for k, pc in enumerate(ahead)}
+    left = [pc for pc in rest if id(pc) not in found]
+    if left:
+        recs2 = _gather(
+            ex.map(
+                evaluate_chunk,
+                chunks,
+                progress=tick(1),
+                affinity=True,
+                setup=setup,
+                point=None,
+                configs=[pc.cfg for pc in left],
+            ),
+            samples,
+        )
+        found.update((id(pc), (recs2, k)) for k, pc in enumerate(left))
+    elif progress is not None:
+        progress(total, total)
+    for pc in rest:
+        of, j = found[id(pc)]
+        needs = np.array([r.needs[j] for r in of], dtype=float)
         ch = cheapest_counts(needs, _cost_of(pc.cfg, prices), confidence, fits(pc.cfg))
         if ch is not None and (
             best is None
@@ -294,6 +317,18 @@ def _search(
         ):
             best = (pc, ch, needs)
     return recs, best, 1 + len(rest)
+
+
+def _speculated(pc0: PointConfig, pcs: list[PointConfig]) -> list[PointConfig]:
+    """The configurations evaluated in the first pass, beside the point plan: those whose
+    point-estimate cost ties the point plan's (within :data:`SPECULATE_COST_RTOL`). The point
+    plan's robust counts are at least its point counts, so at prices near the point estimate
+    its expected cost is at least its point cost, and a tie can still beat it: such a
+    configuration is nearly always evaluated (every other configuration of four of the five
+    bundled scenarios ties); one that cannot is evaluated for nothing, and its counts are
+    not read."""
+    bar = pc0.cost_usd_per_hour * (1.0 + SPECULATE_COST_RTOL)
+    return [pc for pc in pcs if pc.cost_usd_per_hour <= bar]
 
 
 def _robust_plan(

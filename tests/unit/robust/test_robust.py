@@ -170,6 +170,54 @@ def test_cheapest_counts_by_hand() -> None:
     assert ch2 is not None and ch2.counts == (3, 2, 3)
 
 
+@pytest.mark.parametrize("scenario", ["pdd-paper", "agent-diurnal"])
+def test_configurations_evaluated_ahead_give_the_same_answer(
+    scenario: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first pass evaluates the point plan's cost ties beside it (``run._speculated``):
+    whichever configurations it takes ahead (none: every one in the second pass; all; every
+    other one), each configuration's counts read are the same, in the same order, and so is
+    the answer. agent-diurnal's configurations mostly cost more than the point plan's robust
+    counts: those evaluated ahead are not read."""
+    import importlib
+
+    run = importlib.import_module("pddplan.robust.run")
+    path = ROOT / "examples" / f"{scenario}.yaml"
+    real_counts = run.cheapest_counts
+    real_speculated = run._speculated
+
+    def answer(policy: str) -> tuple[list[bytes], dict, list[int]]:
+        read: list[bytes] = []
+        taken: list[int] = []
+
+        def counts(needs, *args, **kwargs):  # type: ignore[no-untyped-def]
+            read.append(np.asarray(needs, dtype=float).tobytes())
+            return real_counts(needs, *args, **kwargs)
+
+        def speculated(pc0, pcs):  # type: ignore[no-untyped-def]
+            ahead = {
+                "default": real_speculated(pc0, pcs),
+                "none": [],
+                "all": list(pcs),
+                "alternate": pcs[::2],
+            }[policy]
+            taken.append(len(ahead))
+            return ahead
+
+        monkeypatch.setattr(run, "cheapest_counts", counts)
+        monkeypatch.setattr(run, "_speculated", speculated)
+        res = pddplan.robust(path, samples=16, seed=5)
+        return read, res.to_json(), taken
+
+    base_read, base_json, _ = answer("none")
+    assert len(base_read) >= 2, "the second pass read no configuration"
+    for policy in ("default", "all", "alternate"):
+        read, got, taken = answer(policy)
+        assert taken and taken[0] > 0, f"{policy}: nothing was evaluated ahead"
+        assert read == base_read, f"{policy}: a configuration's counts differ"
+        assert got == base_json, f"{policy}: the answer differs"
+
+
 def test_seed_reproduces(tmp_path: Path) -> None:
     a = pddplan.robust(PAPER, samples=40, seed=7).to_json()
     b = pddplan.robust(PAPER, samples=40, seed=7).to_json()
