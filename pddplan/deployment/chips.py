@@ -390,6 +390,24 @@ class Instance:
             )
         return cache[key]
 
+    def max_batches_at_tpot(self, contexts: list[float], tpot_s: float) -> list[int]:
+        """:meth:`max_batch_at_tpot` at several contexts, the same values, those not kept yet
+        computed together (:func:`~pddplan.models.compute.max_batches_at_step_time`: one
+        decode-step call for every context whose memory bound is small, a robust sample's RLD
+        at each routing's context, say) and kept as that method keeps them."""
+        cache = self._batch_cache
+        keys = [(float(c), float(tpot_s)) for c in contexts]
+        todo = [k for k in dict.fromkeys(keys) if k not in cache]
+        if todo:
+            found = compute.max_batches_at_step_time(
+                self.decode_step_s,
+                [k[0] for k in todo],
+                tpot_s,
+                [min(self.max_batch_memory(k[0]), 1 << 16) for k in todo],
+            )
+            cache.update(zip(todo, found, strict=True))
+        return [cache[k] for k in keys]
+
     @cached_property
     def _batch_cache(self) -> dict[tuple[float, float], int]:
         return _physics_cache(self.physics_key, "batch")

@@ -319,7 +319,45 @@ def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
     ok = np.asarray(step_time_of_batch(np.arange(1, top + 1, dtype=float))) <= target_s
     if ok.all() and top < hi:  # the probes' call and this one disagree: take every batch
         ok = np.asarray(step_time_of_batch(np.arange(1, hi + 1, dtype=float))) <= target_s
+    return _last_before_miss(ok, hi)
+
+
+def _last_before_miss(ok: np.ndarray, hi: int) -> int:
+    """The largest batch before the first that misses its target (``ok[b - 1]``: whether batch
+    ``b`` meets it), ``hi`` where none of them misses [-]."""
     return int(np.argmin(ok)) if not ok.all() else hi
+
+
+def max_batches_at_step_time(step_time_of, contexts, target_s, max_batches) -> list[int]:
+    """:func:`max_batch_at_step_time` at several contexts: each context's value is the one
+    ``max_batch_at_step_time(lambda b: step_time_of(b, context), target_s, max_batch)``
+    gives [-].
+
+    ``step_time_of`` is a callable mapping arrays of batches and contexts to step times,
+    elementwise. Every context whose ``max_batch`` is at most :data:`_BATCH_PROBES` has each
+    of its batches evaluated, as its own call evaluates them: all of them in one call, a
+    (context, batch) pair an element (each element's time is the one the context's own call
+    gives); the others go through :func:`max_batch_at_step_time` one by one.
+    """
+    out: list[int | None] = [None] * len(contexts)
+    rows: list[int] = []
+    for i, (context, hi) in enumerate(zip(contexts, max_batches, strict=True)):
+        hi = int(hi)
+        if hi < 1:
+            out[i] = 0
+        elif hi > _BATCH_PROBES:
+            out[i] = max_batch_at_step_time(lambda b, c=context: step_time_of(b, c), target_s, hi)
+        else:
+            rows.append(i)
+    if rows:
+        width = max(int(max_batches[i]) for i in rows)
+        batches = np.tile(np.arange(1, width + 1, dtype=float), len(rows))
+        ctx = np.repeat(np.array([float(contexts[i]) for i in rows]), width)
+        ok = (np.asarray(step_time_of(batches, ctx)) <= target_s).reshape(len(rows), width)
+        for k, i in enumerate(rows):
+            hi = int(max_batches[i])
+            out[i] = _last_before_miss(ok[k, :hi], hi)
+    return [int(v) for v in out]  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------- layouts (TP, EP, DP)

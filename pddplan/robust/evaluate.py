@@ -318,7 +318,10 @@ def by_routing(solver: Solver, configs: list[Config], rate: float) -> None:
     mode, the MD options' decode loads there
     (:meth:`~pddplan.solver.sizing.Sizing.decode_loads_by_routing`). Only the configurations
     whose instances fit the sample; nothing more where the line is overloaded
-    (:func:`requirements` then needs nothing of the routes)."""
+    (:func:`requirements` then needs nothing of the routes). And each RLD option's batch at
+    the RLD context of every routing it is used on, in one decode-step call
+    (:meth:`~pddplan.deployment.chips.Instance.max_batches_at_tpot`: a sample's chips are its
+    own, so each context's batch is computed afresh)."""
     found = [(c, config_instances(solver, c)) for c in configs]
     used = [(c, f) for c, f in found if f is not None]
     routings = list(dict.fromkeys(c.routing for c, _ in used))
@@ -331,6 +334,15 @@ def by_routing(solver: Solver, configs: list[Config], rate: float) -> None:
     row = {r.routing: i for i, r in enumerate(routes)}
     for p in {id(f[0]): f[0] for _, f in used}.values():  # instances are not hashable
         solver.ttft_offsets_by_routing(p, tls, routes)
+    # each RLD option's batch at the RLD context of every routing it is used on, together
+    tpot_s = solver.pb.tpot_s
+    for r in {id(f[2]): f[2] for _, f in used if f[2] is not None}.values():
+        contexts = [
+            solver.rld_context_tokens(routes[row[c.routing]])
+            for c, f in used
+            if f[2] is r and c.routing in row
+        ]
+        r.max_batches_at_tpot(contexts, tpot_s)
     for mode in dict.fromkeys(c.mode for c, _ in used):
         rows = sorted({row[c.routing] for c, _ in used if c.mode == mode and c.routing in row})
         mds = list({id(f[1]): f[1] for c, f in used if c.mode == mode}.values())
@@ -396,6 +408,7 @@ def evaluate_chunk(
         pb = solver.pb
         rate = float(pb_rate(solver, setup, ov))
         rec = SampleRecord(index)
+        by_routing(solver, configs, rate)  # the point fleet's routing among them
         rental = {
             inst.chip.name: inst.chip.price.rental_usd_per_hour
             for role in ("P", "RLD", "MD")
@@ -416,7 +429,6 @@ def evaluate_chunk(
             else:
                 rec.cost_usd_per_hour = rec.prices.fleet_cost_usd_per_hour(cfg, counts)
         memo: dict[Any, bool] = {}
-        by_routing(solver, configs, rate)
         rec.needs = [requirements(solver, c, rate, memo) for c in configs]
         out.append(rec)
     return out

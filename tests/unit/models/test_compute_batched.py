@@ -3,7 +3,8 @@
 ``chunked_prefill_time_s`` evaluates every full chunk in one step call, and
 ``max_batch_at_step_time`` narrows a bracket a few dozen batches a call; both must equal, to
 the bit, the plain forms they replaced: one step call per chunk, and every batch up to the cap
-evaluated at once. Compared here on real instances (an MoE model with expert-popularity skew,
+evaluated at once. ``max_batches_at_step_time`` evaluates several contexts' batches in one
+call: each context's answer must be its own call's. Compared here on real instances (an MoE model with expert-popularity skew,
 a dense one, every layout), where the step is far from linear.
 """
 
@@ -112,6 +113,43 @@ def test_largest_batch_equals_evaluating_every_batch(instances) -> None:
                     assert got == want, (inst.chip.name, inst.layout, ctx, tpot_s, max_batch)
                     narrowed += max_batch > 64 and 1 < want < max_batch
     assert narrowed >= 10
+
+
+def test_largest_batches_at_several_contexts_equal_one_call_each(instances) -> None:
+    """Every instance at contexts whose memory bounds are small (one call for all of them)
+    and large (each its own call), at several targets: each answer is
+    ``max_batch_at_step_time``'s for that context alone, and so is what
+    ``Instance.max_batches_at_tpot`` keeps."""
+    _pb, insts = instances
+    rng = np.random.default_rng(11)
+    together = alone = 0
+    for inst in insts:
+        contexts = [1.0, *np.exp(rng.uniform(np.log(50.0), np.log(400_000.0), 9)).tolist()]
+        caps = [min(inst.max_batch_memory(c), 1 << 16) for c in contexts]
+        together += sum(1 <= c <= 64 for c in caps)
+        alone += sum(c > 64 for c in caps)
+        for tpot_s in (0.005, 0.02, 0.05, 0.3):
+            want = [
+                compute.max_batch_at_step_time(
+                    lambda b, c=c, inst=inst: inst.decode_step_s(b, c), tpot_s, cap
+                )
+                for c, cap in zip(contexts, caps, strict=True)
+            ]
+            got = compute.max_batches_at_step_time(inst.decode_step_s, contexts, tpot_s, caps)
+            assert got == want, (inst.chip.name, inst.layout, tpot_s)
+        # the instance's own: a context it had not kept is computed with the others
+        fresh = [float(c) * (1.0 + 1e-12) for c in contexts]
+        want = [
+            compute.max_batch_at_step_time(
+                lambda b, c=c, inst=inst: inst.decode_step_s(b, c),
+                0.05,
+                min(inst.max_batch_memory(c), 1 << 16),
+            )
+            for c in fresh
+        ]
+        assert inst.max_batches_at_tpot([*fresh, fresh[0]], 0.05) == [*want, want[0]]
+        assert [inst.max_batch_at_tpot(c, 0.05) for c in fresh] == want
+    assert together >= 10 and alone >= 10  # both ways were taken
 
 
 def test_largest_batch_counts_only_the_leading_run_under_a_dipping_step() -> None:
