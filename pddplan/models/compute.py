@@ -334,30 +334,52 @@ def max_batches_at_step_time(step_time_of, contexts, target_s, max_batches) -> l
     gives [-].
 
     ``step_time_of`` is a callable mapping arrays of batches and contexts to step times,
-    elementwise. Every context whose ``max_batch`` is at most :data:`_BATCH_PROBES` has each
-    of its batches evaluated, as its own call evaluates them: all of them in one call, a
-    (context, batch) pair an element (each element's time is the one the context's own call
-    gives); the others go through :func:`max_batch_at_step_time` one by one.
+    elementwise. Each context's batches are those its own call evaluates, and each stage's are
+    evaluated for every context in one call, a (context, batch) pair an element (each
+    element's time is the one the context's own call gives): every batch up to ``max_batch``
+    where that is at most :data:`_BATCH_PROBES`, else the probes, then the batches up to the
+    first probe that misses. A context whose probes and batches disagree goes through
+    :func:`max_batch_at_step_time` alone, as its own call takes every batch then.
     """
-    out: list[int | None] = [None] * len(contexts)
-    rows: list[int] = []
-    for i, (context, hi) in enumerate(zip(contexts, max_batches, strict=True)):
-        hi = int(hi)
-        if hi < 1:
-            out[i] = 0
-        elif hi > _BATCH_PROBES:
-            out[i] = max_batch_at_step_time(lambda b, c=context: step_time_of(b, c), target_s, hi)
+    his = [int(h) for h in max_batches]
+    out: list[int] = [0] * len(his)
+    first: dict[int, np.ndarray] = {}  # each context's batches of the first stage
+    for i, hi in enumerate(his):
+        if hi >= 1:
+            if hi > _BATCH_PROBES:
+                first[i] = np.unique(np.round(np.linspace(1.0, float(hi), _BATCH_PROBES)))
+            else:
+                first[i] = np.arange(1, hi + 1, dtype=float)
+    ok_first = _within_target(step_time_of, contexts, target_s, first)
+    second: dict[int, np.ndarray] = {}  # the probed contexts' batches up to a miss
+    for i, ok in ok_first.items():
+        hi = his[i]
+        if hi <= _BATCH_PROBES:
+            out[i] = _last_before_miss(ok, hi)
+        elif ok[0]:
+            top = hi if ok.all() else int(first[i][int(np.argmin(ok))])
+            second[i] = np.arange(1, top + 1, dtype=float)
+    for i, ok in _within_target(step_time_of, contexts, target_s, second).items():
+        hi = his[i]
+        if ok.all() and ok.size < hi:  # the probes' call and this one disagree
+            out[i] = max_batch_at_step_time(
+                lambda b, c=contexts[i]: step_time_of(b, c), target_s, hi
+            )
         else:
-            rows.append(i)
-    if rows:
-        width = max(int(max_batches[i]) for i in rows)
-        batches = np.tile(np.arange(1, width + 1, dtype=float), len(rows))
-        ctx = np.repeat(np.array([float(contexts[i]) for i in rows]), width)
-        ok = (np.asarray(step_time_of(batches, ctx)) <= target_s).reshape(len(rows), width)
-        for k, i in enumerate(rows):
-            hi = int(max_batches[i])
-            out[i] = _last_before_miss(ok[k, :hi], hi)
-    return [int(v) for v in out]  # type: ignore[arg-type]
+            out[i] = _last_before_miss(ok, hi)
+    return out
+
+
+def _within_target(step_time_of, contexts, target_s, batches: dict[int, np.ndarray]):
+    """Whether each batch of ``batches`` (by context index) steps within ``target_s`` at its
+    context, every context's batches in one call of ``step_time_of``."""
+    if not batches:
+        return {}
+    b = np.concatenate(list(batches.values()))
+    c = np.concatenate([np.full(v.size, float(contexts[i])) for i, v in batches.items()])
+    ok = np.asarray(step_time_of(b, c)) <= target_s
+    ends = np.cumsum([v.size for v in batches.values()])
+    return dict(zip(batches, np.split(ok, ends[:-1]), strict=True))
 
 
 # ------------------------------------------------------------------- layouts (TP, EP, DP)

@@ -116,8 +116,9 @@ def test_largest_batch_equals_evaluating_every_batch(instances) -> None:
 
 
 def test_largest_batches_at_several_contexts_equal_one_call_each(instances) -> None:
-    """Every instance at contexts whose memory bounds are small (one call for all of them)
-    and large (each its own call), at several targets: each answer is
+    """Every instance at contexts whose memory bounds are small (every batch of all of them
+    in one call) and large (all their probes in one call, then all their batches up to a
+    miss), at several targets: each answer is
     ``max_batch_at_step_time``'s for that context alone, and so is what
     ``Instance.max_batches_at_tpot`` keeps."""
     _pb, insts = instances
@@ -135,8 +136,17 @@ def test_largest_batches_at_several_contexts_equal_one_call_each(instances) -> N
                 )
                 for c, cap in zip(contexts, caps, strict=True)
             ]
-            got = compute.max_batches_at_step_time(inst.decode_step_s, contexts, tpot_s, caps)
+            calls: list[int] = []
+
+            def step(b, c, inst=inst, calls=calls):
+                calls.append(np.size(b))
+                return inst.decode_step_s(b, c)
+
+            got = compute.max_batches_at_step_time(step, contexts, tpot_s, caps)
             assert got == want, (inst.chip.name, inst.layout, tpot_s)
+            # the probes and batches of every context in at most two calls (a probed
+            # context's batches disagreeing with its probes would take calls of its own)
+            assert len(calls) <= 2, (inst.chip.name, inst.layout, tpot_s, len(calls))
         # the instance's own: a context it had not kept is computed with the others
         fresh = [float(c) * (1.0 + 1e-12) for c in contexts]
         want = [
