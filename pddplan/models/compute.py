@@ -299,27 +299,12 @@ def max_batch_at_step_time(step_time_of_batch, target_s, max_batch):
     dip by a few ppm past a point: a batch beyond the first that misses does not count).
 
     ``step_time_of_batch`` is a callable mapping an array of batches to step times, elementwise.
-    Returns 0 when even ``b = 1`` misses the target.
+    Returns 0 when even ``b = 1`` misses the target. :func:`max_batches_at_step_time` at one
+    context (the rule's one home).
     """
-    hi = int(max_batch)
-    if hi < 1:
-        return 0
-    top = hi  # every batch up to it is evaluated
-    if hi > _BATCH_PROBES:
-        # a failing batch among a few probes bounds the first failing one, which decides the
-        # answer: only the batches up to it need evaluating (the step is elementwise in the
-        # batch, so each batch's time is the one a call over every batch gives; a step that
-        # dips past its first miss, as expert-parallel layouts' can, gives the same answer)
-        probes = np.unique(np.round(np.linspace(1.0, float(hi), _BATCH_PROBES)))
-        ok = np.asarray(step_time_of_batch(probes)) <= target_s
-        if not ok[0]:
-            return 0
-        if not ok.all():
-            top = int(probes[int(np.argmin(ok))])
-    ok = np.asarray(step_time_of_batch(np.arange(1, top + 1, dtype=float))) <= target_s
-    if ok.all() and top < hi:  # the probes' call and this one disagree: take every batch
-        ok = np.asarray(step_time_of_batch(np.arange(1, hi + 1, dtype=float))) <= target_s
-    return _last_before_miss(ok, hi)
+    return max_batches_at_step_time(
+        lambda b, _context: step_time_of_batch(b), [0.0], target_s, [max_batch]
+    )[0]
 
 
 def _last_before_miss(ok: np.ndarray, hi: int) -> int:
@@ -329,17 +314,19 @@ def _last_before_miss(ok: np.ndarray, hi: int) -> int:
 
 
 def max_batches_at_step_time(step_time_of, contexts, target_s, max_batches) -> list[int]:
-    """:func:`max_batch_at_step_time` at several contexts: each context's value is the one
-    ``max_batch_at_step_time(lambda b: step_time_of(b, context), target_s, max_batch)``
-    gives [-].
+    """:func:`max_batch_at_step_time` at several contexts: for each context, the largest
+    integer batch ``b <= max_batch`` such that every batch up to ``b`` steps within
+    ``target_s`` at that context (0 when even ``b = 1`` misses) [-].
 
     ``step_time_of`` is a callable mapping arrays of batches and contexts to step times,
-    elementwise. Each context's batches are those its own call evaluates, and each stage's are
-    evaluated for every context in one call, a (context, batch) pair an element (each
-    element's time is the one the context's own call gives): every batch up to ``max_batch``
-    where that is at most :data:`_BATCH_PROBES`, else the probes, then the batches up to the
-    first probe that misses. A context whose probes and batches disagree goes through
-    :func:`max_batch_at_step_time` alone, as its own call takes every batch then.
+    elementwise. Each context's batches are evaluated in up to three stages: every batch up to
+    its ``max_batch`` where that is at most :data:`_BATCH_PROBES`, else that many probes, then
+    the batches up to the first probe that misses (a failing probe bounds the first failing
+    batch, which decides the answer), then every batch where those and the probes disagree.
+    Each stage's batches of every context go in one call, a (context, batch) pair an element:
+    the step is elementwise, so each element's time is the one a call over that context's
+    batches alone gives, and a step that dips past its first miss, as expert-parallel layouts'
+    can, gives the same answer.
     """
     his = [int(h) for h in max_batches]
     out: list[int] = [0] * len(his)
@@ -350,23 +337,23 @@ def max_batches_at_step_time(step_time_of, contexts, target_s, max_batches) -> l
                 first[i] = np.unique(np.round(np.linspace(1.0, float(hi), _BATCH_PROBES)))
             else:
                 first[i] = np.arange(1, hi + 1, dtype=float)
-    ok_first = _within_target(step_time_of, contexts, target_s, first)
     second: dict[int, np.ndarray] = {}  # the probed contexts' batches up to a miss
-    for i, ok in ok_first.items():
+    for i, ok in _within_target(step_time_of, contexts, target_s, first).items():
         hi = his[i]
         if hi <= _BATCH_PROBES:
             out[i] = _last_before_miss(ok, hi)
         elif ok[0]:
             top = hi if ok.all() else int(first[i][int(np.argmin(ok))])
             second[i] = np.arange(1, top + 1, dtype=float)
+    third: dict[int, np.ndarray] = {}  # the probes' and the batches' answers disagree
     for i, ok in _within_target(step_time_of, contexts, target_s, second).items():
         hi = his[i]
-        if ok.all() and ok.size < hi:  # the probes' call and this one disagree
-            out[i] = max_batch_at_step_time(
-                lambda b, c=contexts[i]: step_time_of(b, c), target_s, hi
-            )
+        if ok.all() and ok.size < hi:
+            third[i] = np.arange(1, hi + 1, dtype=float)
         else:
             out[i] = _last_before_miss(ok, hi)
+    for i, ok in _within_target(step_time_of, contexts, target_s, third).items():
+        out[i] = _last_before_miss(ok, his[i])
     return out
 
 
