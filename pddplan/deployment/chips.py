@@ -390,13 +390,13 @@ class Instance:
             )
         return cache[key]
 
-    def max_batches_at_tpot(self, contexts: list[float], tpot_s: float) -> list[int]:
-        """:meth:`max_batch_at_tpot` at several contexts, the same values, those not kept yet
-        computed together (:func:`~pddplan.models.compute.max_batches_at_step_time`: one
-        decode-step call for every context whose memory bound is small, a robust sample's RLD
+    def max_batches_at_tpot(self, contexts_tokens: list[float], tpot_s: float) -> list[int]:
+        """:meth:`max_batch_at_tpot` at several contexts [tokens], the same values, those not
+        kept yet computed together (:func:`~pddplan.models.compute.max_batches_at_step_time`:
+        each stage's batches of every context in one decode-step call; a robust sample's RLD
         at each routing's context, say) and kept as that method keeps them."""
         cache = self._batch_cache
-        keys = [(float(c), float(tpot_s)) for c in contexts]
+        keys = [(float(c), float(tpot_s)) for c in contexts_tokens]
         todo = [k for k in dict.fromkeys(keys) if k not in cache]
         if todo:
             found = compute.max_batches_at_step_time(

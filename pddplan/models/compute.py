@@ -313,10 +313,10 @@ def _last_before_miss(ok: np.ndarray, hi: int) -> int:
     return int(np.argmin(ok)) if not ok.all() else hi
 
 
-def max_batches_at_step_time(step_time_of, contexts, target_s, max_batches) -> list[int]:
-    """:func:`max_batch_at_step_time` at several contexts: for each context, the largest
-    integer batch ``b <= max_batch`` such that every batch up to ``b`` steps within
-    ``target_s`` at that context (0 when even ``b = 1`` misses) [-].
+def max_batches_at_step_time(step_time_of, contexts_tokens, target_s, max_batches) -> list[int]:
+    """:func:`max_batch_at_step_time` at several contexts (``contexts_tokens`` [tokens]): for
+    each context, the largest integer batch ``b <= max_batch`` such that every batch up to
+    ``b`` steps within ``target_s`` at that context (0 when even ``b = 1`` misses) [-].
 
     ``step_time_of`` is a callable mapping arrays of batches and contexts to step times,
     elementwise. Each context's batches are evaluated in up to three stages: every batch up to
@@ -338,7 +338,7 @@ def max_batches_at_step_time(step_time_of, contexts, target_s, max_batches) -> l
             else:
                 first[i] = np.arange(1, hi + 1, dtype=float)
     second: dict[int, np.ndarray] = {}  # the probed contexts' batches up to a miss
-    for i, ok in _within_target(step_time_of, contexts, target_s, first).items():
+    for i, ok in _within_target(step_time_of, contexts_tokens, target_s, first).items():
         hi = his[i]
         if hi <= _BATCH_PROBES:
             out[i] = _last_before_miss(ok, hi)
@@ -346,24 +346,24 @@ def max_batches_at_step_time(step_time_of, contexts, target_s, max_batches) -> l
             top = hi if ok.all() else int(first[i][int(np.argmin(ok))])
             second[i] = np.arange(1, top + 1, dtype=float)
     third: dict[int, np.ndarray] = {}  # the probes' and the batches' answers disagree
-    for i, ok in _within_target(step_time_of, contexts, target_s, second).items():
+    for i, ok in _within_target(step_time_of, contexts_tokens, target_s, second).items():
         hi = his[i]
         if ok.all() and ok.size < hi:
             third[i] = np.arange(1, hi + 1, dtype=float)
         else:
             out[i] = _last_before_miss(ok, hi)
-    for i, ok in _within_target(step_time_of, contexts, target_s, third).items():
+    for i, ok in _within_target(step_time_of, contexts_tokens, target_s, third).items():
         out[i] = _last_before_miss(ok, his[i])
     return out
 
 
-def _within_target(step_time_of, contexts, target_s, batches: dict[int, np.ndarray]):
+def _within_target(step_time_of, contexts_tokens, target_s, batches: dict[int, np.ndarray]):
     """Whether each batch of ``batches`` (by context index) steps within ``target_s`` at its
     context, every context's batches in one call of ``step_time_of``."""
     if not batches:
         return {}
     b = np.concatenate(list(batches.values()))
-    c = np.concatenate([np.full(v.size, float(contexts[i])) for i, v in batches.items()])
+    c = np.concatenate([np.full(v.size, float(contexts_tokens[i])) for i, v in batches.items()])
     ok = np.asarray(step_time_of(b, c)) <= target_s
     ends = np.cumsum([v.size for v in batches.values()])
     return dict(zip(batches, np.split(ok, ends[:-1]), strict=True))

@@ -319,9 +319,9 @@ def by_routing(solver: Solver, configs: list[Config], rate: float) -> None:
     (:meth:`~pddplan.solver.sizing.Sizing.decode_loads_by_routing`). Only the configurations
     whose instances fit the sample; nothing more where the line is overloaded
     (:func:`requirements` then needs nothing of the routes). And each RLD option's batch at
-    the RLD context of every routing it is used on, in one decode-step call
-    (:meth:`~pddplan.deployment.chips.Instance.max_batches_at_tpot`: a sample's chips are its
-    own, so each context's batch is computed afresh)."""
+    the RLD context of every routing it is used on, together
+    (:meth:`~pddplan.deployment.chips.Instance.max_batches_at_tpot`: a decode-step call a
+    stage for every context its chips have not met yet)."""
     found = [(c, config_instances(solver, c)) for c in configs]
     used = [(c, f) for c, f in found if f is not None]
     routings = list(dict.fromkeys(c.routing for c, _ in used))
@@ -337,12 +337,12 @@ def by_routing(solver: Solver, configs: list[Config], rate: float) -> None:
     # each RLD option's batch at the RLD context of every routing it is used on, together
     tpot_s = solver.pb.tpot_s
     for r in {id(f[2]): f[2] for _, f in used if f[2] is not None}.values():
-        contexts = [
+        contexts_tokens = [
             solver.rld_context_tokens(routes[row[c.routing]])
             for c, f in used
             if f[2] is r and c.routing in row
         ]
-        r.max_batches_at_tpot(contexts, tpot_s)
+        r.max_batches_at_tpot(contexts_tokens, tpot_s)
     for mode in dict.fromkeys(c.mode for c, _ in used):
         rows = sorted({row[c.routing] for c, _ in used if c.mode == mode and c.routing in row})
         mds = list({id(f[1]): f[1] for c, f in used if c.mode == mode}.values())

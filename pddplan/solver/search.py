@@ -532,10 +532,10 @@ class Solver(Sizing):
             return
         mds = self.pb.options["MD"]
         # every RLD option's batch at each route's RLD context, together
-        contexts = [c for c in (rld_context_tokens[i] for i in todo) if c is not None]
-        if contexts:
+        contexts_tokens = [c for c in (rld_context_tokens[i] for i in todo) if c is not None]
+        if contexts_tokens:
             for r in self.pb.options["RLD"]:
-                r.max_batches_at_tpot(contexts, self.pb.tpot_s)
+                r.max_batches_at_tpot(contexts_tokens, self.pb.tpot_s)
         # each sum an (option, routing) table of floats: one option's loads have no option axis
         md_conc, extra_s, rld_conc = (
             np.reshape(a, (len(mds), len(routes))).tolist()

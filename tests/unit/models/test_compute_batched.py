@@ -5,8 +5,9 @@
 the bit, the plain forms they replaced: one step call per chunk, and every batch up to the cap
 evaluated at once. ``max_batches_at_step_time`` (which ``max_batch_at_step_time`` calls at one
 context) evaluates several contexts' batches in one call: each context's answer must be the
-one evaluating every batch of that context gives. Compared here on real instances (an MoE model with expert-popularity skew,
-a dense one, every layout), where the step is far from linear.
+one evaluating every batch of that context gives. Compared here on real instances (an MoE
+model with expert-popularity skew, a dense one, every layout), where the step is far from
+linear.
 """
 
 from __future__ import annotations

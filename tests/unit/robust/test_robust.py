@@ -194,9 +194,9 @@ def test_configurations_evaluated_ahead_give_the_same_answer(
             read.append(np.asarray(needs, dtype=float).tobytes())
             return real_counts(needs, *args, **kwargs)
 
-        def speculated(pc0, pcs):  # type: ignore[no-untyped-def]
+        def speculated(pc0, pcs, headroom):  # type: ignore[no-untyped-def]
             ahead = {
-                "default": real_speculated(pc0, pcs),
+                "default": real_speculated(pc0, pcs, headroom),
                 "none": [],
                 "all": list(pcs),
                 "alternate": pcs[::2],
