@@ -359,14 +359,30 @@ def max_batches_at_step_time(step_time_of, contexts_tokens, target_s, max_batche
 
 def _within_target(step_time_of, contexts_tokens, target_s, batches: dict[int, np.ndarray]):
     """Whether each batch of ``batches`` (by context index) steps within ``target_s`` at its
-    context, every context's batches in one call of ``step_time_of``."""
-    if not batches:
-        return {}
-    b = np.concatenate(list(batches.values()))
-    c = np.concatenate([np.full(v.size, float(contexts_tokens[i])) for i, v in batches.items()])
-    ok = np.asarray(step_time_of(b, c)) <= target_s
-    ends = np.cumsum([v.size for v in batches.values()])
-    return dict(zip(batches, np.split(ok, ends[:-1]), strict=True))
+    context, the contexts' batches in as few calls of ``step_time_of`` as hold at most
+    :data:`_ELEMENTS_PER_CALL` of them (one context's batches whole, in their own call where
+    they are more): the step's arrays, some of them a row per routed expert, stay as large as
+    one context's alone."""
+    out: dict[int, np.ndarray] = {}
+    group: list[int] = []
+    size = 0
+    for i in [*batches, None]:
+        if group and (i is None or size + batches[i].size > _ELEMENTS_PER_CALL):
+            b = np.concatenate([batches[j] for j in group])
+            c = np.concatenate([np.full(batches[j].size, float(contexts_tokens[j])) for j in group])
+            ok = np.asarray(step_time_of(b, c)) <= target_s
+            ends = np.cumsum([batches[j].size for j in group])
+            out.update(zip(group, np.split(ok, ends[:-1]), strict=True))
+            group, size = [], 0
+        if i is not None:
+            group.append(i)
+            size += batches[i].size
+    return out
+
+
+#: Most (context, batch) elements :func:`max_batches_at_step_time` evaluates in one call: the
+#: most one context's batches can be (``max_batch`` is at most 2^16 where the instances ask).
+_ELEMENTS_PER_CALL = 1 << 16
 
 
 # ------------------------------------------------------------------- layouts (TP, EP, DP)

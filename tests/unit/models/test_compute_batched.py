@@ -166,6 +166,28 @@ def test_largest_batches_at_several_contexts_equal_evaluating_every_batch(instan
     assert together >= 10 and probed >= 10  # both ways were taken
 
 
+def test_largest_batches_split_their_calls_at_the_element_cap(instances, monkeypatch) -> None:
+    """With a small cap on the elements of one call, the contexts' batches go in several calls,
+    none above the cap unless one context's batches alone are more, and every answer is the
+    same."""
+    _pb, insts = instances
+    inst = insts[0]
+    contexts = [1.0, 300.0, 9_000.0, 40_000.0, 120_000.0]
+    caps = [min(inst.max_batch_memory(c), 4_097) for c in contexts]
+    want = compute.max_batches_at_step_time(inst.decode_step_s, contexts, 0.05, caps)
+    monkeypatch.setattr(compute, "_ELEMENTS_PER_CALL", 70)
+    calls: list[tuple[int, int]] = []  # (elements, distinct contexts) of each call
+
+    def step(b, c):
+        calls.append((np.size(b), np.unique(c).size))
+        return inst.decode_step_s(b, c)
+
+    assert compute.max_batches_at_step_time(step, contexts, 0.05, caps) == want
+    assert len(calls) > 2  # the cap split the calls
+    assert all(n <= 70 or k == 1 for n, k in calls), calls  # above it: one context alone
+    assert any(k > 1 for _, k in calls)  # contexts still share calls under it
+
+
 def test_largest_batch_counts_only_the_leading_run_under_a_dipping_step() -> None:
     """A step time that dips past its first miss (expert-parallel layouts' do, by a few ppm):
     the answer is the leading run of batches within the target, as every batch evaluated."""
