@@ -104,6 +104,9 @@ class RobustRun:
     kv_transfer_max_s: np.ndarray
     robust: RobustPlan | None
     configs_total: int
+    #: configurations whose counts the choice of the robust plan compared (the point plan's and
+    #: those that could still beat it); a few more may have been computed ahead and not read
+    #: (:func:`_speculated`)
     configs_evaluated: int
     sensitivity: list[dict[str, Any]]
     #: [-] the sensitivity index that inputs moving nothing reach by chance
