@@ -188,6 +188,26 @@ def test_largest_batches_split_their_calls_at_the_element_cap(instances, monkeyp
     assert any(k > 1 for _, k in calls)  # contexts still share calls under it
 
 
+def test_probes_that_disagree_with_the_batches_take_every_batch() -> None:
+    """A step whose probes' call finds a miss at batch 207 (its first probe from 200) while
+    the batches' call up to it finds none (calls that disagree, which an elementwise step never
+    makes): every batch up to the bound is evaluated, in a third call, and the answer is
+    theirs."""
+    sizes: list[int] = []
+
+    def step(b, c=None):
+        b = np.asarray(b, dtype=float)
+        sizes.append(b.size)
+        t = 0.01 + 1e-5 * b  # batch 500 is the last within 0.015
+        return t + np.where(b >= 200.0, 1.0, 0.0) if b.size <= 64 else t  # the probes' call
+
+    assert compute.max_batches_at_step_time(step, [1.0], 0.015, [1_000]) == [500]
+    assert sizes == [64, 207, 1_000]
+    sizes.clear()
+    assert compute.max_batch_at_step_time(step, 0.015, 1_000) == 500  # the same rule
+    assert sizes == [64, 207, 1_000]
+
+
 def test_largest_batch_counts_only_the_leading_run_under_a_dipping_step() -> None:
     """A step time that dips past its first miss (expert-parallel layouts' do, by a few ppm):
     the answer is the leading run of batches within the target, as every batch evaluated."""
