@@ -384,10 +384,7 @@ class Instance:
         key = (float(context_tokens), float(tpot_s))
         cache = self._batch_cache
         if key not in cache:
-            b_mem = self.max_batch_memory(context_tokens)
-            cache[key] = compute.max_batch_at_step_time(
-                lambda b: self.decode_step_s(b, context_tokens), tpot_s, min(b_mem, 1 << 16)
-            )
+            self.max_batches_at_tpot([context_tokens], tpot_s)  # kept there
         return cache[key]
 
     def max_batches_at_tpot(self, contexts_tokens: list[float], tpot_s: float) -> list[int]:
