@@ -1051,48 +1051,14 @@ def quantile_side(
     d = np.asarray(offsets_s, dtype=float)
     if not np.isfinite(d).all():
         return 0
-    f_above, f_below = mixture_cdf(
-        _side_times(t_s), d, weights, wait_probability, conditional=conditional
-    ).tolist()
-    return _side(p, f_above, f_below)
-
-
-def quantile_sides(
-    p: float,
-    t_s: float,
-    offsets_rows_s,
-    weights,
-    wait_probability: float = 0.0,
-    conditional: ConditionalWait | None = None,
-) -> list[int]:
-    """:func:`quantile_side` of each row of ``offsets_rows_s`` (one distribution's offsets a
-    row, every row with ``weights`` and the one wait), the rows of finite offsets read in one
-    :func:`mixture_cdf` over a leading axis: it sums each row's points along the last axis,
-    which numpy sums row by row as it sums that row alone, so each row's answer is its own
-    call's."""
-    d = np.asarray(offsets_rows_s, dtype=float)
-    if not (math.isfinite(t_s) and t_s > 0):
-        return [0] * len(d)
-    finite: list[bool] = np.isfinite(d).all(axis=1).tolist()
-    ok = d if all(finite) else d[np.array(finite)]
-    f = iter(
-        mixture_cdf(
-            _side_times(t_s), ok[:, None, :], weights, wait_probability, conditional=conditional
-        ).tolist()
-        if len(ok)
-        else []
-    )
-    return [_side(p, *next(f)) if fin else 0 for fin in finite]
-
-
-def _side_times(t_s: float) -> np.ndarray:
-    """The two times :func:`quantile_side` reads the CDF at [s]."""
     r = QUANTILE_SIDE_RTOL
-    return np.array([t_s * (1.0 + r), t_s * (1.0 - r)])
-
-
-def _side(p: float, f_above: float, f_below: float) -> int:
-    """:func:`quantile_side`'s answer from its two CDF readings."""
+    f_above, f_below = mixture_cdf(
+        np.array([t_s * (1.0 + r), t_s * (1.0 - r)]),
+        d,
+        weights,
+        wait_probability,
+        conditional=conditional,
+    ).tolist()
     if f_above < p - QUANTILE_SIDE_CDF_MARGIN:
         return 1
     if f_below >= p + QUANTILE_SIDE_CDF_MARGIN:

@@ -226,22 +226,11 @@ class Solver(Sizing):
         def beats(i: int, j: int) -> bool:
             return self._beats(group[i], group[j], keys[i], keys[j])
 
-        def unread(i: int, j: int) -> bool:  # beats(i, j) reads group[i] at group[j]'s p99
-            return keys[i] != keys[j] and not self.has_figures(group[i], keys[i])
-
         w = len(group) - 1
-        read = -1  # the candidate whose p99 the others were last read at together
         for i in range(len(group) - 2, -1, -1):
-            if read != w and unread(i, w):  # this comparison computes group[w]'s figures
-                self._read_at_p99(group, [k for k in range(i + 1) if unread(k, w)], keys, w)
-                read = w
             if beats(i, w):
                 w = i
         win = group[w]
-        if read != w and self.has_figures(win, keys[w]):
-            # the candidates after it, compared with it below, are read at its p99
-            after = [k for k in range(w + 1, len(group)) if unread(k, w)]
-            self._read_at_p99(group, after, keys, w)
         if all(beats(w, i) for i in range(w)) and not any(
             beats(i, w) for i in range(w + 1, len(group))
         ):
@@ -250,18 +239,6 @@ class Solver(Sizing):
             if better_plan(cand, best, self.plan_ttft_s, self.plan_ttft_key):
                 best = cand
         return best
-
-    def _read_at_p99(self, group: list[Plan], among: list[int], keys: list[tuple], w: int) -> None:
-        """Before :meth:`_after_ties` compares the candidates ``among`` (none with its TTFT
-        figures at hand, each of another :meth:`plan_ttft_key` than ``group[w]``) with
-        ``group[w]``, each of which :meth:`_beats` reads at ``group[w]``'s p99 on its own: read
-        them together (:meth:`p99_sides_by_row`), where there are two or more. Called where
-        ``group[w]``'s figures are at hand or the next comparison computes them, so that no
-        figures are computed that the comparisons would not compute."""
-        if len(among) < 2:
-            return
-        t_s = self.plan_ttft_s(group[w])[-1]
-        self.p99_sides_by_row([group[i] for i in among], [keys[i] for i in among], t_s)
 
     def _beats(
         self, a: Plan, b: Plan, key_a: tuple | None = None, key_b: tuple | None = None

@@ -444,12 +444,7 @@ class Sizing:
         weights are the same on every route; each route's offsets are its own,
         :meth:`ttft_offsets`); the rest of each sizing as :meth:`_size_prefill` goes on from
         that reading. Nothing where fewer than two are missing, where the pool saturates at
-        that count (each reads 0 there) or where the routes' points differ in weight.
-
-        Where the targets are enforced, the routes that count leaves short are read together
-        twice more, as :meth:`_size_prefill` reads each of them: without a wait (whether any
-        count can meet them, :meth:`cdf_meets`) and, where one can, at one instance more (the
-        count most of them need, :meth:`ttft_count_above`'s first try)."""
+        that count (each reads 0 there) or where the routes' points differ in weight."""
         todo = [
             (key, r)
             for key, r in ((self._prefill_count_key(inst, rate, r), r) for r in routes)
@@ -470,32 +465,9 @@ class Sizing:
         cdfs = self.cdf_at_targets_by_row(
             np.array([o[0] for o in offs]), wts, wait.wait_probability, wait.conditional
         )
-        meets = [sla.reaches_percentiles(f, PERCENTILES) for f in cdfs]
-        short = [k for k, m in enumerate(meets) if not m] if self.pb.enforce_ttft else []
-        reachable: dict[int, bool] = {}
-        above: dict[int, bool] = {}
-        if len(short) >= 2:
-            free = self.cdf_at_targets_by_row(np.array([offs[k][0] for k in short]), wts, 0.0, None)
-            reachable = {
-                k: sla.reaches_percentiles(f, PERCENTILES) for k, f in zip(short, free, strict=True)
-            }
-            more = [k for k in short if reachable[k]]
-            if len(more) >= 2 and self.prefill_utilization(inst, n + 1, rate) < 1:
-                wait = self.prefill_wait(inst, n + 1, rate)
-                cdfs = self.cdf_at_targets_by_row(
-                    np.array([offs[k][0] for k in more]),
-                    wts,
-                    wait.wait_probability,
-                    wait.conditional,
-                )
-                above = {
-                    k: sla.reaches_percentiles(f, PERCENTILES)
-                    for k, f in zip(more, cdfs, strict=True)
-                }
-        for k, (key, route) in enumerate(todo):
-            compute = lambda r=route, k=k: self._size_prefill(  # noqa: E731
-                inst, rate, r, meets[k], reachable.get(k), above.get(k)
-            )
+        for (key, route), f in zip(todo, cdfs, strict=True):
+            meets = sla.reaches_percentiles(f, PERCENTILES)
+            compute = lambda r=route, m=meets: self._size_prefill(inst, rate, r, m)  # noqa: E731
             self.cache.get(key, compute)  # type: ignore[misc]
 
     def prefill_figures(
@@ -559,47 +531,6 @@ class Sizing:
         :meth:`plan_ttft_key`, where the caller has it."""
         memo_key = ("p99-side", self.plan_ttft_key(plan) if key is None else key, t_s)
         return self.cache.get(memo_key, lambda: self._p99_side(plan, t_s))
-
-    def p99_sides_by_row(self, plans: list[Plan], keys: list[tuple], t_s: float) -> None:
-        """Memoize :meth:`p99_side` of each of ``plans`` (``keys``: their :meth:`plan_ttft_key`)
-        at ``t_s`` where it is not memoized yet: the candidates of one prefill pool (instance,
-        count and rate: one wait) whose offsets have the same weights read in one
-        :func:`~pddplan.models.queueing.quantile_sides` (each row's answer its own call's);
-        nothing for a pool of fewer than two such candidates, or a saturated one."""
-        pools: dict[tuple, list[tuple[tuple, Plan]]] = {}
-        for plan, key in zip(plans, keys, strict=True):
-            memo_key = ("p99-side", key, t_s)
-            if memo_key not in self.cache:
-                inst = plan.roles["P"][0]  # type: ignore[index]
-                pool = (id(inst), plan.prefill.instances, plan.rate_rps)
-                pools.setdefault(pool, []).append((memo_key, plan))
-        for group in pools.values():
-            if len(group) < 2:
-                continue
-            plan = group[0][1]
-            inst, n, rate = plan.roles["P"][0], plan.prefill.instances, plan.rate_rps  # type: ignore[index]
-            if self.prefill_utilization(inst, n, rate) >= 1:
-                continue
-            offs = [self.ttft_offsets(inst, p.route) for _, p in group]
-            wts = offs[0][1]
-            same = [
-                k
-                for k, o in enumerate(offs)
-                if len(o[1]) == len(wts) and (o[1] is wts or bool((o[1] == wts).all()))
-            ]
-            if len(same) < 2:
-                continue
-            wait = self.prefill_wait(inst, n, rate)
-            sides = queueing.quantile_sides(
-                PERCENTILES[-1],
-                t_s,
-                np.array([offs[k][0] for k in same]),
-                wts,
-                wait.wait_probability,
-                wait.conditional,
-            )
-            for k, side in zip(same, sides, strict=True):
-                self.cache.put(group[k][0], side)
 
     def _p99_side(self, plan: Plan, t_s: float) -> int:
         """:meth:`p99_side`, computed."""
@@ -665,19 +596,11 @@ class Sizing:
         return rate * self.mean_prefill_s(inst) / self.pb.prefill_utilization_cap
 
     def _size_prefill(
-        self,
-        inst: Instance,
-        rate: float,
-        route: Route,
-        meets: bool | None = None,
-        reachable: bool | None = None,
-        next_meets: bool | None = None,
+        self, inst: Instance, rate: float, route: Route, meets: bool | None = None
     ) -> PrefillCount | None:
-        """:meth:`prefill_count`, computed. Where the caller has read them
-        (:meth:`prefill_counts_by_routing`), as this reads them: ``meets``, whether the count at
-        the utilization cap meets the TTFT targets (:meth:`ttft_meets`); ``reachable``, whether
-        they are met without a wait (:meth:`cdf_meets`); ``next_meets``, whether one instance
-        more meets them (:meth:`ttft_meets`)."""
+        """:meth:`prefill_count`, computed (``meets``: whether the count at the utilization cap
+        meets the TTFT targets, where the caller has read it: :meth:`prefill_counts_by_routing`,
+        as :meth:`ttft_meets` reads it)."""
         pb = self.pb
         n = self.prefill_cap_count(inst, rate)
         offs, wts, _ = self.ttft_offsets(inst, route)
@@ -687,20 +610,17 @@ class Sizing:
         if meets or not pb.enforce_ttft:
             below = self.prefill_cap_load(inst, rate) < 1.0
             return PrefillCount(n, ONE_INSTANCE_BOUND if below else CAP_BOUND, meets)
-        if not (self.cdf_meets(offs, wts) if reachable is None else reachable):
+        if not self.cdf_meets(offs, wts):
             return None  # no count meets TTFT: transfer or prefill alone is too slow
-        more = self.ttft_count_above(inst, n, rate, offs, wts, next_meets)
+        more = self.ttft_count_above(inst, n, rate, offs, wts)
         # the percentile that binds is named with the figures, where a plan needs them
         return None if more is None else PrefillCount(more, TTFT_BOUND, True)
 
-    def ttft_count_above(
-        self, inst: Instance, n: int, rate: float, offs, wts, next_meets: bool | None = None
-    ) -> int | None:
+    def ttft_count_above(self, inst: Instance, n: int, rate: float, offs, wts) -> int | None:
         """The fewest ``inst`` instances above ``n`` (which misses them) that meet the TTFT
         targets at ``rate`` with offsets ``offs`` and weights ``wts``; None past 2^20 (the
-        targets are met from some count on). ``next_meets``: whether ``n + 1`` meets them, where
-        the caller has read it (:meth:`ttft_meets`)."""
-        at: dict[int, bool] = {} if next_meets is None else {n + 1: next_meets}
+        targets are met from some count on)."""
+        at: dict[int, bool] = {}
 
         def ok(count: int) -> bool:
             if count not in at:

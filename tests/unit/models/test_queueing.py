@@ -715,24 +715,3 @@ def test_quantile_side_places_the_quantile_mixture_quantiles_returns() -> None:
     assert q.quantile_side(0.99, math.inf, [0.1], [1.0]) == 0
     assert q.quantile_side(0.99, 0.0, [0.1], [1.0]) == 0
     assert q.quantile_side(0.99, 1.0, [math.inf], [1.0]) == 0
-
-
-def test_quantile_sides_of_rows_are_each_rows_own() -> None:
-    """quantile_sides gives each row of offsets quantile_side's answer for that row alone (rows
-    with a non-finite offset and a time that is not finite and positive included), at times
-    where every answer occurs."""
-    rng = np.random.default_rng(17)
-    seen = {-1: 0, 0: 0, 1: 0}
-    for d, w, pw, cond in _side_cases():
-        rows = np.array([d * f for f in (0.6, 0.9, 1.0, 1.1, 1.6)])
-        if rng.random() < 0.3:
-            rows[int(rng.integers(len(rows))), int(rng.integers(rows.shape[1]))] = math.inf
-        for p in (0.5, 0.99):
-            qv = q.mixture_quantiles([p], d, w, pw, conditional=cond)[0]
-            for t in (qv * 0.8, qv, qv * (1 + q.QUANTILE_SIDE_RTOL), qv * 1.3, math.inf, 0.0):
-                got = q.quantile_sides(p, t, rows, w, pw, cond)
-                want = [q.quantile_side(p, t, row, w, pw, cond) for row in rows]
-                assert got == want
-                for s in got:
-                    seen[s] += 1
-    assert min(seen.values()) > 0, seen

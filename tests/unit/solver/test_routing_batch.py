@@ -13,9 +13,8 @@ import pytest
 
 from pddplan import timing
 from pddplan.errors import InfeasibleError
-from pddplan.io.loader import Registry, load_scenario
 from pddplan.models import queueing
-from pddplan.solver import Solver, build_problem
+from pddplan.solver import Solver
 from pddplan.solver.cache import SearchCache
 from pddplan.solver.problem import PERCENTILES
 from tests.batch_cases import MANY, SCENARIOS, problem, random_routings, same_bits
@@ -71,71 +70,6 @@ def test_batched_values_are_each_routings_own(path: str | None) -> None:
                     assert all(
                         same_bits(x, y) for x, y in zip(got_l[1:], want_l[1:], strict=True)
                     ), (path, rate, routing, mode)
-
-
-#: The default scenario with tighter TTFT targets and a utilization cap near 1: routes that
-#: need one, two and more prefill instances above the cap's count.
-TIGHT = {
-    "serving": {"prefill_utilization_cap": 0.99},
-    "sla": {"ttft_p50_s": 3.0, "ttft_p90_s": 6.0, "ttft_p99_s": 12.0},
-}
-
-
-@pytest.mark.parametrize("path", [*SCENARIOS, "tight"])
-def test_prefill_counts_short_of_the_cap_count_are_each_routings_own(
-    path: str | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The routes that the utilization cap's count leaves short of the TTFT targets, read
-    together without a wait and at one instance more (:meth:`prefill_counts_by_routing`): each
-    reading is the one :meth:`cdf_meets` and :meth:`ttft_meets` give for the route alone, and
-    each route's count the one its own :meth:`prefill_count` finds, over a rate sweep's rates;
-    the batch's readings are taken (they answered routes of the scenarios that have routes
-    short of the cap's count)."""
-    if path == "tight":
-        pb = build_problem(load_scenario(None, Registry.default(), TIGHT))
-    else:
-        pb = problem(path)
-    limit = pb.link_utilization_cap * pb.wan.goodput_bytes_per_s / max(pb.mean_wan_bytes, 1e-300)
-    top = min(limit, 50.0) if pb.topology.cross_dc else 50.0
-    read: list[tuple] = []
-    size = Solver._size_prefill
-
-    def spy(self, inst, rate, route, meets=None, reachable=None, next_meets=None):  # noqa: ANN001
-        if reachable is not None:
-            read.append((inst, rate, route, reachable, next_meets))
-        return size(self, inst, rate, route, meets, reachable, next_meets)
-
-    monkeypatch.setattr(Solver, "_size_prefill", spy)
-    counts = {"reachable": 0, "next": 0, "next_misses": 0}
-    for rate in np.linspace(0.02, 0.98, 25) * top:
-        batched, own = Solver(pb, SearchCache()), Solver(pb, SearchCache())
-        fresh = batched.fresh_routes(float(rate), pb.routings)
-        if fresh is None:
-            continue
-        _, routes = fresh
-        for p in pb.options["P"]:
-            batched.ttft_offsets_by_routing(p, fresh[0], routes)
-            batched.prefill_counts_by_routing(p, float(rate), routes)
-            for routing, route in zip(pb.routings, routes, strict=True):
-                want = own.prefill_count(p, float(rate), own.route(float(rate), routing))
-                assert batched.prefill_count(p, float(rate), route) == want, (path, rate)
-        for inst, r, route, reachable, next_meets in read:
-            offs, wts, _ = own.ttft_offsets(inst, route)
-            assert reachable == own.cdf_meets(offs, wts)
-            counts["reachable"] += 1
-            if next_meets is not None:
-                n = own.prefill_cap_count(inst, r)
-                assert next_meets == own.ttft_meets(inst, n + 1, r, offs, wts)
-                counts["next"] += 1
-                counts["next_misses"] += not next_meets
-        read.clear()
-    assert pb.enforce_ttft
-    if path in (None, MANY, "tight"):  # routes the cap's count leaves short: read in the batch
-        assert counts["reachable"] > 0
-    if path in (MANY, "tight"):
-        assert counts["next"] > 0
-    if path == "tight":  # one instance more is not always enough: read as missing
-        assert counts["next_misses"] > 0
 
 
 def test_decode_loads_of_several_md_options_androutings() -> None:
