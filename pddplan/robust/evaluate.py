@@ -29,7 +29,14 @@ from pddplan.io import physics_disk
 from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
-from pddplan.solver.fleet import FleetCheck, check_fleet, decode_need, goodput_rps, slots_ok
+from pddplan.solver.fleet import (
+    FleetCheck,
+    check_fleet,
+    decode_need,
+    goodput_rps,
+    line_overloaded,
+    slots_ok,
+)
 from pddplan.solver.plan import build_plan, changed, chips_cost_usd_per_hour
 from pddplan.solver.problem import InstanceKey, Pricing, instance_key
 from pddplan.spec.scenario import ResolvedScenario
@@ -281,7 +288,7 @@ def requirements(
         return inf
     p, m, r = found
     route = solver.route(rate, cfg.routing)
-    if pb.topology.cross_dc and route.link_utilization >= 1.0:
+    if line_overloaded(pb, route.link_utilization):
         return inf
     w = pb.classes.weight
     _ctx, md_time, ext_busy, _stall, rld_time, _tok, _extra = solver.decode_load(route, m, cfg.mode)
@@ -329,7 +336,7 @@ def by_routing(solver: Solver, configs: list[Config], rate: float) -> None:
     if fresh is None:
         return
     tls, routes = fresh
-    if solver.pb.topology.cross_dc and tls.link_utilization >= 1.0:
+    if line_overloaded(solver.pb, tls.link_utilization):
         return
     row = {r.routing: i for i, r in enumerate(routes)}
     for p in {id(f[0]): f[0] for _, f in used}.values():  # instances are not hashable

@@ -73,13 +73,19 @@ class FleetCheck:
         return self.meets_ttft and self.meets_decode and self.link_utilization < 1.0
 
 
+def line_overloaded(pb: Problem, link_utilization: float) -> bool:
+    """Whether a route's WAN line runs at or past its capacity (a fleet that crosses
+    datacenters at that load meets no target, whatever its counts)."""
+    return pb.topology.cross_dc and link_utilization >= 1.0
+
+
 def check_start(solver: Solver, plan: Plan, rate_rps: float) -> CheckStart:
     """The part of :func:`check_fleet` before the TTFT distribution (a check's costliest
     part, which a caller that needs only whether the fleet meets its targets may skip where
     this part already misses one: :attr:`CheckStart.misses`); ``check_fleet(..., start=)``
     finishes it."""
     route = solver.route(rate_rps, plan.routing)
-    if solver.pb.topology.cross_dc and route.link_utilization >= 1.0:
+    if line_overloaded(solver.pb, route.link_utilization):
         return CheckStart(rate_rps, route, None)
     return CheckStart(rate_rps, route, _decode_check(solver, plan, route, rate_rps))
 
