@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 
 from pddplan.io.loader import Registry, load_scenario
-from pddplan.models import queueing
 from pddplan.solver import NO_RELAY, SAME_DC, Solver, baseline_at_rate, build_problem
 from pddplan.solver import solve_scenario as solve
 from pddplan.timing import Routing
@@ -62,11 +61,8 @@ def ttft_stats(solver: Solver, p_inst, n_p: int, rate: float, route) -> dict[str
     """TTFT p50 / p90 / p99 and mean of a prefill pool of ``n_p`` instances at ``rate`` [s]."""
     offs, wts, _ = solver.ttft_offsets(p_inst, route)
     q, _, _ = solver.ttft_at(p_inst, n_p, rate, offs, wts)
-    pre = solver.prefill_s(p_inst)
-    w = solver.pb.classes.weight
-    mean_s = float(np.sum(w * pre))
-    scv = max(float(np.sum(w * pre**2) / mean_s**2 - 1.0), 0.0)
-    _, _, mean_wait = queueing.waiting_time_params(rate, n_p, mean_s, scv)
+    # the mean wait of the queue whose distribution gives the percentiles (the solver's own)
+    mean_wait = solver.prefill_wait(p_inst, n_p, rate).mean_wait_s
     mean = float(mean_wait + np.sum(offs * wts) / np.sum(wts))
     return {"p50": q[0], "p90": q[1], "p99": q[2], "mean": mean}
 

@@ -203,12 +203,7 @@ def _transfer_s(link: LinkNumbers, payload_bytes, utilization):
     else:  # one load per payload: the phases array by array
         x = np.asarray(payload_bytes, dtype=float)
         phases = network.transfer_phases(x, **link.transfer_params(), utilization=utilization)
-    lead, line_bytes, cap, tail = phases
-    return (
-        lead
-        + network.shared_line_time_s(line_bytes, cap, link.goodput_bytes_per_s, utilization)
-        + tail
-    )
+    return network.phases_time_s(phases, link.goodput_bytes_per_s, utilization)
 
 
 def rdma_copy_s(rdma: LinkNumbers, input_tokens, kv_bytes_per_token):

@@ -58,18 +58,6 @@ def dense_ffn_params(hidden_size, intermediate_size):
     return SWIGLU_MATRICES * np.asarray(hidden_size, dtype=float) * intermediate_size
 
 
-def moe_ffn_params(hidden_size, experts, shared_experts, expert_intermediate_size):
-    """All parameters of one MoE FFN layer: routed and shared experts plus the router."""
-    h = np.asarray(hidden_size, dtype=float)
-    return (experts + shared_experts) * SWIGLU_MATRICES * h * expert_intermediate_size + h * experts
-
-
-def moe_active_ffn_params(hidden_size, experts, top_k, shared_experts, expert_intermediate_size):
-    """Parameters one token touches in a MoE layer: top-k routed + shared experts + router."""
-    h = np.asarray(hidden_size, dtype=float)
-    return (top_k + shared_experts) * SWIGLU_MATRICES * h * expert_intermediate_size + h * experts
-
-
 def embedding_params(vocab_size, hidden_size, tied_embeddings):
     """Input embedding plus LM head (one matrix when tied)."""
     return np.asarray(vocab_size, dtype=float) * hidden_size * (1 if tied_embeddings else 2)

@@ -218,23 +218,3 @@ def ring_link_bytes_per_s(ranks, ranks_per_node, scaleup_bytes_per_s, scaleout_b
         (1.0 - nic_share) / scaleup_bytes_per_s, nic_share / scaleout_bytes_per_s
     )
     return np.where(n <= n_node, scaleup_bytes_per_s, spanning)
-
-
-def overlapped_time_s(compute_s, communication_s, overlap):
-    """Time of a step whose communication may overlap its compute (two-batch overlap) [s].
-
-    Parameters
-    ----------
-    compute_s : [s] compute and memory time of the step.
-    communication_s : [s] communication time of the step.
-    overlap : bool, True when the step runs as two micro-batches that alternate.
-
-    Notes
-    -----
-    Without overlap the two add. With two-batch overlap each micro-batch's communication runs
-    under the other's compute, so the longer of the two bounds the step:
-    ``t = max(t_c, t_x)`` (the caller charges each micro-batch its own, smaller-batch compute).
-    """
-    c = np.asarray(compute_s, dtype=float)
-    x = np.asarray(communication_s, dtype=float)
-    return np.maximum(c, x) if overlap else c + x

@@ -271,9 +271,19 @@ def transfer_time_s(payload_bytes, goodput_bytes_per_s, utilization=0.0, **param
     ``t = lead + line_bytes / min(r_cap, C (1 - rho)) + tail`` (:func:`transfer_phases`,
     :func:`shared_line_time_s`).
     """
-    lead, line_bytes, cap, tail = transfer_phases(
+    phases = transfer_phases(
         payload_bytes, goodput_bytes_per_s=goodput_bytes_per_s, utilization=utilization, **params
     )
+    return phases_time_s(phases, goodput_bytes_per_s, utilization)
+
+
+def phases_time_s(phases, goodput_bytes_per_s, utilization=0.0):
+    """Mean time of a transfer from its :func:`transfer_phases` ``(lead_s, line_bytes,
+    rate_cap_bytes_per_s, tail_s)`` on a line of ``goodput_bytes_per_s`` carrying
+    ``utilization`` of it besides the transfer [s]: ``lead + line_bytes / min(r_cap, C (1 -
+    rho)) + tail`` (:func:`shared_line_time_s`). The one home of that sum: :func:`transfer_time_s`
+    and the timeline's :func:`pddplan.timing.transfer_s` (phases memoized) both call it."""
+    lead, line_bytes, cap, tail = phases
     return lead + shared_line_time_s(line_bytes, cap, goodput_bytes_per_s, utilization) + tail
 
 

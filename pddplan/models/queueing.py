@@ -318,37 +318,6 @@ def units_for_wait(offered_load: float, servers_per_unit: int, wait_probability_
     return _units_from(a, k, n, wait_probability_max)
 
 
-def waiting_time_params(
-    rate_per_s: float,
-    servers: int,
-    mean_service_s: float,
-    service_scv: float,
-    arrival_scv: float = 1.0,
-):
-    """Parameters of the approximate waiting time in a G/G/c pool.
-
-    Returns
-    -------
-    wait_probability : [-] probability of waiting at all.
-    tail_rate_per_s : [1/s] rate of the exponential tail of the wait.
-    mean_wait_s : [s] mean waiting time.
-
-    Notes
-    -----
-    ``P(W > t) ~ C(c, a) exp(-theta t)`` with ``theta = 2 (c mu - lambda) / (c_a^2 + c_s^2)``;
-    mean ``C / theta`` (Allen-Cunneen [1]_, Kingman tail [2]_).
-    """
-    if mean_service_s <= 0 or rate_per_s <= 0:
-        return 0.0, math.inf, 0.0
-    mu = 1.0 / mean_service_s
-    a = rate_per_s * mean_service_s
-    if a >= servers:
-        return 1.0, 0.0, math.inf
-    pw = erlang_c(servers, a)
-    theta = 2.0 * (servers * mu - rate_per_s) / (arrival_scv + service_scv)
-    return pw, theta, pw / theta
-
-
 class ConditionalWait(NamedTuple):
     """The conditional waiting time ``W | W > 0`` as a survival table [-].
 

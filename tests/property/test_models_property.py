@@ -6,13 +6,17 @@ of sums whose terms are reordered); the quantile search allows its documented re
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pddplan.models import compute, memory, network, queueing
+from pddplan.deployment import Instance, Layout, model_numbers
+from pddplan.io.loader import Registry
+from pddplan.models import memory, network, queueing
 
 REL = 1e-12
 
@@ -23,47 +27,73 @@ factors = st.floats(min_value=1.0, max_value=100.0, allow_nan=False)
 fractions = st.floats(min_value=0.0, max_value=0.99, allow_nan=False)
 
 
+#: Bundled chips and models the step-model properties are drawn over (dense and MoE, GPUs and
+#: NPUs, FP8 and BF16 weights).
+CHIPS = ("h100-sxm", "h20", "mi300x", "ascend-910b", "gpu-a")
+MODELS = ("deepseek-v3", "qwen3-235b-a22b", "mixtral-8x7b", "qwen3-32b", "llama-3.1-70b")
+LAYOUTS = (
+    Layout(4),
+    Layout(8),
+    Layout(8, expert_parallel=8),
+    Layout(2, 4, 8),
+    Layout(8, expert_parallel=8, overlap=True),
+    Layout(8, expert_parallel=8, balancer=False),
+)
+
+
+@functools.cache
+def _registry() -> Registry:
+    return Registry.default()
+
+
+@functools.cache
+def _chip(name: str) -> Any:
+    return _registry().load("chip", name)
+
+
+@functools.cache
+def _model(name: str) -> Any:
+    return model_numbers(_registry().load("model", name))
+
+
 @st.composite
-def step_params(draw) -> dict[str, float]:
-    """A plausible instance: 1-16 chips, 50-5000 TFLOPS, 0.5-8 TB/s, 0-10 ms overhead."""
-    return dict(
-        linear_flops_per_token=draw(st.floats(1e9, 2e12)),
-        attention_flops_per_pair=draw(st.floats(0.0, 1e7)),
-        tensor_parallel=draw(st.sampled_from([1, 2, 4, 8, 16])),
-        peak_flops_per_s=draw(st.floats(5e13, 5e15)),
-        compute_efficiency=draw(st.floats(0.3, 1.0)),
-        half_saturation_tokens=draw(st.floats(1.0, 512.0)),
-        memory_bytes_per_s=draw(st.floats(5e11, 8e12)),
-        memory_efficiency=draw(st.floats(0.3, 1.0)),
-        comm_bytes_per_token=draw(st.floats(0.0, 1e6)),
-        scaleup_bytes_per_s_bidir=draw(st.floats(6e10, 2e12)),
-        scaleup_efficiency=draw(st.floats(0.3, 1.0)),
-        overhead_s=draw(st.floats(0.0, 1e-2)),
-    )
+def instances(draw) -> tuple[Any, str, Layout]:
+    """(chip profile, model name, layout) of a bundled chip and model, on a layout that runs
+    the model (:meth:`~pddplan.deployment.Layout.problems` empty)."""
+    model = draw(st.sampled_from(MODELS))
+    ok = [lay for lay in LAYOUTS if not lay.problems(_model(model))]
+    assume(ok)
+    return _chip(draw(st.sampled_from(CHIPS))), model, draw(st.sampled_from(ok))
 
 
-weights_per_chip = st.floats(min_value=1e8, max_value=2e11)
+def _instance(chip: Any, model: str, layout: Layout) -> Instance:
+    return Instance(chip, _model(model), layout.chips, 0.9, layout)
+
+
+def _scaled(chip: Any, group: str, fields: tuple[str, ...], f: float) -> Any:
+    """``chip`` with its ``group``'s ``fields`` (those set) multiplied by ``f``."""
+    g = getattr(chip, group)
+    update = {k: getattr(g, k) * f for k in fields if getattr(g, k) is not None}
+    return chip.model_copy(update={group: g.model_copy(update=update)})
+
+
+def _faster_compute(chip: Any, f: float) -> Any:
+    return _scaled(chip, "datasheet", ("bf16_tflops", "fp8_tflops", "fp4_tflops"), f)
+
+
+def _faster_memory(chip: Any, f: float) -> Any:
+    return _scaled(chip, "datasheet", ("memory_bandwidth_tb_per_s",), f)
+
+
 chunks = st.sampled_from([256, 512, 2048, 8192, 16384])
 
 
-def _prefill(u, p, c, step, w, k):
-    return compute.prefill_time_s(
-        u, p, c, kv_bytes_per_token_per_chip=k, weight_read_bytes_per_chip=w, **step
-    )
+def _prefill(u, p, c, inst: tuple[Any, str, Layout]):
+    return _instance(*inst).prefill_s(u, p, c)
 
 
-def _decode(b, ctx, step, w, k, experts=0, top_k=0, expert_bytes=0.0, seq=0.0):
-    return compute.decode_step_time_s(
-        b,
-        ctx,
-        dense_weight_bytes_per_chip=w,
-        expert_bytes_per_chip=expert_bytes,
-        experts=experts,
-        top_k=top_k,
-        kv_bytes_per_token_per_chip=k,
-        kv_bytes_per_sequence_per_chip=seq,
-        **step,
-    )
+def _decode(b, ctx, inst: tuple[Any, str, Layout]):
+    return _instance(*inst).decode_step_s(b, ctx)
 
 
 def _le(a, b) -> bool:
@@ -115,98 +145,64 @@ def test_max_batch_in_memory_non_increasing_in_context(
 # ------------------------------------------------------------------------------------ prefill
 
 
+# the product's step model (an instance of a bundled chip and model on a layout,
+# pddplan.models.compute.layout_step_parts_s through pddplan.deployment.Instance)
+
+
 @settings(deadline=None, max_examples=80)
-@given(tokens, tokens, tokens, chunks, step_params(), weights_per_chip, kv_per_token)
-def test_prefill_never_falls_as_uncached_tokens_grow(u1, u2, p, c, step, w, k) -> None:
+@given(tokens, tokens, tokens, chunks, instances())
+def test_prefill_never_falls_as_uncached_tokens_grow(u1, u2, p, c, inst) -> None:
     lo, hi = sorted((u1, u2))
-    assert _le(_prefill(lo, p, c, step, w, k), _prefill(hi, p, c, step, w, k))
+    assert _le(_prefill(lo, p, c, inst), _prefill(hi, p, c, inst))
 
 
 @settings(deadline=None, max_examples=60)
-@given(pos_tokens, tokens, chunks, step_params(), weights_per_chip, kv_per_token, factors)
-def test_prefill_never_rises_with_more_compute(u, p, c, step, w, k, f) -> None:
-    faster = dict(step, peak_flops_per_s=step["peak_flops_per_s"] * f)
-    assert _le(_prefill(u, p, c, faster, w, k), _prefill(u, p, c, step, w, k))
+@given(pos_tokens, tokens, chunks, instances(), factors)
+def test_prefill_never_rises_with_more_compute(u, p, c, inst, f) -> None:
+    chip, model, layout = inst
+    faster = (_faster_compute(chip, f), model, layout)
+    assert _le(_prefill(u, p, c, faster), _prefill(u, p, c, inst))
 
 
 @settings(deadline=None, max_examples=60)
-@given(pos_tokens, tokens, chunks, step_params(), weights_per_chip, kv_per_token, factors)
-def test_prefill_never_rises_with_more_memory_bandwidth(u, p, c, step, w, k, f) -> None:
-    faster = dict(step, memory_bytes_per_s=step["memory_bytes_per_s"] * f)
-    assert _le(_prefill(u, p, c, faster, w, k), _prefill(u, p, c, step, w, k))
+@given(pos_tokens, tokens, chunks, instances(), factors)
+def test_prefill_never_rises_with_more_memory_bandwidth(u, p, c, inst, f) -> None:
+    chip, model, layout = inst
+    faster = (_faster_memory(chip, f), model, layout)
+    assert _le(_prefill(u, p, c, faster), _prefill(u, p, c, inst))
 
 
 @settings(deadline=None, max_examples=40)
-@given(
-    st.lists(tokens, min_size=1, max_size=6),
-    tokens,
-    chunks,
-    step_params(),
-    weights_per_chip,
-    kv_per_token,
-)
-def test_prefill_scalar_and_array_agree(us, p, c, step, w, k) -> None:
-    arr = _prefill(np.array(us, dtype=float), p, c, step, w, k)
+@given(st.lists(tokens, min_size=1, max_size=6), tokens, chunks, instances())
+def test_prefill_scalar_and_array_agree(us, p, c, inst) -> None:
+    arr = _prefill(np.array(us, dtype=float), p, c, inst)
     for i, u in enumerate(us):
-        assert math.isclose(float(arr[i]), float(_prefill(u, p, c, step, w, k)), rel_tol=1e-12)
+        assert math.isclose(float(arr[i]), float(_prefill(u, p, c, inst)), rel_tol=1e-12)
 
 
 # ------------------------------------------------------------------------------------- decode
 
-moe = st.sampled_from([(0, 0), (8, 2), (64, 6), (256, 8), (384, 6)])
-
 
 @settings(deadline=None)
-@given(
-    st.integers(1, 4096),
-    st.integers(1, 4096),
-    st.integers(1, 200_000),
-    step_params(),
-    weights_per_chip,
-    kv_per_token,
-    moe,
-    st.floats(0.0, 1e8),
-)
-def test_decode_step_non_decreasing_in_batch(b1, b2, ctx, step, w, k, ek, seq) -> None:
+@given(st.integers(1, 4096), st.integers(1, 4096), st.integers(1, 200_000), instances())
+def test_decode_step_non_decreasing_in_batch(b1, b2, ctx, inst) -> None:
     lo, hi = sorted((b1, b2))
-    e, topk = ek
-    t_lo = _decode(lo, ctx, step, w, k, e, topk, 1e7, seq)
-    t_hi = _decode(hi, ctx, step, w, k, e, topk, 1e7, seq)
-    assert _le(t_lo, t_hi)
+    assert _le(_decode(lo, ctx, inst), _decode(hi, ctx, inst))
 
 
 @settings(deadline=None)
-@given(
-    st.integers(1, 4096),
-    st.integers(0, 200_000),
-    st.integers(0, 200_000),
-    step_params(),
-    weights_per_chip,
-    kv_per_token,
-    moe,
-)
-def test_decode_step_non_decreasing_in_context(b, c1, c2, step, w, k, ek) -> None:
+@given(st.integers(1, 4096), st.integers(0, 200_000), st.integers(0, 200_000), instances())
+def test_decode_step_non_decreasing_in_context(b, c1, c2, inst) -> None:
     lo, hi = sorted((c1, c2))
-    e, topk = ek
-    assert _le(_decode(b, lo, step, w, k, e, topk, 1e7), _decode(b, hi, step, w, k, e, topk, 1e7))
+    assert _le(_decode(b, lo, inst), _decode(b, hi, inst))
 
 
 @settings(deadline=None)
-@given(
-    st.lists(st.integers(1, 4096), min_size=1, max_size=6),
-    st.integers(0, 200_000),
-    step_params(),
-    weights_per_chip,
-    kv_per_token,
-    moe,
-)
-def test_decode_scalar_and_array_agree(bs, ctx, step, w, k, ek) -> None:
-    e, topk = ek
-    arr = _decode(np.array(bs, dtype=float), ctx, step, w, k, e, topk, 1e7)
+@given(st.lists(st.integers(1, 4096), min_size=1, max_size=6), st.integers(0, 200_000), instances())
+def test_decode_scalar_and_array_agree(bs, ctx, inst) -> None:
+    arr = _decode(np.array(bs, dtype=float), ctx, inst)
     for i, b in enumerate(bs):
-        assert math.isclose(
-            float(arr[i]), float(_decode(b, ctx, step, w, k, e, topk, 1e7)), rel_tol=1e-12
-        )
+        assert math.isclose(float(arr[i]), float(_decode(b, ctx, inst)), rel_tol=1e-12)
 
 
 # ------------------------------------------------------------------------------------ network

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pddplan.deployment import model_numbers
+from pddplan.io.loader import Registry
 from pddplan.models import architecture as arch
 
 
@@ -52,23 +54,20 @@ def test_dense_ffn_params() -> None:
     )
 
 
-def test_moe_ffn_params_deepseek_v3_layer() -> None:
-    # one expert: 3 * 7168 * 2048 = 44,040,192; router 7168 * 256 = 1,835,008
-    # total: (256 + 1) * 44,040,192 + 1,835,008 = 11,320,164,352
-    assert arch.moe_ffn_params(7168, 256, 1, 2048) == 11_320_164_352
-    # active: (8 + 1) * 44,040,192 + 1,835,008 = 398,196,736
-    assert arch.moe_active_ffn_params(7168, 256, 8, 1, 2048) == 398_196_736
-
-
-def test_moe_params_array() -> None:
-    experts = np.array([64.0, 256.0])
-    out = arch.moe_ffn_params(7168, experts, 1, 2048)
-    assert out[1] == 11_320_164_352
-    assert out[0] == arch.moe_ffn_params(7168, 64, 1, 2048)
-    top_k = np.array([1.0, 8.0])
-    act = arch.moe_active_ffn_params(7168, 256, top_k, 1, 2048)
-    assert act[1] == 398_196_736
-    assert act[0] == 2 * 44_040_192 + 1_835_008
+def test_moe_layer_params_deepseek_v3() -> None:
+    # the model's counts (pddplan.deployment.models.param_counts, the one home of the rule) on
+    # DeepSeek-V3's 58 MoE layers: one expert 3 * 7168 * 2048 = 44,040,192 a layer; the shared
+    # expert and the router (7168 * 256 = 1,835,008) in the dense part; a whole MoE layer
+    # (256 + 1) * 44,040,192 + 1,835,008 = 11,320,164,352, a token's share of it
+    # (8 + 1) * 44,040,192 + 1,835,008 = 398,196,736
+    m = model_numbers(Registry.default().load("model", "deepseek-v3"))
+    moe_layers = 58
+    assert m.expert_params == moe_layers * 44_040_192
+    dense_no_moe = m.dense_params - moe_layers * (44_040_192 + 1_835_008)
+    assert m.total_params == dense_no_moe + moe_layers * 11_320_164_352
+    emb = 2 * 129_280 * 7168  # untied: input embedding and LM head
+    lm_head = 129_280 * 7168
+    assert m.active_params == dense_no_moe - emb + lm_head + moe_layers * 398_196_736
 
 
 def test_embedding_params_tied_and_untied() -> None:

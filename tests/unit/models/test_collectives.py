@@ -45,11 +45,6 @@ def test_collectives_broadcast_over_arrays() -> None:
     assert a2a[0] == 0.0 and a2a[2] > a2a[1] > 0.0
 
 
-def test_overlap_takes_the_longer() -> None:
-    assert float(col.overlapped_time_s(2.0, 1.0, True)) == 2.0
-    assert float(col.overlapped_time_s(2.0, 1.0, False)) == 3.0
-
-
 # ------------------------------------------------------------- DeepEP low-latency (decode)
 
 #: DeepEP V1 README (docs/legacy.md), low-latency kernels on H800 with one 400 Gbit/s CX7 NIC

@@ -1,4 +1,5 @@
-"""Unit tests of pddplan.models.compute: GEMM efficiency, all-reduce, step, prefill, decode."""
+"""Unit tests of pddplan.models.compute: GEMM efficiency, the chunked-prefill rule, batch search
+and the layout step's parts."""
 
 from __future__ import annotations
 
@@ -9,28 +10,21 @@ import pytest
 
 from pddplan.models import compute
 
-# A small, round instance: 2 chips of 1 PFLOP/s at up to 50% efficiency (half at 100 tokens),
-# 1 TB/s at 50% efficiency, 400 GB/s bidirectional scale-up at 50%, 1 ms fixed overhead.
-STEP = dict(
-    linear_flops_per_token=2e9,  # 1B active parameters
-    attention_flops_per_pair=1e5,
-    tensor_parallel=2,
-    peak_flops_per_s=1e15,
-    compute_efficiency=0.5,
-    half_saturation_tokens=100.0,
-    memory_bytes_per_s=1e12,
-    memory_efficiency=0.5,
-    comm_bytes_per_token=1e4,
-    scaleup_bytes_per_s_bidir=4e11,
-    scaleup_efficiency=0.5,
-    overhead_s=1e-3,
-)
-KV_PER_TOKEN = 1e4  # bytes per context token per chip
-WEIGHTS = 1e9  # bytes per chip
+# A toy step for the chunking rule (chunked_prefill_time_s takes any step): a 1e9-byte weight
+# read at 5e11 B/s, 2e9 FLOP a token at 1e15 FLOP/s times a GEMM efficiency of n / (n + 100),
+# 1e5 FLOP a (query, key) pair, a KV read of 1e4 B a token of context, 1e9 FLOP a logit token
+# and a 1 ms fixed overhead.
+KV_PER_TOKEN = 1e4  # bytes per context token
+WEIGHTS = 1e9  # bytes
 
 
-def _no_attention(**over: float) -> dict[str, float]:
-    return {**STEP, "attention_flops_per_pair": 0.0, **over}
+def toy_step(tokens, lm_head_tokens, pairs, context_tokens):
+    n = np.asarray(tokens, dtype=float)
+    compute_s = (
+        n * 2e9 / (n / (n + 100.0)) + np.asarray(pairs) * 1e5 + lm_head_tokens * 1e9
+    ) / 1e15
+    memory_s = (WEIGHTS + np.asarray(context_tokens) * KV_PER_TOKEN) / 5e11
+    return np.maximum(compute_s, memory_s) + 1e-3
 
 
 # ------------------------------------------------------------------------------ gemm_efficiency
@@ -52,145 +46,42 @@ def test_gemm_efficiency_array() -> None:
     assert out[-1] == pytest.approx(0.7, rel=1e-6)
 
 
-# ----------------------------------------------------------------------------- allreduce_time_s
+# ---------------------------------------------------------------------- chunked_prefill_time_s
 
 
-def test_allreduce_ring_formula() -> None:
-    # 1 MB over 8 ranks, 900 GB/s bidir at 0.9: uni = 450e9 * 0.9 = 405e9 B/s
-    # t = 2 * 7/8 * 1e6 / 405e9 = 1.75e6 / 405e9 = 4.3210e-6 s
-    assert compute.allreduce_time_s(1e6, 8, 9e11, 0.9) == pytest.approx(1.75e6 / 405e9)
-    # 128 MiB on 8 H100s: 234.9 MB / 450e9 = 0.522 ms at efficiency 1 (profiles/README.md)
-    assert compute.allreduce_time_s(134_217_728, 8, 9e11, 1.0) == pytest.approx(0.522e-3, rel=1e-3)
-
-
-def test_allreduce_zero_at_tp1() -> None:
-    assert compute.allreduce_time_s(1e9, 1, 9e11, 0.9) == 0.0
-
-
-def test_allreduce_array() -> None:
-    tp = np.array([1.0, 2.0, 4.0, 8.0])
-    out = compute.allreduce_time_s(1e6, tp, 9e11, 0.9)
-    np.testing.assert_allclose(out, [compute.allreduce_time_s(1e6, t, 9e11, 0.9) for t in tp])
-    # tp = 2: 2 * 1/2 * 1e6 / 405e9
-    assert out[1] == pytest.approx(1e6 / 405e9)
-    assert out[0] == 0.0 and np.all(np.diff(out) > 0)
-
-
-# ---------------------------------------------------------------------------------- step_time_s
-
-
-def test_step_time_memory_bound() -> None:
-    # 100 tokens, weights 1e9 B/chip, no attention:
-    # compute = 100 * 2e9 / (2 * 1e15 * 0.5*100/200) = 2e11 / 5e14 = 4e-4 s
-    # memory = 1e9 / (1e12 * 0.5) = 2e-3 s  -> max is memory
-    # all-reduce of 100 * 1e4 = 1e6 B over 2 ranks: 2 * 1/2 * 1e6 / (2e11 * 0.5) = 1e-5 s
-    t = compute.step_time_s(
-        100, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **_no_attention()
-    )
-    assert t == pytest.approx(2e-3 + 1e-5 + 1e-3)
-
-
-def test_step_time_compute_bound() -> None:
-    # 10,000 tokens: compute = 2e13 / (2e15 * 0.5 * 10000/10100) = 0.0202 s > memory 2e-3 s
-    # all-reduce of 1e8 B: 1e8 / 1e11 = 1e-3 s
-    t = compute.step_time_s(
-        10_000, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **_no_attention()
-    )
-    compute_s = 2e13 / (2e15 * 0.5 * 10_000 / 10_100)
-    assert compute_s == pytest.approx(0.0202)
-    assert t == pytest.approx(compute_s + 1e-3 + 1e-3)
-
-
-def test_step_time_picks_max_of_compute_and_memory() -> None:
-    # raise the weight read until memory (W / 5e11) overtakes compute (0.0202 s) at W = 1.01e10
-    kw = _no_attention()
-    common = 1e-3 + 1e-3  # all-reduce + overhead at 10,000 tokens
-    t_small = compute.step_time_s(
-        10_000, 0, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=0.0, **kw
-    )
-    t_big = compute.step_time_s(
-        10_000, 0, weight_read_bytes_per_chip=2e10, kv_read_bytes_per_chip=0.0, **kw
-    )
-    assert t_small == pytest.approx(0.0202 + common)
-    assert t_big == pytest.approx(2e10 / 5e11 + common)  # 0.04 s memory-bound
-
-
-def test_step_time_attention_part() -> None:
-    # attention only (no linear FLOPs, no weights): 100 tokens x 1e6 pairs x 1e5 FLOP = 1e11 FLOP
-    # at 2e15 * 0.25 = 5e14 FLOP/s -> 2e-4 s; KV read 1e9 B / 5e11 = 2e-3 s -> memory-bound
-    kw = {**STEP, "linear_flops_per_token": 0.0}
-    t = compute.step_time_s(
-        100, 1e6, weight_read_bytes_per_chip=0.0, kv_read_bytes_per_chip=1e9, **kw
-    )
-    assert t == pytest.approx(2e-3 + 1e-5 + 1e-3)
-    # 100x the pairs: compute 2e-2 s dominates
-    t = compute.step_time_s(
-        100, 1e8, weight_read_bytes_per_chip=0.0, kv_read_bytes_per_chip=1e9, **kw
-    )
-    assert t == pytest.approx(2e-2 + 1e-5 + 1e-3)
-
-
-def test_step_time_array_matches_scalar() -> None:
-    n = np.array([1.0, 100.0, 8192.0])
-    pairs = np.array([1e3, 1e6, 1e8])
-    kv = np.array([1e6, 1e8, 1e9])
-    out = compute.step_time_s(
-        n, pairs, weight_read_bytes_per_chip=WEIGHTS, kv_read_bytes_per_chip=kv, **STEP
-    )
-    for i in range(3):
-        one = compute.step_time_s(
-            n[i], pairs[i], weight_read_bytes_per_chip=WEIGHTS, kv_read_bytes_per_chip=kv[i], **STEP
-        )
-        assert out[i] == pytest.approx(float(one), rel=1e-12)
-
-
-# ------------------------------------------------------------------------------- prefill_time_s
-
-
-def _step(tokens: float, context_before: float) -> float:
+def _step(tokens: float, context_before: float, lm: float = 0.0) -> float:
     """One chunk step of ``tokens`` new tokens after ``context_before`` tokens, by hand."""
     pairs = tokens * context_before + tokens * (tokens + 1) / 2  # causal sum
-    return float(
-        compute.step_time_s(
-            tokens,
-            pairs,
-            weight_read_bytes_per_chip=WEIGHTS,
-            kv_read_bytes_per_chip=(context_before + tokens) * KV_PER_TOKEN,
-            **STEP,
-        )
-    )
+    return float(toy_step(tokens, lm, pairs, context_before + tokens))
 
 
 def _prefill(u, p, c=8192):
-    return compute.prefill_time_s(
-        u,
-        p,
-        c,
-        kv_bytes_per_token_per_chip=KV_PER_TOKEN,
-        weight_read_bytes_per_chip=WEIGHTS,
-        **STEP,
-    )
+    return compute.chunked_prefill_time_s(u, p, c, toy_step)
 
 
 def test_prefill_chunks_and_tail() -> None:
     # U = 20,000 over P = 1,000 cached, C = 8,192: chunks of 8,192 at context 1,000 and 9,192,
     # then a tail of 20,000 - 2 * 8,192 = 3,616 tokens at context 17,384
-    expected = _step(8192, 1000) + _step(8192, 9192) + _step(3616, 17_384)
+    # the tail, the last chunk, computes the LM head's one token
+    expected = _step(8192, 1000) + _step(8192, 9192) + _step(3616, 17_384, lm=1.0)
     assert _prefill(20_000, 1000) == pytest.approx(expected, rel=1e-12)
 
 
 def test_prefill_exact_multiple_has_no_tail() -> None:
     # U = 16,384 = 2 * 8,192: two full chunks, no tail step
-    expected = _step(8192, 0) + _step(8192, 8192)
+    # U = 16,384 = 2 * 8,192: two full chunks, no tail step; the second computes the LM head
+    expected = _step(8192, 0) + _step(8192, 8192, lm=1.0)
     assert _prefill(16_384, 0) == pytest.approx(expected, rel=1e-12)
-    # one more token adds a whole (1-token) step: at least the weight read + overhead
+    # one more token adds a whole (1-token) step, which takes the LM head over: at least the
+    # weight read + overhead
     extra = float(_prefill(16_385, 0) - _prefill(16_384, 0))
-    assert extra == pytest.approx(_step(1, 16_384), rel=1e-12)
-    assert extra >= WEIGHTS / (1e12 * 0.5) + 1e-3
+    want = _step(8192, 8192) - _step(8192, 8192, lm=1.0) + _step(1, 16_384, lm=1.0)
+    assert extra == pytest.approx(want, rel=1e-9)
+    assert _step(1, 16_384, lm=1.0) >= WEIGHTS / 5e11 + 1e-3
 
 
 def test_prefill_single_partial_chunk() -> None:
-    assert _prefill(500, 3000) == pytest.approx(_step(500, 3000), rel=1e-12)
+    assert _prefill(500, 3000) == pytest.approx(_step(500, 3000, lm=1.0), rel=1e-12)
 
 
 def test_prefill_zero_tokens_costs_nothing() -> None:
@@ -222,56 +113,6 @@ def test_prefill_scalar_returns_scalar() -> None:
     assert np.ndim(_prefill(20_000, 1000)) == 0
 
 
-# ---------------------------------------------------------------------------------- decode step
-
-
-DECODE = dict(
-    dense_weight_bytes_per_chip=1e9,
-    expert_bytes_per_chip=1e7,
-    experts=8,
-    top_k=2,
-    kv_bytes_per_token_per_chip=100.0,
-    kv_bytes_per_sequence_per_chip=1e4,
-)
-
-
-def test_decode_step_with_experts_touched() -> None:
-    # batch 4 at context 1,000, 8 experts top-2: touched = 8 * (1 - (6/8)^4) = 5.46875
-    # weights read = 1e9 + 5.46875 * 1e7 = 1.0546875e9; KV = 4 * (1000 * 100 + 1e4) = 4.4e5
-    t = compute.decode_step_time_s(4, 1000, **DECODE, **STEP)
-    expected = compute.step_time_s(
-        4, 4 * 1000, weight_read_bytes_per_chip=1.0546875e9, kv_read_bytes_per_chip=4.4e5, **STEP
-    )
-    assert t == pytest.approx(float(expected), rel=1e-12)
-    # without attention FLOPs the step is memory-bound throughout:
-    # (1.0546875e9 + 4.4e5) / 5e11 = 2.110255e-3 s, plus the all-reduce of 4 * 1e4 B,
-    # 2 * 1/2 * 4e4 / 1e11 = 4e-7 s, plus the 1e-3 s overhead
-    t0 = compute.decode_step_time_s(4, 1000, **DECODE, **_no_attention())
-    assert t0 == pytest.approx((1.0546875e9 + 4.4e5) / 5e11 + 4e-7 + 1e-3, rel=1e-9)
-
-
-def test_decode_dense_model_reads_no_experts() -> None:
-    dense = {**DECODE, "experts": 0, "top_k": 0}
-    t = compute.decode_step_time_s(4, 1000, **dense, **STEP)
-    expected = compute.step_time_s(
-        4, 4000, weight_read_bytes_per_chip=1e9, kv_read_bytes_per_chip=4.4e5, **STEP
-    )
-    assert t == pytest.approx(float(expected), rel=1e-12)
-
-
-def test_decode_array_matches_scalar() -> None:
-    b = np.array([1.0, 4.0, 64.0, 512.0])
-    c = np.array([100.0, 1000.0, 8192.0, 65536.0])
-    out = compute.decode_step_time_s(b, c, **DECODE, **STEP)
-    for i in range(4):
-        assert out[i] == pytest.approx(
-            float(compute.decode_step_time_s(b[i], c[i], **DECODE, **STEP)), rel=1e-12
-        )
-    grid = compute.decode_step_time_s(b[:, None], c[None, :], **DECODE, **STEP)
-    assert grid.shape == (4, 4)
-    assert np.all(np.diff(grid, axis=0) >= 0) and np.all(np.diff(grid, axis=1) >= 0)
-
-
 # ----------------------------------------------------------------------- max_batch_at_step_time
 
 
@@ -293,9 +134,10 @@ def test_max_batch_at_step_time_none_fit() -> None:
     assert compute.max_batch_at_step_time(_linear_step, 1.0, 0) == 0
 
 
-def test_max_batch_at_step_time_on_decode() -> None:
+def test_max_batch_at_step_time_on_a_curved_step() -> None:
     def step(b):
-        return compute.decode_step_time_s(b, 8192, **DECODE, **STEP)
+        # weights and KV read, and GEMM efficiency rising with the batch: a curved step
+        return toy_step(b, b, b * 8192.0, b * 8192.0)
 
     target = float(step(37.0))
     b = compute.max_batch_at_step_time(step, target, 4096)

@@ -176,28 +176,6 @@ def test_units_for_wait_with_the_bound_are_the_closed_forms_counts() -> None:
         ]
 
 
-def test_waiting_time_params_mm2() -> None:
-    # M/M/2, lambda = 1, mean service 1 s: a = 1, C = 1/3, theta = 2 (2 - 1) / (1 + 1) = 1,
-    # mean wait C / theta = 1/3 s (the exact M/M/c mean wait C / (c mu - lambda))
-    pw, theta, mean = q.waiting_time_params(1.0, 2, 1.0, 1.0)
-    assert pw == pytest.approx(1 / 3)
-    assert theta == pytest.approx(1.0)
-    assert mean == pytest.approx(1 / 3)
-
-
-def test_waiting_time_params_general_service() -> None:
-    # deterministic service (c_s^2 = 0) halves theta's denominator: theta = 2 (2 - 1) / 1 = 2
-    pw, theta, mean = q.waiting_time_params(1.0, 2, 1.0, 0.0)
-    assert theta == pytest.approx(2.0)
-    assert mean == pytest.approx(pw / 2.0)
-
-
-def test_waiting_time_params_overload() -> None:
-    pw, theta, mean = q.waiting_time_params(3.0, 2, 1.0, 1.0)  # a = 3 >= 2 servers
-    assert (pw, theta) == (1.0, 0.0)
-    assert math.isinf(mean)
-
-
 def test_wait_survival() -> None:
     # P(W > t) = 0.4 exp(-2 t)
     assert q.wait_survival(0.0, 0.4, 2.0) == pytest.approx(0.4)

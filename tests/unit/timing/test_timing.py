@@ -170,6 +170,23 @@ def test_transfer_s_memo_gives_the_computed_times_in_fresh_arrays() -> None:
     assert np.ndim(timing.transfer_s(WAN, 5e8, 0.5)) == 0
 
 
+def test_transfer_s_is_the_network_model_s_mean_time_to_the_bit() -> None:
+    # one rule: the timeline's transfer (phases memoized, an idle-line shortcut) gives the
+    # mean time of pddplan.models.network.transfer_time_s, whose formulas its tests check by
+    # hand, on every kind of link and load
+    from pddplan.models import network
+
+    cold = dataclasses.replace(WAN, connection_reuse=False, slow_start_after_idle=True)
+    capped = dataclasses.replace(cold, max_window_bytes=4e6, loss_rate=1e-5)
+    x = np.array([0.0, 1.0, 14480.0, 5e6, 5e8, 3.3e9])
+    for link in (WAN, cold, capped, RDMA):
+        params = link.transfer_params()
+        goodput = params.pop("goodput_bytes_per_s")
+        for util in (0.0, 0.37, 0.5, 0.999999):
+            want = network.transfer_time_s(x, goodput, util, **params)
+            assert timing.transfer_s(link, x, util).tobytes() == np.asarray(want).tobytes()
+
+
 def test_rdma_copy_s_scalar_and_array() -> None:
     # the whole context, no prefix cache on RLD: 1e9 / 5e10 + 1 ms latency + 1 ms tail
     assert float(timing.rdma_copy_s(RDMA, 10000, KV_BYTES_PER_TOKEN)) == pytest.approx(
