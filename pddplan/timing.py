@@ -40,6 +40,18 @@ from pddplan.models import cachetier, network, pipeline
 
 #: Pipeline ids of a request: P-MD (P-D in one datacenter), P-RLD-MD, anomalous on RLD.
 P_MD, P_RLD_MD, P_RLD_ANOMALOUS = 0, 1, 2
+
+
+def pipeline_names(cross_dc: bool = True) -> dict[int, str]:
+    """Each pipeline id's name, as every report shows it (P-D for P-MD where decode is in the
+    prefill's datacenter)."""
+    return {
+        P_MD: "P-MD" if cross_dc else "P-D",
+        P_RLD_MD: "P-RLD-MD",
+        P_RLD_ANOMALOUS: "P-RLD (anomalous)",
+    }
+
+
 HANDOVER_MODES = ("one-shot", "catch-up")
 #: A plan's hand-over when it has no RLD (nothing is handed over).
 NO_HANDOVER = "-"
@@ -95,6 +107,26 @@ class Routing:
         if self.threshold <= 0:
             return "relay none"
         return f"relay hit rate < {self.threshold:.3g}"
+
+
+def on_decode_side(anomalous, topology: Any) -> np.ndarray:
+    """Which requests (or request classes) decode on the decode side, MD (or D in one
+    datacenter) [bool]: all but the anomalous ones that a relaying topology's filter keeps on
+    RLD (``topology``: its ``anomalous_filter`` and ``relay``). The one rule the planner's
+    classes (:attr:`pddplan.solver.Problem.on_decode_side`) and the simulator's requests
+    both follow."""
+    return ~(np.asarray(anomalous, dtype=bool) & topology.anomalous_filter & topology.relay)
+
+
+def relays(cross_dc: bool, routing: Routing, hit_rate, on_decode_side) -> np.ndarray:
+    """Which requests ``routing`` relays through RLD [bool]: on the decode side (see
+    :func:`on_decode_side`), below its threshold, and only where decode is across the line
+    (in one datacenter nothing is relayed). The one rule of the timeline
+    (:func:`timeline`) and the simulator's pipelines."""
+    h = np.asarray(hit_rate, dtype=float)
+    if not cross_dc:
+        return np.zeros(h.shape, dtype=bool)
+    return routing.relays(h) & on_decode_side
 
 
 #: :meth:`Routing.none` and :meth:`Routing.all`, one object each (a frozen value): a sweep
@@ -424,7 +456,7 @@ def _timeline_fixed(
         if kept is not None:
             return kept
     on = np.asarray(on_decode_side, dtype=bool) & np.ones(h.shape, dtype=bool)
-    relay = routing.relays(h) & on if paths.cross_dc else np.zeros(h.shape, dtype=bool)
+    relay = relays(paths.cross_dc, routing, h, on)
     wan_bytes = decode_side_bytes(paths, input_tokens, h, on)
     rdma_s = np.asarray(
         rdma_copy_s(paths.rdma, input_tokens, paths.kv_bytes_per_token), dtype=float

@@ -145,7 +145,9 @@ def _class_rows(out: Outcome, solver: Any) -> list[dict[str, Any]]:
     p_inst, _n = plan.roles["P"]  # type: ignore[misc]
     pre = solver.prefill_s(p_inst)
     ttft = solver.class_ttft_mean_s(plan)
-    names = {0: "P-MD" if pb.topology.cross_dc else "P-D", 1: "P-RLD-MD", 2: "P-RLD (anomalous)"}
+    from pddplan import timing
+
+    names = timing.pipeline_names(pb.topology.cross_dc)
     return [
         {
             "hit_rate": float(c.hit_rate[k]),

@@ -190,9 +190,10 @@ def _run_rate_rps(cfg: SimConfig, plan: SimPlan, req: Requests, replayed: bool) 
 def _pipelines(pb: Problem, plan: SimPlan, req: Requests) -> np.ndarray:
     """Each request's pipeline code (:mod:`pddplan.sim.policies`), by the plan's routing."""
     topo = pb.topology
-    on_decode = ~(req.anomalous & topo.anomalous_filter & topo.relay)
+    on_decode = timing.on_decode_side(req.anomalous, topo)
     has_rld = plan.rld is not None
-    relay = plan.routing.relays(req.hit_rate) & on_decode & has_rld & topo.cross_dc
+    # the timeline's rule, and only where the plan has an RLD pool to relay through
+    relay = timing.relays(topo.cross_dc, plan.routing, req.hit_rate, on_decode) & has_rld
     pid_a = np.where(
         relay, policies.P_RLD_MD, np.where(on_decode, policies.P_MD, policies.P_RLD_ANOMALOUS)
     )

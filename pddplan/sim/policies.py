@@ -13,13 +13,17 @@ switches between the two by RLD's load at the moment of the hand-over, as the br
 from __future__ import annotations
 
 from pddplan.errors import OptionError
+from pddplan.timing import P_MD as P_MD
+from pddplan.timing import P_RLD_ANOMALOUS as P_RLD_ANOMALOUS
+from pddplan.timing import P_RLD_MD as P_RLD_MD
+from pddplan.timing import pipeline_names
 
 POLICIES = ("allowed", "p-rld")
 HANDOVER_CHOICES = ("plan", "one-shot", "catch-up", "adaptive")
 
-#: Pipeline ids (the solver's: 0 = P-MD, 1 = P-RLD-MD, 2 = P-RLD for anomalous traffic).
-P_MD, P_RLD_MD, P_RLD_ANOMALOUS = 0, 1, 2
-PIPELINE_NAMES = {P_MD: "P-MD", P_RLD_MD: "P-RLD-MD", P_RLD_ANOMALOUS: "P-RLD (anomalous)"}
+#: Pipeline ids are the timeline's (:data:`pddplan.timing.P_MD`, ``P_RLD_MD``,
+#: ``P_RLD_ANOMALOUS``), named as the planner names them across datacenters.
+PIPELINE_NAMES = pipeline_names(cross_dc=True)
 #: Name of the relayed pipeline under the excluded policy.
 P_RLD_WRONG = "P-RLD (low-hit, p-rld policy)"
 

@@ -253,7 +253,7 @@ class Problem:
     @cached_property
     def on_decode_side(self) -> np.ndarray:
         """Classes whose decode runs on MD (or D): all but the filtered anomalous ones."""
-        return ~(self.classes.anomalous & self.topology.anomalous_filter & self.topology.relay)
+        return timing.on_decode_side(self.classes.anomalous, self.topology)
 
     @cached_property
     def routings(self) -> list[Routing]:
@@ -302,9 +302,6 @@ class Problem:
             self.model,
             self.cache,
         )
-
-    def relay_mask(self, routing: Routing) -> np.ndarray:
-        return routing.relays(self.classes.hit_rate) & self.on_decode_side
 
 
 def _relay_routings(classes: RequestClasses) -> tuple[Routing, ...]:

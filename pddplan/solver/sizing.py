@@ -870,12 +870,7 @@ class Sizing:
         wait = self.prefill_wait(p_inst, n, plan.rate_rps)
         pw, cond = wait.wait_probability, wait.conditional
         out: dict[str, dict[str, float]] = {}
-        names = {
-            0: "P-MD" if self.pb.topology.cross_dc else "P-D",
-            1: "P-RLD-MD",
-            2: "P-RLD (anomalous)",
-        }
-        for pid, name in names.items():
+        for pid, name in timing.pipeline_names(self.pb.topology.cross_dc).items():
             mask = pids == pid
             if not np.any(mask):
                 continue

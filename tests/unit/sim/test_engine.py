@@ -76,6 +76,32 @@ def one_request(pb, hit: float, input_tokens: float, output_tokens: float, anoma
     )
 
 
+def test_pipelines_follow_the_timeline_s_relay_rule(filtered, all_relay) -> None:
+    # one rule (timing.on_decode_side, timing.relays): a request of each class goes where the
+    # planner's timeline sends its class, at every routing the search tries
+    from pddplan.sim import engine
+
+    for case in (filtered, all_relay):
+        pb = case.problem
+        c = pb.classes
+        req = replay(
+            np.zeros(len(c.hit_rate)),
+            np.asarray(c.hit_rate, dtype=float),
+            np.asarray(c.input_tokens, dtype=float),
+            np.asarray(c.output_tokens, dtype=float),
+            0.0,
+            np.random.default_rng(0),
+            np.asarray(c.anomalous, dtype=bool),
+        )
+        assert case.plan.roles.get("RLD") is not None
+        for routing in pb.routings:
+            sp = dataclasses.replace(SimPlan.of(case.plan), routing=routing)
+            pid = engine._pipelines(pb, sp, req)
+            route = Solver(pb).route(case.plan.rate_rps, routing)
+            np.testing.assert_array_equal(pid == timing.P_RLD_MD, route.relay)
+            np.testing.assert_array_equal(pid == timing.P_RLD_ANOMALOUS, ~pb.on_decode_side)
+
+
 # ------------------------------------------------------------------------- single requests
 
 
