@@ -32,6 +32,13 @@ ROBUST_CONFIDENCE = 0.9
 #: Scenarios ``robust`` draws.
 ROBUST_SAMPLES = 1000
 
+#: [-] ``hitrate``'s hit-rate bin edges, from 0 to 1: the brief's seven bins.
+HIT_RATE_BINS = (0.0, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
+#: [tokens] Tokens per hash-id block of a trace (Mooncake's traces hash 512-token blocks).
+TRACE_BLOCK_TOKENS = 512
+#: Points per length distribution in a workload profile that ``hitrate`` writes.
+WORKLOAD_MAX_POINTS = 50
+
 #: The folder of each profile kind in a profiles directory (``chips/gpu-a.yaml``): the layout the
 #: search path scans (:mod:`pddplan.io.search_path`) and the spec's kinds name (a scenario is
 #: not a profile kind here: scenarios live in ``scenarios/``).

@@ -62,6 +62,10 @@ class OptionCapError(OptionError, CapError):
     """A cap passed by the value of a named option (exit 2)."""
 
 
+#: The most chips of one kind a limit names (a scenario's ``limits.max_chips`` and a command's
+#: ``CHIP=N`` settings: the schema and the command line take the same range).
+MAX_CHIPS_PER_KIND = 10**7
+
 #: Points of a sweep grid (the product of the axes' value counts): each is a solve, and with
 #: baselines three, so the cap bounds the work (10,000 points: about a minute on one core at the
 #: 200 points/s of benchmarks/bench_sweep.py; 100,000 took hours).

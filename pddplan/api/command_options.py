@@ -91,11 +91,11 @@ class SimulateOptions(Options):
 
 
 class HitrateOptions(Options):
-    block_tokens: PositiveTokens = 512
+    block_tokens: PositiveTokens = defaults.TRACE_BLOCK_TOKENS
     warmup_s: Annotated[float, Field(ge=0.0)] = 0.0
     anomalous_input_tokens: PositiveTokens = defaults.ANOMALOUS_INPUT_TOKENS
     anomalous_output_tokens: PositiveTokens = defaults.ANOMALOUS_OUTPUT_TOKENS
-    max_points: Annotated[int, Field(ge=2)] = 50
+    max_points: Annotated[int, Field(ge=2)] = defaults.WORKLOAD_MAX_POINTS
     skip_bad_lines: bool = False
     trace_format: str = "auto"
     jobs: Annotated[int, Field(ge=0)] = 0

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pddplan import defaults
 from pddplan.api.command_options import HitrateOptions
 from pddplan.api.options import validate_args
 from pddplan.api.scenario import PathLike, library_warning
@@ -15,8 +16,6 @@ from pddplan.errors import OptionError, UnreadableFileError
 
 if TYPE_CHECKING:
     from pddplan.results import HitrateResult
-
-DEFAULT_BINS = (0.0, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
 
 _D = HitrateOptions()
 
@@ -237,7 +236,7 @@ def _write_workload(
 
 def _bins(bins: str | Sequence[float] | None) -> list[float]:
     if bins is None:
-        return list(DEFAULT_BINS)
+        return list(defaults.HIT_RATE_BINS)
     if isinstance(bins, str):
         try:
             edges = [float(x) for x in bins.split(",") if x.strip()]

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from pddplan.errors import OptionError, UsageError
+from pddplan.limits import MAX_CHIPS_PER_KIND
 from pddplan.units import parse_scaled_count, parse_whole_number
 
 #: Largest chip count a ``CHIP=N`` setting takes [-] (the schema's bound on `limits.max_chips`).
-MAX_COUNT = 10**7
+MAX_COUNT = MAX_CHIPS_PER_KIND
 
 #: Largest token count :func:`parse_token_count` takes [tokens] (the largest cache capacity
 #: ``hitrate`` replays; any prompt or context is far below it).

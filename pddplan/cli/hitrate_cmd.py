@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +13,8 @@ import typer
 from pddplan import defaults
 from pddplan.cli import common
 
-DEFAULT_BINS = "0,0.9,0.93,0.95,0.97,0.98,0.99,1"
+#: The default bins as ``--bins`` writes them.
+DEFAULT_BINS = ",".join(f"{e:g}" for e in defaults.HIT_RATE_BINS)
 
 
 def _command_line(trace: Path, opts: list[tuple[str, object, object]]) -> str:
@@ -62,7 +64,7 @@ def hitrate_cmd(
     ] = None,
     block_tokens: Annotated[
         int, typer.Option("--block-tokens", help="Tokens per hash-id block.")
-    ] = 512,
+    ] = defaults.TRACE_BLOCK_TOKENS,
     bins: Annotated[
         str | None,
         typer.Option(
@@ -115,7 +117,7 @@ def hitrate_cmd(
     max_points: Annotated[
         int,
         typer.Option("--max-points", help="Points per length distribution in the workload YAML."),
-    ] = 50,
+    ] = defaults.WORKLOAD_MAX_POINTS,
     skip_bad_lines: Annotated[
         bool,
         typer.Option(
@@ -160,7 +162,8 @@ def hitrate_cmd(
     given = dict(locals())
     made_by = None
     if workload_out is not None:
-        opts = [(flag, given[name], default) for flag, name, default in MADE_BY_OPTIONS]
+        own = inspect.signature(hitrate_cmd).parameters
+        opts = [(flag, given[name], own[name].default) for flag, name in MADE_BY_OPTIONS]
         made_by = _command_line(trace, [*opts, ("--workload-out", str(workload_out), None)])
     common.unmap_large_frees()  # the replay's freed arrays go back to the system
     with common.spinner("reading the trace"):
@@ -169,7 +172,7 @@ def hitrate_cmd(
             cache_tokens=cache_tokens,
             workload_cache_tokens=workload_cache_tokens,
             block_tokens=block_tokens,
-            bins=bins or DEFAULT_BINS,
+            bins=bins,
             warmup_s=warmup_s,
             anomalous_input_tokens=anomalous_input_tokens,
             anomalous_output_tokens=anomalous_output_tokens,
@@ -192,18 +195,19 @@ def hitrate_cmd(
     out.emit(res.report())
 
 
-#: The options the workload profile's ``made by`` line repeats: flag, parameter, default.
+#: The options the workload profile's ``made by`` line repeats (flag, parameter), where they
+#: differ from the command's defaults.
 MADE_BY_OPTIONS = (
-    ("--cache-tokens", "cache_tokens", None),
-    ("--workload-cache-tokens", "workload_cache_tokens", None),
-    ("--block-tokens", "block_tokens", 512),
-    ("--bins", "bins", None),
-    ("--warmup", "warmup_s", 0.0),
-    ("--anomalous-input-tokens", "anomalous_input_tokens", defaults.ANOMALOUS_INPUT_TOKENS),
-    ("--anomalous-output-tokens", "anomalous_output_tokens", defaults.ANOMALOUS_OUTPUT_TOKENS),
-    ("--max-points", "max_points", 50),
-    ("--skip-bad-lines", "skip_bad_lines", False),
-    ("--trace-format", "trace_format", "auto"),
+    ("--cache-tokens", "cache_tokens"),
+    ("--workload-cache-tokens", "workload_cache_tokens"),
+    ("--block-tokens", "block_tokens"),
+    ("--bins", "bins"),
+    ("--warmup", "warmup_s"),
+    ("--anomalous-input-tokens", "anomalous_input_tokens"),
+    ("--anomalous-output-tokens", "anomalous_output_tokens"),
+    ("--max-points", "max_points"),
+    ("--skip-bad-lines", "skip_bad_lines"),
+    ("--trace-format", "trace_format"),
 )
 
 

@@ -549,8 +549,8 @@ def closed_forms_beside(
 
 
 # ------------------------------------------------------------ judging warnings against gaps
-#: Percentiles of TTFT a regime warning can name.
-TTFT_PERCENTILES = (50, 90, 99)
+#: Percentiles of TTFT a regime warning can name (the SLA's, as the figures report them).
+TTFT_PERCENTILES = PERCENTILES
 
 #: Short names of the regime warnings (a phrase of the warning, its tag, whether it is about
 #: TTFT); a warning matching none is tagged ``other`` and taken as about TTFT.

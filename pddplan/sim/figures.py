@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pddplan.sim import policies
+from pddplan.solver.problem import PERCENTILES as SLA_PERCENTILES
 
-#: TTFT percentiles reported per pipeline.
-PERCENTILES = (50, 90, 99)
+#: TTFT percentiles reported per pipeline: the SLA's (the closed forms' per-pipeline figures,
+#: :meth:`pddplan.solver.Solver.ttft_by_pipeline`, are keyed ``p50``, ``p90``, ``p99`` by them).
+PERCENTILES = tuple(round(100 * p) for p in SLA_PERCENTILES)
 #: Every pipeline name the engine may report, in a fixed order.
 PIPELINES = (*policies.PIPELINE_NAMES.values(), policies.P_RLD_WRONG)
 

@@ -7,6 +7,7 @@ from pydantic import Discriminator, Field, StrictBool, Tag, field_validator, mod
 from typing_extensions import Self
 
 from pddplan import defaults
+from pddplan.limits import MAX_CHIPS_PER_KIND
 from pddplan.spec.base import (
     Efficiency,
     Fraction,
@@ -134,7 +135,9 @@ class Revenue(Strict):
 
 
 class Limits(Strict):
-    max_chips: dict[str, Annotated[int, Field(ge=1, le=10**7)]] = Field(default_factory=dict)
+    max_chips: dict[str, Annotated[int, Field(ge=1, le=MAX_CHIPS_PER_KIND)]] = Field(
+        default_factory=dict
+    )
     budget_usd_per_hour: PositiveUsd | None = None
     max_rate_rps: Rate | None = None
 
