@@ -66,6 +66,14 @@ def usd_per_month_to_usd_per_hour(usd_per_month: float) -> float:
     return usd_per_month / HOURS_PER_MONTH
 
 
+def amortized_usd_per_hour(capex_usd: float, amortization_years: float) -> float:
+    """[USD/h] A purchase spread evenly over its amortization period, in the hours of the
+    price sheets' months (:data:`HOURS_PER_MONTH`, 8,760 h a year): the one rule for an owned
+    chip (:func:`pddplan.solver.problem.build_pricing`) and a cache tier's capacity bought
+    outright (:attr:`pddplan.spec.caches.CachePrice.usd_per_gb_hour_amortized`)."""
+    return capex_usd / (amortization_years * HOURS_PER_MONTH * 12)
+
+
 #: [-] What a quotient that should be a whole count may exceed it by through rounding.
 COUNT_ROUNDING = 1e-9
 

@@ -103,7 +103,6 @@ def build_pricing(rs: ResolvedScenario) -> Pricing | None:
     owned = {k: v for k, v in inv.owned.items() if v > 0}
     if not owned and inv.additional == "rent":
         return None
-    hours = inv.amortization_years * units.HOURS_PER_MONTH * 12
     rental = {n: c.price.rental_usd_per_hour for n, c in rs.chips.items()}
     capex = {n: c.price.capex_usd for n, c in rs.chips.items()}
 
@@ -114,7 +113,7 @@ def build_pricing(rs: ResolvedScenario) -> Pricing | None:
                 f"inventory: {why} {name} has no price.capex_usd to amortize; give one "
                 f"(--set chips.{name}.price.capex_usd=USD) or {fix}"
             )
-        return cx / hours + inv.opex_usd_per_chip_hour
+        return units.amortized_usd_per_hour(cx, inv.amortization_years) + inv.opex_usd_per_chip_hour
 
     own_rate = {
         n: (

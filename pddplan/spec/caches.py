@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 from typing_extensions import Self
 
+from pddplan import units
 from pddplan.spec.base import Source, Strict, Usd, empty_list
 
 #: [GB] The largest cache a node may hold (1 PB): a sanity bound, not a datasheet figure.
@@ -44,7 +45,7 @@ class CachePrice(Strict):
         if self.usd_per_gb_hour is not None:
             return self.usd_per_gb_hour
         assert self.capex_usd_per_gb is not None
-        return self.capex_usd_per_gb / (self.amortization_years * 365.25 * 24)
+        return units.amortized_usd_per_hour(self.capex_usd_per_gb, self.amortization_years)
 
 
 class Cache(Strict):

@@ -44,6 +44,16 @@ def test_time_and_money() -> None:
     assert units.usd_per_month_to_usd_per_hour(20_000.0) == pytest.approx(27.39726, rel=1e-6)
 
 
+def test_one_amortization_for_chips_and_cache_capacity() -> None:
+    # 8,760 h a year (the price sheets' months): 30,000 $ over 3 years is 30000 / 26280 $/h,
+    # for an owned chip (build_pricing) and for a cache tier's capacity bought outright alike
+    from pddplan.spec.caches import CachePrice
+
+    assert units.amortized_usd_per_hour(30_000.0, 3.0) == pytest.approx(30_000.0 / 26_280.0)
+    price = CachePrice(capex_usd_per_gb=30_000.0, amortization_years=3.0, source="test")
+    assert price.usd_per_gb_hour_amortized == units.amortized_usd_per_hour(30_000.0, 3.0)
+
+
 def test_dtype_bytes() -> None:
     assert units.DTYPE_BYTES == {
         "fp32": 4.0,
