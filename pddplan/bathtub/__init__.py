@@ -444,7 +444,7 @@ def _reprovisioned(
         costs.append(p.cost_usd_per_hour)
         if rs.scenario.revenue is not None:
             r = float(revenue_usd(rs.scenario.revenue, l_in, h, l_out))
-            rpc.append(r * p.goodput_rps * units.SECONDS_PER_HOUR / p.cost_usd_per_hour)
+            rpc.append(r * p.bcr_requests_per_usd)  # revenue per request times BCR
         else:
             rpc.append(None)
     if progress:
