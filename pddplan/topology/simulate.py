@@ -62,7 +62,11 @@ class SimulatedPipeline:
 
     @property
     def meets_sla(self) -> bool:
-        return all(s <= t for s, t in zip(self.simulated_ttft_s, self.targets_s, strict=True))
+        """Whether every simulated TTFT percentile is within its target (the SLA's one
+        comparison, :func:`pddplan.solver.sla.meets_targets`)."""
+        from pddplan.solver import sla
+
+        return sla.meets_targets(self.simulated_ttft_s, self.targets_s)
 
     def warnings(self) -> list[str]:
         return [
