@@ -211,7 +211,7 @@ class CacheHitRateTrace(Strict):
         default=None, description="a JSONL trace with hash_ids, relative to the scenario file"
     )
     sessions: CacheSessions | None = Field(default=None, description="the session model")
-    block_tokens: Annotated[int, Field(ge=1, le=10**6)] = 512
+    block_tokens: Annotated[int, Field(ge=1, le=10**6)] = defaults.TRACE_BLOCK_TOKENS
     warmup_s: Annotated[float, Field(ge=0, le=1e7)] = 0.0
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pddplan import defaults
 from pddplan.errors import OptionError, UsageError
 from pddplan.spec import DEFAULT_ANOMALOUS_INPUT_TOKENS, DEFAULT_ANOMALOUS_OUTPUT_TOKENS
 from pddplan.trace.replay import UNBOUNDED, TraceReplay, replay_trace, warmup_mask
@@ -141,7 +142,7 @@ def capacity_curve(
     path: Path,
     capacity_tokens: Sequence[float] = (UNBOUNDED,),
     *,
-    block_tokens: int = 512,
+    block_tokens: int = defaults.TRACE_BLOCK_TOKENS,
     warmup_s: float = 0.0,
     edges: Sequence[float] = DEFAULT_EDGES,
     keep_samples: bool = False,

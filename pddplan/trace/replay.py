@@ -367,7 +367,7 @@ def replay_trace(
     path: Path,
     capacity_tokens: Sequence[float] = (UNBOUNDED,),
     *,
-    block_tokens: int = 512,
+    block_tokens: int = defaults.TRACE_BLOCK_TOKENS,
     fmt: str = "auto",
     skip_bad_lines: bool = False,
     jobs: int | None = None,
@@ -429,7 +429,7 @@ def replay_records(
     file: str,
     capacity_tokens: Sequence[float] = (UNBOUNDED,),
     *,
-    block_tokens: int = 512,
+    block_tokens: int = defaults.TRACE_BLOCK_TOKENS,
     warn: Callable[[str], None] | None = None,
 ) -> TraceReplay:
     """:func:`replay_trace` of request records made in memory (a session model's trace,

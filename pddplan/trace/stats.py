@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pddplan import defaults
 from pddplan.errors import OptionError, ProfileError, write_failed
 from pddplan.io.files import read_text
 
@@ -242,7 +243,7 @@ class CapacityCurve:
     bin_edges: np.ndarray
     histograms: np.ndarray
     requests: int
-    block_tokens: int = 512
+    block_tokens: int = defaults.TRACE_BLOCK_TOKENS
     samples: list[np.ndarray] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -314,7 +315,7 @@ class CapacityCurve:
         """
         file = str(path)
         text = read_text(path, what="capacity curve")
-        block_tokens = 512
+        block_tokens = defaults.TRACE_BLOCK_TOKENS
         lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
         reader = csv.DictReader(lines)
         cols = list(reader.fieldnames or [])
@@ -387,7 +388,7 @@ def curve_from_hits(
     hit_tokens: np.ndarray,
     *,
     edges: Sequence[float] | np.ndarray = DEFAULT_EDGES,
-    block_tokens: int = 512,
+    block_tokens: int = defaults.TRACE_BLOCK_TOKENS,
     keep_samples: bool = False,
     rows: np.ndarray | None = None,
     chunk_rows: int = 1 << 16,

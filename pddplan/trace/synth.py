@@ -14,13 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
+from pddplan import defaults
+
 
 @dataclass(frozen=True)
 class SynthParams:
     """Knobs of :func:`synthetic_requests` (defaults resemble the Mooncake trace)."""
 
     rate_rps: float = 500.0
-    block_tokens: int = 512
+    block_tokens: int = defaults.TRACE_BLOCK_TOKENS
     system_prompts: int = 200
     system_prompt_blocks_max: int = 24
     new_conversation_probability: float = 0.6
