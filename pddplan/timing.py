@@ -252,7 +252,9 @@ def handover_transfer_s(wan: LinkNumbers, tokens):
     )
 
 
-def jitter_points(link: LinkNumbers, points: int = 9) -> tuple[np.ndarray, np.ndarray]:
+def jitter_points(
+    link: LinkNumbers, points: int = network.JITTER_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
     """Equal-probability points of the link's payload jitter factor: (factors, weights)."""
     return network.jitter_points(link.jitter_cv, points)
 

@@ -338,8 +338,12 @@ normal_ppf = np.vectorize(_STD_NORMAL.inv_cdf, otypes=[float])
 normal_cdf = np.vectorize(_STD_NORMAL.cdf, otypes=[float])
 
 
+#: Equal-probability points a payload's jitter factor is discretized into [-].
+JITTER_POINTS = 9
+
+
 @functools.lru_cache(maxsize=64)
-def jitter_points(jitter_cv: float, points: int = 9) -> tuple[np.ndarray, np.ndarray]:
+def jitter_points(jitter_cv: float, points: int = JITTER_POINTS) -> tuple[np.ndarray, np.ndarray]:
     """Equal-probability discretization of the jitter factor: (factors, weights).
 
     The arrays are cached and shared: callers must not modify them.
