@@ -100,17 +100,23 @@ def revenue_usd(revenue: Revenue, input_tokens, hit_rate, output_tokens):
 
 
 def _unit_prices(plan: Plan, pb: Any) -> dict[str, float]:
-    """Per role, the plan's price of one instance [USD/h] (its role cost over its count)."""
+    """Per role, the plan's price of one instance [USD/h]: its role's cost in the plan's
+    (:func:`~pddplan.solver.plan.role_costs`, owned and bought chips at the inventory's prices)
+    over its count; an instance's rental where the scenario has no inventory, and the price of
+    one instance beyond the owned chips (:meth:`~pddplan.solver.problem.Problem.
+    unit_usd_per_hour`) for a role of none."""
     pricing = pb.pricing
-    owned = pricing is not None and bool(pricing.owned)
-    costs = role_costs(plan.roles, pricing) if owned else {}
+    costs = role_costs(plan.roles, pricing) if pricing is not None else {}
     out: dict[str, float] = {}
     for role, v in plan.roles.items():
         if v is None:
             out[role] = 0.0
             continue
         inst, n = v
-        out[role] = costs[role] / n if owned and n > 0 else inst.price_usd_per_hour
+        if pricing is None:
+            out[role] = inst.price_usd_per_hour
+        else:
+            out[role] = costs[role] / n if n > 0 else pb.unit_usd_per_hour(inst)
     return out
 
 
