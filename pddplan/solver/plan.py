@@ -363,15 +363,13 @@ def cost_split(plan: Plan) -> list[ChipCost]:
     out: list[ChipCost] = []
     for name in [*chips, *(k for k in owned_all if k not in chips)]:
         n = chips.get(name, 0)
-        own = min(n, owned_all.get(name, 0))
-        extra = n - own
         if pricing is None:
             out.append(
                 ChipCost(name, n, 0, 0, n, 0, n * rental[name], 0.0, n * rental[name], 0.0, 0.0)
             )
             continue
-        own_cost = own * pricing.owned_usd_per_chip_hour.get(name, 0.0)
-        extra_cost = extra * pricing.extra_usd_per_chip_hour.get(name, rental.get(name, 0.0))
+        own, own_cost, extra_cost = pricing.kind_cost(name, n)
+        extra = n - own
         buy = pricing.additional == "buy"
         capex = pricing.capex_usd.get(name) or 0.0
         out.append(

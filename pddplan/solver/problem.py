@@ -87,13 +87,25 @@ class Pricing:
     additional: str  # "rent" or "buy"
     owned_cost: str  # "amortized" or "sunk"
 
+    def kind_cost(self, name: str, n: int) -> tuple[int, float, float]:
+        """``n`` chips of kind ``name``: how many are owned ones, and the owned ones' and the
+        others' cost [USD/h] (the owned chips used first). The one price of a kind's chips:
+        :meth:`chips_cost_usd_per_hour` adds it up, :func:`~pddplan.solver.plan.cost_split`
+        reports its parts."""
+        own = min(n, self.owned.get(name, 0))
+        return (
+            own,
+            own * self.owned_usd_per_chip_hour.get(name, 0.0),
+            (n - own) * self.extra_usd_per_chip_hour[name],
+        )
+
     def chips_cost_usd_per_hour(self, chips: dict[str, int]) -> float:
         """Cost of a fleet's chips [USD/h], owned ones used first."""
         total = 0.0
         for name, n in chips.items():
-            own = min(n, self.owned.get(name, 0))
-            total += own * self.owned_usd_per_chip_hour.get(name, 0.0)
-            total += (n - own) * self.extra_usd_per_chip_hour[name]
+            _own, own_cost, extra_cost = self.kind_cost(name, n)
+            total += own_cost
+            total += extra_cost
         return total
 
 
