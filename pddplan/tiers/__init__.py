@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pddplan import units
+from pddplan import defaults, units
 from pddplan.errors import InfeasibleError, OptionError, ProfileError
 from pddplan.io.loader import ResolvedScenario
 from pddplan.solver import Outcome, Plan, solve_scenario
@@ -36,8 +36,10 @@ if TYPE_CHECKING:
 
 #: How messages name the session model's synthetic trace (made in memory, never written).
 SESSIONS_TRACE = "cache.hit_rate.sessions"
-#: Hit-rate bin edges of the distribution a capacity gives (those of ``pddplan hitrate``).
-HIT_RATE_EDGES = (0.0, 0.5, 0.8, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
+#: Hit-rate bin edges of the distribution a capacity gives: ``pddplan hitrate``'s (the brief's
+#: seven bins, :data:`pddplan.defaults.HIT_RATE_BINS`) with their first, [0, 0.9), split at 0.5
+#: and 0.8, where a small cache's requests fall.
+HIT_RATE_EDGES = (0.0, 0.5, 0.8, *defaults.HIT_RATE_BINS[1:])
 
 
 @dataclass(frozen=True)

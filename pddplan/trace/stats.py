@@ -17,7 +17,7 @@ from pddplan import defaults
 from pddplan.errors import OptionError, ProfileError, write_failed
 from pddplan.io.files import read_text
 
-DEFAULT_EDGES: tuple[float, ...] = (0.0, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
+DEFAULT_EDGES: tuple[float, ...] = defaults.HIT_RATE_BINS
 """The brief's seven hit-rate bins, [0, 0.9) up to [0.99, 1.0] (as in profiles/agent-64k)."""
 
 HIGH_HIT = 0.95
