@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pddplan.results.base import Report, Result, Row, Section
+from pddplan.sim.figures import PERCENTILES
 from pddplan.solver.plan import role_owned_chips
 
 if TYPE_CHECKING:
@@ -297,7 +298,7 @@ def _sim_row(p: SimulatedPipeline) -> Row:
         "pipeline": p.pipeline,
         "rate_rps": p.rate_rps,
     }
-    for i, q in enumerate((50, 90, 99)):
+    for i, q in enumerate(PERCENTILES):  # the SLA's, as the simulator reports them
         row[f"closed_ttft_p{q}_s"] = p.closed_ttft_s[i]
         row[f"simulated_ttft_p{q}_s"] = p.simulated_ttft_s[i]
         row[f"gap_p{q}_pct"] = p.gap_pct[i]

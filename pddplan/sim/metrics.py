@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pddplan.sim import policies
+from pddplan.sim.figures import PERCENTILES
 from pddplan.sim.plan import SimPlan
 from pddplan.sim.resources import StepTable
 from pddplan.sim.result import SimResult
@@ -147,7 +148,7 @@ def _latency_figures(res: SimResult, m: np.ndarray) -> dict[str, float]:
         "unfinished_requests": float(np.sum(~np.isfinite(res.done_s))),
         "rate_rps": res.rate_rps,
     }
-    for p in (50, 90, 99):
+    for p in PERCENTILES:
         figs[f"ttft_p{p}_s"] = float(np.percentile(tt, p)) if len(tt) else math.nan
         figs[f"ci:ttft_p{p}_s"] = _batch_ci(tt, p)
     figs["ttft_mean_s"] = _mean(tt, math.nan)
@@ -257,7 +258,7 @@ def _pipeline_figures(res: SimResult, m: np.ndarray, wrong: bool) -> dict[str, f
             continue
         key = policies.P_RLD_WRONG if (wrong and p_id == policies.P_RLD_MD) else name
         figs[f"pipeline:{key}:share"] = float(sel.sum() / m.sum())
-        for p in (50, 90, 99):
+        for p in PERCENTILES:
             figs[f"pipeline:{key}:ttft_p{p}_s"] = float(np.percentile(res.ttft_s[sel], p))
             figs[f"ci:pipeline:{key}:ttft_p{p}_s"] = _batch_ci(res.ttft_s[sel], p)
     return figs
