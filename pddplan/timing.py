@@ -264,6 +264,21 @@ def jitter_quantile(link: LinkNumbers, probability):
     return network.jitter_quantile(probability, link.jitter_cv)
 
 
+#: Equal-probability points of the jitter factor over which a payload's mean time is taken
+#: (:func:`jitter_mean_factors`).
+JITTER_MEAN_POINTS = 1000
+
+
+def jitter_mean_factors(link: LinkNumbers) -> np.ndarray:
+    """The link's payload jitter factor at :data:`JITTER_MEAN_POINTS` equal-probability points,
+    in increasing order and scaled so that their mean is exactly 1 [-]: a payload's mean time is
+    the mean of :func:`transfer_s` of the payload times each (the mean ``pddplan transfer``
+    reports and the one ``pddplan calibrate`` fits a link's measured means with)."""
+    p = (np.arange(JITTER_MEAN_POINTS) + 0.5) / JITTER_MEAN_POINTS
+    f = np.asarray(jitter_quantile(link, p), dtype=float)
+    return f / float(np.mean(f))
+
+
 # ------------------------------------------------------------------------------- timeline
 
 

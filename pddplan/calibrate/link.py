@@ -78,8 +78,6 @@ OPTIONAL = ("concurrent_transfers", "statistic", "samples", "source")
 #: percentile ``n / (n + 1)`` (the expected rank of the largest of ``n`` draws).
 STATISTICS = ("sample", "mean", "p50", "p90", "p99", "max")
 _QUANTILE = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
-#: Equal-probability jitter points for the model's mean of a row.
-MEAN_POINTS = 201
 #: A parameter is identified when its pivot is at least this share of the largest one [1]_.
 IDENTIFY_TOL = 1e-3
 #: ... and when a 100% change moves the log latencies by at least this (root mean square).
@@ -262,9 +260,7 @@ def predict_s(link: Link, data: LinkMeasurements) -> np.ndarray:
     out = np.empty(len(data))
     mean_rows = np.isnan(data.quantile)
     if mean_rows.any():
-        p = (np.arange(MEAN_POINTS) + 0.5) / MEAN_POINTS
-        f = np.asarray(timing.jitter_quantile(ln, p), dtype=float)
-        f = f / float(np.mean(f))
+        f = timing.jitter_mean_factors(ln)
         t = timing.transfer_s(
             ln, data.payload_bytes[mean_rows, None] * f[None, :], rho[mean_rows, None]
         )

@@ -5,7 +5,8 @@ and the simulator use: lead (set-up, per-transfer latency, slow-start rounds), t
 at ``min(r_cap, C / N)`` with ``N`` transfers sharing the line, and the tail. The link's jitter
 is a mean-one lognormal factor on the payload (:func:`pddplan.timing.jitter_quantile`); the
 time grows with the payload, so the ``p``-quantile of the time is the time of the payload's
-``p``-quantile, and the mean is taken over :data:`MEAN_POINTS` equal-probability payloads.
+``p``-quantile, and the mean is taken over the equal-probability payloads of
+:func:`pddplan.timing.jitter_mean_factors`.
 
 Nothing here prints; :mod:`pddplan.cli.transfer_cmd` renders.
 """
@@ -39,8 +40,6 @@ SIZE_UNITS_BYTES = {
 }
 #: Payloads of the table printed without ``--bytes`` [bytes]: 1 MB to 10 GB, three a decade.
 DEFAULT_SIZES_BYTES = (1e6, 3e6, 1e7, 3e7, 1e8, 3e8, 1e9, 3e9, 1e10)
-#: Equal-probability points of the jitter factor over which the mean time is taken.
-MEAN_POINTS = 1000
 #: Percentiles reported [-].
 PERCENTILES = (0.5, 0.9, 0.99)
 
@@ -192,7 +191,8 @@ def transfer_times(
     ``N`` transfers on a processor-shared line each get ``min(r_cap, C / N)``;
     :func:`pddplan.models.network.shared_line_time_s` gives that with ``rho = 1 - 1/N``.
     Percentiles: ``t_p = t(x q_J(p))`` with ``q_J`` the jitter factor's quantile; mean:
-    ``E[t] = mean_i t(x q_J((i + 1/2) / M))`` over ``M`` = :data:`MEAN_POINTS` points.
+    ``E[t] = mean_i t(x q_J((i + 1/2) / M))`` over ``M`` =
+    :data:`pddplan.timing.JITTER_MEAN_POINTS` points.
     """
     if concurrent < 1:
         raise UsageError(f"concurrent transfers must be at least 1, not {concurrent}")
@@ -200,9 +200,7 @@ def transfer_times(
     if x.ndim != 1 or len(x) == 0 or np.any(~(x > 0)) or np.any(~np.isfinite(x)):
         raise UsageError("payload sizes must be positive, finite numbers of bytes")
     rho = 1.0 - 1.0 / concurrent
-    probs = (np.arange(MEAN_POINTS) + 0.5) / MEAN_POINTS
-    f = np.asarray(timing.jitter_quantile(link, probs), dtype=float)
-    f = f / float(np.mean(f))  # keep the discretized factor's mean exactly 1
+    f = timing.jitter_mean_factors(link)  # the discretized factor, its mean exactly 1
     grid = np.asarray(timing.transfer_s(link, x[:, None] * f[None, :], rho), dtype=float)
     mean = np.mean(grid, axis=1)
     q = np.asarray(timing.jitter_quantile(link, np.array(PERCENTILES)), dtype=float)

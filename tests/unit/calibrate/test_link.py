@@ -220,3 +220,24 @@ def test_cli_one_size_window_is_one_line_and_an_exit_code(tmp_path) -> None:
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "max_window_bytes: cannot be identified" in lines[0]
     assert "one payload size" in lines[0]
+
+
+def test_the_shipped_synthetic_rows_are_the_model_s_means() -> None:
+    # examples/measurements/README.md: each row of synthetic-multisize-link.csv is
+    # predict_s on wan-100g-cross-city with rtt_ms 24, per_transfer_latency_ms 5 and
+    # max_window_bytes 3 MiB (8 streams), written to 6 significant digits; regenerate the file on
+    # purpose when the model moves
+    from pathlib import Path
+
+    from pddplan.calibrate.link import with_values
+
+    path = (
+        Path(__file__).resolve().parents[3] / "examples/measurements/synthetic-multisize-link.csv"
+    )
+    data = parse_link_measurements(path.read_text(), str(path))
+    truth = with_values(
+        Registry.default().load("link", "wan-100g-cross-city"),
+        {"rtt_ms": 24.0, "per_transfer_latency_ms": 5.0, "max_window_bytes": 3 * 2**20},
+    )
+    got = [float(f"{t:.6g}") for t in predict_s(truth, data)]
+    assert got == data.latency_s.tolist()
