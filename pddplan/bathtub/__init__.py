@@ -28,13 +28,12 @@ from pddplan.io.loader import ResolvedScenario
 from pddplan.models import valleys as vmath
 from pddplan.solver import PDD, Outcome, Plan, Solver, build_problem
 from pddplan.solver.plan import require_priced, role_costs
+from pddplan.solver.token_cost import TOKENS_PER_MTOK
 from pddplan.spec import Revenue
 from pddplan.timing import Routing
 
 if TYPE_CHECKING:
     from pddplan.executors import Progress
-
-TOKENS_PER_MTOK = 1e6
 
 
 @dataclass(frozen=True)
