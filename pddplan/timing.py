@@ -273,10 +273,19 @@ def jitter_mean_factors(link: LinkNumbers) -> np.ndarray:
     """The link's payload jitter factor at :data:`JITTER_MEAN_POINTS` equal-probability points,
     in increasing order and scaled so that their mean is exactly 1 [-]: a payload's mean time is
     the mean of :func:`transfer_s` of the payload times each (the mean ``pddplan transfer``
-    reports and the one ``pddplan calibrate`` fits a link's measured means with)."""
+    reports and the one ``pddplan calibrate`` fits a link's measured means with); read-only."""
+    return _jitter_mean_factors(float(link.jitter_cv))
+
+
+@lru_cache(maxsize=64)
+def _jitter_mean_factors(jitter_cv: float) -> np.ndarray:
+    """:func:`jitter_mean_factors` by the jitter's coefficient of variation, kept (a link fit
+    asks for them at every evaluation of its rows); the array is read-only."""
     p = (np.arange(JITTER_MEAN_POINTS) + 0.5) / JITTER_MEAN_POINTS
-    f = np.asarray(jitter_quantile(link, p), dtype=float)
-    return f / float(np.mean(f))
+    f = np.asarray(network.jitter_quantile(p, jitter_cv), dtype=float)
+    f = f / float(np.mean(f))
+    f.setflags(write=False)
+    return f
 
 
 # ------------------------------------------------------------------------------- timeline
