@@ -118,15 +118,15 @@ def on_decode_side(anomalous, topology: Any) -> np.ndarray:
     return ~(np.asarray(anomalous, dtype=bool) & topology.anomalous_filter & topology.relay)
 
 
-def relays(cross_dc: bool, routing: Routing, hit_rate, on_decode_side) -> np.ndarray:
-    """Which requests ``routing`` relays through RLD [bool]: on the decode side (see
-    :func:`on_decode_side`), below its threshold, and only where decode is across the line
-    (in one datacenter nothing is relayed). The one rule of the timeline
-    (:func:`timeline`) and the simulator's pipelines."""
+def relays(cross_dc: bool, routing: Routing, hit_rate, decode_side) -> np.ndarray:
+    """Which requests ``routing`` relays through RLD [bool]: on the decode side
+    (``decode_side``, :func:`on_decode_side`'s mask), below its threshold, and only where
+    decode is across the line (in one datacenter nothing is relayed). The one rule of the
+    timeline (:func:`timeline`) and the simulator's pipelines."""
     h = np.asarray(hit_rate, dtype=float)
     if not cross_dc:
         return np.zeros(h.shape, dtype=bool)
-    return routing.relays(h) & on_decode_side
+    return routing.relays(h) & decode_side
 
 
 #: :meth:`Routing.none` and :meth:`Routing.all`, one object each (a frozen value): a sweep
