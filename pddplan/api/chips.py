@@ -63,6 +63,21 @@ def rank_chips(
         ls = LoadedScenario(src, ov, src.resolve(ov))
     rs = ls.resolved
     rows = _rank(rs, ls.registry, reference)
+    inv = rs.scenario.inventory
+    notes = []
+    if inv.additional == "buy":
+        unpriced = [r["chip"] for r in rows if r["price_usd_per_hour"] is None]
+        notes.append(
+            f"prices are bought chips' (inventory.additional: buy): capex amortized over "
+            f"{inv.amortization_years:g} years plus {inv.opex_usd_per_chip_hour:g} USD/(chip h) "
+            "of opex"
+            + (
+                f"; unpriced, with no price.capex_usd: {', '.join(sorted(unpriced))} (give it in the "
+                "scenario's overrides.chips.NAME.price.capex_usd)"
+                if unpriced
+                else ""
+            )
+        )
     return ChipsRankResult(
-        rows, rs.model.name, rs.workload.name, reference, rs.scenario.sla.tpot_ms
+        rows, rs.model.name, rs.workload.name, reference, rs.scenario.sla.tpot_ms, notes
     )

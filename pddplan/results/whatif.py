@@ -302,10 +302,16 @@ class ChipsRankResult(Result):
         if reference_row(self.chips, self.reference) is not None:
             advantage = f"advantage = {self.reference}'s cost / the chip's cost on that role"
         else:
-            why = next((r.get("note") for r in self.chips if r["chip"] == self.reference), "")
+            ref = next((r for r in self.chips if r["chip"] == self.reference), {})
+            why = ref.get("note") or ""
+            what = (
+                "is unpriced"  # its note says why
+                if ref.get("chips_per_instance")
+                else f"holds no instance of {self.model}"
+            )
+            why = why.removeprefix("unpriced: ")
             advantage = (
-                f"advantages and best roles are blank: the reference {self.reference} holds no "
-                f"instance of {self.model}"
+                f"advantages and best roles are blank: the reference {self.reference} {what}"
                 + (f" ({why})" if why else "")
                 + "; name another with --reference"
             )

@@ -109,6 +109,30 @@ class Pricing:
         return total
 
 
+def bought_usd_per_chip_hour(inventory: Any, capex_usd: float) -> float:
+    """What an owned or bought chip costs [USD/(chip h)] under ``inventory``
+    (``scenario.inventory``): its capex amortized over the inventory's years, plus its opex. The
+    one price of a purchased chip: :func:`build_pricing` and ``chips rank``
+    (:func:`additional_usd_per_chip_hour`) call it."""
+    return (
+        units.amortized_usd_per_hour(capex_usd, inventory.amortization_years)
+        + inventory.opex_usd_per_chip_hour
+    )
+
+
+def additional_usd_per_chip_hour(rs: ResolvedScenario, chip: Chip) -> float | None:
+    """What one more chip of ``chip`` costs the scenario ``rs`` [USD/(chip h)], beyond the chips
+    it owns: its rental (``inventory.additional: rent``, the default) or its purchase
+    (:func:`bought_usd_per_chip_hour`), None where it is bought and has no ``price.capex_usd``.
+    The price :func:`build_pricing` gives a scenario's chips beyond the owned ones."""
+    inv = rs.scenario.inventory
+    if inv.additional == "rent":
+        return float(chip.price.rental_usd_per_hour)
+    if chip.price.capex_usd is None:
+        return None
+    return bought_usd_per_chip_hour(inv, chip.price.capex_usd)
+
+
 def build_pricing(rs: ResolvedScenario) -> Pricing | None:
     """The inventory's pricing, or None when every chip is simply rented (no inventory)."""
     inv = rs.scenario.inventory
@@ -118,32 +142,30 @@ def build_pricing(rs: ResolvedScenario) -> Pricing | None:
     rental = {n: c.price.rental_usd_per_hour for n, c in rs.chips.items()}
     capex = {n: c.price.capex_usd for n, c in rs.chips.items()}
 
-    def amortized(name: str, why: str, fix: str) -> float:
+    def no_capex(name: str, why: str, fix: str) -> UsageError:
+        return UsageError(
+            f"inventory: {why} {name} has no price.capex_usd to amortize; give one "
+            f"(--set chips.{name}.price.capex_usd=USD) or {fix}"
+        )
+
+    def owned_rate(name: str) -> float:
+        if inv.owned_cost == "sunk":
+            return float(inv.opex_usd_per_chip_hour)
         cx = capex.get(name)
         if cx is None:
-            raise UsageError(
-                f"inventory: {why} {name} has no price.capex_usd to amortize; give one "
-                f"(--set chips.{name}.price.capex_usd=USD) or {fix}"
+            raise no_capex(
+                name, "owned", "count owned chips as sunk (--set inventory.owned_cost=sunk)"
             )
-        return units.amortized_usd_per_hour(cx, inv.amortization_years) + inv.opex_usd_per_chip_hour
+        return bought_usd_per_chip_hour(inv, cx)
 
-    own_rate = {
-        n: (
-            inv.opex_usd_per_chip_hour
-            if inv.owned_cost == "sunk"
-            else amortized(
-                n, "owned", "count owned chips as sunk (--set inventory.owned_cost=sunk)"
-            )
-        )
-        for n in owned
-    }
-    if inv.additional == "buy":
-        extra = {
-            n: amortized(n, "bought", "rent them (--set inventory.additional=rent)")
-            for n in rs.chips
-        }
-    else:
-        extra = dict(rental)
+    def extra_rate(name: str) -> float:
+        rate = additional_usd_per_chip_hour(rs, rs.chips[name])
+        if rate is None:
+            raise no_capex(name, "bought", "rent them (--set inventory.additional=rent)")
+        return rate
+
+    own_rate = {n: owned_rate(n) for n in owned}
+    extra = {n: extra_rate(n) for n in rs.chips}
     return Pricing(owned, own_rate, extra, rental, capex, inv.additional, inv.owned_cost)
 
 

@@ -597,11 +597,15 @@ def rank_chips(
     target for the largest batch that fits in memory and meets TPOT at the mean decode context.
     A chip's advantage on a role is the reference chip's cost over its own (above 1: cheaper).
     Every chip, the reference too, is the scenario's (:func:`~pddplan.io.loader.scenario_chip`:
-    with its ``overrides.chips``).
+    with its ``overrides.chips``), priced as the scenario prices a chip beyond those it owns
+    (:func:`~pddplan.solver.problem.additional_usd_per_chip_hour`: rented, or bought where
+    ``inventory.additional`` is ``buy``); a bought chip without ``price.capex_usd`` is listed
+    unpriced, with a note.
     """
     import numpy as np
 
     from pddplan.deployment import Instance, model_numbers, request_classes
+    from pddplan.solver.problem import additional_usd_per_chip_hour
 
     model = model_numbers(rs.model)
     sv = rs.scenario.serving
@@ -622,7 +626,7 @@ def rank_chips(
             "memory_gb": ds.memory_gb,
             "memory_bandwidth_tb_per_s": ds.memory_bandwidth_tb_per_s,
             "scaleup_bandwidth_gb_per_s": ds.scaleup_bandwidth_gb_per_s,
-            "price_usd_per_hour": chip.price.rental_usd_per_hour,
+            "price_usd_per_hour": additional_usd_per_chip_hour(rs, chip),
         }
         insts = [Instance(chip, model, tp, sv.decode_memory_utilization) for tp in tp_options]
         insts = [i for i in insts if i.fits]
@@ -635,8 +639,12 @@ def rank_chips(
         # each role gets the instance size that is cheapest for it
         best_p: tuple[float, int] | None = None
         best_d: tuple[float, int, int, int] | None = None
+        price = row["price_usd_per_hour"]
+        # a size's cost scales with the chip's price, so an unpriced chip (bought, and no
+        # capex) picks its sizes at any price: 1 USD/(chip h); its costs are then left blank
+        unit_price = 1.0 if price is None else price
         for inst in insts:
-            usd_per_s = inst.price_usd_per_hour / 3600.0
+            usd_per_s = unit_price * inst.tensor_parallel / 3600.0
             pre = np.asarray(
                 inst.prefill_s(classes.uncached_tokens, classes.cached_tokens, sv.chunk_size_tokens)
             )
@@ -661,10 +669,16 @@ def rank_chips(
             else ("TPOT" if b >= 1 else "TPOT (even batch 1 misses it)"),
             note="",
         )
+        if price is None:
+            row.update(
+                prefill_usd_per_mtok_input=None,
+                decode_usd_per_mtok_output=None,
+                note="unpriced: no price.capex_usd to amortize, and inventory.additional is buy",
+            )
         rows.append(row)
     ref = reference_row(rows, reference)
     for r in rows:
-        if not r.get("chips_per_instance") or ref is None:
+        if ref is None or r.get("prefill_usd_per_mtok_input") is None:
             r.update(prefill_advantage=None, decode_advantage=None, best_role=None)
             continue
         pa = ref["prefill_usd_per_mtok_input"] / r["prefill_usd_per_mtok_input"]
@@ -683,6 +697,13 @@ def rank_chips(
 
 
 def reference_row(rows: Sequence[Mapping[str, Any]], reference: str) -> Mapping[str, Any] | None:
-    """The reference chip's row of :func:`rank_chips` when it holds an instance of the model
-    (the advantages divide its costs); None when it holds none (every advantage is then blank)."""
-    return next((r for r in rows if r["chip"] == reference and r.get("chips_per_instance")), None)
+    """The reference chip's row of :func:`rank_chips` when it holds an instance of the model and
+    is priced (the advantages divide its costs); None otherwise (every advantage is then blank)."""
+    return next(
+        (
+            r
+            for r in rows
+            if r["chip"] == reference and r.get("prefill_usd_per_mtok_input") is not None
+        ),
+        None,
+    )

@@ -291,3 +291,48 @@ def test_a_column_left_out_is_named_where_others_of_its_group_show() -> None:
     )
     assert "every plan column" in left_out(sec, ["a", "b", "c"])
     assert Section("t", [{"a": None}]).shown_columns() == (["a"], [])  # only omit_empty's go
+
+
+def test_rank_chips_prices_bought_chips_as_the_solve_does(tmp_path) -> None:
+    # inventory.additional: buy: the solve prices a chip beyond the owned ones at its amortized
+    # capex plus opex (Pricing.extra_usd_per_chip_hour); chips rank must rank at that price, not
+    # at the rental, and leave a chip without capex unpriced rather than fall back to its rental
+    from pddplan import api
+    from pddplan.solver.problem import build_pricing
+
+    reg = Registry.default()
+    text = reg.scenario_path(None).read_text(encoding="utf-8")
+    text += (
+        "inventory: {additional: buy, opex_usd_per_chip_hour: 0.3, amortization_years: 5}\n"
+        "overrides:\n  chips:\n"
+        "    gpu-a: {price: {capex_usd: 20000}}\n"
+        "    gpu-b: {price: {capex_usd: 30000}}\n"
+    )
+    f = tmp_path / "buy.yaml"
+    f.write_text(text, encoding="utf-8")
+    rs = load_scenario(str(f), reg)
+    pricing = build_pricing(rs)
+    assert pricing is not None
+    by = {r["chip"]: r for r in rank_chips(rs, reg, "gpu-a")}
+    for name in ("gpu-a", "gpu-b"):
+        assert by[name]["price_usd_per_hour"] == pricing.extra_usd_per_chip_hour[name]
+    assert by["gpu-a"]["price_usd_per_hour"] == pytest.approx(20000 / (5 * 8760) + 0.3)
+    # the cost per token is the rented one's scaled by the price (the same sizes are chosen)
+    plain = {r["chip"]: r for r in rank_chips(load_scenario(None, reg), reg, "gpu-a")}
+    for name in ("gpu-a", "gpu-b"):
+        scale = by[name]["price_usd_per_hour"] / plain[name]["price_usd_per_hour"]
+        assert by[name]["decode_usd_per_mtok_output"] == pytest.approx(
+            plain[name]["decode_usd_per_mtok_output"] * scale, rel=1e-12
+        )
+        assert by[name]["decode_chips_per_instance"] == plain[name]["decode_chips_per_instance"]
+    # a chip whose profile has no capex (h200-sxm) is unpriced, its sizes still shown
+    h200 = by["h200-sxm"]
+    assert h200["price_usd_per_hour"] is None
+    assert h200["prefill_usd_per_mtok_input"] is None and h200["prefill_advantage"] is None
+    assert h200["chips_per_instance"] == plain["h200-sxm"]["chips_per_instance"]
+    assert "no price.capex_usd" in h200["note"]
+    res = api.rank_chips(str(f), reference="h200-sxm")
+    notes = res.report().notes
+    assert "the reference h200-sxm is unpriced" in notes[0]
+    assert "capex amortized over 5 years plus 0.3 USD/(chip h)" in notes[1]
+    assert "h200-sxm" in notes[1].split("unpriced, with no price.capex_usd:")[1]
