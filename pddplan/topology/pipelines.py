@@ -88,7 +88,7 @@ def pipelines_of(ti: TopologyInput) -> list[Pipeline]:
         for p in _reachable(t, sites):
             if sites[p].roles.P is None:
                 continue
-            if _same_site_chips(sites[p]):
+            if _same_site_chips(ti, sites[p]):
                 out.append(Pipeline(t.name, p, p, None))
             for ln in ti.spec.lines:
                 if p in ln.sites:
@@ -102,11 +102,20 @@ def _reachable(t: TrafficSource, sites: dict[str, Site]) -> list[str]:
     return [s for s in sites if s == t.entry or s in t.access]
 
 
-def _same_site_chips(site: Site) -> list[str]:
+def choice_chips(ti: TopologyInput, choice: RoleChoice) -> list[str]:
+    """The chips a site's role may use, in its order (``*``: every chip of the catalog, sorted,
+    as :func:`~pddplan.spec.scenario.role_chip_names` reads it in the pipeline's scenario)."""
+    if "*" in choice.chips:
+        return sorted(ti.registry.index("chip"))
+    return list(dict.fromkeys(choice.chips))
+
+
+def _same_site_chips(ti: TopologyInput, site: Site) -> list[str]:
     p, md = site.roles.P, site.roles.MD
     if p is None or md is None:
         return []
-    return [c for c in md.chips if c in p.chips and c != "*"]
+    on_p = set(choice_chips(ti, p))
+    return [c for c in choice_chips(ti, md) if c in on_p]
 
 
 def _rld(site: Site) -> RoleChoice:
@@ -172,16 +181,16 @@ def pipeline_doc(
 def _chip_prices(ti: TopologyInput, pipe: Pipeline, ps: Site, ms: Site) -> dict[str, float]:
     """Chip -> the local rental price its pipeline's scenario gives it (only chips a site
     prices itself; the others keep their profile's price). A chip whose price differs between
-    the two sites of one pipeline has no one price (TopologyError)."""
+    the two sites of one pipeline has no one price (TopologyError). A role's ``*`` is every
+    chip of the catalog (:func:`choice_chips`), each priced as its site prices it, as the
+    sites' chip stocks are (:func:`~pddplan.topology.market_of`)."""
     out: dict[str, float] = {}
     where: dict[str, str] = {}
     explicit: set[str] = set()
     roles = [(ps, ps.roles.P), (ps, _rld(ps)), (ms, ms.roles.MD)]
     for site, choice in roles:
         assert choice is not None
-        for c in choice.chips:
-            if c == "*":
-                continue
+        for c in choice_chips(ti, choice):
             sc = site.chips.get(c)
             price = sc.rental_usd_per_hour if sc is not None else None
             if price is not None:
@@ -192,7 +201,12 @@ def _chip_prices(ti: TopologyInput, pipe: Pipeline, ps: Site, ms: Site) -> dict[
                 raise TopologyError(
                     f"chip {c} rents at {out[c]:g} $/h at site {where[c]} and {price:g} $/h "
                     f"at site {site.name}, both in pipeline {pipe.name}: one plan has one price "
-                    "per chip; give the sites one price or different chip lists",
+                    "per chip; give the sites one price or different chip lists"
+                    + (
+                        " (a role's '*' lists every chip of the catalog)"
+                        if any("*" in ch.chips for _, ch in roles if ch is not None)
+                        else ""
+                    ),
                     file=ti.file,
                     key=f"sites ({site.name}).chips.{c}",
                 )
@@ -259,7 +273,7 @@ def size_pipeline(pipe: Pipeline, *, ti: TopologyInput) -> tuple[list[Option], l
             ps = ti.sites[pipe.p_site]
             md = ps.roles.MD
             assert md is not None
-            for chip in _same_site_chips(ps):
+            for chip in _same_site_chips(ti, ps):
                 for n in md.chips_per_instance:
                     doc = pipeline_doc(ti, pipe, rate, baseline=(chip, n))
                     if doc is None:
