@@ -171,6 +171,17 @@ def wan_payload_bytes(input_tokens, hit_rate, kv_bytes_per_token):
     return network.uncached_kv_bytes(input_tokens, hit_rate, kv_bytes_per_token)
 
 
+#: [-] The highest line load a transfer's time is taken at: a line offered its goodput or more
+#: never drains, and its transfer times are those just short of it (:func:`transfer_load`).
+MAX_TRANSFER_UTILIZATION = 0.999999
+
+
+def transfer_load(link_utilization: float) -> float:
+    """The line load a transfer's time is taken at [-]: ``link_utilization`` up to
+    :data:`MAX_TRANSFER_UTILIZATION` (the closed forms' and the simulator's one cap)."""
+    return min(link_utilization, MAX_TRANSFER_UTILIZATION)
+
+
 #: Largest payload array whose phases :func:`transfer_phases` memoizes [-] (a search's per-class
 #: payloads; a simulator's per-request arrays are computed each time).
 _PHASES_MEMO_MAX_SIZE = 4096
@@ -456,7 +467,7 @@ def _timeline_times(
     to the decode pool, then RLD's wait and eager tokens where relayed. Elementwise: ``relay``
     may have a leading axis (one routing a row, :func:`timelines`), and the routing's rows then
     share the transfers."""
-    util = min(link_utilization, 0.999999)
+    util = transfer_load(link_utilization)
     wan_s = np.where(on, transfer_s(paths.decode_link, wan_bytes, util), 0.0)
     step = paths.tpot_s if rld_step_s is None else rld_step_s
     wait = np.where(relay, pipeline.relay_wait_s(wan_s, rdma_s), 0.0)
@@ -593,7 +604,7 @@ def _first_token_offsets(
     each row the offsets of that routing's own timeline (the transfers, which no routing
     changes, computed once)."""
     pre = np.asarray(prefill_s, dtype=float)
-    util = min(tl.link_utilization, 0.999999)
+    util = transfer_load(tl.link_utilization)
     link = paths.decode_link
     wan = np.where(
         tl.on_decode_side[..., None],

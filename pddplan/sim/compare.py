@@ -480,6 +480,7 @@ def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:
     w = c.weight
     relay = plan.route.relay
     relayed = float(np.sum(w * relay))
+    solver = Solver(problem)
     rld_step = math.inf
     rld_wait = 0.0
     rr = plan.roles.get("RLD")
@@ -487,15 +488,15 @@ def regime_warning_for_plan(problem: Problem, plan: Plan) -> list[str]:
     if rr is not None and dec is not None and dec.batch_per_instance > 0:
         n_r = max(rr[1], 1)
         rld_wait = queueing.erlang_c(n_r * dec.batch_per_instance, dec.concurrency)
-        if relayed > 0:
-            batch = min(max(dec.concurrency / n_r, 1.0), max(dec.batch_per_instance, 1))
-            ctx = float(np.sum(w * relay * c.input_tokens) / relayed)
-            rld_step = float(rr[0].decode_step_s(batch, ctx))
+        # RLD's working step, as the plan's first token and hand-over figures read it
+        step = solver.first_steps(plan)[1]
+        if relayed > 0 and step is not None:
+            rld_step = step
     direct = problem.on_decode_side & ~relay
     pmd_transfer = float(np.max(plan.route.wan_s[direct])) if np.any(direct) else 0.0
     md_wait = slot_waits(problem, plan).get("MD", (0.0, 0.0))
     p_inst, n_p = plan.roles["P"]  # type: ignore[misc]
-    prefill_pw = Solver(problem).prefill_wait(p_inst, n_p, plan.rate_rps).wait_probability
+    prefill_pw = solver.prefill_wait(p_inst, n_p, plan.rate_rps).wait_probability
     spread = onset_spread(problem, plan)
     return closed_form_regime_warning(
         plan.prefill.utilization,

@@ -204,6 +204,17 @@ def _pipelines(pb: Problem, plan: SimPlan, req: Requests) -> np.ndarray:
     return pid_a
 
 
+def line_load(pb: Problem, req: Requests, rate_rps: float) -> float:
+    """The decode link's offered load over the run [-]: ``rate_rps`` times the mean bytes a
+    request sends to the decode pool, jitter included, none for the anomalous requests RLD
+    finishes (the closed form's :attr:`~pddplan.solver.problem.Problem.mean_wan_bytes`)."""
+    on_decode = timing.on_decode_side(req.anomalous, pb.topology)
+    sent = timing.decode_side_bytes(pb.paths, req.input_tokens, req.hit_rate, on_decode)
+    if pb.topology.cross_dc:
+        sent = sent * req.jitter
+    return timing.decode_link_utilization(pb.paths, rate_rps, float(np.mean(sent)))
+
+
 def _transfers(pb: Problem, req: Requests, rate_rps: float) -> tuple[np.ndarray, ...]:
     """Per request: (lead_s, line_bytes, rate_cap_bytes_per_s, tail_s) on the decode link,
     and the RDMA copy time to RLD [s]. Slow start ends at the bandwidth-delay product of the
@@ -212,13 +223,12 @@ def _transfers(pb: Problem, req: Requests, rate_rps: float) -> tuple[np.ndarray,
     n = len(req)
     kvpt = pb.model.kv_bytes_per_token
     # the line's jitter scales the payload, as in the closed form (timing.first_token_points)
-    wan_bytes = np.asarray(timing.wan_payload_bytes(req.input_tokens, req.hit_rate, kvpt)) * (
-        req.jitter if pb.topology.cross_dc else 1.0
-    )
-    util = timing.decode_link_utilization(pb.paths, rate_rps, float(np.mean(wan_bytes)))
+    jitter = req.jitter if pb.topology.cross_dc else 1.0
+    wan_bytes = np.asarray(timing.wan_payload_bytes(req.input_tokens, req.hit_rate, kvpt)) * jitter
+    util = line_load(pb, req, rate_rps)
     lead_a, line_bytes_a, cap_a, tail_a = (
         np.asarray(x, dtype=float) * np.ones(n)
-        for x in timing.transfer_phases(pb.paths.decode_link, wan_bytes, min(util, 0.999999))
+        for x in timing.transfer_phases(pb.paths.decode_link, wan_bytes, timing.transfer_load(util))
     )
     rdma_a = np.asarray(timing.rdma_copy_s(pb.rdma, req.input_tokens, kvpt), dtype=float)
     return lead_a, line_bytes_a, cap_a, tail_a, rdma_a

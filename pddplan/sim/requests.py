@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pddplan.deployment import RequestClasses
+from pddplan.deployment.workloads import cached_prefix_tokens
 from pddplan.errors import UsageError
 from pddplan.models import network
 from pddplan.spec import (
@@ -58,8 +59,10 @@ class Requests:
 
     @property
     def cached_tokens(self) -> np.ndarray:
-        """Tokens served from the prefix cache (the closed forms' ``floor(L h)``) [tokens]."""
-        return np.floor(self.input_tokens * self.hit_rate)
+        """Tokens served from the prefix cache: the closed forms' ``min(floor(L h), L - 1)``
+        (:func:`~pddplan.deployment.workloads.cached_prefix_tokens`: the last input token is
+        always prefilled) [tokens]."""
+        return cached_prefix_tokens(self.input_tokens, self.hit_rate)
 
     @property
     def uncached_tokens(self) -> np.ndarray:

@@ -349,6 +349,15 @@ def test_onset_spread_of_the_default_plan(default) -> None:
     assert spread[0] == pytest.approx((hi - lo) / (2 * mid))
 
 
+def test_the_rld_step_warning_names_the_plans_working_step(default) -> None:
+    # the warning's RLD step is the one the plan's first token and hand-over figures read
+    # (Solver.first_steps: the pool's context, capped at TPOT), not a second estimate of it
+    step = Solver(default.problem).first_steps(default.plan)[1]
+    assert step is not None
+    msgs = regime_warning_for_plan(default.problem, default.plan)
+    assert any(f"RLD decodes a step in {step * 1e3:.3g} ms" in m for m in msgs), msgs
+
+
 def test_md_slot_warning_on_a_full_md_pool() -> None:
     # chat at 19.5 req/s sized for capacity only (slot-wait cap 1): one MD instance runs near
     # its slot count, which collapses in the simulation (docs/simulate.md, the closed-form
