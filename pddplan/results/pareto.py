@@ -74,6 +74,8 @@ class ParetoResult(Result):
         return self.frontier.frontier()
 
     def report(self) -> Report:
+        from pddplan.solver.sla import PERCENTILE_NAMES
+
         f = self.frontier
         pb = f.problem
         pdd_rows = [
@@ -121,7 +123,7 @@ class ParetoResult(Result):
             "model": pb.model.name,
             "line": {"name": wan.name, "bandwidth_gbit_per_s": wan.bandwidth_gbit_per_s},
             "sla": {
-                "ttft_s": dict(zip(("p50", "p90", "p99"), pb.ttft_targets_s, strict=True)),
+                "ttft_s": dict(zip(PERCENTILE_NAMES, pb.ttft_targets_s, strict=True)),
                 "tpot_ms": pb.tpot_s * 1e3,
             },
             "grid": {"rates_rps": list(f.rates_rps), "top": f.upper},

@@ -70,10 +70,6 @@ def _against_text(plan: Plan, base: Plan, head: str) -> str:
     return f"{head}; {cost} and {bcr}."
 
 
-#: The TTFT percentiles by their index in a plan's ``prefill.ttft_s``.
-_PERCENTILE_NAMES = ("p50", "p90", "p99")
-
-
 def _equal_cost_text(plan: Plan, base: Plan, name: str) -> str | None:
     """Why PDD's ``plan`` loses to ``base`` at equal cost, where it does: the search's rule
     for plans of one cost (:func:`~pddplan.solver.search.better_plan`) keeps the lower TTFT,
@@ -82,6 +78,7 @@ def _equal_cost_text(plan: Plan, base: Plan, name: str) -> str | None:
     (:func:`~pddplan.solver.search.ttft_decider`) and both figures; None where the costs do
     not tie, PDD's TTFT there is not the lower, or the baseline serves no more."""
     from pddplan.solver.search import costs_tie, ttft_decider
+    from pddplan.solver.sla import PERCENTILE_NAMES
 
     if not costs_tie(plan, base) or base.goodput_rps <= plan.goodput_rps:
         return None
@@ -93,7 +90,7 @@ def _equal_cost_text(plan: Plan, base: Plan, name: str) -> str | None:
     serves = f"{more:.2g}% more" if more is not None else "more"
     return (
         f"Both cost the same, and at equal cost the search keeps the lower TTFT: PDD's TTFT "
-        f"{_PERCENTILE_NAMES[i]} is {q_pdd[i]:.4g} s against {q_base[i]:.4g} s for {name}, "
+        f"{PERCENTILE_NAMES[i]} is {q_pdd[i]:.4g} s against {q_base[i]:.4g} s for {name}, "
         f"which serves {serves} (goodput {base.goodput_rps:.4g} against "
         f"{plan.goodput_rps:.4g} req/s)."
     )
@@ -155,6 +152,8 @@ class SolveResult(Result):
         return self.outcome.plan.bcr_requests_per_usd
 
     def report(self) -> Report:
+        from pddplan.solver.sla import PERCENTILE_NAMES
+
         out = self.outcome
         plan = out.plan
         sla = out.problem.ttft_targets_s
@@ -177,7 +176,7 @@ class SolveResult(Result):
             "scale_bound": out.scale_bound,
             "plan": self._plan_json(),
             "sla": {
-                "ttft_s": dict(zip(("p50", "p90", "p99"), sla, strict=True)),
+                "ttft_s": dict(zip(PERCENTILE_NAMES, sla, strict=True)),
                 "tpot_ms": out.problem.tpot_s * 1e3,
             },
             "baselines": base_json,
@@ -678,6 +677,7 @@ def _figures(plan: Plan) -> dict[str, Any]:
     at sunk cost without opex, and no line or a free one) has no finite BCR: ``null``, with
     ``bcr_undefined`` saying why (JSON carries no infinity)."""
     from pddplan.solver.plan import FREE_FLEET_BCR
+    from pddplan.solver.sla import PERCENTILE_NAMES
 
     bcr = plan.bcr_requests_per_usd
     unbounded = not math.isfinite(bcr)
@@ -690,7 +690,7 @@ def _figures(plan: Plan) -> dict[str, Any]:
         **why,
         **_per_mtok(plan),
         "chips": plan.chips_of(),
-        "ttft_s": dict(zip(("p50", "p90", "p99"), plan.prefill.ttft_s, strict=True)),
+        "ttft_s": dict(zip(PERCENTILE_NAMES, plan.prefill.ttft_s, strict=True)),
         "meets_sla": plan.meets_sla,
     }
 

@@ -18,6 +18,7 @@ from pddplan.errors import ProfileError
 from pddplan.io.files import loads_json, read_text
 from pddplan.labels import plain
 from pddplan.solver import Plan, Problem
+from pddplan.spec.base import MAX_RATE_RPS, MIN_RATE_RPS
 from pddplan.timing import HANDOVER_MODES, NO_HANDOVER, Routing
 
 #: the roles a plan's ``roles`` mapping may name, in the order they are read
@@ -150,9 +151,11 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
         if need not in roles:
             raise ProfileError(f"the plan has no {need} role", file=file, key="plan.roles")
     _check_chip_summary(p.get("chips"), roles, file)
-    if not 1e-6 <= rate <= 1e6:
+    if not MIN_RATE_RPS <= rate <= MAX_RATE_RPS:
         raise ProfileError(
-            f"rate_rps must be in [1e-06, 1e+06], not {rate:g}", file=file, key="plan.rate_rps"
+            f"rate_rps must be in [{MIN_RATE_RPS:g}, {MAX_RATE_RPS:g}], not {rate:g}",
+            file=file,
+            key="plan.rate_rps",
         )
     if not 0.0 <= thr <= 1.0:
         raise ProfileError(

@@ -25,12 +25,13 @@ from pddplan.deployment.workloads import sorted_distinct
 from pddplan.errors import InfeasibleError, UsageError
 from pddplan.io.memo import IdentityMemo
 from pddplan.solver.plan import within_limits
+from pddplan.solver.sla import TTFT_PERCENTILES
 from pddplan.spec import DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP, Chip
 from pddplan.spec.scenario import ResolvedScenario, role_chip_names
 from pddplan.timing import Routing
 
 ROLES = ("P", "RLD", "MD")
-PERCENTILES = (0.5, 0.9, 0.99)
+PERCENTILES = TTFT_PERCENTILES
 HANDOVER_MODES = timing.HANDOVER_MODES
 #: Routing thresholds tried for a continuous hit-rate distribution (between class points).
 MAX_ROUTING_THRESHOLDS = 8

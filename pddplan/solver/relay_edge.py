@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pddplan.errors import InfeasibleError
 from pddplan.solver.modes import PlanSearch, baseline_at_rate, with_goodput
 from pddplan.solver.problem import NO_RELAY, PDD, PDD_UNFILTERED, RELAY_ONLY, build_problem
+from pddplan.solver.sla import TTFT_TARGET_KEYS
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Bandwidths tried below the scenario's: the line's rate divided by these factors [-].
@@ -139,7 +140,7 @@ def relay_edges(
         return replace(rs, workload=w)
 
     sla = rs.scenario.sla
-    ttft_keys = [k for k in ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s") if getattr(sla, k)]
+    ttft_keys = [k for k in TTFT_TARGET_KEYS if getattr(sla, k)]
 
     def at_ttft(f: float) -> ResolvedScenario:
         tight = sla.model_copy(update={k: getattr(sla, k) * f for k in ttft_keys})

@@ -21,6 +21,15 @@ SLA_RELATIVE_SLACK = 1e-9
 #: instances, give or take rounding, fits ``n``).
 COUNT_ABSOLUTE_SLACK = units.COUNT_ROUNDING
 
+#: [-] The TTFT percentiles an SLA sets targets on, in the order of every TTFT triple (a plan's
+#: ``prefill.ttft_s``, a problem's ``ttft_targets_s``).
+TTFT_PERCENTILES = (0.5, 0.9, 0.99)
+#: Their names (``p50``, ``p90``, ``p99``), the SLA's keys (``sla.ttft_p50_s``, ...) and what a
+#: line of text calls them (``TTFT p50``, ...), in the same order.
+PERCENTILE_NAMES = tuple(f"p{round(100 * p)}" for p in TTFT_PERCENTILES)
+TTFT_TARGET_KEYS = tuple(f"ttft_{n}_s" for n in PERCENTILE_NAMES)
+TTFT_LABELS = tuple(f"TTFT {n}" for n in PERCENTILE_NAMES)
+
 
 def within(value: float, target: float) -> bool:
     """Whether ``value`` is at most ``target``, within the relative slack."""
@@ -35,6 +44,12 @@ def slack_cap(target: float) -> float:
 def meets_targets(values: Iterable[float], targets: Iterable[float]) -> bool:
     """Whether every value (TTFT p50, p90, p99 [s]) is within its target."""
     return all(within(v, t) for v, t in zip(values, targets, strict=True))
+
+
+def missed_targets(values: Iterable[float], targets: Iterable[float]) -> list[int]:
+    """The indices of the values (TTFT p50, p90, p99 [s]) not within their targets
+    (:func:`within`): the percentiles :func:`meets_targets` fails on."""
+    return [i for i, (v, t) in enumerate(zip(values, targets, strict=True)) if not within(v, t)]
 
 
 def slack_targets(targets: Iterable[float]) -> list[float]:

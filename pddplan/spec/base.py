@@ -49,7 +49,10 @@ Millis = Annotated[float, Field(ge=0, le=1e5)]
 MIN_RATE_RPS = 1e-6
 MAX_RATE_RPS = 1e6
 Rate = Annotated[float, Field(ge=MIN_RATE_RPS, le=MAX_RATE_RPS, description="requests per second")]
-Seconds = Annotated[float, Field(ge=1e-3, le=86_400.0)]
+#: [s] The least and the most a duration of a scenario (an SLA target) may be.
+MIN_SECONDS = 1e-3
+MAX_SECONDS = 86_400.0
+Seconds = Annotated[float, Field(ge=MIN_SECONDS, le=MAX_SECONDS)]
 Source = Annotated[str, Field(min_length=3, description="where the numbers come from")]
 Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 

@@ -231,10 +231,11 @@ def evaluate_failure(
 
 
 def _what_breaks(fc: Any, pb: Any) -> str:
+    from pddplan.solver.sla import TTFT_LABELS, missed_targets
+
     if fc.link_utilization >= 1.0:
         return "the line saturates"
     if not fc.meets_ttft:
-        names = ("TTFT p50", "TTFT p90", "TTFT p99")
-        bad = [n for n, q, t in zip(names, fc.ttft_s, pb.ttft_targets_s, strict=True) if q > t]
+        bad = [TTFT_LABELS[i] for i in missed_targets(fc.ttft_s, pb.ttft_targets_s)]
         return ", ".join(bad) or "TTFT"
     return "decode slots (TPOT)"

@@ -26,11 +26,12 @@ from typing import Any
 from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.io.overrides import ScenarioSource
 from pddplan.io.yamldoc import YamlDoc
+from pddplan.spec.base import MIN_SECONDS
 from pddplan.spec.topology import Line, RoleChoice, Site, TrafficSource, route_rtt_ms
 from pddplan.topology.inputs import TopologyInput, profile_rental_usd_per_hour, top_level
 
 #: [s] The least TTFT target a pipeline may be sized against (the scenario's lower bound).
-MIN_TTFT_TARGET_S = 1e-3
+MIN_TTFT_TARGET_S = MIN_SECONDS
 #: The WAN link a same-site pipeline's scenario names: the scenario format needs one, and the
 #: same-datacenter sizing never uses it (no line cost, no WAN path: ``Topology.cross_dc``).
 SAME_SITE_LINK = "wan-100g-same-city"
@@ -140,7 +141,9 @@ def pipeline_doc(
     doc["workload"] = json.loads(json.dumps(ti.raw_workloads[t.name]))
     rtt = t.access_rtt_s(pipe.p_site)
     sla = t.sla.model_dump(mode="json")
-    for k in ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s"):
+    from pddplan.solver.sla import TTFT_TARGET_KEYS
+
+    for k in TTFT_TARGET_KEYS:
         sla[k] -= rtt
         if sla[k] < MIN_TTFT_TARGET_S:
             return None

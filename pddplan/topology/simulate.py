@@ -23,11 +23,6 @@ if TYPE_CHECKING:
     from pddplan.topology import TopologyPlan
     from pddplan.topology.pipelines import Option
 
-#: The TTFT rows of the comparison, in order (:func:`pddplan.sim.compare.comparison_rows`).
-TTFT_METRICS = ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
-#: What each is called in a line of text.
-TTFT_LABELS = ("TTFT p50", "TTFT p90", "TTFT p99")
-
 
 @dataclass(frozen=True)
 class SimulatedPipeline:
@@ -69,6 +64,8 @@ class SimulatedPipeline:
         return sla.meets_targets(self.simulated_ttft_s, self.targets_s)
 
     def warnings(self) -> list[str]:
+        from pddplan.solver.sla import TTFT_LABELS
+
         return [
             f"{self.case}: {self.pipeline}: simulated {label} {s:.4g} s is {g:+.1f}% off the closed "
             f"form {c:.4g} s ({flag})"
@@ -123,6 +120,7 @@ def simulate_pipeline(
     its (plan, problem) degraded by a partial failure instead of its own."""
     from pddplan.sim import SimConfig, SimPlan, simulate
     from pddplan.sim.compare import closed_forms_beside
+    from pddplan.solver.sla import TTFT_TARGET_KEYS  # the comparison's TTFT rows, in order
 
     plan, problem = fleet if fleet is not None else (o.plan, o.plan.problem)
     splan = SimPlan.of(plan)
@@ -130,7 +128,7 @@ def simulate_pipeline(
     _, _, rows, _ = closed_forms_beside(problem, splan, res)
     by = {r["metric"]: r for r in rows}
     nan = {"closed_form": math.nan, "simulated": math.nan, "gap_pct": math.nan, "flag": ""}
-    got = [by.get(m, nan) for m in TTFT_METRICS]
+    got = [by.get(m, nan) for m in TTFT_TARGET_KEYS]
     t = problem.ttft_targets_s
     return SimulatedPipeline(
         line_down=line_down,

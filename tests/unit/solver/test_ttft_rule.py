@@ -90,3 +90,20 @@ def test_fixed_point_at_a_clipped_end() -> None:
 
     # phi clips at its cap: the fixed point is the cap itself
     assert fixed_point(lambda s: min(0.5 * s + 0.04, 0.05), 0.0, 1e-12) == 0.05
+
+
+def test_missed_targets_names_what_meets_targets_fails_on() -> None:
+    targets = (5.0, 10.0, 20.0)
+    # within the SLA's relative slack (rounding) is met; beyond it is missed
+    assert sla.missed_targets((5.0 * (1 + 1e-10), 9.0, 20.0), targets) == []
+    assert sla.missed_targets((5.0 * (1 + 1e-8), 9.0, 25.0), targets) == [0, 2]
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        values = tuple(t * rng.uniform(0.5, 1.5) for t in targets)
+        assert (sla.missed_targets(values, targets) == []) == sla.meets_targets(values, targets)
+    # the names follow the SLA's percentiles and keys
+    from pddplan.spec.scenario_spec import Sla
+
+    assert sla.TTFT_PERCENTILES == PERCENTILES
+    assert set(sla.TTFT_TARGET_KEYS) <= set(Sla.model_fields)
+    assert sla.TTFT_LABELS == ("TTFT p50", "TTFT p90", "TTFT p99")
