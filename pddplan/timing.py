@@ -735,11 +735,7 @@ def handover(
     raise ValueError(f"hand-over mode must be one of {', '.join(HANDOVER_MODES)}, not {mode!r}")
 
 
-def catch_up_converges(
-    extend_s_at_threshold: float, threshold_tokens: int, rld_step_s: float
-) -> bool:
-    """Catch-Up converges only when MD extends T tokens faster than RLD makes them."""
-    return extend_s_at_threshold < threshold_tokens * rld_step_s
+catch_up_converges = pipeline.catch_up_converges
 
 
 @lru_cache(maxsize=256)

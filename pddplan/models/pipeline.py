@@ -53,6 +53,22 @@ def one_shot_handover(eager_tokens_, extend_fixed_s, extend_per_token_s, handove
     return rld_extra, stall, np.where(k > 0, 1.0, 0.0)
 
 
+def catch_up_gain(extend_s_at_threshold, threshold_tokens, rld_tpot_s):
+    """Tokens a Catch-Up round takes off the backlog [tokens]: MD extends ``T`` tokens in
+    ``e(T)`` while RLD makes ``e(T) / tpot`` more. Catch-Up converges only where it is above 0
+    (:func:`catch_up_converges`). Elementwise."""
+    return threshold_tokens - extend_s_at_threshold / rld_tpot_s
+
+
+def catch_up_converges(
+    extend_s_at_threshold: float, threshold_tokens: float, rld_tpot_s: float
+) -> bool:
+    """Whether Catch-Up converges: MD extends ``T`` tokens faster than RLD makes them
+    (:func:`catch_up_gain` above 0). The one rule of :func:`catch_up_handover` and the
+    simulator's choice of hand-over."""
+    return bool(catch_up_gain(extend_s_at_threshold, threshold_tokens, rld_tpot_s) > 0)
+
+
 def catch_up_handover(
     eager_tokens_,
     threshold_tokens,
@@ -79,7 +95,7 @@ def catch_up_handover(
     k = np.asarray(eager_tokens_, dtype=float)
     t = float(threshold_tokens)
     e_t = extend_fixed_s + extend_per_token_s * t
-    gain = t - e_t / rld_tpot_s  # backlog reduction per round
+    gain = catch_up_gain(e_t, t, rld_tpot_s)  # backlog reduction per round
     if np.ndim(gain):  # several MD options at once (extend terms as arrays): each its own case
         shot = one_shot_handover(k, extend_fixed_s, extend_per_token_s, handover_transfer_s)
         conv = gain > 0

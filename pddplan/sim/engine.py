@@ -258,7 +258,10 @@ def _catch_up_ok(pb: Problem, req: Requests, pid_a: np.ndarray, md: DecodePool) 
         else 0.0
     )
     thr = pb.catch_up_threshold_tokens
-    return timing.catch_up_converges(md.extend_s(thr, ctx_md), thr, pb.tpot_s)
+    # MD's extend of T tokens as the closed forms' hand-over reads it (Instance.extend_affine),
+    # at the TPOT steps MD is sized at (timing.decode_split)
+    e0, e1 = md.inst.extend_affine(ctx_md)
+    return timing.catch_up_converges(e0 + e1 * thr, thr, pb.tpot_s)
 
 
 def _wire(

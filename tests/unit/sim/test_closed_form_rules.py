@@ -61,3 +61,35 @@ def test_a_full_hit_still_prefills_its_last_token() -> None:
     )
     np.testing.assert_array_equal(req.cached_tokens, cached_prefix_tokens(inputs, hits))
     np.testing.assert_array_equal(req.uncached_tokens[:10], np.ones(10))
+
+
+def test_catch_up_converges_by_the_closed_forms_extend() -> None:
+    # the simulator runs Catch-Up only where the closed forms' sizing does: MD's extend of T
+    # tokens by the affine fit the hand-over reads (Instance.extend_affine), at TPOT steps. At a
+    # TPOT between T e_affine(T) and T e_exact(T) the exact extend said it diverges.
+    import dataclasses
+
+    from pddplan.models import pipeline
+    from pddplan.sim import engine
+    from pddplan.sim import events as ev
+
+    rs = load_scenario(None, Registry.default())
+    pb = build_problem(rs, PDD)
+    plan = Solver(pb).solve_rate(rs.scenario.rate_rps)
+    sp = SimPlan.of(plan)
+    req = make_requests(pb, sp, SimConfig(requests=2000, seed=0))
+    pid = engine._pipelines(pb, sp, req)
+    md = engine._decode_pool(engine.MD_POOL, sp.roles["MD"], 1e6, ev.EventQueue())
+    t = pb.catch_up_threshold_tokens
+    on = pid != engine.policies.P_RLD_ANOMALOUS
+    ctx = float(np.mean((req.input_tokens + req.output_tokens / 2)[on]))
+    e0, e1 = md.inst.extend_affine(ctx)
+    affine, exact = e0 + e1 * t, md.extend_s(t, ctx)
+    assert affine < exact  # the fit through 1 and 256 tokens lies below at T = 64
+    for tpot in (0.99 * affine / t, (affine + exact) / 2 / t, 1.01 * exact / t):
+        at = dataclasses.replace(pb, tpot_s=tpot)
+        want = bool(pipeline.catch_up_gain(affine, t, tpot) > 0)
+        assert engine._catch_up_ok(at, req, pid, md) == want
+    assert engine._catch_up_ok(
+        dataclasses.replace(pb, tpot_s=(affine + exact) / 2 / t), req, pid, md
+    )
