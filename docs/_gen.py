@@ -261,11 +261,13 @@ def procurement(command: str, md_chip: str) -> None:
     )
     same = next(b for b in doc["baselines"] if b["name"] == "same-dc")
     sp = same["procurement"][0]
+    from pddplan.solver.problem import bought_usd_per_chip_hour
+
     scen = load_scenario("default", overrides={"roles.P.chips": [md_chip]})
     inv = scen.spec.inventory
     h100 = scen.chips[md_chip]
     capex = h100.price.capex_usd or 0.0
-    own_rate = capex / (inv.amortization_years * 365 * 24) + inv.opex_usd_per_chip_hour
+    own_rate = bought_usd_per_chip_hour(inv, capex)  # the solver's price of an owned chip
     prose(
         f"The answer: {join(roles)} across the line, {g(plan['cost_usd_per_hour'], 4)} $/h with "
         f"the line ({g(plan['line_cost_usd_per_hour'])} $/h)"

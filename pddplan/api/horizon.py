@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -13,10 +14,14 @@ from pddplan.api.scenario import (
     load,
     with_inventory,
 )
-from pddplan.errors import UsageError
+from pddplan.errors import ProfileError, UsageError
 
 if TYPE_CHECKING:
     from pddplan.results.horizon import HorizonResult
+
+#: [months] How far ``inventory.amortization_years * 12`` may be from a whole number of months
+#: (1/3 year written 0.3333 is 3.9996 months).
+HORIZON_MONTHS_TOLERANCE = 1e-3
 
 
 def horizon(
@@ -47,6 +52,7 @@ def horizon(
     ------
     UsageError : the scenario has no ``load:`` section, ``load.elastic`` names a chip no role
         uses, or chips beyond the owned ones are bought (``inventory.additional: buy``).
+    ProfileError : ``inventory.amortization_years`` is not a whole number of months.
     InfeasibleError : no plan fits at some slot's rate (the message names the month and slot).
     """
     ls = load(scenario, overrides, profiles)
@@ -57,6 +63,18 @@ def horizon(
         raise UsageError(
             f"scenario {spec.name} has no load: section; pddplan horizon needs a day's rates "
             "(load.day_rate_rps) and their growth (docs/horizon.md, examples/agent-diurnal.yaml)"
+        )
+    months = spec.inventory.amortization_years * 12
+    if abs(months - round(months)) > HORIZON_MONTHS_TOLERANCE:
+        # the horizon bills whole months at prices amortized over the years: a fraction of a
+        # month would bill more or less than the capex
+        whole = max(1, math.floor(months))
+        raise ProfileError(
+            f"the horizon plans whole months, and {spec.inventory.amortization_years:g} years "
+            f"is {months:.4g} months; give a whole number of months in years "
+            f"({whole / 12:.6g} for {whole}, {(whole + 1) / 12:.6g} for {whole + 1})",
+            file=ls.resolved.file,
+            key="inventory.amortization_years",
         )
     from pddplan.horizon import Horizon, choose, economics, horizon_slots
     from pddplan.io.loader import role_chip_names

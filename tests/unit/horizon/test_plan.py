@@ -139,3 +139,19 @@ def test_owned_chips_opex_is_owned_cost_and_rent_is_only_rent(example: HorizonRe
     fixed = sum(n * econ[c].fixed_usd_per_chip_hour for c, n in peak.owned.items()) * hours
     assert peak.owned_usd > fixed  # the busy hours' opex is the owned chips' cost
     assert peak.total_usd == pytest.approx(sum(peak.by_month_usd), rel=1e-12)
+
+
+def test_a_horizon_of_a_fraction_of_a_month_is_refused() -> None:
+    # the horizon bills whole months at prices amortized over the years: 1.3 years (15.6
+    # months) rounded to 16 billed 102.6% of the owned chips' capex; it is refused, naming
+    # the key and the whole-month values on either side
+    from pddplan.errors import ProfileError
+
+    with pytest.raises(ProfileError) as err:
+        pddplan.horizon(EXAMPLE, overrides={"inventory.amortization_years": 1.3})
+    msg = str(err.value)
+    assert "inventory.amortization_years" in msg and "15.6 months" in msg
+    assert "1.25 for 15" in msg and "1.33333 for 16" in msg
+    # a whole number of months written to four digits (1/3 year + 1 year) is accepted
+    res = pddplan.horizon(EXAMPLE, overrides={"inventory.amortization_years": 1.3333})
+    assert res.horizon.months == 16
