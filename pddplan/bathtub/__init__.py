@@ -103,7 +103,9 @@ def _unit_prices(plan: Plan, pb: Any) -> dict[str, float]:
     (:func:`~pddplan.solver.plan.role_costs`, owned and bought chips at the inventory's prices)
     over its count; an instance's rental where the scenario has no inventory, and the price of
     one instance beyond the owned chips (:meth:`~pddplan.solver.problem.Problem.
-    unit_usd_per_hour`) for a role of none."""
+    unit_usd_per_hour`) for a role of none. A P instance's price includes its node's prefix
+    cache (:meth:`~pddplan.solver.problem.Problem.cache_cost_usd_per_hour`), as the plan's cost
+    does."""
     pricing = pb.pricing
     costs = role_costs(plan.roles, pricing) if pricing is not None else {}
     out: dict[str, float] = {}
@@ -116,6 +118,8 @@ def _unit_prices(plan: Plan, pb: Any) -> dict[str, float]:
             out[role] = inst.price_usd_per_hour
         else:
             out[role] = costs[role] / n if n > 0 else pb.unit_usd_per_hour(inst)
+    if out.get("P"):
+        out["P"] = out["P"] + pb.cache_cost_usd_per_hour(1)
     return out
 
 
@@ -128,7 +132,10 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     + t_line (price_line / 3600)``, where ``t_P`` is the request's prefill time, ``t_MD`` and
     ``t_RLD`` its decode time on each pool shared by a batch of ``b``, and ``t_line`` its WAN
     bytes over the line's goodput. Requests whose hit rate is below the plan's routing threshold
-    are relayed: RLD decodes them until MD holds their KV. Each role's price is what the plan
+    are relayed: RLD decodes them until MD holds their KV. The decode times are the sizing's own
+    (:func:`~pddplan.timing.decode_split` at the plan's hand-over: MD's every output token at
+    the TPOT plus its hand-over stall, RLD's wait and hand-over), so a request's share of a pool
+    is what the plan sized that pool for. Each role's price is what the plan
     pays per instance of it: with an inventory, owned chips at their owned cost (the roles take
     them in the order P, RLD, MD, as the plan's cost does), the rest at the extra price.
     """
@@ -157,14 +164,17 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
     if pb.topology.cross_dc:
         line_busy_s = tl.wan_bytes / pb.wan.goodput_bytes_per_s
         cost = cost + line_busy_s * pb.wan.price_usd_per_hour / units.SECONDS_PER_HOUR
-    md_s = (output_tokens - tl.eager_tokens) * pb.tpot_s
+    md_role = plan.roles["MD"]
+    e0, e1 = (0.0, 0.0) if md_role is None else md_role[0].extend_affine(solver.md_context_tokens())
+    mode = plan.handover if plan.handover in timing.HANDOVER_MODES else "one-shot"
+    split = timing.decode_split(pb.paths, tl, np.full(n, float(output_tokens)), mode, e0, e1)
     md = plan.decode["MD"]
     if md is not None and md.batch_per_instance:
+        md_s = split.md_busy_s
         cost = cost + md_s / md.batch_per_instance * unit["MD"] / units.SECONDS_PER_HOUR
     rld = plan.decode.get("RLD")
     if plan.roles["RLD"] is not None and rld is not None and rld.batch_per_instance:
-        ho = float(np.max(timing.handover_transfer_s(pb.wan, tl.eager_tokens)))
-        rld_s = np.where(tl.relay, tl.relay_wait_s + ho, 0.0)
+        rld_s = split.rld_busy_s
         cost = cost + rld_s / rld.batch_per_instance * unit["RLD"] / units.SECONDS_PER_HOUR
     return cost, pre, uncached
 
@@ -229,8 +239,10 @@ def analyze(
     re_rate: list[float | None] = [None] * len(grid)
     re_cost: list[float | None] = [None] * len(grid)
     if reprovision:
+        # at the cache capacity the plan was sized at (out.scenario), each hit rate's plan
+        # pays for the cache and loads its hits from it as the plan does
         re_bcr, re_rpc, re_rate, re_cost = _reprovisioned(
-            rs, grid, plan.rate_rps, l_in, l_out, progress
+            out.scenario or rs, grid, plan.rate_rps, l_in, l_out, progress
         )
 
     points = [
@@ -411,7 +423,8 @@ def _reprovisioned(
     progress: Progress | None = None,
 ):
     """Best plan per hit rate: at the scenario's rate, or at 95% of what the line carries when
-    the line cannot carry the scenario's rate at that hit rate."""
+    the line cannot carry the scenario's rate at that hit rate; each the solve's own answer
+    (:func:`pddplan.tiers.solve`: its variants, its goodput, so its BCR, and ``rs``'s cache)."""
     bcr: list[float | None] = []
     rpc: list[float | None] = []
     rates: list[float | None] = []
@@ -433,10 +446,8 @@ def _reprovisioned(
         )
         rs_h = replace(rs, workload=base.model_copy(update={"hit_rate": dist}))
         try:
-            pb = build_problem(rs_h, PDD)
-            solver = Solver(pb)
-            r_h = min(rate, 0.95 * solver.line_rate_limit())
-            p = solver.solve_rate(r_h)
+            r_h = min(rate, 0.95 * Solver(build_problem(rs_h, PDD)).line_rate_limit())
+            p = tiers.solve(rs_h, rate_rps=r_h, baselines=False).plan
         except InfeasibleError:
             bcr.append(None)
             rpc.append(None)
