@@ -38,7 +38,7 @@ from pddplan.solver.fleet import (
     slots_ok,
 )
 from pddplan.solver.plan import build_plan, changed, chips_cost_usd_per_hour
-from pddplan.solver.problem import InstanceKey, Pricing, instance_key
+from pddplan.solver.problem import InstanceKey, Pricing, instance_key, rental_usd_per_chip_hour
 from pddplan.spec.scenario import ResolvedScenario
 from pddplan.timing import Routing
 
@@ -152,11 +152,15 @@ def mean_prices(prices: list[SamplePrices]) -> SamplePrices:
 # ----------------------------------------------------------------- per-process sample cache
 
 _SOURCES: dict[str, ScenarioSource] = {}
-_SOLVERS: dict[tuple[str, int], Solver] = {}
+_SOLVERS: dict[tuple[str, int], tuple[Solver, dict[str, float]]] = {}
 
 
-def sample_solver(setup: Setup, index: int, overrides: dict[str, Any]) -> Solver:
-    """The solver on sample ``index`` (built once per process and run)."""
+def sample_solver(
+    setup: Setup, index: int, overrides: dict[str, Any]
+) -> tuple[Solver, dict[str, float]]:
+    """The solver on sample ``index`` and the rental of each of the sample's chips
+    [USD/(chip h)] (:func:`~pddplan.solver.problem.rental_usd_per_chip_hour`: every chip the
+    scenario loaded, also one no option of the sample fits), built once per process and run."""
     key = (setup.token, index)
     if key in _SOLVERS:
         return _SOLVERS[key]
@@ -172,8 +176,8 @@ def sample_solver(setup: Setup, index: int, overrides: dict[str, Any]) -> Solver
     pb = build_problem(rs, setup.topology)
     pb.max_chips = {**pb.max_chips, **setup.max_chips}
     solver = Solver(pb)
-    _SOLVERS[key] = solver
-    return solver
+    _SOLVERS[key] = (solver, rental_usd_per_chip_hour(rs))
+    return _SOLVERS[key]
 
 
 def instance(solver: Solver, role: str, key: Key | None) -> Instance | None:
@@ -411,16 +415,11 @@ def evaluate_chunk(
     physics_disk.transient()  # each sample's chips are its own: none is kept for a later run
     out: list[SampleRecord] = []
     for index, ov in chunk:
-        solver = sample_solver(setup, index, ov)
+        solver, rental = sample_solver(setup, index, ov)
         pb = solver.pb
         rate = float(pb_rate(solver, setup, ov))
         rec = SampleRecord(index)
         by_routing(solver, configs, rate)  # the point fleet's routing among them
-        rental = {
-            inst.chip.name: inst.chip.price.rental_usd_per_hour
-            for role in ("P", "RLD", "MD")
-            for inst in pb.options[role]
-        }
         rec.prices = SamplePrices(
             rental, pb.pricing, pb.line_cost_usd_per_hour, pb.cache_cost_usd_per_hour(1)
         )

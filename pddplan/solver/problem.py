@@ -134,13 +134,20 @@ def additional_usd_per_chip_hour(rs: ResolvedScenario, chip: Chip) -> float | No
     return bought_usd_per_chip_hour(inv, chip.price.capex_usd)
 
 
+def rental_usd_per_chip_hour(rs: ResolvedScenario) -> dict[str, float]:
+    """Each chip the scenario loaded, at its rental [USD/(chip h)]: a fleet's price without an
+    inventory (:func:`~pddplan.solver.plan.chips_cost_usd_per_hour`), for every chip, also one
+    of which no instance fits."""
+    return {n: c.price.rental_usd_per_hour for n, c in rs.chips.items()}
+
+
 def build_pricing(rs: ResolvedScenario) -> Pricing | None:
     """The inventory's pricing, or None when every chip is simply rented (no inventory)."""
     inv = rs.scenario.inventory
     owned = {k: v for k, v in inv.owned.items() if v > 0}
     if not owned and inv.additional == "rent":
         return None
-    rental = {n: c.price.rental_usd_per_hour for n, c in rs.chips.items()}
+    rental = rental_usd_per_chip_hour(rs)
     capex = {n: c.price.capex_usd for n, c in rs.chips.items()}
 
     def no_capex(name: str, why: str, fix: str) -> UsageError:

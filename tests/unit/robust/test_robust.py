@@ -87,7 +87,7 @@ def test_requirements_agree_with_check_fleet() -> None:
     setup = Setup(ls.source.doc, ls.source.registry, {}, out.plan.problem.topology, {}, "t-req")
     rng = np.random.default_rng(0)
     for i, ov in enumerate(sample_overrides(inputs, x)):
-        solver = sample_solver(setup, i, ov)
+        solver, _rental = sample_solver(setup, i, ov)
         rate = float(ov["rate_rps"])
         needs = requirements(solver, cfg, rate)
         for _ in range(6):
@@ -116,7 +116,7 @@ def test_requirements_read_the_batched_values_as_their_own_calls() -> None:
     filled = 0
     for i, ov in enumerate(sample_overrides(inputs, x)):
         rate = float(ov["rate_rps"])
-        pb = sample_solver(setup, i, ov).pb
+        pb = sample_solver(setup, i, ov)[0].pb
         batched, alone = Solver(pb, SearchCache()), Solver(pb, SearchCache())  # memos of their own
         by_routing(batched, configs, rate)
         for c in configs:  # filled by the batch, before any call of requirements

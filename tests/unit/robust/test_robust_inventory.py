@@ -61,3 +61,27 @@ def test_inventory_modes_price_differently() -> None:
         for m, ov in MODES.items()
     }
     assert len({round(c, 6) for c in costs.values()}) == len(costs), costs
+
+
+def test_a_sample_whose_chip_no_longer_fits_is_priced_at_its_rental(tmp_path) -> None:
+    # GPU-B's memory drawn from 20 to 141 GB: on samples where no MD instance of it holds the
+    # model, the point fleet cannot be built there and is priced by its counts at the rental
+    # of each chip the scenario loaded (it raised KeyError: the prices came from the options
+    # that fit)
+    from pddplan.io.loader import Registry
+
+    text = Registry.default().scenario_path(None).read_text(encoding="utf-8")
+    text += (
+        "uncertainty:\n  source: a test\n  defaults: false\n  inputs:\n"
+        "    chips.gpu-b.datasheet.memory_gb: {uniform: {low: 20, high: 141}}\n"
+    )
+    f = tmp_path / "s.yaml"
+    f.write_text(text, encoding="utf-8")
+    res = pddplan.robust(str(f), samples=20, seed=1, jobs=1)
+    run = res.run
+    point = res.point.outcome.plan
+    unfit = [i for i in range(run.samples) if not run.meets[i] and run.x[i, 0] < 40]
+    assert unfit  # some samples leave GPU-B too small for the model
+    for i in unfit:
+        # no fleet: its counts at the chips' rental, plus the line
+        assert run.cost_usd_per_hour[i] == pytest.approx(point.cost_usd_per_hour, rel=1e-12)
