@@ -46,9 +46,11 @@ class PlanReportResult(Result):
         return self.solve.report().title.replace("pddplan solve: ", "Capacity plan: ")
 
     def sweep_rows(self) -> list[Row]:
+        from pddplan.results.whatif import sweep_point
+
         keep = (BANDWIDTH_PATH, SHIFT_PATH, "feasible", "cost_usd_per_hour", "goodput_rps")
         out = []
-        for r in self.sweep.points:
+        for r in map(sweep_point, self.sweep.points):  # as the sweep shows it (null ratios)
             row = {k: r.get(k) for k in keep}
             row["bcr_ratio_vs_same_dc"] = r.get("bcr_ratio_vs_same-dc")
             row["binding"] = r.get("binding") if not r.get("feasible") else None

@@ -35,7 +35,7 @@ class SweepResult(Result):
         return sum(1 for r in self.points if r.get("feasible"))
 
     def report(self) -> Report:
-        points = [_json_point(r) for r in self.points]
+        points = [sweep_point(r) for r in self.points]
         notes = [f"{len(self.points)} points, {self.feasible_points} feasible"]
         if any("ratio_undefined" in r for r in points):
             notes.append(
@@ -186,10 +186,11 @@ def free_point(row: Row) -> bool:
     return isinstance(bcr, float) and math.isinf(bcr) or "bcr_undefined" in row
 
 
-def _json_point(row: Row) -> Row:
-    """A sweep point for JSON: an unbounded BCR ratio (the baseline's goodput is 0) is null,
-    with why in ``ratio_undefined``; where PDD's plan costs nothing, its BCR is null with why
-    in ``bcr_undefined``, and so is every ratio to a baseline (no number: PDD's BCR is
+def sweep_point(row: Row) -> Row:
+    """A sweep point as ``sweep`` reports it, in every format, and as the plan report's sweep
+    table reads it: an unbounded BCR ratio (the baseline's goodput is 0) is null, with why in
+    ``ratio_undefined``; where PDD's plan costs nothing, its BCR is null with why in
+    ``bcr_undefined``, and so is every ratio to a baseline (no number: PDD's BCR is
     unbounded)."""
     ratios = [k for k in row if k.startswith("bcr_ratio_vs_")]
     if free_point(row):
