@@ -32,6 +32,11 @@ ROBUST_CONFIDENCE = 0.9
 #: Scenarios ``robust`` draws.
 ROBUST_SAMPLES = 1000
 
+#: The balanced flagship chip ``chips rank`` divides the costs of the others by.
+REFERENCE_CHIP = "h100-sxm"
+#: [-] ``breakeven``'s bisection stops within this share of its bracket.
+BREAKEVEN_TOLERANCE = 1e-3
+
 #: [-] ``hitrate``'s hit-rate bin edges, from 0 to 1: the brief's seven bins.
 HIT_RATE_BINS = (0.0, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 1.0)
 #: [tokens] Tokens per hash-id block of a trace (Mooncake's traces hash 512-token blocks).

@@ -65,7 +65,7 @@ class BreakevenOptions(Options):
     against: Literal["same-dc", "no-relay", "no-relay-rld"] = "same-dc"
     lo: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None
     hi: Annotated[float, Field(ge=-1e12, le=1e12)] | None = None
-    tolerance: Annotated[float, Field(ge=1e-9, le=1.0)] = 1e-3
+    tolerance: Annotated[float, Field(ge=1e-9, le=1.0)] = defaults.BREAKEVEN_TOLERANCE
 
 
 class ReportOptions(Options):
@@ -77,7 +77,7 @@ class ReportOptions(Options):
 class RankChipsOptions(Options):
     model: str | None = None
     workload: str | None = None
-    reference: str = "h100-sxm"
+    reference: str = defaults.REFERENCE_CHIP
 
 
 class SimulateOptions(Options):

@@ -30,6 +30,7 @@ from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
 from pddplan.solver import DecodeSizing, Plan, PrefillSizing, Solver, Topology, build_problem, sla
 from pddplan.solver.fleet import (
+    GOODPUT_RTOL,
     FleetCheck,
     check_fleet,
     decode_need,
@@ -82,7 +83,7 @@ class Setup:
     topology: Topology
     max_chips: dict[str, int]
     token: str
-    goodput_rtol: float = 1e-3
+    goodput_rtol: float = GOODPUT_RTOL
     #: with ``cache:`` tiers, the point's scenario at the capacity chosen and the scenario as
     #: resolved before (:func:`pddplan.tiers.sized_like`): every sample keeps that capacity
     sized: tuple[ResolvedScenario, ResolvedScenario] | None = None

@@ -90,7 +90,9 @@ def percentiles(values: np.ndarray) -> dict[str, float]:
     }
 
 
-def compress_empirical(values: np.ndarray, max_points: int = 50) -> tuple[list[int], list[int]]:
+def compress_empirical(
+    values: np.ndarray, max_points: int = defaults.WORKLOAD_MAX_POINTS
+) -> tuple[list[int], list[int]]:
     """A length sample as at most ``max_points`` (value, weight) points.
 
     With no more distinct values than ``max_points`` the points are exact (weights are request

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pddplan import defaults
 from pddplan.errors import write_failed
 from pddplan.trace.stats import compress_empirical, histogram, probabilities
 
@@ -48,7 +49,7 @@ def workload_document(
     edges: np.ndarray,
     anomalous_input_tokens: int,
     anomalous_output_tokens: int,
-    max_points: int = 50,
+    max_points: int = defaults.WORKLOAD_MAX_POINTS,
     notes: str = "",
     cache_tokens: float | None = None,
 ) -> dict[str, Any]:

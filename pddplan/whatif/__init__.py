@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pddplan import limits, tiers
+from pddplan import defaults, limits, tiers
 from pddplan.errors import InfeasibleError, OptionError, PddplanError, UsageError
 from pddplan.io.loader import Registry, ResolvedScenario, scenario_chip
 from pddplan.io.overrides import (
@@ -452,7 +452,7 @@ def breakeven(
     against: str,
     lo: float,
     hi: float,
-    tol: float = 1e-3,
+    tol: float = defaults.BREAKEVEN_TOLERANCE,
 ) -> BreakEven:
     """:func:`breakeven_on` a scenario given by name or path."""
     return breakeven_on(ScenarioSource.open(scenario, reg), {}, path, against, lo, hi, tol)
@@ -465,7 +465,7 @@ def breakeven_on(
     against: str,
     lo: float,
     hi: float,
-    tol: float = 1e-3,
+    tol: float = defaults.BREAKEVEN_TOLERANCE,
     progress: Callable[[int, int], None] | None = None,
 ) -> BreakEven:
     """The value of ``path`` in ``[lo, hi]`` at which PDD's BCR equals the baseline's.
@@ -585,7 +585,7 @@ def bisect_side(
 def rank_chips(
     rs: ResolvedScenario,
     reg: Registry,
-    reference: str = "h100-sxm",
+    reference: str = defaults.REFERENCE_CHIP,
     tp_options: Sequence[int] = (1, 2, 4, 8, 16),
 ) -> list[dict[str, Any]]:
     """Four-dimension evaluation of every chip in the catalog, per role.
@@ -604,17 +604,23 @@ def rank_chips(
     """
     import numpy as np
 
+    from pddplan import timing, units
     from pddplan.deployment import Instance, model_numbers, request_classes
+    from pddplan.deployment.caches import cache_numbers
     from pddplan.solver.problem import additional_usd_per_chip_hour
+    from pddplan.solver.token_cost import TOKENS_PER_MTOK
 
     model = model_numbers(rs.model)
+    cache = cache_numbers(rs, model)  # the hits' loads where a capacity is set (the solve's)
     sv = rs.scenario.serving
     classes = request_classes(
         rs.workload, sv.hit_rate_points_per_bin, sv.length_points, anomalous_filter=False
     )
     w = classes.weight
     mean_in = float(np.sum(w * classes.input_tokens))
-    ctx = float(np.sum(w * (classes.input_tokens + classes.output_tokens / 2)))
+    ctx = timing.md_context_tokens(
+        classes.input_tokens, classes.output_tokens, w, np.ones(w.shape, dtype=bool)
+    )
     tpot_s = rs.scenario.sla.tpot_ms / 1e3
     rows: list[dict[str, Any]] = []
     for name in reg.index("chip"):
@@ -644,15 +650,21 @@ def rank_chips(
         # capex) picks its sizes at any price: 1 USD/(chip h); its costs are then left blank
         unit_price = 1.0 if price is None else price
         for inst in insts:
-            usd_per_s = unit_price * inst.tensor_parallel / 3600.0
+            usd_per_s = unit_price * inst.tensor_parallel / units.SECONDS_PER_HOUR
             pre = np.asarray(
-                inst.prefill_s(classes.uncached_tokens, classes.cached_tokens, sv.chunk_size_tokens)
+                timing.prefill_s(
+                    inst,
+                    classes.uncached_tokens,
+                    classes.cached_tokens,
+                    sv.chunk_size_tokens,
+                    cache,
+                )
             )
-            p_cost = usd_per_s * float(np.sum(w * pre)) / mean_in * 1e6
+            p_cost = usd_per_s * float(np.sum(w * pre)) / mean_in * TOKENS_PER_MTOK
             if best_p is None or p_cost < best_p[0]:
                 best_p = (p_cost, inst.tensor_parallel)
             b = inst.max_batch_at_tpot(ctx, tpot_s)
-            d_cost = usd_per_s * tpot_s / b * 1e6 if b >= 1 else math.inf
+            d_cost = usd_per_s * tpot_s / b * TOKENS_PER_MTOK if b >= 1 else math.inf
             if best_d is None or d_cost < best_d[0]:
                 best_d = (d_cost, inst.tensor_parallel, b, inst.max_batch_memory(ctx))
         assert best_p is not None and best_d is not None
