@@ -30,7 +30,7 @@ from pddplan.errors import OptionError
 class SolveOptions(Options):
     rate_rps: RateRps | None = None
     budget_usd_per_hour: Annotated[float, Field(ge=0.0, le=1e9)] | None = None
-    max_rate_rps: Annotated[float, Field(ge=0.0, le=1e6)] | None = None
+    max_rate_rps: RateRps | None = None
     max_bcr: bool = False
     explain: bool = False
     baselines: bool = True

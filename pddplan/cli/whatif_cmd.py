@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from pddplan import defaults
 from pddplan.cli import common
 from pddplan.cli.solve_cmd import ScenarioArg
 
@@ -255,7 +256,7 @@ def rank_cmd(
             help="The balanced flagship chip to compare with.",
             autocompletion=common.complete_names("chip"),
         ),
-    ] = "h100-sxm",
+    ] = defaults.REFERENCE_CHIP,
     *,
     out: common.Output,
 ) -> None:

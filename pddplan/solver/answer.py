@@ -339,7 +339,7 @@ def _relay_does_not_pay(problems: list[Problem], plan: Plan) -> str:
 def scale_bound(line_rate: float, cap: float | None) -> tuple[float, str]:
     """The highest rate a question's search goes to [req/s] and what sets it: the line at its
     utilization cap (``line_rate``), the maximum rate ``cap``, or the search ceiling."""
-    hi = min(x for x in (line_rate, cap or math.inf, DEFAULT_RATE_CEILING_RPS))
+    hi = min(x for x in (line_rate, math.inf if cap is None else cap, DEFAULT_RATE_CEILING_RPS))
     return hi, _bound_name(hi, line_rate, cap)
 
 

@@ -22,6 +22,7 @@ from pddplan.errors import InfeasibleError
 from pddplan.solver.modes import PlanSearch, baseline_at_rate, with_goodput
 from pddplan.solver.problem import NO_RELAY, PDD, PDD_UNFILTERED, RELAY_ONLY, build_problem
 from pddplan.solver.sla import TTFT_TARGET_KEYS
+from pddplan.spec.base import MIN_GBIT_PER_S
 from pddplan.spec.scenario import ResolvedScenario
 
 #: Bandwidths tried below the scenario's: the line's rate divided by these factors [-].
@@ -34,7 +35,7 @@ TTFT_FACTORS = (0.75, 0.5, 0.35, 0.25, 0.15, 0.1)
 #: does.
 BISECTION_STEPS = 3
 #: Narrowest line the walk tries [Gbit/s] (the scenario schema's lower bound).
-MIN_BANDWIDTH_GBIT_PER_S = 0.001
+MIN_BANDWIDTH_GBIT_PER_S = MIN_GBIT_PER_S
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,12 @@ Tflops = Annotated[float, Field(ge=1e-3, le=1e6, description="1 GFLOPS to 1 EFLO
 Gb = Annotated[float, Field(ge=1e-3, le=1e6)]
 TbPerS = Annotated[float, Field(ge=1e-3, le=1e3)]
 GbPerS = Annotated[float, Field(ge=1e-3, le=1e7)]
-Gbit = Annotated[float, Field(ge=1e-3, le=1e6, description="1 Mbit/s to 1 Pbit/s")]
+#: [Gbit/s] The narrowest and the widest a link may be.
+MIN_GBIT_PER_S = 1e-3
+MAX_GBIT_PER_S = 1e6
+Gbit = Annotated[
+    float, Field(ge=MIN_GBIT_PER_S, le=MAX_GBIT_PER_S, description="1 Mbit/s to 1 Pbit/s")
+]
 Micros = Annotated[float, Field(ge=0, le=1e6)]
 Millis = Annotated[float, Field(ge=0, le=1e5)]
 #: [requests/s] The least and the most rate a scenario is sized at.

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pddplan import defaults
 from pddplan.errors import InfeasibleError, TopologyError
 from pddplan.topology import TopologyPlan, plan_topology
 from pddplan.topology.inputs import TopologySource
@@ -79,7 +80,7 @@ def topology_breakeven(
     hi: float,
     *,
     against_cost_usd_per_hour: float | None = None,
-    tol: float = 1e-3,
+    tol: float = defaults.BREAKEVEN_TOLERANCE,
     progress: Callable[[int, int], None] | None = None,
 ) -> TopologyBreakEven:
     """The value of ``path`` in ``[lo, hi]`` at which the least-cost plan's structure changes

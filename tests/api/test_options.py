@@ -23,7 +23,7 @@ CASES: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], str, str]
     (pddplan.solve, (), {"rate_rps": float("nan")}, "rate_rps", "a finite number"),
     (pddplan.solve, (), {"rate_rps": True}, "rate_rps", "a finite number"),
     (pddplan.solve, (), {"budget_usd_per_hour": -1}, "budget_usd_per_hour", "in [0, 1e+09]"),
-    (pddplan.solve, (), {"max_rate_rps": -1.0}, "max_rate_rps", "in [0, 1e+06], not -1.0"),
+    (pddplan.solve, (), {"max_rate_rps": -1.0}, "max_rate_rps", "in [1e-06, 1e+06], not -1.0"),
     (pddplan.solve, (), {"max_bcr": "yes"}, "max_bcr", "True or False"),
     (pddplan.solve, (), {"max_chips": {"gpu-a": 0}}, "max_chips", "a positive whole number"),
     (pddplan.solve, (), {"max_chips": {"h100": 8}}, "max_chips", "did you mean 'h100-sxm'"),
@@ -181,6 +181,19 @@ def test_rate_rps_is_one_field_for_every_command() -> None:
     assert options.allowed(options.SolveOptions.model_json_schema()["properties"]["rate_rps"]) == (
         "a finite number in [1e-06, 1e+06]"
     )
+
+
+def test_a_maximum_rate_is_a_rate() -> None:
+    # --max-rate 0 was allowed and read as no cap (a max-BCR solve planned at 8 req/s, bound by
+    # the line); 1e-9 planned at a rate --rate rejects. It is a rate like any other.
+
+    for model in (options.SolveOptions, options.RobustOptions):
+        field = model.model_fields.get("max_rate_rps")
+        if field is not None:
+            assert field.annotation == options.SolveOptions.model_fields["rate_rps"].annotation
+    for bad in (0.0, 1e-9):
+        with pytest.raises(OptionError, match="max_rate"):
+            pddplan.solve(max_bcr=True, max_rate_rps=bad)
 
 
 def test_the_other_commands_models_are_reached_through_the_options_module() -> None:

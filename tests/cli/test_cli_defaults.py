@@ -3,7 +3,7 @@ comes in by (the CLI parses and calls :mod:`pddplan.api`; the API's defaults are
 models', tests/api/test_options.py).
 
 For every command whose API function has its name (``pddplan hitrate`` -> ``api.hitrate``,
-``pddplan chips rank`` -> ``api.chips``), each option that is also a keyword of the function and
+``pddplan chips rank`` -> ``api.rank_chips``), each option that is also a keyword of the function and
 has a default on the command line must have the function's default. ``None`` on the command line
 means "not given": the function's own default applies. An empty list is a repeatable option not
 given (``--set``), which the function takes as None or an empty tuple."""
@@ -21,7 +21,19 @@ from pddplan import api
 from pddplan.cli import app
 
 #: Commands whose function is not ``api.<first word>``: command -> function name.
-FUNCTION_OF = {"chips rank": "chips"}
+FUNCTION_OF = {
+    "chips rank": "rank_chips",
+    "report": "plan_report",
+    "schema": "profile_schema",
+    "profiles list": "list_profiles",
+    "profiles show": "show_profile",
+    "profiles validate": "validate_profiles",
+}
+
+
+def test_every_command_has_its_api_function() -> None:
+    missing = [c for c, _ in _commands(app) if _api_function(c) is None]
+    assert missing == [], f"commands with no API function of FUNCTION_OF: {missing}"
 
 
 def _commands(t: typer.Typer, prefix: str = "") -> Iterator[tuple[str, Callable[..., Any]]]:
