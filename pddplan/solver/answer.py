@@ -12,6 +12,7 @@ import numpy as np
 
 from pddplan.errors import InfeasibleError, OptionError
 from pddplan.executors import Progress
+from pddplan.solver.fleet import goodput_rps
 from pddplan.solver.modes import (
     NO_RELAY_RLD,
     PlanSearch,
@@ -23,7 +24,7 @@ from pddplan.solver.modes import (
     solve_max_bcr,
     with_goodput,
 )
-from pddplan.solver.plan import Plan
+from pddplan.solver.plan import Plan, changed
 from pddplan.solver.problem import (
     NO_RELAY,
     PDD,
@@ -190,6 +191,9 @@ def solve_scenario(
     fell = fall_note(mode, falls)
     if fell is not None:
         notes.append(fell)
+    counted_note = _counted_goodput_note(solver, plan, mode, hi, bound_of_hi)
+    if counted_note is not None:
+        notes.append(counted_note)
     # without the baselines the plan without relay is only compared (its figures are
     # computed if it is the plan chosen)
     final = baselines and final_baselines
@@ -352,6 +356,27 @@ def rate_ceiling(
     (``max_rate_rps``, else the scenario's ``limits.max_rate_rps``) and what sets it."""
     cap = max_rate_rps if max_rate_rps is not None else rs.scenario.limits.max_rate_rps
     return scale_bound(PlanSearch(_problems(rs, max_chips)).line_rate_limit(), cap)
+
+
+def _counted_goodput_note(
+    solver: PlanSearch, plan: Plan, mode: str, hi: float, bound: str
+) -> str | None:
+    """Where a question without a target rate counted the plan's goodput up to its bound
+    (:func:`~pddplan.solver.modes.goodput_up_to`) below the rate its fleet meets every target
+    up to, which a solve at a target rate reports (:func:`~pddplan.solver.fleet.goodput_rps`):
+    a note giving both, so that the two BCRs of one fleet are told apart. None elsewhere."""
+    s = solver.solver_of(plan)
+    if mode == "rate" or s is None or plan.goodput_rps < hi:
+        return None
+    own = goodput_rps(s, changed(plan, fleet_goodput_rps=None))
+    if not own > hi:
+        return None
+    return (
+        f"goodput and BCR count the traffic up to {hi:.4g} req/s, the highest rate this question "
+        f"plans for, set by the {bound}; the fleet meets every target up to {own:.4g} req/s (BCR "
+        f"{changed(plan, fleet_goodput_rps=own).bcr_requests_per_usd:.4g} req/$), the figures a "
+        f"solve at a target rate (--rate) reports for it"
+    )
 
 
 def _bound_name(hi: float, line_rate: float, cap: float | None) -> str:

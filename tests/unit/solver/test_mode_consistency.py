@@ -27,3 +27,18 @@ def test_no_budget_plan_beats_the_max_bcr_plan_on_bcr(budget_usd_per_hour: float
     # like with like
     for base in budget.outcome.baselines:
         assert base.goodput_rps <= line * (1 + 1e-12), base.topology
+
+
+def test_a_goodput_counted_up_to_the_bound_says_what_the_fleet_meets() -> None:
+    """The budget plan's fleet reports 8.81 req/s (counted up to the line's utilization cap)
+    where a solve at a target rate reports the same fleet at 9.11: the budget answer's note
+    gives the rate solve's goodput and BCR for it, so a reader of both sees one fleet."""
+    budget = pddplan.solve(budget_usd_per_hour=1000.0, verdict_check=False, baselines=False)
+    b = budget.outcome.plan
+    at_rate = pddplan.solve(rate_rps=b.rate_rps, verdict_check=False, baselines=False)
+    r = at_rate.outcome.plan
+    assert r.chips_of() == b.chips_of() and r.cost_usd_per_hour == b.cost_usd_per_hour
+    assert r.goodput_rps > b.goodput_rps  # the budget counted up to the bound
+    (note,) = [n for n in budget.outcome.notes if n.startswith("goodput and BCR count")]
+    assert f"up to {r.goodput_rps:.4g} req/s (BCR {r.bcr_requests_per_usd:.4g} req/$)" in note
+    assert not any(n.startswith("goodput and BCR count") for n in at_rate.outcome.notes)
