@@ -154,7 +154,8 @@ class Measurements:
     ----------
     phase : str, ``prefill`` (latency of the whole prefill, engine side), ``ttft`` (a time to
         first token measured at a client: a prefill plus per-request costs) or ``decode``
-        (time of one decode step).
+        (time per output token of one decode step, its inter-token latency: the step over the
+        tokens it emits, :meth:`~pddplan.deployment.Instance.decode_step_s`).
     tokens : [tokens] uncached tokens of a prefill; 1 for decode rows.
     batch : [-] sequences in a decode step; 1 for prefill rows.
     context_tokens : [tokens] cached prefix of a prefill, or context length of a decode step.
@@ -296,7 +297,9 @@ def parse_measurements(text: str, file: str) -> Measurements:
     - ``phase``: ``prefill`` (``latency_ms`` is the whole prefill of ``tokens`` uncached tokens
       over a cached prefix of ``context`` tokens, timed in the engine), ``ttft`` (the same,
       timed at a client as time to first token: per-request costs included) or ``decode``
-      (``latency_ms`` is one decode step of ``batch`` sequences at context ``context``).
+      (``latency_ms`` is one decode step of ``batch`` sequences at context ``context`` per
+      output token: its inter-token latency, the step over the tokens it emits with
+      multi-token prediction).
     - ``tokens``: prefill and ttft: uncached tokens (>= 1); decode: empty or 1.
     - ``batch``: decode: sequences in the step (>= 1); prefill and ttft: empty or 1.
     - ``context``: tokens already in the cache (>= 0; empty means 0).
