@@ -65,6 +65,8 @@ class OptionCapError(OptionError, CapError):
 #: The most chips of one kind a limit names (a scenario's ``limits.max_chips`` and a command's
 #: ``CHIP=N`` settings: the schema and the command line take the same range).
 MAX_CHIPS_PER_KIND = 10**7
+#: Most chips one layout's width, expert ranks or data-parallel groups may count (``step``).
+MAX_LAYOUT_CHIPS = 65_536
 
 #: Points of a sweep grid (the product of the axes' value counts): each is a solve, and with
 #: baselines three, so the cap bounds the work (10,000 points: about a minute on one core at the

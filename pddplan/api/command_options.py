@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pddplan import defaults
+from pddplan import defaults, limits
 from pddplan.api.option_base import (
     Count,
     Fraction,
@@ -103,6 +103,22 @@ class HitrateOptions(Options):
 
 class CalibrateOptions(Options):
     chunk_size_tokens: ChunkSizeTokens = defaults.CHUNK_SIZE_TOKENS
+
+
+#: [-] a layout's chips, expert ranks or data-parallel groups (``step``)
+LayoutChips = Annotated[int, Field(ge=1, le=limits.MAX_LAYOUT_CHIPS)]
+
+
+class StepOptions(Options):
+    """``step``'s numbers (its profiles are named, and checked by the registry)."""
+
+    tp: LayoutChips
+    batch: Count
+    input_tokens: PositiveTokens
+    context_tokens: PositiveTokens
+    ep: LayoutChips | None = None
+    dp: LayoutChips | None = None
+    overlap: bool = False
 
 
 class TransferOptions(Options):

@@ -53,6 +53,7 @@ COMMAND_OPTIONS = frozenset(
         "HitrateOptions",
         "CalibrateOptions",
         "TransferOptions",
+        "StepOptions",
     }
 )
 

@@ -45,25 +45,37 @@ def step(
 
     Raises
     ------
-    OptionError : a batch, input or context below 1.
+    OptionError : a number that is not a whole number in its range (a batch, input or context
+        below 1, a layout of more than ``limits.MAX_LAYOUT_CHIPS`` chips).
     UsageError : a layout that does not divide the chips, the experts or the heads.
     OverrideError : an override PATH that is not a key of the model or chip profile, or a value
         the profile's schema rejects.
     """
+    from pddplan.api.options import StepOptions, validate
     from pddplan.io.loader import Registry
     from pddplan.io.overrides import profiles_with_overrides
     from pddplan.results.step import StepResult
     from pddplan.step import make_layout
     from pddplan.step import step as step_times
 
+    o = validate(
+        StepOptions,
+        tp=tp,
+        batch=batch,
+        input_tokens=input_tokens,
+        context_tokens=context_tokens,
+        ep=ep,
+        dp=dp,
+        overlap=overlap,
+    )
     reg = Registry.default([Path(p) for p in profiles or ()])
     specs = profiles_with_overrides(reg, {"model": model, "chip": chip}, overrides)
     times = step_times(
         specs["chip"],
         specs["model"],
-        make_layout(tp, ep, dp, overlap),
-        batch,
-        input_tokens,
-        context_tokens,
+        make_layout(o.tp, o.ep, o.dp, o.overlap),
+        o.batch,
+        o.input_tokens,
+        o.context_tokens,
     )
     return StepResult(times)

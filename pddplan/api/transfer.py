@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 from pddplan.api.command_options import TransferOptions
 from pddplan.api.options import validate
@@ -33,12 +34,15 @@ def transfer(
     from pddplan.deployment import LinkNumbers
     from pddplan.transfer import DEFAULT_SIZES_BYTES, transfer_times
 
+    def number(x: Any) -> Any:  # a number as a float; anything else as given, for the check
+        return float(x) if isinstance(x, Real) and not isinstance(x, bool) else x
+
     if payload_bytes is None:
-        sizes = list(DEFAULT_SIZES_BYTES)
-    elif isinstance(payload_bytes, int | float):
-        sizes = [float(payload_bytes)]
+        sizes: list[Any] = list(DEFAULT_SIZES_BYTES)
+    elif isinstance(payload_bytes, str | bytes) or not isinstance(payload_bytes, Iterable):
+        sizes = [number(payload_bytes)]
     else:
-        sizes = [float(x) for x in payload_bytes]
+        sizes = [number(x) for x in payload_bytes]
     o = validate(TransferOptions, payload_bytes=sizes, concurrent=concurrent)
     spec = registry(profiles).load("link", link)
     return transfer_times(LinkNumbers.of(spec), list(o.payload_bytes or ()), o.concurrent)

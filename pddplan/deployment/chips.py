@@ -44,6 +44,10 @@ def bf16_grouped_curve(d: ChipDerates) -> tuple[float | None, float | None]:
     return eta, d.fp8_grouped_gemm_half_saturation_tokens
 
 
+#: [-] The largest decode batch a search considers for one instance (2^20 sequences).
+MAX_SEARCH_BATCH = 1 << 20
+
+
 @dataclass(frozen=True)
 class Instance:
     """One serving instance: ``tensor_parallel`` chips of one kind running one model replica.
@@ -363,8 +367,16 @@ class Instance:
         key = float(context_tokens)
         cache = self._memory_batch_cache
         if key not in cache:
-            b = memory.max_batch_in_memory(
-                max(key, 1.0),
+            cache[key] = int(min(self.kv_batch_capacity(key), float(MAX_SEARCH_BATCH)))
+        return cache[key]
+
+    def kv_batch_capacity(self, context_tokens: float) -> float:
+        """How many sequences at ``context_tokens`` the instance's KV memory holds [-], not
+        capped (:meth:`max_batch_memory` caps it at :data:`MAX_SEARCH_BATCH` for the search;
+        ``step``'s fit verdict reads it whole)."""
+        return float(
+            memory.max_batch_in_memory(
+                max(float(context_tokens), 1.0),
                 self.memory_bytes_per_chip,
                 self.tensor_parallel,
                 self.memory_utilization,
@@ -372,8 +384,7 @@ class Instance:
                 self.kv_bytes_per_token_per_instance,
                 self.kv_bytes_per_sequence_per_instance,
             )
-            cache[key] = int(min(float(b), float(1 << 20)))
-        return cache[key]
+        )
 
     @cached_property
     def _memory_batch_cache(self) -> dict[float, int]:

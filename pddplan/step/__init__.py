@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pddplan import defaults
+from pddplan import defaults, limits
 from pddplan.deployment import Instance, Layout, model_numbers
 from pddplan.errors import OptionError, UsageError
 from pddplan.models.architecture import causal_context_sum_tokens
@@ -53,7 +53,7 @@ def _bound(parts: dict[str, float]) -> str:
 
 
 #: Most chips one layout's width, expert ranks or data-parallel groups may count [-].
-MAX_LAYOUT_CHIPS = 65_536
+MAX_LAYOUT_CHIPS = limits.MAX_LAYOUT_CHIPS
 
 
 def make_layout(chips_tp: int, ep: int | None, dp: int | None, overlap: bool) -> Layout:
@@ -116,7 +116,7 @@ def step(
     per_step = m.tokens_per_decode_step
     why = inst.why_not()
     fits = inst.fits
-    mem_b = inst.max_batch_memory(c) if not why else 0
+    mem_b = int(inst.kv_batch_capacity(c)) if not why else 0
     if not why and not fits:
         why = (
             f"weights take {inst.weight_bytes_per_chip / 1e9:.1f} GB per chip, more than "

@@ -182,15 +182,15 @@ _add(
     (*STEP, "--input-tokens", "8", "--context-tokens", "8"),
     *OUTPUT,
     ("--tp", "x", ("integer",)),
-    ("--batch", "0", ("at least 1",)),
+    ("--batch", "0", (">= 1",)),
     ("--ep", "x", ("integer",)),
     ("--dp", "x", ("integer",)),
     ("--model", "no-such-model", ()),
     ("--chip", "no-such-chip", ()),
     ("--set", "model.nope=1", ("not a key of the model profile",)),
 )
-_add((*STEP, "--context-tokens", "8"), ("--input-tokens", "0", ("at least 1",)))
-_add((*STEP, "--input-tokens", "8"), ("--context-tokens", "0", ("at least 1",)))
+_add((*STEP, "--context-tokens", "8"), ("--input-tokens", "0", (">= 1",)))
+_add((*STEP, "--input-tokens", "8"), ("--context-tokens", "0", (">= 1",)))
 _add(("profiles", "list"), *OUTPUT, ("--kind", "nope", ("chips", "scenarios")))
 _add(
     ("profiles", "show", "pdd-paper"),

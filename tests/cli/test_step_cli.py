@@ -65,3 +65,47 @@ def test_every_chip_and_model_answers_or_says_why() -> None:
                 r = step(chip, spec, lay, 8, 1000, 2000)
                 assert r.prefill_s > 0 and r.decode_step_s > 0
                 assert r.fits or r.why_not
+
+
+def test_the_step_api_checks_its_numbers_as_every_command_does() -> None:
+    # api.step had no options model: nan prefilled in nan seconds and "fit", a float or a
+    # bool passed as a batch, a string raised a TypeError
+    import math
+
+    import pytest
+
+    import pddplan
+    from pddplan.errors import OptionError
+
+    base = dict(
+        model="llama-3.3-70b", chip="h100-sxm", tp=4, batch=1, input_tokens=1000, context_tokens=1
+    )
+    for bad, words in (
+        ({"input_tokens": math.nan}, "input_tokens must be a whole number >= 1, not nan"),
+        ({"batch": 2.5}, "batch must be a whole number >= 1, not 2.5"),
+        ({"batch": True}, "batch must be a whole number >= 1, not True"),
+        ({"input_tokens": "64k"}, "input_tokens must be a whole number >= 1, not '64k'"),
+        ({"ep": 10**6}, "ep must be a whole number in [1, 65536], not 1000000"),
+    ):
+        with pytest.raises(OptionError) as err:
+            pddplan.step(**{**base, **bad})
+        assert str(err.value) == words
+    with pytest.raises(OptionError, match="payload_bytes must be .* not '4649KB'"):
+        pddplan.transfer("wan-100g-cross-city", payload_bytes="4649KB")
+
+
+def test_a_batch_past_the_searchs_cap_fits_where_its_kv_does() -> None:
+    # the search caps a decode batch at 2^20 sequences; step's fit verdict read that cap as
+    # the memory's and said 2,000,000 one-token sequences do not fit (1048576 do)
+    import pddplan
+
+    res = pddplan.step(
+        model="llama-3.3-70b",
+        chip="mi355x",
+        tp=8,
+        batch=2_000_000,
+        input_tokens=10,
+        context_tokens=1,
+    )
+    t = res.times
+    assert t.max_batch_in_memory > 2_000_000 and t.fits, t.why_not
