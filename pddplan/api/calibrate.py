@@ -99,6 +99,7 @@ def _fit_chip(
         structural_reasons,
     )
     from pddplan.calibrate.cells import Where
+    from pddplan.calibrate.fit import fit_warnings
     from pddplan.deployment import Instance
 
     why_not = {
@@ -146,8 +147,8 @@ def _fit_chip(
             f"the measurements cannot be fitted ({exc}); check the rows' values",
             file=str(path),
         ) from None
-    if not fit.success:
-        say(f"the fit did not converge: {fit.message}")
+    for w in fit_warnings(fit):
+        say(w)
     return fit
 
 
@@ -175,6 +176,7 @@ def calibrate_link(
     """
     import numpy as np
 
+    from pddplan.calibrate.fit import fit_warnings
     from pddplan.calibrate.link import calibrated_link, fit_link, read_link_measurements
     from pddplan.results.calibrate import LinkCalibrateResult, link_calibrate_report
 
@@ -192,6 +194,7 @@ def calibrate_link(
             f"the measurements cannot be fitted ({exc}); check the rows' values",
             file=str(path),
         ) from None
+    warnings.extend(fit_warnings(result))
     if result.not_identified:
         warnings.append(
             ", ".join(result.not_identified)

@@ -688,9 +688,7 @@ def _fit_result(
     params = []
     for n in point:
         p = _BY_NAME[n]
-        status = status_of(n, fixed, sol.names, reasons)
-        if status == "fitted" and p.at_bound(values[n]):
-            status = "fitted (at bound)"
+        status = status_of(n, fixed, sol.names, reasons, p.at_bound(values[n]))
         params.append(
             ParameterFit(
                 name=n,

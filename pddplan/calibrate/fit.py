@@ -321,11 +321,37 @@ def significant(value: float, digits: int = 4) -> float:
 
 
 def status_of(
-    name: str, fixed: Collection[str], fitted: Collection[str], reasons: Mapping[str, str]
+    name: str,
+    fixed: Collection[str],
+    fitted: Collection[str],
+    reasons: Mapping[str, str],
+    at_bound: bool = False,
 ) -> str:
-    """``held fixed``, ``fitted``, or the reason it is not identified."""
+    """``held fixed``, ``fitted`` (``fitted (at bound)`` where ``at_bound``: the fit stopped
+    at an end of the parameter's range), or the reason it is not identified. The one status of
+    a chip's and a link's calibration."""
     if name in fixed:
         return "held fixed"
     if name in fitted:
-        return "fitted"
+        return "fitted (at bound)" if at_bound else "fitted"
     return reasons.get(name, "not identified")
+
+
+AT_BOUND = "fitted (at bound)"
+
+
+def fit_warnings(fit: Fit) -> list[str]:
+    """What a calibration's reader must be told before trusting its values: an optimizer that
+    did not converge, and each parameter the fit drove to an end of its range (the rows push
+    it past what a profile may hold: a bad row, or a term the model lacks). The one list of a
+    chip's and a link's calibration."""
+    out = []
+    if not fit.success:
+        out.append(f"the fit did not converge: {fit.message}")
+    for p in fit.parameters:
+        if p.status == AT_BOUND:
+            out.append(
+                f"{p.name} was fitted at an end of its range ({p.fitted:.4g} {p.unit}): the rows "
+                "push it past what a profile may hold; check them before using the value"
+            )
+    return out

@@ -450,7 +450,7 @@ def fit_link(
                 unit=_BY_NAME[n].unit,
                 default=point[n],
                 fitted=sol.values[n],
-                status=status_of(n, held, chosen, reasons),
+                status=status_of(n, held, chosen, reasons, _BY_NAME[n].at_bound(sol.values[n])),
                 sensitivity=ident.sensitivity.get(n, 0.0),
                 stderr=stderr.get(n),
             )

@@ -241,3 +241,21 @@ def test_the_shipped_synthetic_rows_are_the_model_s_means() -> None:
     )
     got = [float(f"{t:.6g}") for t in predict_s(truth, data)]
     assert got == data.latency_s.tolist()
+
+
+def test_a_parameter_fitted_to_its_bound_is_marked_and_warned(tmp_path) -> None:
+    # one 4.6 MB transfer "measured" at 1 ns: the fit drives the RTT to its lower bound; the
+    # chip calibration marked such a parameter "fitted (at bound)", the link calibration said
+    # "fitted" and wrote it without a word
+    import pddplan
+
+    f = tmp_path / "one.csv"
+    f.write_text(
+        "payload_bytes,latency_s,concurrent_transfers,statistic,samples,source\n"
+        "4649000,1e-9,1,mean,,a test\n",
+        encoding="utf-8",
+    )
+    res = pddplan.calibrate_link(str(f), link="wan-100g-cross-city")
+    rtt = res.fit.parameter("rtt_ms")
+    assert rtt.status == "fitted (at bound)" and rtt.was_fitted
+    assert any("rtt_ms was fitted at an end of its range" in w for w in res.report().warnings)
