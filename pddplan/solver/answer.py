@@ -22,6 +22,7 @@ from pddplan.solver.modes import (
     goodput_up_to,
     solve_budget,
     solve_max_bcr,
+    with_exact_goodput,
     with_goodput,
 )
 from pddplan.solver.plan import Plan, changed
@@ -199,9 +200,11 @@ def solve_scenario(
     final = baselines and final_baselines
 
     def counted(p: Plan) -> Plan:
-        """A baseline's goodput counted as the plan's is: up to the question's bound, where
-        it asked no rate (:func:`~pddplan.solver.modes.goodput_up_to`)."""
-        return p if mode == "rate" else goodput_up_to(p, hi)
+        """A baseline's goodput counted as the plan's is: where the question asked no rate,
+        to the walks' precision (:func:`~pddplan.solver.modes.with_exact_goodput`: a baseline
+        that is the plan's very fleet then has its goodput, not one 1e-4 away) and up to the
+        question's bound (:func:`~pddplan.solver.modes.goodput_up_to`)."""
+        return p if mode == "rate" else goodput_up_to(with_exact_goodput(p), hi)
 
     unsized: dict[str, str] = {}
     no_relay = _no_relay(rs, plan, pb, _Unsized(notes, unsized) if baselines else None, final)

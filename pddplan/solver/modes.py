@@ -315,6 +315,14 @@ def _with_step(plan: Plan) -> tuple[Plan, float]:
     return changed(plan, fleet_goodput_rps=lo), end
 
 
+def with_exact_goodput(plan: Plan) -> Plan:
+    """``plan`` with its fleet goodput as the max-BCR and budget walks count every fleet they
+    compare (:func:`_with_step`: to :data:`EXACT_GOODPUT_RTOL`, on the grid of
+    :func:`_on_grid`, so that one fleet has one goodput whichever search found it): the
+    baselines of those modes are counted so too."""
+    return _with_step(plan)[0]
+
+
 #: [-] The walks' goodput brackets end on a binary grid of ``2^-STEP_GRID_BITS`` of the binade
 #: that holds the goodput (:func:`_on_grid`): 6e-8 relative at most, within
 #: :data:`EXACT_GOODPUT_RTOL`.

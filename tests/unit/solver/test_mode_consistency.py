@@ -42,3 +42,16 @@ def test_a_goodput_counted_up_to_the_bound_says_what_the_fleet_meets() -> None:
     (note,) = [n for n in budget.outcome.notes if n.startswith("goodput and BCR count")]
     assert f"up to {r.goodput_rps:.4g} req/s (BCR {r.bcr_requests_per_usd:.4g} req/$)" in note
     assert not any(n.startswith("goodput and BCR count") for n in at_rate.outcome.notes)
+
+
+def test_a_baseline_that_is_the_plans_fleet_has_its_goodput_in_the_exact_modes() -> None:
+    """At --max-bcr --max-rate 5 the no-relay-rld baseline is the plan's very fleet: it read
+    goodput 4.8983 (to the rate mode's 1e-3) against the plan's 4.8987 (the walk's 1e-7), and
+    a BCR ratio of 1.0001; counted as the walk counts, it is the same fleet at the same BCR."""
+    out = pddplan.solve(max_bcr=True, max_rate_rps=5.0, verdict_check=False).outcome
+    same = [b for b in out.baselines if b.chips_of() == out.plan.chips_of()]
+    assert same, [b.topology for b in out.baselines]
+    for b in same:
+        assert b.cost_usd_per_hour == out.plan.cost_usd_per_hour
+        assert b.goodput_rps == out.plan.goodput_rps
+        assert b.bcr_requests_per_usd == out.plan.bcr_requests_per_usd
