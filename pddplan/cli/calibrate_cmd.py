@@ -57,11 +57,13 @@ def calibrate_cmd(
         ),
     ] = None,
     chunk_size_tokens: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--chunk-size", help="Prefill chunk of the measured engine [tokens]; 16 to 10^7."
+            "--chunk-size",
+            help="Prefill chunk of the measured engine [tokens]; 16 to 10^7 (default: "
+            f"{defaults.CHUNK_SIZE_TOKENS}; chip derates only).",
         ),
-    ] = defaults.CHUNK_SIZE_TOKENS,
+    ] = None,
     fix: Annotated[
         list[str] | None,
         typer.Option("--fix", help="Hold a derate at the chip's value (repeatable)."),
@@ -104,6 +106,8 @@ def calibrate_cmd(
         )
     if fit and link is None:
         raise UsageError("--fit names link parameters; it needs --link")
+    if link is not None and chunk_size_tokens is not None:
+        raise UsageError("--chunk-size is the measured engine's prefill chunk; --link takes none")
     with common.spinner("fitting"):
         if link is not None:
             res: Any = api.calibrate_link(
@@ -120,10 +124,11 @@ def calibrate_cmd(
                 chip=chip or "",
                 model=model or "",
                 write=write,
-                chunk_size_tokens=chunk_size_tokens,
                 fix=fix or (),
                 profiles=common.State.profile_dirs,
                 warn=common.warn,
+                # not given: the API's default
+                **({} if chunk_size_tokens is None else {"chunk_size_tokens": chunk_size_tokens}),
             )
     if res.profile_file is not None:
         kind = "link" if link is not None else "chip"
