@@ -57,6 +57,12 @@ HANDOVER_MODES = ("one-shot", "catch-up")
 NO_HANDOVER = "-"
 
 
+def handover_mode(plan_handover: str) -> str:
+    """The hand-over mode a plan's pools are timed at: its own, or One-Shot for a plan that
+    hands nothing over (:data:`NO_HANDOVER`, where the mode changes no figure)."""
+    return plan_handover if plan_handover in HANDOVER_MODES else HANDOVER_MODES[0]
+
+
 @hash_once
 @dataclass(frozen=True, order=True)
 class Routing:

@@ -166,7 +166,7 @@ def marginal_costs(plan: Plan, solver: Solver, input_tokens: float, output_token
         cost = cost + line_busy_s * pb.wan.price_usd_per_hour / units.SECONDS_PER_HOUR
     md_role = plan.roles["MD"]
     e0, e1 = (0.0, 0.0) if md_role is None else md_role[0].extend_affine(solver.md_context_tokens())
-    mode = plan.handover if plan.handover in timing.HANDOVER_MODES else "one-shot"
+    mode = timing.handover_mode(plan.handover)
     split = timing.decode_split(pb.paths, tl, np.full(n, float(output_tokens)), mode, e0, e1)
     md = plan.decode["MD"]
     if md is not None and md.batch_per_instance:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pddplan import timing
 from pddplan.models import queueing
 from pddplan.sim.figures import PERCENTILES, PipelineFigures, SimFigures
 from pddplan.solver import DecodeSizing, Plan, Problem, Solver
@@ -54,7 +55,7 @@ def closed_form_plan(
     # at TPOT steps, for now
     prefill = solver.prefill_sizing(p.instance, p.instances, rate_rps, offs, wts, "given fleet")
     md = splan.roles["MD"]
-    mode = mode if mode in ("one-shot", "catch-up") else "one-shot"
+    mode = timing.handover_mode(mode)
     ctx, md_time, _ext, stall, rld_time, rld_tokens, extra = solver.decode_load(
         route, md.instance, mode
     )
@@ -533,7 +534,7 @@ def closed_forms_beside(
     ``catch-up``: the closed forms are taken at it; ``adaptive`` has none, so they stay at the
     plan's, and a note says so)."""
     at_rate = with_rate(splan, res.rate_rps)
-    closed_mode = handover if handover in ("one-shot", "catch-up") else None
+    closed_mode = handover if handover in timing.HANDOVER_MODES else None
     cf_plan = closed_form_plan(problem, at_rate, res.rate_rps, closed_mode)
     closed = closed_form_figures(problem, cf_plan)
     figures = SimFigures.from_engine(res.figures)

@@ -12,6 +12,7 @@ switches between the two by RLD's load at the moment of the hand-over, as the br
 
 from __future__ import annotations
 
+from pddplan import timing
 from pddplan.errors import OptionError
 from pddplan.timing import P_MD as P_MD
 from pddplan.timing import P_RLD_ANOMALOUS as P_RLD_ANOMALOUS
@@ -46,7 +47,7 @@ def resolve_handover(choice: str, plan_handover: str) -> str:
             "handover", f"must be one of {', '.join(HANDOVER_CHOICES)}, not {choice!r}"
         )
     if choice == "plan":
-        return plan_handover if plan_handover in ("one-shot", "catch-up") else "one-shot"
+        return timing.handover_mode(plan_handover)
     return choice
 
 

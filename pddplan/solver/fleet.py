@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pddplan import timing
 from pddplan.models import queueing
 from pddplan.solver import sla
 from pddplan.solver.plan import Plan, Route
@@ -323,7 +324,7 @@ def _decode_check(solver: Solver, plan: Plan, route: Route, rate_rps: float) -> 
     md_need = 0.0
     ok_decode = True
     pools: list[tuple[float, int, int]] = []
-    mode = plan.handover if plan.handover in ("one-shot", "catch-up") else "one-shot"
+    mode = timing.handover_mode(plan.handover)
     rld_time = None
     if md_role is not None and md_dec is not None:
         m_inst, n_m = md_role
