@@ -51,23 +51,14 @@ def step(
     OverrideError : an override PATH that is not a key of the model or chip profile, or a value
         the profile's schema rejects.
     """
-    from pddplan.api.options import StepOptions, validate
+    from pddplan.api.options import StepOptions, validate_args
     from pddplan.io.loader import Registry
     from pddplan.io.overrides import profiles_with_overrides
     from pddplan.results.step import StepResult
     from pddplan.step import make_layout
     from pddplan.step import step as step_times
 
-    o = validate(
-        StepOptions,
-        tp=tp,
-        batch=batch,
-        input_tokens=input_tokens,
-        context_tokens=context_tokens,
-        ep=ep,
-        dp=dp,
-        overlap=overlap,
-    )
+    o = validate_args(StepOptions, locals())
     reg = Registry.default([Path(p) for p in profiles or ()])
     specs = profiles_with_overrides(reg, {"model": model, "chip": chip}, overrides)
     times = step_times(
