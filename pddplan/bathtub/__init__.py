@@ -118,7 +118,7 @@ def _unit_prices(plan: Plan, pb: Any) -> dict[str, float]:
             out[role] = inst.price_usd_per_hour
         else:
             out[role] = costs[role] / n if n > 0 else pb.unit_usd_per_hour(inst)
-    if out.get("P"):
+    if plan.roles.get("P") is not None:
         out["P"] = out["P"] + pb.cache_cost_usd_per_hour(1)
     return out
 
