@@ -48,6 +48,16 @@ class _LimitError(Exception):
         self.line = line
 
 
+def _core_int(loader: Any, node: Any) -> int:
+    """A YAML 1.2 core-schema integer: ``0o`` octal, ``0x`` hex, anything else decimal."""
+    text = loader.construct_scalar(node)
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
 @functools.cache
 def _strict_loader() -> type[yaml.SafeLoader]:
     """The strict loader class, made on the first parse: a start whose documents all come from
@@ -55,7 +65,7 @@ def _strict_loader() -> type[yaml.SafeLoader]:
     import yaml
 
     class _StrictLoader(yaml.SafeLoader):
-        """SafeLoader with YAML 1.2 core-schema booleans and floats, and limits on aliases and depth
+        """SafeLoader with YAML 1.2 core-schema booleans, integers and floats, and limits on aliases and depth
         checked while the node tree is composed (before anything is constructed)."""
 
         _depth = 0
@@ -85,7 +95,8 @@ def _strict_loader() -> type[yaml.SafeLoader]:
         k: [
             (tag, rx)
             for tag, rx in v
-            if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float")
+            if tag
+            not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
         ]
         for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
@@ -94,6 +105,15 @@ def _strict_loader() -> type[yaml.SafeLoader]:
         re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
         list("tTfF"),
     )
+    # YAML 1.2's core integers: decimal (a leading 0 is still decimal), 0o octal, 0x hex. YAML
+    # 1.1's read 0224 as octal (148), 2:28 as base 60 (148) and 1_000 as 1000; before the
+    # floats, whose pattern matches a bare integer too
+    _StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:int",
+        re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+        list("-+0123456789"),
+    )
+    _StrictLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
     _StrictLoader.add_implicit_resolver(
         "tag:yaml.org,2002:float",
         re.compile(

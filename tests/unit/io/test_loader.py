@@ -33,6 +33,26 @@ def test_only_true_false_are_booleans() -> None:
     assert doc.data == {"a": "no", "b": "yes", "c": "off", "d": True, "e": False, "f": "on"}
 
 
+def test_integers_are_yaml_1_2_core_integers() -> None:
+    # YAML 1.1 (PyYAML's SafeLoader) read 0224 as octal 148, 2:28 as base 60 (148), and so a
+    # scenario's rate_rps: 2:00 sized a plan for 120 req/s; YAML 1.2 reads 0224 as 224 and
+    # leaves 2:28 a string, which the schema then refuses
+    doc = parse_yaml(
+        "a: 0224\nb: 2:28\nc: 0o17\nd: 0x1F\ne: -0012\nf: 1_000\ng: +7\nh: 12.0\n", "x.yaml"
+    )
+    assert doc.data == {
+        "a": 224,
+        "b": "2:28",
+        "c": 15,
+        "d": 31,
+        "e": -12,
+        "f": "1_000",
+        "g": 7,
+        "h": 12.0,
+    }
+    assert all(type(doc.data[k]) is int for k in "acdeg") and type(doc.data["h"]) is float
+
+
 def test_yaml_lines_are_recorded() -> None:
     doc = parse_yaml("a:\n  b: 1\n  c:\n    - 2\n    - 3\n", "x.yaml")
     assert doc.lines[("a",)] == 1
