@@ -166,6 +166,41 @@ def check_path(path: str, rs: ResolvedScenario) -> None:
         raise OverrideError(f"not a key of this scenario{hint}", key=path, unknown_key=True)
 
 
+def canonical_path(path: str) -> str:
+    """``path`` with its short form spelled out (``chips.NAME.price_usd_per_hour`` ->
+    ``chips.NAME.price.rental_usd_per_hour``, :data:`ALIASES`): two PATHs that set one key have
+    one canonical path."""
+    parts = path.split(".")
+    if parts[0] == "chips" and len(parts) == 3 and parts[2] in ALIASES:
+        return ".".join([*parts[:2], *ALIASES[parts[2]]])
+    return path
+
+
+def check_distinct_keys(paths: Sequence[str]) -> None:
+    """Raise :class:`OverrideError` where two PATHs set one key, or one sets a key inside the
+    other's (``chips.gpu-b.price_usd_per_hour`` and ``chips.gpu-b.price.rental_usd_per_hour``;
+    ``chips.gpu-b.price`` and ``chips.gpu-b.price.capex_usd``): one of them would be dropped
+    without a word, whichever came last."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        key = canonical_path(path)
+        for other_key, other in seen.items():
+            if key == other_key or _inside(key, other_key) or _inside(other_key, key):
+                raise OverrideError(  # a fault of the keys, whatever the values
+                    f"{other} and {path} set the same key: give it once",
+                    key=path,
+                    unknown_key=True,
+                )
+        seen[key] = path
+
+
+def _inside(key: str, outer: str) -> bool:
+    """Whether ``key`` is a key inside the value ``outer`` sets. A profile swap (``workload``)
+    sets none of the keys under it: they patch the profile it brings in (``workload`` with
+    ``workload.hit_rate.shift``)."""
+    return outer not in PROFILE_NAMES and key.startswith(outer + ".")
+
+
 def patch_for(path: str, value: Any, rs: ResolvedScenario) -> dict[str, Any]:
     """The scenario patch (deep-merged into the document) that sets ``path`` to ``value``."""
     parts = path.split(".")
@@ -379,7 +414,9 @@ class ScenarioSource:
         return BaseModel.model_copy(base, update={"overrides": checked})
 
     def check(self, overrides: Mapping[str, Any]) -> None:
-        """Check each override on its own (key, then value): the first bad one raises."""
+        """Check each override on its own (key, then value), and that no two set one key
+        (:func:`check_distinct_keys`): the first bad one raises."""
+        check_distinct_keys([str(p) for p in overrides])
         for path, value in overrides.items():
             self.resolve({path: value})
 
@@ -394,6 +431,7 @@ class ScenarioSource:
         base = self.resolve(swaps) if swaps and len(swaps) < len(overrides) else self.base
         patch: dict[str, Any] = {}
         ones: dict[str, dict[str, Any]] = {}
+        check_distinct_keys([str(p) for p in overrides])
         for path, value in overrides.items():
             if not isinstance(path, str) or not path:
                 raise OverrideError("an override key must be a dotted path", key=str(path))

@@ -29,6 +29,7 @@ from pddplan.io.overrides import (
     ALIASES,
     PROFILE_ROOTS,
     ScenarioSource,
+    check_distinct_keys,
     check_path,
     known_paths,
     merge,
@@ -140,7 +141,10 @@ def source_of(doc: Any, registry: Registry) -> Source:
 
 
 def check_axes(src: Source, overrides: Mapping[str, Any], axes: Sequence[Axis]) -> None:
-    """Check each swept PATH, then each of its values, on top of ``overrides``."""
+    """Check that no two PATHs (swept or set) set one key (:func:`~pddplan.io.overrides.
+    check_distinct_keys`: a set value under a swept one was dropped, whichever came last), then
+    each swept PATH and each of its values, on top of ``overrides``."""
+    check_distinct_keys([*map(str, overrides), *(ax.path for ax in axes)])
     if isinstance(src, TopologySource):
         for ax in axes:
             for v in ax.values:
