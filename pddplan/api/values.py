@@ -68,13 +68,15 @@ def parse_overrides(sets: Sequence[str] | None, command: str) -> dict[str, Any]:
     one list (``load.weekday_rate_rps.sat=[0.1,0.2]``, any key that takes a list); a list key
     (``roles.ROLE.chips``, ``roles.ROLE.chips_per_instance``, ``roles.ROLE.layouts``,
     ``baseline.layouts``, ``load.day_rate_rps``, ``load.growth.monthly_multiplier``,
-    ``cache.tiers.N.capacity_gb_per_node``) also takes ``a,b`` or ``a:b``."""
+    ``cache.tiers.N.capacity_gb_per_node``) also takes ``a,b``. ``lo:hi:step`` is a range, as
+    in a sweep (``roles.P.chips_per_instance=[4:8:2]`` is the list ``[4, 6, 8]``: it was
+    ``[4, 8, 2]``, where ``pddplan sweep`` reads the same text as 4, 6 and 8)."""
     out: dict[str, Any] = {}
     for expr in sets or []:
         path, text = parse_setting(expr)
         bracketed = text.strip().startswith("[") and text.strip().endswith("]")
         if bracketed or path.rsplit(".", 1)[-1] in LIST_KEYS:
-            out[path] = _values("overrides", path, text.strip().strip("[]").replace(":", ","))
+            out[path] = _values("overrides", path, text.strip().strip("[]"))
             continue
         values = _values("overrides", path, text)
         if len(values) != 1:

@@ -30,6 +30,23 @@ def test_brackets_make_one_list_value_for_any_key() -> None:
         parse_overrides(["rate_rps=1,2"], "solve")
 
 
+def test_a_range_in_a_list_is_the_sweeps_range() -> None:
+    # lo:hi:step reads as in a sweep: [4:8:2] was the list [4, 8, 2] in solve, where a sweep
+    # reads the same text as 4, 6, 8
+    from pddplan.api.values import parse_axes
+
+    ov = parse_overrides(
+        ["roles.P.chips_per_instance=[4:8:2]", "roles.MD.chips_per_instance=2:8:2"], "solve"
+    )
+    assert ov == {
+        "roles.P.chips_per_instance": [4, 6, 8],
+        "roles.MD.chips_per_instance": [2, 4, 6, 8],
+    }
+    assert parse_axes(["roles.P.chips_per_instance=4:8:2"]) == [
+        ("roles.P.chips_per_instance", [4, 6, 8])
+    ]
+
+
 def test_a_mapping_entry_is_a_key_and_is_set() -> None:
     ls = pddplan.load_scenario(DIURNAL, overrides={"load.elastic.h20.billing_minutes": 1})
     assert ls.resolved.scenario.load is not None
