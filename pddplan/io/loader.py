@@ -419,6 +419,8 @@ def _with_scenario_overrides(
     if not ov:
         return load(ppath, kind)
     base = read(ppath)
+    if not isinstance(base.data, dict):
+        return load(ppath, kind)  # not a mapping: its own load says so, file and line
     merged = YamlDoc(_deep_merge(base.data, ov), base.lines, str(ppath))
     patched = _groups_patched(KINDS[kind], base.data, merged.data, ov, lambda: load(ppath, kind))
     if patched is not None:

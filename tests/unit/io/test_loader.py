@@ -461,3 +461,18 @@ def test_a_document_copy_is_deepcopy_s() -> None:
     assert out[3] == odd and out[3] is not odd and out["t"][1] is not doc["t"][1]
     out["a"]["x"].append(0)
     assert shared == {"x": [1, 2.5, None, True, "s"]}
+
+
+@pytest.mark.parametrize("text", ["- a\n- b\n", "hello\n"])
+def test_a_profile_that_is_no_mapping_is_named_where_a_scenario_overrides_it(
+    tmp_path: Path, text: str
+) -> None:
+    # pdd-paper overrides gpu-b's derates: a gpu-b.yaml whose top level is a list or a string
+    # was merged with the overrides first and raised a ValueError with a traceback
+    import pddplan
+
+    (tmp_path / "chips").mkdir()
+    (tmp_path / "chips" / "gpu-b.yaml").write_text(text, encoding="utf-8")
+    example = Path(__file__).resolve().parents[3] / "examples" / "pdd-paper.yaml"
+    with pytest.raises(ProfileError, match="gpu-b.yaml:1: expected a mapping"):
+        pddplan.load_scenario(str(example), profiles=[tmp_path])
