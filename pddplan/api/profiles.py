@@ -229,6 +229,14 @@ def show_profile(
         if kind == "scenario" or name in reg.scenarios():
             return _show_scenario(name, overrides, profiles)
     kind, path = reg.find_any(name)
+    if overrides:
+        from pddplan.errors import OptionError
+
+        raise OptionError(
+            "overrides",
+            f"changes a scenario: {name} is a {kind} profile (show a scenario that names it, "
+            f"with --set, or edit the {kind} file)",
+        )
     return _show(kind, path, reg.load(kind, name))
 
 

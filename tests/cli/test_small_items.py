@@ -268,3 +268,15 @@ def test_completion_reads_names_through_the_api(tmp_path: Path) -> None:
             return self
 
     assert complete_names("chip")(Ctx(), "my-") == ["my-chip"]  # type: ignore[arg-type]
+
+
+def test_profiles_show_of_a_profile_refuses_set() -> None:
+    # --set changes a scenario: on a chip profile it was ignored (exit 0, the price unchanged)
+    import pytest
+
+    import pddplan
+    from pddplan.errors import OptionError
+
+    with pytest.raises(OptionError, match="changes a scenario: gpu-b is a chip profile"):
+        pddplan.show_profile("gpu-b", overrides={"chips.gpu-b.price_usd_per_hour": 1.0})
+    assert pddplan.show_profile("gpu-b") is not None
