@@ -30,6 +30,14 @@ LIST_KEYS = (
     "monthly_multiplier",
     "capacity_gb_per_node",
 )
+#: Keys of those names that hold one value: the baseline's one instance size.
+SCALAR_KEYS = ("baseline.chips_per_instance",)
+
+
+def is_list_key(path: str) -> bool:
+    """Whether the scenario key ``path`` holds a list (:data:`LIST_KEYS`, less
+    :data:`SCALAR_KEYS`)."""
+    return path.rsplit(".", 1)[-1] in LIST_KEYS and path not in SCALAR_KEYS
 
 
 def _split_top(text: str) -> list[str]:
@@ -75,7 +83,7 @@ def parse_overrides(sets: Sequence[str] | None, command: str) -> dict[str, Any]:
     for expr in sets or []:
         path, text = parse_setting(expr)
         bracketed = text.strip().startswith("[") and text.strip().endswith("]")
-        if bracketed or path.rsplit(".", 1)[-1] in LIST_KEYS:
+        if bracketed or is_list_key(path):
             out[path] = _values("overrides", path, text.strip().strip("[]"))
             continue
         values = _values("overrides", path, text)

@@ -11,6 +11,7 @@ import numpy as np
 from pddplan import timing, units
 from pddplan.deployment import (
     Instance,
+    Layout,
     LinkNumbers,
     ModelNumbers,
     RequestClasses,
@@ -203,6 +204,9 @@ class Problem:
     decode_slot_wait_probability_cap: float = DEFAULT_DECODE_SLOT_WAIT_PROBABILITY_CAP
     #: the P nodes' prefix-cache tiers at one capacity (``cache:``; None: hits are free in HBM)
     cache: CacheNumbers | None = None
+    #: why a role has no option where no instance size of it has a layout of the model at all
+    #: (:func:`check_options` says so instead of blaming memory)
+    no_layout: dict[str, str] = field(default_factory=dict)
 
     # --- costing (prices only; the sizing never sees them)
     def cache_cost_usd_per_hour(self, p_instances: int) -> float:
@@ -509,6 +513,11 @@ def build_problem(
         options = {role: list(opts) for role, opts in shared.items()}
     else:
         options = _role_options(rs, model, mem, only)
+    no_layout = {
+        role: why
+        for role, opts in options.items()
+        if not opts and (why := _no_layout(rs, model, role, topology)) is not None
+    }
     topo = topology
     if topology.name == "pdd" and not sv.anomalous_filter:
         topo = PDD_UNFILTERED if topology == PDD else replace(topology, anomalous_filter=False)
@@ -518,7 +527,35 @@ def build_problem(
         topology=topo,
         max_chips=dict(scen.limits.max_chips),
         pricing=build_pricing(rs),
+        no_layout=no_layout,
     )
+
+
+def _no_layout(
+    rs: ResolvedScenario, model: ModelNumbers, role: str, topology: Topology
+) -> str | None:
+    """Why ``role`` has no instance where none of its chips and sizes has a layout of the model
+    (every size's problems, :meth:`~pddplan.deployment.Layout.problems`); None where some has
+    one (its instances then hold no copy of the weights: a memory fault)."""
+    scen = rs.scenario
+    if topology.name == "same-dc":
+        if scen.baseline is None:
+            return None
+        pairs = [(scen.baseline.chip, scen.baseline.chips_per_instance, scen.baseline.layouts)]
+    else:
+        choice = getattr(scen.roles, role)
+        pairs = [
+            (name, n, choice.layouts)
+            for name in role_chip_names(rs, role)
+            for n in choice.chips_per_instance
+        ]
+    mem = scen.serving.decode_memory_utilization
+    why: dict[int, str] = {}
+    for name, n, kinds in pairs:
+        if layout_options(rs.chips[name], model, n, mem, kinds):
+            return None
+        why.setdefault(n, "; ".join(Layout(n).problems(model)) or "no layout of the kinds asked")
+    return "; ".join(f"{n} chips: {w}" for n, w in why.items())
 
 
 def _shared_parts(rs: ResolvedScenario, wan_bandwidth_scale: float) -> dict[str, Any]:
@@ -585,6 +622,14 @@ _ROLE_OPTIONS = IdentityMemo(size=16)
 
 
 def check_options(pb: Problem) -> None:
+    for role in ("P", "MD", "RLD"):
+        why = pb.no_layout.get(role)
+        if why is not None and (role != "RLD" or pb.topology.relay):
+            raise InfeasibleError(
+                f"no {role} instance size has a layout of {pb.model.name}: {why}; give sizes "
+                "that divide its attention heads (roles.ROLE.chips_per_instance)",
+                binding="layout",
+            )
     for role in ("P", "MD"):
         if not pb.options[role]:
             raise InfeasibleError(

@@ -63,3 +63,12 @@ def test_a_weekday_list_reaches_the_load() -> None:
     ls = pddplan.load_scenario(DIURNAL, overrides={"load.weekday_rate_rps.sat": sat})
     assert ls.resolved.scenario.load is not None
     assert list(ls.resolved.scenario.load.weekday_rate_rps["sat"]) == sat
+
+
+def test_the_baselines_instance_size_is_one_value() -> None:
+    # "chips_per_instance" names a list under roles but one size under baseline: --set
+    # baseline.chips_per_instance=4 was read as [4] and refused as "a valid integer"
+    ov = parse_overrides(
+        ["baseline.chips_per_instance=4", "roles.MD.chips_per_instance=4"], "solve"
+    )
+    assert ov == {"baseline.chips_per_instance": 4, "roles.MD.chips_per_instance": [4]}

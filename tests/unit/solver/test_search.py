@@ -510,3 +510,14 @@ def test_cost_floor_counts_no_main_decode_where_nothing_decodes_there() -> None:
         costs = role_costs(plan.roles, plan.problem.pricing)
         p_lb, md_lb = s._pool_lower_bounds(rate)
         assert p_lb <= costs["P"] and md_lb <= costs.get("MD", 0.0)
+
+
+def test_sizes_with_no_layout_of_the_model_are_named_not_blamed_on_memory() -> None:
+    # tp = 3 divides none of mixtral's 32 attention heads: no instance of 3 chips exists; the
+    # error said no option held the weights in memory
+    import pddplan
+    from pddplan.errors import InfeasibleError
+
+    sizes = {f"roles.{r}.chips_per_instance": [3] for r in ("P", "RLD", "MD")}
+    with pytest.raises(InfeasibleError, match="3 chips: tp=3 does not divide the model's 32"):
+        pddplan.solve(overrides={"model": "mixtral-8x7b", **sizes}, verdict_check=False)
