@@ -148,6 +148,8 @@ class Input:
     dist: Distribution
     kind: str  # the default rule's kind, or "scenario" for the uncertainty block's own
     reason: str
+    #: the key holds a whole number (its value in the scenario is one): each draw is rounded
+    integer: bool = False
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,12 @@ def stated_inputs(
                 "lognormal needs a positive value in the scenario", file=file, key=key
             )
         found[path] = Input(
-            path, float(point) if _numeric(point) else math.nan, dist, "scenario", unc.source
+            path,
+            float(point) if _numeric(point) else math.nan,
+            dist,
+            "scenario",
+            unc.source,
+            integer=isinstance(point, int),
         )
 
 
@@ -528,6 +535,7 @@ def capped(inp: Input) -> Input:
             _rel(r.low, high, r.mode),
             inp.kind,
             inp.reason,
+            inp.integer,
         )
     return inp
 
@@ -544,7 +552,7 @@ def check_inputs(src: ScenarioSource | Resolves, inputs: Sequence[Input], file: 
         lo, hi = support(inp)
         for v in (lo, hi):
             try:
-                src.resolve({inp.path: _cast(inp.path, v)})
+                src.resolve({inp.path: _cast(inp, v)})
             except OverrideError as exc:
                 raise ProfileError(
                     f"its distribution reaches {v:.6g}, which the key does not allow: {exc.detail}",
@@ -553,11 +561,9 @@ def check_inputs(src: ScenarioSource | Resolves, inputs: Sequence[Input], file: 
                 ) from None
 
 
-_INT_PATHS = ("serving.chunk_size_tokens", "serving.catch_up_threshold_tokens")
-
-
-def _cast(path: str, v: float) -> float | int:
-    return int(round(v)) if path in _INT_PATHS else float(v)
+def _cast(inp: Input, v: float) -> float | int:
+    """A draw of ``inp`` as its key takes it: rounded where the key holds a whole number."""
+    return int(round(v)) if inp.integer else float(v)
 
 
 def draw(inputs: Sequence[Input], samples: int, seed: int | None) -> np.ndarray:
@@ -586,5 +592,7 @@ def latin_hypercube(samples: int, dims: int, seed: int | None) -> np.ndarray:
 
 def sample_overrides(inputs: Sequence[Input], x: np.ndarray) -> list[dict[str, Any]]:
     """One overrides mapping per row of ``x``."""
-    paths = [i.path for i in inputs]
-    return [{p: _cast(p, float(v)) for p, v in zip(paths, row, strict=True)} for row in x.tolist()]
+    return [
+        {inp.path: _cast(inp, float(v)) for inp, v in zip(inputs, row, strict=True)}
+        for row in x.tolist()
+    ]

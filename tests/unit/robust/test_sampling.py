@@ -109,3 +109,35 @@ def test_a_capped_efficiency_is_what_the_schema_validates(point: float) -> None:
     assert r is not None and r.high == max(min(rule.dist.relative.high, 1 / point), r.mode)
     top = float(values(inp, np.array([1.0]))[0])
     assert top == pytest.approx(point * r.high) and top <= max(1.0, point * r.mode) + 1e-12
+
+
+def test_any_whole_number_key_can_be_sampled_and_is_drawn_whole(tmp_path) -> None:
+    # only two integer keys (the chunk size and the catch-up threshold) were rounded: sampling
+    # a workload's fixed output length was refused with "its distribution reaches 500, which
+    # the key does not allow ... valid integer (got 500.0)"
+    import numpy as np
+
+    import pddplan
+    from pddplan.io.loader import Registry
+    from pddplan.robust.inputs import sample_overrides
+
+    text = Registry.default().scenario_path(None).read_text(encoding="utf-8")
+    text += (
+        "uncertainty:\n  source: a test\n  defaults: false\n  inputs:\n"
+        "    workload.output_tokens.fixed: {uniform: {low: 500, high: 1500}}\n"
+        "    serving.chunk_size_tokens: {uniform: {low: 4096, high: 16384}}\n"
+        "    rate_rps: {uniform: {low: 1.5, high: 2.5}}\n"
+    )
+    f = tmp_path / "s.yaml"
+    f.write_text(text, encoding="utf-8")
+    run = pddplan.robust(str(f), samples=4, seed=1, jobs=1).run
+    by = {i.path: i for i in run.inputs}
+    assert by["workload.output_tokens.fixed"].integer and by["serving.chunk_size_tokens"].integer
+    assert not by["rate_rps"].integer
+    rows = sample_overrides(run.inputs, np.array([[777.6, 5000.4, 2.25]]))
+    values = rows[0]
+    assert (
+        values["workload.output_tokens.fixed"] == 778
+        and values["serving.chunk_size_tokens"] == 5000
+    )
+    assert values["rate_rps"] == 2.25
