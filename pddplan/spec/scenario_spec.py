@@ -289,4 +289,13 @@ class Scenario(Strict):
                 f"amortization horizon of {self.horizon_months} months "
                 f"(inventory.amortization_years {self.inventory.amortization_years:g})"
             )
+        if self.load is not None and self.load.elastic:
+            roles = (self.roles.P, self.roles.RLD, self.roles.MD)
+            used = {c for r in roles for c in r.chips}
+            unused = [c for c in self.load.elastic if c not in used]
+            if unused and "*" not in used:
+                raise ValueError(
+                    f"load.elastic: {', '.join(unused)} is no chip of the roles; they use "
+                    f"{', '.join(sorted(used))}"
+                )
         return self

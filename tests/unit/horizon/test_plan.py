@@ -155,3 +155,22 @@ def test_a_horizon_of_a_fraction_of_a_month_is_refused() -> None:
     # a whole number of months written to four digits (1/3 year + 1 year) is accepted
     res = pddplan.horizon(EXAMPLE, overrides={"inventory.amortization_years": 1.3333})
     assert res.horizon.months == 16
+
+
+def test_an_elastic_chip_no_role_uses_is_a_fault_of_the_file(tmp_path: Path) -> None:
+    # it was found by the horizon command alone, as an option error without file or line, and
+    # `profiles validate` passed the file
+    from pddplan.errors import ProfileError
+
+    text = (
+        Path(EXAMPLE)
+        .read_text(encoding="utf-8")
+        .replace("    h100-sxm: {startup_minutes: 10", "    h2O: {startup_minutes: 10")
+    )
+    assert "h2O" in text
+    f = tmp_path / "typo.yaml"
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(
+        ProfileError, match=r"typo\.yaml.*load\.elastic: h2O is no chip of the roles"
+    ):
+        pddplan.load_scenario(str(f))
