@@ -513,10 +513,15 @@ def build_problem(
         options = {role: list(opts) for role, opts in shared.items()}
     else:
         options = _role_options(rs, model, mem, only)
+    # why a role :func:`check_options` reads has no option at all: only a problem of every
+    # option is checked (one restricted to a known fleet's kinds, ``only``, is not)
+    checked = ("P", "MD", "RLD") if topology.relay else ("P", "MD")
     no_layout = {
         role: why
-        for role, opts in options.items()
-        if not opts and (why := _no_layout(rs, model, role, topology)) is not None
+        for role in checked
+        if only is None
+        and not options[role]
+        and (why := _no_layout(rs, model, role, topology)) is not None
     }
     topo = topology
     if topology.name == "pdd" and not sv.anomalous_filter:
@@ -624,7 +629,7 @@ _ROLE_OPTIONS = IdentityMemo(size=16)
 def check_options(pb: Problem) -> None:
     for role in ("P", "MD", "RLD"):
         why = pb.no_layout.get(role)
-        if why is not None and (role != "RLD" or pb.topology.relay):
+        if why is not None:
             raise InfeasibleError(
                 f"no {role} instance size has a layout of {pb.model.name}: {why}; give sizes "
                 "that divide its attention heads (roles.ROLE.chips_per_instance)",
