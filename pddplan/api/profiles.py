@@ -307,21 +307,24 @@ def _show_scenario(
 def validate_profiles(
     files: Sequence[str | os.PathLike[str]] | None = None, *, profiles: Profiles = None
 ) -> ValidateResult:
-    """Validate profile and scenario files strictly (none: every profile on the search path);
-    the first error of each file is its row's ``error``."""
+    """Validate profile and scenario files strictly (none: every profile and scenario on the
+    search path, each read as the commands read it: as the kind of its directory, so that a
+    file without ``kind:`` is what its directory holds); the first error of each file is its
+    row's ``error``."""
     from pddplan.errors import PddplanError
     from pddplan.io.loader import load_file, load_scenario
     from pddplan.results.profiles import ValidateResult
 
     reg = _registry(profiles)
-    paths = [Path(f) for f in files or ()] or [
-        p for k in KINDS.values() for p in reg.index(k).values()
-    ]
+    paths: list[tuple[Path, str | None]] = [(Path(f), None) for f in files or ()]
+    if not paths:
+        paths = [(p, k) for k in KINDS.values() for p in reg.index(k).values()]
+        paths += [(p, "scenario") for p in reg.scenarios().values()]
     rows = []
     failed: list[str] = []
-    for f in paths:
+    for f, kind in paths:
         try:
-            obj = load_file(f)
+            obj = load_file(f, kind)
             if getattr(obj, "kind", "") == "scenario":
                 load_scenario(str(f), reg)
             rows.append(
