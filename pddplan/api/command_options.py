@@ -88,6 +88,7 @@ class SimulateOptions(Options):
     handover: str = "plan"
     sample: Literal["classes", "workload"] = "classes"
     warmup_fraction: Annotated[float, Field(ge=0.0, lt=1.0)] = defaults.WARMUP_FRACTION
+    block_tokens: PositiveTokens = defaults.TRACE_BLOCK_TOKENS  # a trace's, as hitrate's
 
 
 class HitrateOptions(Options):

@@ -36,6 +36,7 @@ def simulate(
     sample: str = _D.sample,
     trace: PathLike | None = None,
     warmup_fraction: float = _D.warmup_fraction,
+    block_tokens: int = _D.block_tokens,
     overrides: Overrides = None,
     profiles: Profiles = None,
     progress: Progress | None = None,
@@ -54,8 +55,10 @@ def simulate(
     sample : ``classes`` (the solver's request classes) or ``workload`` (its distributions).
     trace : replay a trace's arrivals, lengths and prefix hits (unbounded cache).
     warmup_fraction : [-] share of the first requests left out of the statistics.
+    block_tokens : [tokens] per hash-id block of a JSONL ``trace`` (as ``hitrate`` reads it).
     """
-    cfg = _config(validate_args(SimulateOptions, locals()), trace)
+    o = validate_args(SimulateOptions, locals())
+    cfg = _config(o, trace)
     from pddplan.results.simulate import SimulateResult, stability_verdict
     from pddplan.sim import simulate as run_simulation
     from pddplan.sim.compare import closed_forms_beside
@@ -67,7 +70,7 @@ def simulate(
     simulated_handover = resolve_handover(cfg.handover, splan.handover)
     reqs = None
     if trace is not None:
-        reqs = _trace_requests(Path(trace), problem, cfg.rate_rps, cfg.requests, cfg.seed)
+        reqs = _trace_requests(Path(trace), problem, cfg, o.block_tokens)
         cfg = replace(cfg, requests=len(reqs), rate_rps=None, sample="trace")
     res = run_simulation(
         problem, splan, cfg, requests=reqs, workload=rs.workload, progress=progress
@@ -89,7 +92,9 @@ def _config(o: SimulateOptions, trace: PathLike | None) -> SimConfig:
     limits.SIM_REQUESTS.check(o.requests, option="requests")
     if trace is not None and o.sample != "classes":
         raise OptionError("sample", "does not apply to a trace, which replays its own requests")
-    return SimConfig(**o.model_dump())
+    if trace is None and o.block_tokens != SimulateOptions().block_tokens:
+        raise OptionError("block_tokens", "applies to a trace's hash ids: give a trace too")
+    return SimConfig(**o.model_dump(exclude={"block_tokens"}))
 
 
 def _plan(
@@ -129,16 +134,15 @@ def _plan(
     return problem, splan, source
 
 
-def _trace_requests(
-    path: Path, problem: Problem, rate: float | None, limit: int, seed: int
-) -> Requests:
-    """Requests replayed from a trace: arrivals, lengths and hits (unbounded prefix cache)."""
+def _trace_requests(path: Path, problem: Problem, cfg: SimConfig, block_tokens: int) -> Requests:
+    """Requests replayed from a trace: arrivals, lengths and hits (unbounded prefix cache,
+    hash ids of ``block_tokens`` tokens)."""
     import numpy as np
 
     from pddplan.sim.requests import replay
     from pddplan.trace.arrivals import trace_arrivals
 
-    tr = trace_arrivals(path, limit, rate)
+    tr = trace_arrivals(path, cfg.requests, cfg.rate_rps, block_tokens=block_tokens)
     cv = problem.wan.jitter_cv if problem.topology.cross_dc else 0.0
     return replay(
         tr.arrival_s,
@@ -146,5 +150,5 @@ def _trace_requests(
         tr.input_tokens,
         tr.output_tokens,
         cv,
-        np.random.default_rng(seed),
+        np.random.default_rng(cfg.seed),
     )

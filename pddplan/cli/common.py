@@ -105,6 +105,10 @@ MaxChipsOpt = Annotated[
         metavar="CHIP=N",
     ),
 ]
+#: A JSONL trace's tokens per hash id (``hitrate``, ``simulate --trace``).
+BlockTokensOpt = Annotated[
+    int, typer.Option("--block-tokens", help="Tokens per hash-id block of a JSONL trace.")
+]
 ProfilesOpt = Annotated[
     list[Path] | None,
     typer.Option(

@@ -62,9 +62,7 @@ def hitrate_cmd(
             metavar="N",
         ),
     ] = None,
-    block_tokens: Annotated[
-        int, typer.Option("--block-tokens", help="Tokens per hash-id block.")
-    ] = defaults.TRACE_BLOCK_TOKENS,
+    block_tokens: common.BlockTokensOpt = defaults.TRACE_BLOCK_TOKENS,
     bins: Annotated[
         str | None,
         typer.Option(

@@ -79,6 +79,7 @@ def simulate_cmd(
             "--warmup", help="Share of the first requests left out of the statistics.", min=0.0
         ),
     ] = defaults.WARMUP_FRACTION,
+    block_tokens: common.BlockTokensOpt = defaults.TRACE_BLOCK_TOKENS,
     *,
     scenario_opts: common.ScenarioOptions,
     out: common.Output,
@@ -112,6 +113,7 @@ def simulate_cmd(
             sample=sample,
             trace=trace,
             warmup_fraction=warmup_fraction,
+            block_tokens=block_tokens,
             progress=progress,
         )
     out.emit(res.report())

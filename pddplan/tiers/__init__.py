@@ -116,7 +116,11 @@ def _sessions_trace(rs: ResolvedScenario) -> Callable[[], Iterator[dict[str, obj
 
 
 def trace_path(rs: ResolvedScenario) -> Path:
-    """The hit-rate trace file, relative to the scenario file (``cache.hit_rate.trace``)."""
+    """The hit-rate trace file, relative to the scenario file (``cache.hit_rate.trace``): a
+    JSONL trace with hash ids, which is replayed at each capacity (a CSV trace logs the hits of
+    one cache only, and is refused)."""
+    from pddplan.trace.records import detect_format
+
     assert rs.scenario.cache is not None
     src = rs.scenario.cache.hit_rate
     assert src.trace is not None
@@ -124,8 +128,16 @@ def trace_path(rs: ResolvedScenario) -> Path:
     if not p.is_absolute():
         p = Path(rs.file).parent / p
     if not p.is_file():
+        what = "is a directory" if p.is_dir() else "not found"
         raise ProfileError(
-            f"trace file {str(p)!r} not found (relative to the scenario file)",
+            f"trace file {str(p)!r} {what} (relative to the scenario file)",
+            file=rs.file,
+            key="cache.hit_rate.trace",
+        )
+    if detect_format(p) == "csv":
+        raise ProfileError(
+            f"{str(p)!r} is a CSV trace, whose logged hits are one cache's: sizing the cache "
+            "replays a JSONL trace with hash_ids at each capacity",
             file=rs.file,
             key="cache.hit_rate.trace",
         )

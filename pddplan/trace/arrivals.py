@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pddplan import defaults
 from pddplan.errors import UsageError
 
 
@@ -22,7 +23,13 @@ class TraceArrivals:
     output_tokens: np.ndarray  #: [tokens]
 
 
-def trace_arrivals(path: Path, limit: int, rate_rps: float | None = None) -> TraceArrivals:
+def trace_arrivals(
+    path: Path,
+    limit: int,
+    rate_rps: float | None = None,
+    *,
+    block_tokens: int = defaults.TRACE_BLOCK_TOKENS,
+) -> TraceArrivals:
     """The first ``limit`` requests of a trace, replayed through an unbounded prefix cache.
 
     Parameters
@@ -30,6 +37,7 @@ def trace_arrivals(path: Path, limit: int, rate_rps: float | None = None) -> Tra
     path : a trace file (see :func:`pddplan.trace.replay.replay_trace`).
     limit : most requests to keep.
     rate_rps : [req/s] rescale the arrival times to this mean rate (None: as logged).
+    block_tokens : [tokens] per hash id of a JSONL trace.
 
     Notes
     -----
@@ -38,11 +46,12 @@ def trace_arrivals(path: Path, limit: int, rate_rps: float | None = None) -> Tra
 
     Raises
     ------
-    UsageError : the trace has no requests, or no timestamps.
+    UsageError : the trace has no requests, or no timestamps, or (with ``rate_rps``) its
+        requests all arrive at one time, which no clock rescales to a rate.
     """
     from pddplan.trace.replay import replay_trace
 
-    tr = replay_trace(path, [math.inf])
+    tr = replay_trace(path, [math.inf], block_tokens=block_tokens)
     n = min(len(tr), limit)
     if n < 1:
         raise UsageError(f"{path}: the trace has no requests")
@@ -53,6 +62,10 @@ def trace_arrivals(path: Path, limit: int, rate_rps: float | None = None) -> Tra
     hit = np.where(inp > 0, np.asarray(tr.hit_tokens[:n, 0], dtype=float) / np.maximum(inp, 1), 0.0)
     if rate_rps is not None and n > 1:
         span = float(np.max(t_s) - np.min(t_s))
-        if span > 0:
-            t_s = (t_s - np.min(t_s)) * ((n - 1) / span) / rate_rps
+        if span <= 0:
+            raise UsageError(
+                f"{path}: its first {n:,} requests all arrive at one time: no clock rescales "
+                f"them to {rate_rps:g} req/s (replay it without a rate)"
+            )
+        t_s = (t_s - np.min(t_s)) * ((n - 1) / span) / rate_rps
     return TraceArrivals(t_s, hit, inp, np.asarray(tr.output_tokens[:n], dtype=float))

@@ -14,6 +14,7 @@ lines when asked.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gc
 import gzip
@@ -521,6 +522,8 @@ def _bounded_lines(path: Path, fh: IO[bytes]) -> Iterator[str]:
             return
         if len(raw) > line_bytes:
             raise _line_too_long(path, line_bytes)
+        if total == 0:  # a byte-order mark (a spreadsheet's UTF-8 export) is no header text
+            raw = raw.removeprefix(codecs.BOM_UTF8)
         total += len(raw)
         if total > most_bytes:
             raise _trace_too_large(path, most_bytes)
@@ -782,6 +785,10 @@ def iter_csv_blocks(
             if row_raw is None:
                 break
             line = reader.line_num
+            if None in row_raw:  # fields past the header's (csv.DictReader's rest key)
+                extra = len(row_raw[None])  # type: ignore[index]
+                bad.bad(line, f"{len(header) + extra} fields where the header has {len(header)}")
+                continue
             row = {k.strip(): v for k, v in row_raw.items() if isinstance(k, str)}
             if all(not (v or "").strip() for v in row.values() if isinstance(v, str)):
                 continue  # a blank row
@@ -823,7 +830,24 @@ def iter_csv_blocks(
 
 
 def detect_format(path: Path, fmt: str = "auto") -> str:
-    """``jsonl`` or ``csv``: from ``fmt``, else the file suffix, else the first character."""
+    """``jsonl`` or ``csv``: from ``fmt``, else the file suffix, else the first character.
+
+    Raises
+    ------
+    ProfileError : a gzip-compressed file whose name does not end in ``.gz`` (it would be read
+        as text, and fail on its first byte with a message that does not say why).
+    """
+    if path.suffix != ".gz":
+        try:
+            with path.open("rb") as probe:
+                gzipped = probe.read(2) == b"\x1f\x8b"
+        except OSError:
+            gzipped = False  # the reader names the file and why it cannot be read
+        if gzipped:
+            raise ProfileError(
+                f"gzip-compressed, but its name does not end in .gz (rename it {path.name}.gz)",
+                file=str(path),
+            )
     if fmt in ("jsonl", "csv"):
         return fmt
     if fmt != "auto":

@@ -183,6 +183,14 @@ class TraceReplay:
     def __len__(self) -> int:
         return len(self.input_tokens)
 
+    def ids_past_input(self) -> int:
+        """Requests that list more hash ids than blocks of :attr:`block_tokens` hold their
+        input (JSONL only; 0 for CSV): a sign that the trace's blocks are smaller."""
+        if self.block_counts is None:
+            return 0
+        held = -(-self.input_tokens.astype(np.int64) // self.block_tokens)  # ceil
+        return int(np.count_nonzero(self.block_counts > held))
+
 
 class _Engine(Protocol):
     def process(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray: ...
@@ -478,7 +486,7 @@ def _replay_jsonl(
         np.minimum(
             hit_blocks[:, c].astype(np.float64) * block_tokens, input_tokens, out=hit_tokens[:, c]
         )
-    return TraceReplay(
+    replay = TraceReplay(
         file=file,
         format="jsonl",
         block_tokens=block_tokens,
@@ -494,6 +502,14 @@ def _replay_jsonl(
         sorted_in_memory=sorted_in_memory,
         distinct_blocks=parts.distinct_blocks,
     )
+    past = replay.ids_past_input()
+    if past and warn is not None:
+        warn(
+            f"{file}: {past:,} of {len(replay):,} requests list more hash ids than blocks of "
+            f"{block_tokens} tokens hold their input: the trace's blocks are likely smaller "
+            "(set the block size to the trace's); each hit is capped at the input length"
+        )
+    return replay
 
 
 def _empty_message(bad: int) -> str:

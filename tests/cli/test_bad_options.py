@@ -115,6 +115,7 @@ _add(
     ("--sample", "nope", ("classes", "workload")),
     ("--trace", "no-such-trace.jsonl", ()),
     ("--warmup", "2", ("in [0, 1)",)),
+    ("--block-tokens", "0", (">= 1",)),
 )
 _add(
     ("report",),
