@@ -14,6 +14,7 @@ from pydantic import Field
 
 from pddplan import defaults, limits
 from pddplan.api.option_base import (
+    BudgetUsdPerHour,
     Count,
     Fraction,
     Options,
@@ -68,6 +69,22 @@ class BreakevenOptions(Options):
     tolerance: Annotated[float, Field(ge=1e-9, le=1.0)] = defaults.BREAKEVEN_TOLERANCE
 
 
+class TopologyBreakevenOptions(BreakevenOptions):
+    #: the cost a topology's plan is compared with (None: where its structure changes)
+    against_cost_usd_per_hour: Annotated[float, Field(gt=0.0, le=1e9)] | None = None
+
+
+class TopologyOptions(Options):
+    resilient: bool = False
+    simulate: Count | None = None  # requests per pipeline
+    seed: Seed = 0
+    executor: str = "local"
+    jobs: Workers = 1
+    scheduler: str | None = None
+    budget_usd_per_hour: BudgetUsdPerHour | None = None
+    max_bcr: bool = False
+
+
 class ReportOptions(Options):
     rate_rps: RateRps | None = None
     bandwidths_gbit_per_s: Sequence[float] | None = None
@@ -99,7 +116,7 @@ class HitrateOptions(Options):
     max_points: Annotated[int, Field(ge=2)] = defaults.WORKLOAD_MAX_POINTS
     skip_bad_lines: bool = False
     trace_format: str = "auto"
-    jobs: Annotated[int, Field(ge=0)] = 0
+    jobs: Annotated[int, Field(ge=0, le=1024)] = 0  # 0: as many as the CPUs allow, at most 4
 
 
 class CalibrateOptions(Options):

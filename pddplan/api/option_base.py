@@ -21,6 +21,8 @@ Workers = Annotated[int, Field(ge=1, le=1024)]
 Count = Annotated[int, Field(ge=1)]
 #: a random seed (numpy's generators take non-negative seeds of any size)
 Seed = Annotated[int, Field(ge=0)]
+#: [USD/h] a budget to plan within (``solve``, ``topology``)
+BudgetUsdPerHour = Annotated[float, Field(ge=0.0, le=1e9)]
 #: [-] a fraction in [0, 1]
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 #: [tokens] a positive token count

@@ -17,11 +17,11 @@ import annotations``: see :mod:`pddplan.spec`).
 """
 
 from collections.abc import Mapping
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
-from pddplan.api.option_base import Options, RateRps
+from pddplan.api.option_base import BudgetUsdPerHour, Options, RateRps
 from pddplan.errors import OptionError
 
 # ------------------------------------------------------------------------------ commands
@@ -29,7 +29,7 @@ from pddplan.errors import OptionError
 
 class SolveOptions(Options):
     rate_rps: RateRps | None = None
-    budget_usd_per_hour: Annotated[float, Field(ge=0.0, le=1e9)] | None = None
+    budget_usd_per_hour: BudgetUsdPerHour | None = None
     max_rate_rps: RateRps | None = None
     max_bcr: bool = False
     explain: bool = False
@@ -54,6 +54,8 @@ COMMAND_OPTIONS = frozenset(
         "CalibrateOptions",
         "TransferOptions",
         "StepOptions",
+        "TopologyOptions",
+        "TopologyBreakevenOptions",
     }
 )
 

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 from pddplan.api.bathtub import bathtub
 from pddplan.api.command_options import ReportOptions
 from pddplan.api.options import validate
-from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load, with_inventory
+from pddplan.api.scenario import (
+    Overrides,
+    Profiles,
+    ScenarioLike,
+    inventory_on_topology,
+    load,
+    with_inventory,
+)
 from pddplan.api.solve import solve
 from pddplan.api.whatif import sweep
 
@@ -57,6 +64,8 @@ def plan_report(
             "hit_rate_shifts": tuple(hit_rate_shifts) != tuple(_D.hit_rate_shifts),
         }
         for name, on in given.items():
+            if on and name in ("own", "max_chips"):
+                raise inventory_on_topology(name)
             if on:
                 raise OptionError(
                     name, "applies to a two-site scenario, not a topology file (sites:)"

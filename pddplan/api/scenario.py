@@ -160,6 +160,16 @@ def chip_limits(
     return limits, chip_counts("own", own, ls, least=0)
 
 
+def inventory_on_topology(option: str) -> OptionError:
+    """The error of ``own`` or ``max_chips`` (``option``) given for a topology file, whose
+    sites carry their chips themselves (one message for every command)."""
+    return OptionError(
+        option,
+        "applies to a two-site scenario; a topology file gives each site's chips: "
+        "sites.NAME.chips.CHIP.owned and .rent_limit",
+    )
+
+
 def with_inventory(
     ls: LoadedScenario, max_chips: ChipCounts = None, own: ChipCounts = None
 ) -> tuple[LoadedScenario, dict[str, int]]:

@@ -4,26 +4,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pddplan.api.command_options import TopologyOptions
 from pddplan.api.scenario import Overrides, PathLike, Profiles, registry
 
 if TYPE_CHECKING:
     from pddplan.results.topology import TopologyResult
     from pddplan.topology.milp import Mode
 
+_D = TopologyOptions()
+
 
 def topology(
     scenario: PathLike,
     *,
-    resilient: bool = False,
-    simulate: int | None = None,
-    seed: int = 0,
-    executor: str = "local",
-    jobs: int = 1,
-    scheduler: str | None = None,
+    resilient: bool = _D.resilient,
+    simulate: int | None = _D.simulate,
+    seed: int = _D.seed,
+    executor: str = _D.executor,
+    jobs: int = _D.jobs,
+    scheduler: str | None = _D.scheduler,
     overrides: Overrides = None,
     profiles: Profiles = None,
-    budget_usd_per_hour: float | None = None,
-    max_bcr: bool = False,
+    budget_usd_per_hour: float | None = _D.budget_usd_per_hour,
+    max_bcr: bool = _D.max_bcr,
 ) -> TopologyResult:
     """Plan a topology (sites, lines, traffic sources; docs/topology.md), or a two-site scenario
     in its topology form (sites A and B, one line, one source at A).
@@ -53,16 +56,18 @@ def topology(
     InfeasibleError : a source no site can serve within its SLA, or no choice serves every
         source within the chips and lines (exit 3).
     """
+    from pddplan.api.options import validate_args
     from pddplan.executors import make_executor
     from pddplan.results.topology import TopologyResult
     from pddplan.topology import plan_topology, read_topology
     from pddplan.topology.pipelines import size_options
     from pddplan.topology.simulate import check_requests, simulate_topology
 
-    if simulate is not None:
-        check_requests(simulate)  # before anything is planned
-    mode = topology_mode(budget_usd_per_hour, max_bcr)
-    ex = make_executor(executor, jobs=jobs, scheduler=scheduler)  # checked before reading
+    o = validate_args(TopologyOptions, locals())
+    if o.simulate is not None:
+        check_requests(o.simulate)  # before anything is planned
+    mode = topology_mode(o.budget_usd_per_hour, o.max_bcr)
+    ex = make_executor(o.executor, jobs=o.jobs, scheduler=o.scheduler)  # before reading
     reg = registry(profiles)
     if overrides:
         from pddplan.errors import OptionError
@@ -80,12 +85,16 @@ def topology(
     with ex:
         opts = size_options(ti, ex)
     tp = plan_topology(
-        ti, resilient=resilient, options=opts, mode=mode, budget_usd_per_hour=budget_usd_per_hour
+        ti,
+        resilient=o.resilient,
+        options=opts,
+        mode=mode,
+        budget_usd_per_hour=o.budget_usd_per_hour,
     )
-    if simulate is None:
+    if o.simulate is None:
         return TopologyResult(tp)
 
-    return TopologyResult(tp, simulate_topology(tp, simulate, seed))
+    return TopologyResult(tp, simulate_topology(tp, o.simulate, o.seed))
 
 
 def topology_mode(budget_usd_per_hour: float | None, max_bcr: bool) -> Mode:

@@ -7,9 +7,20 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pddplan.api.command_options import BreakevenOptions, SweepOptions
+from pddplan.api.command_options import (
+    BreakevenOptions,
+    SweepOptions,
+    TopologyBreakevenOptions,
+)
 from pddplan.api.options import validate
-from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
+from pddplan.api.scenario import (
+    Overrides,
+    PathLike,
+    Profiles,
+    ScenarioLike,
+    inventory_on_topology,
+    load,
+)
 from pddplan.errors import OptionError
 from pddplan.executors import Progress
 
@@ -112,12 +123,9 @@ def _sweep_source(
     tsrc = topology_source(scenario, profiles)
     if tsrc is not None:
         ov = copy_overrides(overrides)
-        if any(k.startswith("inventory.") for k in ov):
-            raise OptionError(
-                "own",
-                "and max_chips apply to a two-site scenario; a topology file gives each "
-                "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit",
-            )
+        for prefix, option in (("inventory.", "own"), ("limits.max_chips.", "max_chips")):
+            if any(k.startswith(prefix) for k in ov):
+                raise inventory_on_topology(option)
         tsrc.resolve(ov)
         return tsrc, ov
     ls = load(scenario, overrides, profiles)
@@ -228,14 +236,12 @@ def breakeven_topology(
     from pddplan.topology.inputs import TopologySource
     from pddplan.whatif.topology import topology_breakeven
 
-    validate(BreakevenOptions, param=param, tolerance=tolerance)
-    if against_cost_usd_per_hour is not None and not (
-        math.isfinite(against_cost_usd_per_hour) and against_cost_usd_per_hour > 0
-    ):
-        raise OptionError(
-            "against_cost_usd_per_hour",
-            f"must be a positive number of $/h, not {against_cost_usd_per_hour!r}",
-        )
+    validate(
+        TopologyBreakevenOptions,
+        param=param,
+        tolerance=tolerance,
+        against_cost_usd_per_hour=against_cost_usd_per_hour,
+    )
     src = TopologySource.open(str(scenario), registry(profiles))
     if src is None:
         raise OptionError(

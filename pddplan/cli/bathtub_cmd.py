@@ -15,14 +15,10 @@ from pddplan.cli.solve_cmd import ScenarioArg
 @common.scenario_options("bathtub")
 def bathtub_cmd(
     scenario: ScenarioArg = None,
-    step: Annotated[
-        float, typer.Option("--step", help="Hit-rate grid step.", min=0.001, max=0.1)
-    ] = 0.01,
+    step: Annotated[float, typer.Option("--step", help="Hit-rate grid step.")] = 0.01,
     tolerance: Annotated[
         float,
-        typer.Option(
-            "--tolerance", help="Least valley depth, as a fraction of its rims.", min=0.0, max=1.0
-        ),
+        typer.Option("--tolerance", help="Least valley depth, as a fraction of its rims."),
     ] = 0.02,
     reprovision: Annotated[
         bool,

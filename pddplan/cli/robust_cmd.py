@@ -49,7 +49,7 @@ def robust_cmd(
     executor: ExecutorOpt = "local",
     scheduler: SchedulerOpt = None,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", help="Local processes, or LocalCluster workers.", min=1)
+        int, typer.Option("--jobs", "-j", help="Local processes, or LocalCluster workers.")
     ] = 1,
     plot: Annotated[
         str | None,
@@ -156,10 +156,9 @@ def _topology_robust(
     if plot is not None:
         raise UsageError("--plot draws a two-site scenario's sensitivity")
     if scenario_opts.max_chips or scenario_opts.own:
-        raise UsageError(
-            "--own and --max-chips apply to a two-site scenario; a topology file gives each "
-            "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit"
-        )
+        from pddplan.api.scenario import inventory_on_topology
+
+        raise inventory_on_topology("own" if scenario_opts.own else "max_chips")
     assert scenario is not None
     with common.progress_bar("sampling", samples >= 20) as progress:
         res = api.robust_topology(

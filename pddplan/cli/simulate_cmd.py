@@ -25,7 +25,7 @@ def simulate_cmd(
         ),
     ] = None,
     requests: Annotated[
-        int, typer.Option("--requests", "-n", help="Requests to simulate.", min=1)
+        int, typer.Option("--requests", "-n", help="Requests to simulate.")
     ] = 20_000,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same run).")] = 0,
     rate_rps: Annotated[
@@ -75,9 +75,7 @@ def simulate_cmd(
     ] = None,
     warmup_fraction: Annotated[
         float,
-        typer.Option(
-            "--warmup", help="Share of the first requests left out of the statistics.", min=0.0
-        ),
+        typer.Option("--warmup", help="Share of the first requests left out of the statistics."),
     ] = defaults.WARMUP_FRACTION,
     block_tokens: common.BlockTokensOpt = defaults.TRACE_BLOCK_TOKENS,
     *,

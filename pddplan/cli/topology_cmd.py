@@ -38,7 +38,6 @@ def topology_cmd(
             "p50/p90/p99 with the closed forms (warned where more than 10% off); with "
             "--resilient, each single line failure too.",
             metavar="N",
-            min=1,
         ),
     ] = None,
     seed: Annotated[
@@ -52,7 +51,6 @@ def topology_cmd(
             "--jobs",
             "-j",
             help="Local processes, or LocalCluster workers, sizing pipelines.",
-            min=1,
         ),
     ] = 1,
     budget_usd_per_hour: Annotated[

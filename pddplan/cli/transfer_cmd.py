@@ -32,7 +32,6 @@ def transfer_cmd(
         int,
         typer.Option(
             "--concurrent",
-            min=1,
             help="Transfers sharing the line at once, this one included (each gets at most "
             "its own rate cap and at most line / N).",
         ),

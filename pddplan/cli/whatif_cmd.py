@@ -38,7 +38,7 @@ def sweep_cmd(
     jobs: Annotated[
         int,
         typer.Option(
-            "--jobs", "-j", help="Solve points in parallel on N processes (or Dask workers).", min=1
+            "--jobs", "-j", help="Solve points in parallel on N processes (or Dask workers)."
         ),
     ] = 1,
     executor: Annotated[
@@ -186,10 +186,9 @@ def breakeven_cmd(
         if against != "same-dc":
             raise UsageError("--against compares a two-site plan; a topology takes --against-cost")
         if scenario_opts.own or scenario_opts.max_chips:
-            raise UsageError(
-                "--own and --max-chips apply to a two-site scenario; a topology file gives each "
-                "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit"
-            )
+            from pddplan.api.scenario import inventory_on_topology
+
+            raise inventory_on_topology("own" if scenario_opts.own else "max_chips")
     elif against_cost is not None:
         raise UsageError("--against-cost applies to a topology file (sites:)")
     try:

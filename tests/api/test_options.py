@@ -81,7 +81,28 @@ CASES: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], str, str]
         "a whole number >= 1, not 0",
     ),
     (pddplan.hitrate, (NO_TRACE,), {"max_points": 1}, "max_points", "a whole number >= 2"),
-    (pddplan.hitrate, (NO_TRACE,), {"jobs": -1}, "jobs", "a whole number >= 0, not -1"),
+    (pddplan.hitrate, (NO_TRACE,), {"jobs": -1}, "jobs", "a whole number in [0, 1024], not -1"),
+    (pddplan.hitrate, (NO_TRACE,), {"jobs": 2000}, "jobs", "in [0, 1024], not 2000"),
+    # topology had no options model: a negative seed raised numpy's ValueError, a string a
+    # TypeError, and a 1e10 budget or 2,000 processes were planned with
+    (pddplan.topology, ("default",), {"seed": -1, "simulate": 10}, "seed", ">= 0, not -1"),
+    (pddplan.topology, ("default",), {"simulate": 2.5}, "simulate", "a whole number >= 1"),
+    (pddplan.topology, ("default",), {"jobs": "2"}, "jobs", "in [1, 1024], not '2'"),
+    (pddplan.topology, ("default",), {"jobs": 2000}, "jobs", "in [1, 1024], not 2000"),
+    (
+        pddplan.topology,
+        ("default",),
+        {"budget_usd_per_hour": 1e10},
+        "budget_usd_per_hour",
+        "in [0, 1e+09]",
+    ),
+    (
+        pddplan.breakeven_topology,
+        ("examples/topologies/three-sites-n1.yaml",),
+        {"param": "traffic.s.rate_rps", "against_cost_usd_per_hour": "5"},
+        "against_cost_usd_per_hour",
+        "a finite number in (0, 1e+09], not '5'",
+    ),
     (
         pddplan.calibrate,
         (NO_CSV,),
@@ -159,6 +180,7 @@ MODELS = [
     (pddplan.hitrate, options.HitrateOptions),
     (pddplan.calibrate, options.CalibrateOptions),
     (pddplan.transfer, options.TransferOptions),
+    (pddplan.topology, options.TopologyOptions),
 ]
 
 

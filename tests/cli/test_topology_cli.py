@@ -232,7 +232,8 @@ def test_budget_and_max_bcr_modes() -> None:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (("--budget", "-5"), "--budget must be a positive number"),
+        (("--budget", "-5"), "--budget must be a finite number in [0, 1e+09], not -5.0"),
+        (("--budget", "0"), "--budget must be a positive number of $/h, not 0.0"),
         (("--budget", "5", "--max-bcr"), "give one of --budget and --max-bcr"),
         (("--budget", "1"), "no choice of pipelines serves any traffic within 1 $/h"),
     ],

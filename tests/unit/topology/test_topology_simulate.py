@@ -99,7 +99,7 @@ def test_warning_names_the_case_pipeline_and_percentile() -> None:
 
 
 def test_bad_request_count() -> None:
-    with pytest.raises(OptionError, match="at least 1"):
+    with pytest.raises(OptionError, match="simulate must be a whole number >= 1, not 0"):
         api.topology("pdd-paper", simulate=0)
 
 
