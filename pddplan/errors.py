@@ -19,6 +19,21 @@ class PddplanError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with every attribute (an error raised in a worker process reaches the
+        study's process whole: the default, ``cls(*args)``, calls ``__init__`` with the
+        formatted message alone, which an :class:`OptionError` or :class:`OverrideError`
+        cannot take, and the pool then reports itself broken)."""
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(cls: type[PddplanError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """An error of ``cls`` with ``args`` and attributes ``state``, without ``__init__``."""
+    err = cls.__new__(cls, *args)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 class ProfileError(PddplanError):
     """A profile, scenario or data file is malformed or out of range (exit 1)."""

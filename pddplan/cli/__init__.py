@@ -380,13 +380,18 @@ def _end_process(code: object) -> NoReturn:
 
 
 def _pipe_safe(invoke: Any) -> Any:
-    """``invoke`` with a closed pipe handled here: click's own handler would exit 1."""
+    """``invoke`` with a closed pipe handled here: click's own handler would exit 1; and an
+    interrupt (Ctrl-C) passed on as typer's ``Abort``, for :func:`main` to say so (typer turns
+    a KeyboardInterrupt inside a command into a bare exit status 130, without a word)."""
+    from typer.exceptions import Abort
 
     def guarded(ctx: Any) -> Any:
         try:
             return invoke(ctx)
         except BrokenPipeError:
             _closed_pipe()
+        except KeyboardInterrupt:
+            raise Abort() from None
 
     return guarded
 

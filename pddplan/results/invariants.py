@@ -109,7 +109,7 @@ def _percentiles(m: Mapping[str, Any], where: str) -> Iterator[str]:
 
 def _percentile_of(key: str) -> tuple[tuple[str, str], float] | None:
     """A key's percentile group (the quantity's name around the ``pNN``) and its percentile, or
-    None where it names no percentile of an ordered quantity; kept by key (a document's rows
+    None where it names no percentile of an ordered quantity (or is a dotted scenario PATH); kept by key (a document's rows
     repeat a few keys many times; at most :data:`_PERCENTILE_KEYS` kept, then started afresh)."""
     try:
         return _PERCENTILE_OF[key]
@@ -117,7 +117,10 @@ def _percentile_of(key: str) -> tuple[tuple[str, str], float] | None:
         pass
     match = _PCT.match(key)
     out = None
-    if match and not any(w in key.lower() for w in UNORDERED_WORDS):
+    # a dotted key is a scenario PATH: a value given (a sweep's axis, sla.ttft_p50_s), not a
+    # figure computed, and a sweep may give its points any values (a point whose targets are
+    # out of order is a row of its own, with its error)
+    if match and "." not in key and not any(w in key.lower() for w in UNORDERED_WORDS):
         out = ((match[1], match[3]), float(match[2]))
     if len(_PERCENTILE_OF) >= _PERCENTILE_KEYS:
         _PERCENTILE_OF.clear()

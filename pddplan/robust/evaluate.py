@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pddplan.deployment import Instance
+from pddplan.errors import OverrideError, ProfileError
 from pddplan.io import physics_disk
 from pddplan.io.loader import Registry, YamlDoc
 from pddplan.io.overrides import ScenarioSource
@@ -169,7 +170,21 @@ def sample_solver(
         _SOURCES.clear()
         _SOLVERS.clear()
         _SOURCES[setup.token] = ScenarioSource(doc=setup.doc, registry=setup.registry)
-    rs = _SOURCES[setup.token].resolve({**setup.overrides, **overrides})
+    src = _SOURCES[setup.token]
+    try:
+        rs = src.resolve({**setup.overrides, **overrides})
+    except OverrideError as exc:  # each input's range is valid alone (check_inputs), not all
+        # the draws of the key blamed and of its siblings (a rule across keys: sla's order)
+        parent = exc.key.rpartition(".")[0]
+        near = {k: v for k, v in overrides.items() if k.rpartition(".")[0] == parent}
+        drawn = ", ".join(f"{k}={v:.6g}" for k, v in (near or overrides).items())
+        raise ProfileError(
+            f"sample {index} draws {drawn}, which the scenario does not allow together: "
+            f"{exc.detail} (each input's range is allowed alone; narrow them so that every "
+            "combination is)",
+            file=src.file,
+            key="uncertainty.inputs",
+        ) from None
     if setup.sized is not None:
         from pddplan.tiers import sized_like
 
