@@ -34,16 +34,46 @@ def test_a_wrong_table_name_fails_before_the_work(
     assert "--table" in err and "tables:" in err
 
 
+TOPO = "examples/topologies/three-sites-n1.yaml"
+
+
 def test_declared_names_are_the_results_tables() -> None:
-    got = {
-        "robust": pddplan.robust(samples=8),
-        "simulate": pddplan.simulate(requests=200),
-        "sweep": pddplan.sweep(axes={"rate_rps": [1.0, 2.0]}, baselines=False),
-    }
-    for command, res in got.items():
+    # every form of a result: a topology file's robust, breakeven and report tables, a cache:
+    # scenario's solve and topology --simulate were refused by the check before the work
+    # ("no table 'held'"), so CSV could not reach them
+    got = [
+        ("robust", pddplan.robust(samples=8)),
+        ("robust", pddplan.robust_topology(TOPO, samples=4)),
+        ("simulate", pddplan.simulate(requests=200)),
+        ("sweep", pddplan.sweep(axes={"rate_rps": [1.0, 2.0]}, baselines=False)),
+        ("solve", pddplan.solve("cache-tiers", baselines=False, verdict_check=False)),
+        ("breakeven", pddplan.breakeven_topology(TOPO, param="traffic.s.rate_rps")),
+        ("report", pddplan.plan_report(TOPO)),
+        ("topology", pddplan.topology("pdd-paper", simulate=100)),
+    ]
+    for command, res in got:
         declared = table_names(command)
         assert declared is not None
         assert {s.slug for s in res.report().sections} <= set(declared), command
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["robust", TOPO, "-n", "4", "-t", "held", "-f", "csv"],
+        ["breakeven", TOPO, "--param", "traffic.s.rate_rps", "-t", "plans", "-f", "csv"],
+        ["topology", "pdd-paper", "--simulate", "100", "-t", "simulated", "-f", "csv"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_a_table_of_a_results_other_form_is_written(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out = capsys.readouterr()
+    assert exc.value.code == 0, out.err
+    assert out.out.count("\n") >= 2 and "," in out.out.splitlines()[0]
 
 
 @pytest.mark.parametrize("command", sorted(TABLES))
