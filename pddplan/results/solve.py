@@ -614,38 +614,36 @@ def idle_owned_text(plan: Plan) -> str | None:
     )
 
 
+def _role_record(plan: Plan, role: str) -> dict[str, Any] | None:
+    """One role of the plan, as the plan table's row and the JSON document's ``roles`` entry
+    both give it (None: the plan has no such pool)."""
+    v = plan.roles.get(role)
+    if v is None:
+        return None
+    inst, n = v
+    dec = plan.decode.get(role) if role != "P" else None
+    return {
+        "datacenter": DATACENTER[role] if plan.topology != "same-dc" else "A",
+        "chip": inst.chip.name,
+        "chips_per_instance": inst.tensor_parallel,
+        "layout": inst.lay.label,
+        "instances": n,
+        "chips": n * inst.tensor_parallel,
+        "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],
+        "batch_per_instance": dec.batch_per_instance if dec else None,
+        "utilization": plan.prefill.utilization if role == "P" else None,
+        "bound_by": plan.prefill.bound_by if role == "P" else (dec.batch_bound_by if dec else None),
+    }
+
+
 def _role_rows(plan: Plan) -> list[Row]:
     rows: list[Row] = []
-    for role, v in plan.roles.items():
-        dec = plan.decode.get(role) if role != "P" else None
-        if v is None:
+    for role in plan.roles:
+        rec = _role_record(plan, role)
+        if rec is None:
             continue
-        inst, n = v
-        dc = DATACENTER[role] if plan.topology != "same-dc" else "A"
-        name = (
-            role
-            if plan.topology == "pdd" or role == "P"
-            else "D"
-            if plan.topology == "same-dc"
-            else role
-        )
-        rows.append(
-            {
-                "role": name,
-                "datacenter": dc,
-                "chip": inst.chip.name,
-                "chips_per_instance": inst.tensor_parallel,
-                "layout": inst.lay.label,
-                "instances": n,
-                "chips": n * inst.tensor_parallel,
-                "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],
-                "batch_per_instance": dec.batch_per_instance if dec else None,
-                "utilization": plan.prefill.utilization if role == "P" else None,
-                "bound_by": plan.prefill.bound_by
-                if role == "P"
-                else (dec.batch_bound_by if dec else None),
-            }
-        )
+        name = "D" if plan.topology == "same-dc" and role != "P" else role
+        rows.append({"role": name, **rec})
     if plan.link_cost_usd_per_hour:
         # its utilization, and what binds it where the plan's binding list names the line
         line_bound = "line utilization" if "line utilization" in plan.binding else None
@@ -696,23 +694,7 @@ def _figures(plan: Plan) -> dict[str, Any]:
 
 
 def _roles_json(plan: Plan) -> dict[str, Any]:
-    roles: dict[str, Any] = {}
-    for role, v in plan.roles.items():
-        if v is None:
-            roles[role] = None
-            continue
-        inst, n = v
-        dec = plan.decode.get(role) if role != "P" else None
-        roles[role] = {
-            "chip": inst.chip.name,
-            "chips_per_instance": inst.tensor_parallel,
-            "layout": inst.lay.label,
-            "instances": n,
-            "datacenter": DATACENTER[role] if plan.topology != "same-dc" else "A",
-            "cost_usd_per_hour": plan.role_cost_usd_per_hour[role],
-            "batch_per_instance": dec.batch_per_instance if dec else None,
-        }
-    return roles
+    return {role: _role_record(plan, role) for role in plan.roles}
 
 
 def routing_text(plan: Plan) -> str:
