@@ -3,9 +3,10 @@ its structure, or at which its cost reaches a target (docs/topology.md, "Break-e
 
 The plan at each value is the topology planner's (:func:`pddplan.topology.plan_topology`); the
 search is ``breakeven``'s bisection (:func:`pddplan.whatif.bisect_side`). A plan's *structure* is
-its chosen options: per pipeline (source, P site, MD site) the share level it is sized for and
-the lines it leases (:func:`structure`); a plan no choice gives is its own structure
-(``infeasible``). The structure is a step function of the PATH: with one change in ``[lo, hi]``
+what it buys and where its traffic goes: per chosen pipeline (source, P site, MD site) the
+share of its source it carries, the lines it leases and the chips it buys at each site
+(:func:`structure`; not the share level an option was sized at, which two plans of one fleet
+may differ in); a plan no choice gives is its own structure (``infeasible``). The structure is a step function of the PATH: with one change in ``[lo, hi]``
 the bisection finds it; with several it finds one at which the plan at ``lo`` stops being the
 plan (a sweep of the PATH shows them all).
 """
@@ -23,13 +24,18 @@ from pddplan.topology import TopologyPlan, plan_topology
 from pddplan.topology.inputs import TopologySource
 from pddplan.whatif import bisect_side, bisection_steps
 
-Structure = tuple[tuple[str, int, int], ...] | str
+Structure = tuple[tuple[str, float, int, tuple[tuple[str, str, int], ...]], ...] | str
 Question = Literal["structure", "cost"]
 
 
 def structure(tp: TopologyPlan) -> Structure:
-    """A plan's structure: (pipeline, share level, lines leased) of each chosen option."""
-    return tuple(sorted((o.pipeline, o.level, o.lines) for o in tp.chosen))
+    """A plan's structure: (pipeline, share carried, lines leased, chips by site) of each chosen
+    option. Two options of one pipeline at two share levels that buy the same chips (a least
+    size that serves both rates) are one structure: a break-even reported between them
+    changed nothing a buyer sees."""
+    return tuple(
+        sorted((o.pipeline, tp.carried_share[o.pipeline], o.lines, o.chips) for o in tp.chosen)
+    )
 
 
 @dataclass(frozen=True)

@@ -91,3 +91,17 @@ def test_an_end_where_no_plan_fits_is_reported() -> None:
     assert hi[0]["cost_usd_per_hour"] is None and "no site can serve" in hi[0]["flows"]
     assert all(p["cost_usd_per_hour"] > 0 for p in plans if p["at"] != "hi")
     assert any("no plan serves every source at hi" in n for n in res.to_json()["notes"])
+
+
+def test_a_structure_change_changes_what_the_plan_buys() -> None:
+    # the rate's first "structure change" was at 0.2126 req/s: the pipeline's share level
+    # moved from 4 to 2 with the same 8 gpu-a and 8 gpu-b, line, flows and 45.59 $/h either
+    # side; a buyer saw nothing change there
+    be = api.breakeven_topology(EXAMPLE, param=RATE).be
+    assert be.below is not None and be.above is not None
+    assert be.below.structure != be.above.structure
+    assert (be.below.cost_usd_per_hour, be.below.flows, be.below.lines_leased) != (
+        be.above.cost_usd_per_hour,
+        be.above.flows,
+        be.above.lines_leased,
+    )
