@@ -147,12 +147,12 @@ def _capacities(
         if cache_tokens is None or isinstance(cache_tokens, str)
         else ",".join(str(c) for c in cache_tokens)
     )
-    if detect_format(trace, o.trace_format) == "csv" and caps_text:
+    if detect_format(trace, o.trace_format) == "csv" and caps_text is not None:
         raise OptionError(
             "cache_tokens",
             "needs a JSONL trace with hash_ids; a CSV trace carries its own cached tokens",
         )
-    return parse_capacities(caps_text, o.block_tokens) if caps_text else [UNBOUNDED]
+    return parse_capacities(caps_text, o.block_tokens) if caps_text is not None else [UNBOUNDED]
 
 
 def _workload_capacity(

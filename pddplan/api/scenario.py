@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pddplan.spec import Chip, Link, Model, Scenario, Workload
 
 PathLike = str | os.PathLike[str]
-Profiles = Sequence[PathLike] | None
+Profiles = Sequence[PathLike] | PathLike | None  # one directory, or several
 Overrides = Mapping[str, Any] | None
 ChipCounts = Mapping[str, int] | None
 
@@ -98,8 +98,12 @@ class LoadedScenario:
 
 
 def registry(profiles: Profiles) -> Registry:
+    """The search path with ``profiles`` first: a sequence of directories, or one directory
+    (a string is one path, not a sequence of one-letter ones)."""
     from pddplan.io.loader import Registry
 
+    if isinstance(profiles, str | os.PathLike):
+        profiles = [profiles]
     return Registry.default([Path(p) for p in profiles or ()])
 
 
@@ -190,6 +194,11 @@ def chip_counts(
     from pddplan.errors import did_you_mean
 
     out: dict[str, int] = {}
+    if counts is not None and not isinstance(counts, Mapping):
+        raise OptionError(
+            option,
+            f"expects a mapping of chip to count ({{'gpu-a': 8}}), not a {type(counts).__name__}",
+        )
     catalog = list(ls.registry.index("chip"))
     for name, n in (counts or {}).items():
         if isinstance(n, bool) or not isinstance(n, int) or n < least:

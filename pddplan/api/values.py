@@ -82,6 +82,8 @@ def parse_overrides(sets: Sequence[str] | None, command: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for expr in sets or []:
         path, text = parse_setting(expr)
+        if path in out:  # the last one won, without a word
+            raise OptionError("overrides", f"{path}: set twice; give each PATH once")
         bracketed = text.strip().startswith("[") and text.strip().endswith("]")
         if bracketed or is_list_key(path):
             out[path] = _values("overrides", path, text.strip().strip("[]"))
@@ -136,6 +138,8 @@ def parse_counts(values: Sequence[str] | None, option: str, least: int = 1) -> d
                 raise OptionError(
                     option, f"expects CHIP=N with N {kind} whole number, not {part!r}"
                 )
+            if name.strip() in out:  # the last one won, without a word
+                raise OptionError(option, f": {name.strip()} given twice; give each chip once")
             try:
                 out[name.strip()] = parse_whole_number(num, least=least, most=MAX_COUNT)
             except ValueError as exc:

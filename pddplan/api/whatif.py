@@ -42,7 +42,14 @@ def _axes(axes: Axes) -> list[Any]:
     if not items:
         raise OptionError("axes", "needs at least one PATH with values")
     out = []
-    for path, values in items:
+    for item in items:
+        if not (isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], str)):
+            raise OptionError(
+                "axes",
+                "expects {PATH: values} or (PATH, values) pairs, not "
+                f"{item!r} (pddplan.api.values.parse_axes reads PATH=V1,V2 texts)",
+            )
+        path, values = item
         vals = [values] if isinstance(values, str | int | float) else list(values)
         if not vals:
             raise OptionError("axes", f"{path}: needs at least one value")

@@ -484,7 +484,22 @@ def _blame(
 
 
 def copy_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A private copy of a caller's overrides (values deep-copied)."""
+    """A private copy of a caller's overrides (values deep-copied).
+
+    Raises
+    ------
+    OptionError : ``overrides`` that is not a mapping (a list of ``"PATH=VALUE"`` texts, say:
+        the command line's form, which :func:`pddplan.api.values.parse_overrides` reads).
+    """
+    if overrides is not None and not isinstance(overrides, Mapping):
+        from pddplan.errors import OptionError
+
+        raise OptionError(
+            "overrides",
+            "expects a mapping {'dotted.path': value}, not a "
+            f"{type(overrides).__name__} (pddplan.api.values.parse_overrides reads PATH=VALUE "
+            "texts)",
+        )
     return {str(k): copy.deepcopy(v) for k, v in (overrides or {}).items()}
 
 

@@ -101,8 +101,8 @@ def parse_capacities(text: str, block_tokens: int) -> list[float]:
     """
     out: list[float] = []
     for part in text.split(","):
-        if not part.strip():
-            continue
+        if not part.strip():  # '' or '64k,,1M': a capacity left out, not one to skip
+            raise OptionError("cache_tokens", f": an empty capacity in {text!r}")
         cap = parse_capacity(part)
         if cap < block_tokens:
             raise OptionError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import pddplan
 from pddplan.api import options
 from pddplan.errors import OptionError
 
+ROOT = Path(__file__).resolve().parents[2]
 NO_TRACE = "no-such-trace.jsonl"  # options are checked before the trace is opened
 NO_CSV = "no-such-measurements.csv"
 
@@ -138,6 +140,10 @@ CASES: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], str, str]
     (pddplan.pareto, (), {"min_rate_rps": 2.0, "max_rate_rps": 1.0}, "min_rate_rps", "below"),
     (pddplan.pareto, (), {"max_chips": {"h100": 8}}, "max_chips", "did you mean 'h100-sxm'"),
     (pddplan.plan_report, (), {"rate_rps": 0}, "rate_rps", "in [1e-06, 1e+06], not 0"),
+    # arguments of the command line's shape raised AttributeError or ValueError
+    (pddplan.solve, (), {"max_chips": ["gpu-a=8"]}, "max_chips", "a mapping of chip to count"),
+    (pddplan.solve, (), {"overrides": ["rate_rps=5"]}, "overrides", "a mapping"),
+    (pddplan.sweep, (), {"axes": ["rate_rps=1,2"]}, "axes", "(PATH, values) pairs"),
     (pddplan.plan_report, (), {"own": {"h100": 1}}, "own", "did you mean 'h100-sxm'"),
 ]
 
@@ -252,3 +258,17 @@ def test_a_solve_does_not_make_the_other_commands_models() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "LOADED: False" in out.stderr, out.stderr
+
+
+def test_one_profiles_directory_is_a_path_not_letters(tmp_path: Path) -> None:
+    # profiles="/tmp/x" searched "/", "t", "m", "p", ... (a string is a sequence of letters)
+    (tmp_path / "chips").mkdir()
+    text = (ROOT / "profiles" / "chips" / "gpu-b.yaml").read_text(encoding="utf-8")
+    (tmp_path / "chips" / "gpu-b.yaml").write_text(
+        text.replace("rental_usd_per_hour: 2.5", "rental_usd_per_hour: 0.5"), encoding="utf-8"
+    )
+    one = pddplan.solve(profiles=str(tmp_path), verdict_check=False, baselines=False)
+    listed = pddplan.solve(profiles=[tmp_path], verdict_check=False, baselines=False)
+    default = pddplan.solve(verdict_check=False, baselines=False)
+    assert one.plan.cost_usd_per_hour == listed.plan.cost_usd_per_hour
+    assert one.plan.cost_usd_per_hour < default.plan.cost_usd_per_hour

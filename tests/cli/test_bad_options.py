@@ -323,3 +323,26 @@ def test_inventory_on_a_topology_is_one_message_everywhere(
         f"pddplan: error: {flag} applies to a two-site scenario; a topology file gives each "
         "site's chips: sites.NAME.chips.CHIP.owned and .rent_limit"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("solve", "--set", "rate_rps=5", "--set", "rate_rps=6"),
+        ("solve", "--max-chips", "gpu-a=1,gpu-a=100"),
+        ("solve", "--own", "gpu-a=1", "--own", "gpu-a=3"),
+        ("hitrate", "tests/data/mooncake_excerpt.jsonl", "--cache-tokens", ""),
+        ("hitrate", "tests/data/mooncake_excerpt.jsonl", "--cache-tokens", "64k,,1M"),
+    ],
+    ids=lambda a: " ".join(a[1:])[:40],
+)
+def test_a_value_given_twice_or_left_out_is_refused(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the last of two values won without a word, and an empty capacity was skipped (an empty
+    # --cache-tokens replayed the unbounded cache alone)
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "twice" in err or "an empty capacity" in err, err
