@@ -149,19 +149,17 @@ class RobustResult(Result):
             {"figure": "point_plan.sla_probability", "value": run.sla_probability},
             {"figure": "sensitivity.noise_index", "value": run.sensitivity_noise_index},
         ]
-        for name, arr in (
-            ("bcr_requests_per_usd", run.bcr_requests_per_usd),
-            ("cost_usd_per_hour", run.cost_usd_per_hour),
-            ("goodput_rps", run.goodput_rps),
-            ("kv_transfer_max_s", run.kv_transfer_max_s),
-        ):
-            d = distribution(arr)
-            summary.append(
-                {
-                    "figure": f"point_plan.{name} p5/p50/p95",
-                    "value": f"{d['p5']:.4g} / {d['p50']:.4g} / {d['p95']:.4g}",
-                }
+        # the point plan's figures over the samples, as numbers (they were one text, rounded
+        # to four digits in every format, CSV and JSON tables too)
+        spread: list[Row] = [
+            {"figure": f"point_plan.{name}", **distribution(arr)}
+            for name, arr in (
+                ("bcr_requests_per_usd", run.bcr_requests_per_usd),
+                ("cost_usd_per_hour", run.cost_usd_per_hour),
+                ("goodput_rps", run.goodput_rps),
+                ("kv_transfer_max_s", run.kv_transfer_max_s),
             )
+        ]
         rj = self._robust_json()
         notes: list[str] = []
         if rj is not None and self.robust_plan is not None and run.robust is not None:
@@ -203,6 +201,12 @@ class RobustResult(Result):
         skipped = [{"input": s.path, "reason": s.reason} for s in run.not_sampled]
         sections = [
             Section("summary", summary, labels=("figure",)),
+            Section(
+                "distribution",
+                spread,
+                columns=["figure", "mean", "p5", "p50", "p95"],
+                labels=("figure",),
+            ),
             Section(
                 "sensitivity",
                 run.sensitivity,

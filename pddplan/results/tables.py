@@ -32,13 +32,13 @@ TABLES: dict[str, tuple[str, ...]] = {
     "horizon": ("owned", "strategies", "fleet", "growth"),
     "robust": (
         "summary",
+        "distribution",
         "sensitivity",
         "robust-plan",
         "inputs",
         "kinds",
         "not-sampled",
         # a topology file's
-        "distribution",
         "held",
         "samples",
     ),
