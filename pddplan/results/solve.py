@@ -314,6 +314,8 @@ class SolveResult(Result):
 
     def _summary_rows(self) -> list[Row]:
         """The plan's figures against their targets (the ``summary`` table)."""
+        from pddplan.solver.plan import reported_bcr
+
         out = self.outcome
         plan = out.plan
         sla = out.problem.ttft_targets_s
@@ -322,7 +324,11 @@ class SolveResult(Result):
             {"figure": "rate_rps", "value": plan.rate_rps, "target": None},
             {"figure": "goodput_rps", "value": plan.goodput_rps, "target": None},
             {"figure": "cost_usd_per_hour", "value": plan.cost_usd_per_hour, "target": None},
-            {"figure": "bcr_requests_per_usd", "value": plan.bcr_requests_per_usd, "target": None},
+            {
+                "figure": "bcr_requests_per_usd",
+                "value": reported_bcr(plan.bcr_requests_per_usd),
+                "target": None,
+            },
             *({"figure": k, "value": v, "target": None} for k, v in _per_mtok(plan).items()),
             {"figure": "ttft_p50_s", "value": plan.prefill.ttft_s[0], "target": sla[0]},
             {"figure": "ttft_p90_s", "value": plan.prefill.ttft_s[1], "target": sla[1]},
@@ -366,6 +372,8 @@ class SolveResult(Result):
 
     def _baselines(self) -> tuple[list[Row], list[dict[str, Any]]]:
         """The baselines' rows (against the plan) and their JSON documents."""
+        from pddplan.solver.plan import reported_bcr
+
         plan = self.outcome.plan
         base_rows: list[Row] = []
         base_json = []
@@ -376,7 +384,7 @@ class SolveResult(Result):
                 "owned_chips_used": sum(c.owned for c in cost_split(b)),
                 "cost_usd_per_hour": b.cost_usd_per_hour,
                 "goodput_rps": b.goodput_rps,
-                "bcr_requests_per_usd": b.bcr_requests_per_usd,
+                "bcr_requests_per_usd": reported_bcr(b.bcr_requests_per_usd),
                 "ttft_p50_s": b.prefill.ttft_s[0],
                 "ttft_p90_s": b.prefill.ttft_s[1],
                 "ttft_p99_s": b.prefill.ttft_s[2],
@@ -674,17 +682,16 @@ def _figures(plan: Plan) -> dict[str, Any]:
     """A plan's headline figures in the JSON document. A fleet that costs nothing (owned chips
     at sunk cost without opex, and no line or a free one) has no finite BCR: ``null``, with
     ``bcr_undefined`` saying why (JSON carries no infinity)."""
-    from pddplan.solver.plan import FREE_FLEET_BCR
+    from pddplan.solver.plan import FREE_FLEET_BCR, reported_bcr
     from pddplan.solver.sla import PERCENTILE_NAMES
 
-    bcr = plan.bcr_requests_per_usd
-    unbounded = not math.isfinite(bcr)
-    why = {"bcr_undefined": FREE_FLEET_BCR} if unbounded else {}
+    bcr = reported_bcr(plan.bcr_requests_per_usd)
+    why = {"bcr_undefined": FREE_FLEET_BCR} if bcr is None else {}
     return {
         "rate_rps": plan.rate_rps,
         "goodput_rps": plan.goodput_rps,
         "cost_usd_per_hour": plan.cost_usd_per_hour,
-        "bcr_requests_per_usd": None if unbounded else bcr,
+        "bcr_requests_per_usd": bcr,
         **why,
         **_per_mtok(plan),
         "chips": plan.chips_of(),

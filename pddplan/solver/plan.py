@@ -75,6 +75,12 @@ FREE_FLEET_BCR = (
 FREE_PDD_RATIO = "PDD's fleet costs nothing: its BCR is unbounded"
 
 
+def reported_bcr(bcr_requests_per_usd: float) -> float | None:
+    """A BCR as every output gives it: None (``-`` in a table, empty in CSV, null in JSON, with
+    :data:`FREE_FLEET_BCR` beside it) where the fleet is free and its BCR unbounded."""
+    return bcr_requests_per_usd if math.isfinite(bcr_requests_per_usd) else None
+
+
 def bcr(goodput_rps: float, cost_usd_per_hour: float) -> float:
     """BCR: goodput per dollar of hardware (and line) cost [requests/USD]. A fleet that serves
     nothing within SLA (goodput 0) has a BCR of 0 whatever it costs, nothing included; one
