@@ -288,7 +288,7 @@ def analyze(
         reason = _no_valley_reason(y, tolerance, metric)
     re_reason = ""
     if not reprovision:
-        re_reason = "not computed (--no-reprovision)"
+        re_reason = "not computed (a plan per hit rate was not asked for)"
     elif np.sum(np.isfinite(re_y)) < 3:
         re_reason = f"a plan is feasible at only {int(np.sum(np.isfinite(re_y)))} hit rates"
     elif not re_found:

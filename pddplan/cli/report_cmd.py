@@ -33,8 +33,17 @@ def report_cmd(
     Example: pddplan report pdd-paper -o plan.html
     """
     from pddplan import api
+    from pddplan.errors import UsageError
     from pddplan.report.html import write_page
 
+    name = out.output.name if out.output is not None else ""
+    page = out.output is not None and out.output.suffix.lower() in (".html", ".htm", ".md")
+    if page and (out.table is not None or out.format != "table"):  # before the work
+        flag = "--table" if out.table is not None else "--format"
+        raise UsageError(
+            f"{flag} does not apply to {name}: an .html or .md file is the whole "
+            "page; a table or a format goes to stdout or another file"
+        )
     with common.progress_bar("report", True) as progress:
         if progress:
             progress(0, 3)
@@ -46,7 +55,8 @@ def report_cmd(
             own=scenario_opts.own,
             max_chips=scenario_opts.max_chips,
         )
-        if out.output is not None and out.output.suffix.lower() in (".html", ".htm", ".md"):
+        if page:
+            assert out.output is not None
             if progress:
                 progress(2, 3)
             write_page(res, out.output)

@@ -346,3 +346,19 @@ def test_a_value_given_twice_or_left_out_is_refused(
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and len(err.splitlines()) == 1, err
     assert "twice" in err or "an empty capacity" in err, err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--table", "sweep"), ("--format", "csv")])
+def test_a_report_page_takes_no_table_or_format(
+    flag: str, value: str, tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # both were accepted and ignored: the whole page was written, exit 0
+    page = f"{tmp_path}/plan.html"
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "-o", page, flag, value])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2, err
+    assert err == (
+        f"pddplan: error: {flag} does not apply to plan.html: an .html or .md file is the whole "
+        "page; a table or a format goes to stdout or another file"
+    )
