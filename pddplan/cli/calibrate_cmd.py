@@ -62,6 +62,7 @@ def calibrate_cmd(
             "--chunk-size",
             help="Prefill chunk of the measured engine [tokens]; 16 to 10^7 (default: "
             f"{defaults.CHUNK_SIZE_TOKENS}; chip derates only).",
+            parser=common.token_count,
         ),
     ] = None,
     fix: Annotated[

@@ -105,10 +105,6 @@ MaxChipsOpt = Annotated[
         metavar="CHIP=N",
     ),
 ]
-#: A JSONL trace's tokens per hash id (``hitrate``, ``simulate --trace``).
-BlockTokensOpt = Annotated[
-    int, typer.Option("--block-tokens", help="Tokens per hash-id block of a JSONL trace.")
-]
 ProfilesOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -130,6 +126,15 @@ def token_count(text: str | int) -> int:
         return parse_token_count(text)
     except OptionError as exc:
         raise typer.BadParameter(exc.detail.removeprefix(": ")) from None
+
+
+#: A JSONL trace's tokens per hash id (``hitrate``, ``simulate --trace``).
+BlockTokensOpt = Annotated[
+    int,
+    typer.Option(
+        "--block-tokens", help="Tokens per hash-id block of a JSONL trace.", parser=token_count
+    ),
+]
 
 
 def complete_names(kind: str) -> Callable[[typer.Context, str], list[str]]:

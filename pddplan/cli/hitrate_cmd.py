@@ -91,7 +91,11 @@ def hitrate_cmd(
     ] = defaults.ANOMALOUS_INPUT_TOKENS,
     anomalous_output_tokens: Annotated[
         int,
-        typer.Option("--anomalous-output-tokens", help="... and output < this [tokens]."),
+        typer.Option(
+            "--anomalous-output-tokens",
+            help="... and output < this [tokens].",
+            parser=common.token_count,
+        ),
     ] = defaults.ANOMALOUS_OUTPUT_TOKENS,
     workload_out: Annotated[
         Path | None,

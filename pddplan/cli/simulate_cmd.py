@@ -97,6 +97,10 @@ def simulate_cmd(
 
     if trace is not None and sample != "classes":
         raise UsageError("--trace replays the trace's own requests; drop --sample")
+    if trace is not None:  # a bundled sample by its name, as hitrate finds it
+        from pddplan.api.profiles import data_file
+
+        trace = data_file(trace)
     with common.progress_bar("simulating", requests >= 5_000) as progress:
         res = api.simulate(
             scenario,

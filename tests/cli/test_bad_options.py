@@ -362,3 +362,23 @@ def test_a_report_page_takes_no_table_or_format(
         f"pddplan: error: {flag} does not apply to plan.html: an .html or .md file is the whole "
         "page; a table or a format goes to stdout or another file"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("hitrate", "mooncake_excerpt.jsonl", "--block-tokens", "0.5k"),
+        ("hitrate", "mooncake_excerpt.jsonl", "--anomalous-output-tokens", "1k"),
+        ("simulate", "--trace", "mooncake_excerpt.jsonl", "-n", "50", "--block-tokens", "0.5k"),
+    ],
+    ids=lambda a: a[-2],
+)
+def test_every_token_count_takes_k_and_m(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # step's --input-tokens took 64k; --block-tokens, --anomalous-output-tokens and calibrate's
+    # --chunk-size refused it ("Input should be a valid integer")
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "-f", "csv"])
+    out = capsys.readouterr()
+    assert exc.value.code == 0, out.err
