@@ -77,7 +77,12 @@ def hitrate(
             else "trace file not found"
         )
         raise UnreadableFileError(what, file=str(trace))
+    from pddplan.errors import check_writable_path
+
     edges = _bins(bins)
+    if curve_out is not None:  # before the replay, as -o is checked (a profile written, the
+        # workload, has its folder made, as calibrate's: profiles-mine/workloads/prod.yaml)
+        check_writable_path(curve_out, "curve_out")
     caps = _capacities(trace, cache_tokens, o)
     column = 0
     if workload_cache_tokens is not None:

@@ -156,7 +156,8 @@ def workload_yaml(doc: dict[str, Any], header: str = "") -> str:
 
 
 def write_workload(path: Path, doc: dict[str, Any], header: str = "") -> None:
-    """Validate ``doc`` as a Workload and write it as YAML.
+    """Validate ``doc`` as a Workload and write it as YAML (its folder made if missing, as
+    every profile written is: :func:`pddplan.io.profile_writer.write_profile`).
 
     Raises
     ------
@@ -167,6 +168,7 @@ def write_workload(path: Path, doc: dict[str, Any], header: str = "") -> None:
 
     Workload.model_validate(doc)  # a bug here must not reach the user's file
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(workload_yaml(doc, header), encoding="utf-8")
     except OSError as exc:
         raise write_failed(path, exc, "workload_out") from None

@@ -140,7 +140,8 @@ _add(
     ("--max-points", "1", (">= 2",)),
     ("--trace-format", "xml", ("auto, jsonl or csv",)),
     ("--jobs", "-1", ("in [0, 1024]",)),
-    ("--workload-out", "/no/such/dir/w.yaml", ()),
+    # a profile's folder is made (profiles-mine/workloads/prod.yaml); one under a file is not
+    ("--workload-out", "/dev/null/x/w.yaml", ("cannot write",)),
     ("--curve-out", "/no/such/dir/c.csv", ()),
 )
 _add(

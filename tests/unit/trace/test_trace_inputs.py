@@ -133,3 +133,15 @@ def test_more_hash_ids_than_the_input_holds_is_warned(tmp_path: Path) -> None:
     said.clear()
     assert replay_trace(DATA / "mooncake_excerpt.jsonl", warn=said.append).ids_past_input() == 0
     assert said == []
+
+
+def test_a_written_workload_gets_its_folder_as_a_calibrated_profile_does(tmp_path: Path) -> None:
+    # calibrate --write made profiles-mine/chips/; hitrate --workload-out (documented as
+    # profiles-mine/workloads/prod.yaml) failed after the whole replay
+    out = tmp_path / "mine" / "workloads" / "w.yaml"
+    pddplan.hitrate(DATA / "mooncake_excerpt.jsonl", workload_out=out)
+    assert out.is_file()
+    # a CSV of the curve is no profile: a missing folder is refused before the replay (the
+    # trace named here does not exist, and is not read)
+    with pytest.raises(OptionError, match="curve_out.*no directory"):
+        pddplan.hitrate(tmp_path / "no-such.jsonl", curve_out=tmp_path / "none" / "c.csv")
