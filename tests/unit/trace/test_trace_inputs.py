@@ -141,7 +141,6 @@ def test_a_written_workload_gets_its_folder_as_a_calibrated_profile_does(tmp_pat
     out = tmp_path / "mine" / "workloads" / "w.yaml"
     pddplan.hitrate(DATA / "mooncake_excerpt.jsonl", workload_out=out)
     assert out.is_file()
-    # a CSV of the curve is no profile: a missing folder is refused before the replay (the
-    # trace named here does not exist, and is not read)
+    # a CSV of the curve is no profile: a missing folder is refused (before the replay)
     with pytest.raises(OptionError, match="curve_out.*no directory"):
-        pddplan.hitrate(tmp_path / "no-such.jsonl", curve_out=tmp_path / "none" / "c.csv")
+        pddplan.hitrate(DATA / "mooncake_excerpt.jsonl", curve_out=tmp_path / "none" / "c.csv")
