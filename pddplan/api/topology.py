@@ -77,7 +77,9 @@ def topology(
         src = TopologySource.open(str(scenario), reg)
         if src is None:
             raise OptionError(
-                "overrides", "apply to a topology file (sites:); a two-site scenario is solved"
+                "overrides",
+                ": a two-site scenario is planned in its topology form as written; PATHs change "
+                "a topology file (sites:)",
             )
         ti = src.resolve(copy_overrides(overrides))
     else:

@@ -75,6 +75,15 @@ def topology_cmd(
             dir_okay=False,
         ),
     ] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Change the topology file: PATH=VALUE, an entry of sites, lines or traffic by "
+            "name or index (traffic.north.rate_rps=2), as sweep takes it (repeatable).",
+            metavar="PATH=VALUE",
+        ),
+    ] = None,
     *,
     out: common.Output,
 ) -> None:
@@ -92,6 +101,7 @@ def topology_cmd(
     examples/topologies/national.yaml --resilient --simulate 20000 --plot topology.png
     """
     from pddplan import api
+    from pddplan.api.values import parse_overrides
     from pddplan.errors import UsageError
     from pddplan.report.plots import check_plot_path
 
@@ -110,6 +120,7 @@ def topology_cmd(
         executor=executor,
         jobs=jobs,
         scheduler=scheduler,
+        overrides=parse_overrides(overrides, "topology"),
         profiles=common.State.profile_dirs,
     )
     out.emit(res.report())

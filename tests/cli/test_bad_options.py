@@ -181,6 +181,7 @@ _add(
     ("--seed", "x", ("integer",)),
     ("--seed", "-1", ("a whole number >= 0, not -1",)),  # a traceback with --simulate
     ("--jobs", "2000", ("a whole number in [1, 1024], not 2000",)),  # was accepted
+    ("--set", "rate_rps=1", ("PATHs change a topology file",)),  # topology had no --set
     ("--executor", "nope", ("local", "dask")),
     ("--jobs", "0", ("1",)),
     ("--scheduler", "", ()),
