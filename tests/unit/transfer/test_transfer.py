@@ -39,10 +39,20 @@ def test_parse_size(text: str, expected: float) -> None:
     assert parse_size_bytes(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "KB", "1 parsec", "-5MB", "0", "1e999GB"])
+@pytest.mark.parametrize("text", ["", "KB", "1 parsec", "-5MB"])
 def test_parse_size_rejects(text: str) -> None:
     with pytest.raises(UsageError):
         parse_size_bytes(text)
+
+
+@pytest.mark.parametrize("text", ["0", "1e999GB", "0.5"])
+def test_a_size_out_of_range_is_the_models_one_message(text: str) -> None:
+    # 0 and 1e999GB read "the size must be positive" (inf is not below 0), 0.5 "a finite
+    # number in [1, 1e+15]": one range, one message
+    import pddplan
+
+    with pytest.raises(UsageError, match=r"payload_bytes must be a finite number in \[1, 1e\+15\]"):
+        pddplan.transfer("wan-10g-cross-city", payload_bytes=parse_size_bytes(text))
 
 
 def test_no_jitter_every_statistic_is_the_closed_form() -> None:
