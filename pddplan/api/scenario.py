@@ -191,7 +191,7 @@ def chip_counts(
 ) -> dict[str, int]:
     """``counts`` checked: whole numbers of at least ``least``, chip names of the catalog (an
     unknown name gets a did-you-mean: ``h100`` -> ``h100-sxm``)."""
-    from pddplan.errors import did_you_mean
+    from pddplan.errors import NotFoundError
 
     out: dict[str, int] = {}
     if counts is not None and not isinstance(counts, Mapping):
@@ -206,9 +206,11 @@ def chip_counts(
             raise OptionError(
                 option, f"expects CHIP=N with N {kind} whole number, not {name}={n!r}"
             )
-        if name not in catalog:
-            hint = did_you_mean(name, catalog) or " (see `pddplan profiles list --kind chips`)"
-            raise OptionError(option, f": no chip named {name!r}{hint}")
+        if name not in catalog:  # the registry's words, as the scenario's own keys get them
+            try:
+                ls.registry.path("chip", name)
+            except NotFoundError as exc:
+                raise OptionError(option, f"{name}={n}: {exc}") from None
         out[name] = n
     return out
 
