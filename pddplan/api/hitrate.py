@@ -12,7 +12,7 @@ from pddplan import defaults
 from pddplan.api.command_options import HitrateOptions
 from pddplan.api.options import validate_args
 from pddplan.api.scenario import PathLike, library_warning
-from pddplan.errors import OptionError, UnreadableFileError
+from pddplan.errors import OptionError
 
 if TYPE_CHECKING:
     from pddplan.results import HitrateResult
@@ -70,13 +70,10 @@ def hitrate(
 
     say = warn or library_warning
     trace = Path(trace)
-    if not trace.is_file():
-        what = (
-            "not a regular file (a trace is read more than once)"
-            if trace.exists()
-            else "trace file not found"
-        )
-        raise UnreadableFileError(what, file=str(trace))
+    if not trace.is_file():  # a trace is read more than once: a pipe will not do
+        from pddplan.io.files import unreadable
+
+        raise unreadable(trace, "trace")
     from pddplan.errors import check_writable_path
 
     edges = _bins(bins)

@@ -31,7 +31,6 @@ def bathtub_cmd(
         typer.Option(
             "--capacity-curve",
             help="Cache capacity curve CSV (from `pddplan hitrate --curve-out`).",
-            exists=True,
             dir_okay=False,
         ),
     ] = None,

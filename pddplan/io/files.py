@@ -17,6 +17,22 @@ from typing import Any
 from pddplan.errors import ProfileError, UnreadableFileError
 from pddplan.limits import INPUT_BYTES, Cap
 
+
+def unreadable(path: Path, what: str = "file", exc: OSError | None = None) -> UnreadableFileError:
+    """Why the input ``path`` cannot be read as a ``what`` (``scenario file``, ``trace``), in
+    the one set of words every command uses: no such file, a directory, not a regular file,
+    or the system's reason (exit 2)."""
+    if not path.exists():
+        why = f"no such {what}"
+    elif path.is_dir():
+        why = f"a directory, not a {what}"
+    elif exc is not None:
+        why = f"cannot read the {what}: {exc.strerror or exc}"
+    else:
+        why = f"not a regular file (a {what} is read as one)"
+    return UnreadableFileError(why, file=str(path))
+
+
 #: Deepest nesting of arrays and objects a JSON input may have [-] (the YAML reader's limit).
 MAX_JSON_DEPTH = 64
 
@@ -39,9 +55,7 @@ def read_bytes(path: Path, *, cap: Cap = INPUT_BYTES, what: str = "file") -> byt
         with path.open("rb") as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
-        raise UnreadableFileError(
-            f"cannot read file: {exc.strerror or exc}", file=str(path)
-        ) from None
+        raise unreadable(path, what, exc) from None
     if len(data) > limit:
         raise ProfileError(
             f"larger than {_size(limit)}: not a {what} (set the environment variable "

@@ -130,10 +130,14 @@ class SearchPath:
         """A scenario given as a file path, or by name (:meth:`scenarios`)."""
         if name_or_path is None:
             name_or_path = "default"
+        if not str(name_or_path).strip():
+            raise NotFoundError("no scenario named '' (give a name or a file)")
         p = Path(name_or_path)
         if p.suffix in (".yaml", ".yml") or p.exists():
             if not p.is_file():
-                raise NotFoundError(f"scenario file not found: {p}")
+                from pddplan.io.files import unreadable
+
+                raise unreadable(p, "scenario file")
             return p
         known = self.scenarios()
         if name_or_path in known:

@@ -287,7 +287,9 @@ def read_yaml(path: Path) -> YamlDoc:
     try:
         st = path.stat()
     except OSError as exc:
-        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
+        from pddplan.io.files import unreadable
+
+        raise unreadable(path, "file", exc) from None
     return _read_yaml_cached(str(path), st.st_size, st.st_mtime_ns)
 
 
@@ -314,7 +316,9 @@ def read_document_bytes(path: Path) -> bytes:
         with path.open("rb") as fh:
             raw = fh.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as exc:
-        raise ProfileError(f"cannot read file: {exc.strerror}", file=str(path)) from None
+        from pddplan.io.files import unreadable
+
+        raise unreadable(path, "file", exc) from None
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise _too_large(str(path))
     return raw

@@ -80,7 +80,7 @@ _add(
     *SCENARIO,
     ("--step", "0.5", ("0.1",)),
     ("--tolerance", "2", ("1",)),
-    ("--capacity-curve", "no-such-file.csv", ("does not exist",)),
+    ("--capacity-curve", "no-such-file.csv", ("no such capacity curve",)),
     ("--plot", "chart.txt", (".png",)),
 )
 _add(
@@ -219,7 +219,7 @@ _add(
 # the flags whose bad value is a name or a file the message names (not yet the flag: the
 # library's NotFoundError and file errors carry no option name)
 NAMES_THE_VALUE = {"--plan", "--trace", "--workload-out", "--curve-out", "--link", "--chip"}
-NAMES_THE_VALUE |= {"--model", "--reference", "--workload"}
+NAMES_THE_VALUE |= {"--model", "--reference", "--workload", "--capacity-curve"}
 
 # the flags whose bad value is only found on disk or in a profile (exit 1 or 2 both
 # acceptable, still one line naming it)

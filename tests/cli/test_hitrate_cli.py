@@ -214,7 +214,7 @@ def test_usage_errors_exit_2(args: list[str], needle: str) -> None:
 
 
 def test_missing_trace_exits_2(tmp_path: Path) -> None:
-    _one_line_error(run("hitrate", str(tmp_path / "nope.jsonl")), 2, "not found")
+    _one_line_error(run("hitrate", str(tmp_path / "nope.jsonl")), 2, "no such trace")
 
 
 def test_cache_tokens_on_csv_exits_2() -> None:

@@ -202,7 +202,7 @@ def test_missing_and_duplicate_columns() -> None:
 
 
 def test_read_measurements_missing_file(tmp_path) -> None:
-    with pytest.raises(ProfileError, match="cannot read file"):
+    with pytest.raises(ProfileError, match="absent.csv: no such measurement file"):
         cal.read_measurements(tmp_path / "absent.csv")
 
 

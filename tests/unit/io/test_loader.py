@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pddplan.errors import NotFoundError, ProfileError
+from pddplan.errors import NotFoundError, ProfileError, UnreadableFileError
 from pddplan.io.loader import (
     ENV_VAR,
     Registry,
@@ -205,7 +205,7 @@ def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_a_profile_error(tmp_path: Path) -> None:
-    with pytest.raises(ProfileError, match="cannot read file"):
+    with pytest.raises(ProfileError, match="nope.yaml: no such file"):
         load_file(tmp_path / "nope.yaml")
 
 
@@ -368,8 +368,10 @@ def test_scenario_patch_and_file_lookup(tmp_path: Path, bundled_registry: Regist
     assert rs.scenario.sla.ttft_p50_s == 5.0  # merged, not replaced
     assert rs.link.type == "wan" and rs.rdma.type == "rdma"
     assert set(rs.chips) == {"gpu-a", "gpu-b"}
-    with pytest.raises(NotFoundError, match="scenario file not found"):
+    with pytest.raises(UnreadableFileError, match="missing.yaml: no such scenario file"):
         bundled_registry.scenario_path(str(tmp_path / "missing.yaml"))
+    with pytest.raises(UnreadableFileError, match="a directory, not a scenario file"):
+        bundled_registry.scenario_path(str(tmp_path))
     with pytest.raises(NotFoundError):
         bundled_registry.scenario_path("no-such-bundled-scenario")
 
