@@ -419,7 +419,7 @@ def replay_trace(
         raise OptionError("block_tokens", "must be >= 1")
     fmt = detect_format(path, fmt)
     if fmt == "csv":
-        return _replay_csv(path, skip_bad_lines)
+        return _replay_csv(path, skip_bad_lines, warn)
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     return _replay_jsonl(
         lambda: iter_jsonl_blocks(
@@ -518,7 +518,12 @@ def _empty_message(bad: int) -> str:
     return "the trace is empty: no requests"
 
 
-def _replay_csv(path: Path, skip_bad_lines: bool) -> TraceReplay:
+def _replay_csv(
+    path: Path, skip_bad_lines: bool, warn: Callable[[str], None] | None = None
+) -> TraceReplay:
+    """:func:`replay_trace` of a CSV trace: its logged hits, in the order of arrival (rows out
+    of order are sorted, stably, as a JSONL trace's are: a replay's first requests are its
+    earliest, whatever the format)."""
     ts, inp, out, cached = [], [], [], []
     bad = 0
     messages: list[str] = []
@@ -536,17 +541,25 @@ def _replay_csv(path: Path, skip_bad_lines: bool) -> TraceReplay:
             cached.append(blk.cached_tokens)
     if not inp:
         raise ProfileError(_empty_message(bad), file=str(path))
+    t = np.concatenate(ts)
+    order = slice(None)
+    unsorted = len(t) > 1 and bool(np.all(np.isfinite(t))) and bool(np.any(t[1:] < t[:-1]))
+    if unsorted:
+        if warn is not None:
+            warn(f"{path}: timestamps are not in order; sorting the trace by arrival")
+        order = np.argsort(t, kind="stable")  # type: ignore[assignment]
     return TraceReplay(
         file=str(path),
         format="csv",
         block_tokens=0,
         capacity_tokens=np.asarray([math.nan]),
-        timestamp_ms=np.concatenate(ts),
-        input_tokens=np.concatenate(inp),
-        output_tokens=np.concatenate(out),
-        hit_tokens=np.concatenate(cached)[:, None],
+        timestamp_ms=t[order],
+        input_tokens=np.concatenate(inp)[order],
+        output_tokens=np.concatenate(out)[order],
+        hit_tokens=np.concatenate(cached)[order, None],
         bad_lines=bad,
         bad_line_messages=messages[:MAX_BAD_LINE_MESSAGES],
+        sorted_in_memory=unsorted,
     )
 
 

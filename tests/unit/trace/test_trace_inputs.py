@@ -144,3 +144,20 @@ def test_a_written_workload_gets_its_folder_as_a_calibrated_profile_does(tmp_pat
     # a CSV of the curve is no profile: a missing folder is refused (before the replay)
     with pytest.raises(OptionError, match="curve_out.*no directory"):
         pddplan.hitrate(DATA / "mooncake_excerpt.jsonl", curve_out=tmp_path / "none" / "c.csv")
+
+
+def test_a_csv_out_of_order_is_replayed_by_arrival_as_a_jsonl_is(tmp_path: Path) -> None:
+    # simulate -n K took a CSV's first K rows in file order (the latest requests of a reversed
+    # file), where a JSONL trace is sorted first
+    lines = DATA.joinpath("requests_small.csv").read_text(encoding="utf-8").splitlines()
+    rev = tmp_path / "rev.csv"
+    rev.write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n", encoding="utf-8")
+    said: list[str] = []
+    got = replay_trace(rev, warn=said.append)
+    ref = replay_trace(DATA / "requests_small.csv")
+    np.testing.assert_array_equal(got.timestamp_ms, ref.timestamp_ms)
+    np.testing.assert_array_equal(got.hit_tokens, ref.hit_tokens)
+    assert got.sorted_in_memory and any("not in order" in s for s in said)
+    np.testing.assert_array_equal(
+        trace_arrivals(rev, 3).arrival_s, trace_arrivals(DATA / "requests_small.csv", 3).arrival_s
+    )
