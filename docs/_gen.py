@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Files outside README.md and docs/ that repeat a generated figure (the held-out errors of the
 #: shipped measurements).
-EXTRA_FILES = ("examples/measurements/README.md",)
+EXTRA_FILES = ("examples/measurements/README.md", "profiles/README.md")
 
 #: The files cog regenerates (and the test checks), relative to :data:`ROOT`.
 FILES = (
@@ -101,9 +101,10 @@ def code(command: str, fence: str = "") -> None:
     _out(f"```{fence}\n{run(command).rstrip()}\n```")
 
 
-def prose(text: str, width: int = 100, hang: str = "") -> None:
+def prose(text: str, width: int = 100, hang: str = "", indent: str = "") -> None:
     """Emit ``text`` as a paragraph wrapped at ``width`` columns (code spans kept whole), every
-    line after the first led by ``hang`` (``"  "`` for a list item's continuation lines)."""
+    line after the first led by ``hang`` (``"  "`` for a list item's continuation lines), and
+    every line by ``indent`` (a nested list's items)."""
     words = re.findall(r"(?:`[^`]*`|[^\s`])+", " ".join(text.split()))
     lines: list[str] = []
     cur = ""
@@ -115,7 +116,7 @@ def prose(text: str, width: int = 100, hang: str = "") -> None:
             cur = f"{cur} {w}" if cur else w
     if cur:
         lines.append(cur)
-    _out("\n".join(lines))
+    _out("\n".join(indent + ln for ln in lines))
 
 
 def g(x: float, digits: int = 3) -> str:
@@ -607,3 +608,87 @@ def line_busy(command: str) -> str:
         f"{f(closed)}, as before the two were reported apart, the busy share reads as a "
         f"{pct(sim['line_busy_fraction'] / closed - 1, sign=True)} gap"
     )
+
+
+def _chip_profiles() -> list[Any]:
+    """The bundled chip profiles, by name."""
+    from pddplan.io.loader import Registry
+
+    reg = Registry.default([])
+    return [reg.load("chip", n) for n in sorted(reg.index("chip"))]
+
+
+def derate_keys_table() -> None:
+    """The chip profile's ``derates.*`` rows of the key table, from the schema
+    (:class:`pddplan.spec.chips.ChipDerates`: each key, its unit by its name, its meaning)."""
+    from pddplan.spec.chips import ChipDerates
+
+    units = (("_ms", "ms"), ("_us", "us"), ("_tokens", "tokens"), ("_elements", "elements"))
+    for name, field in ChipDerates.model_fields.items():
+        if name in ("source", "estimated"):
+            continue
+        unit = next((u for suffix, u in units if name.endswith(suffix)), "fraction")
+        optional = ""
+        if not field.is_required():
+            default = "null" if field.default is None else g(field.default)
+            optional = f" (optional, {default})"
+        _out(f"| `derates.{name}` | {unit}{optional} | {field.description or ''} |")
+
+
+#: The derates the table of chips gives (the others are in each profile).
+MAIN_DERATES = (
+    "compute_efficiency",
+    "fp8_compute_efficiency",
+    "compute_half_saturation_tokens",
+    "memory_bandwidth_efficiency",
+    "scaleup_efficiency",
+    "step_overhead_ms",
+    "layer_latency_us",
+)
+
+
+def derates_by_chip() -> None:
+    """A table of every bundled chip's main derates (``-``: not set, the fallback applies)."""
+    heads = ["chip", *(k.replace("_", " ") for k in MAIN_DERATES)]
+    _out("| " + " | ".join(heads) + " |")
+    _out("|" + "---|" * len(heads))
+    for chip in _chip_profiles():
+        d = chip.derates
+        cells = ["-" if getattr(d, k) is None else g(getattr(d, k)) for k in MAIN_DERATES]
+        _out(f"| `{chip.name}` | " + " | ".join(cells) + " |")
+
+
+def capex_chips() -> str:
+    """The bundled chips whose profiles give a purchase price, as text."""
+    names = [f"`{c.name}`" for c in _chip_profiles() if c.price.capex_usd is not None]
+    return join(names) if names else "none"
+
+
+def chips_estimated_table() -> None:
+    """The rows of the chips in the table of estimated keys: each part's ``estimated`` list."""
+    for chip in _chip_profiles():
+        parts = []
+        for part in ("datasheet", "price", "derates"):
+            keys = list(getattr(chip, part).estimated)
+            if keys:
+                parts.append(f"{part}: {', '.join(keys)}")
+        _out(f"| chip | `{chip.name}` | {'; '.join(parts) or '-'} |")
+
+
+def work_caps_table() -> None:
+    """Every work cap of :mod:`pddplan.limits` (each :class:`~pddplan.limits.Cap`), in the
+    order defined: what it bounds, its default, its environment variable."""
+    from pddplan import limits
+
+    def size(n: int) -> str:
+        for unit, k in (("GiB", 1024**3), ("MiB", 1024**2)):
+            if n >= k and n % k == 0:
+                return f"{n // k} {unit}"
+        return f"{n:,}"
+
+    _out("| cap | default | environment variable |")
+    _out("|---|---|---|")
+    for cap in vars(limits).values():
+        if isinstance(cap, limits.Cap):
+            value = size(cap.default) if "bytes" in cap.what else f"{cap.default:,}"
+            _out(f"| {cap.what} | {value} | `{cap.env}` |")

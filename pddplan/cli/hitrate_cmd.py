@@ -47,7 +47,7 @@ def hitrate_cmd(
         typer.Option(
             "--cache-tokens",
             help="Replay LRU prefix caches of these capacities [tokens], comma-separated; "
-            "k/M/G = 1e3/1e6/1e9; 'unbounded' is one of them. The workload YAML uses the "
+            "k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024; 'unbounded' is one of them. The workload YAML uses the "
             "first one listed unless --workload-cache-tokens says. Default: unbounded.",
             metavar="N[,N...]",
         ),

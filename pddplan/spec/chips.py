@@ -58,8 +58,12 @@ class ChipDerates(Sourced):
     compute_half_saturation_tokens: Annotated[float, Field(ge=1e-3, le=1e7)] = Field(
         description="tokens per step at which GEMM efficiency is half its large-shape value"
     )
-    memory_bandwidth_efficiency: Efficiency
-    scaleup_efficiency: Efficiency
+    memory_bandwidth_efficiency: Efficiency = Field(
+        description="share of the memory bandwidth that decode's weight and KV streaming reaches"
+    )
+    scaleup_efficiency: Efficiency = Field(
+        description="share of the scale-up bandwidth that collectives reach"
+    )
     step_overhead_ms: Millis = Field(description="fixed per-step cost (launch, scheduling)")
     fp8_compute_efficiency: Efficiency | None = Field(
         default=None,
