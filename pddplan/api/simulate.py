@@ -76,8 +76,29 @@ def simulate(
         problem, splan, cfg, requests=reqs, workload=rs.workload, progress=progress
     )
     closed, figures, rows, notes = closed_forms_beside(problem, splan, res, simulated_handover)
+    notes = [*_elsewhere(splan, ls.name, rs.link.name), *notes]
     name = str(scenario) if isinstance(scenario, str | os.PathLike) else ls.name
     return SimulateResult(res, figures, closed, rows, stability_verdict(res), name, source, notes)
+
+
+def _elsewhere(splan: SimPlan, scenario: str, line: str) -> list[str]:
+    """A note where the plan was solved for another scenario or line than the one it is
+    simulated on (a what-if: the fleet on a changed scenario; the closed forms beside it are
+    the changed scenario's too, not the figures the plan file gives)."""
+    was_scenario, was_line = splan.solved_for
+    out = []
+    if was_line is not None and was_line != line:
+        out.append(
+            f"the plan was solved for line {was_line}; it is simulated on line {line}, and the "
+            "closed forms are that line's (give the plan's scenario and line to check its own "
+            "figures)"
+        )
+    if was_scenario is not None and was_scenario != scenario:
+        out.append(
+            f"the plan was solved for scenario {was_scenario}; it is simulated on scenario "
+            f"{scenario}, and the closed forms are that scenario's"
+        )
+    return out
 
 
 def _config(o: SimulateOptions, trace: PathLike | None) -> SimConfig:
@@ -127,9 +148,12 @@ def _plan(
     else:
         splan = read_plan_file(Path(plan), problem)
         source = str(plan)
-    if splan.rld is None and problem.topology.anomalous_filter:
-        # a plan without RLD sends every request, anomalous ones included, over the line
-        # (the instances are the same options of the same chips: only the classes change)
+    if (splan.rld is None or splan.anomalous_filter is False) and (
+        problem.topology.anomalous_filter
+    ):
+        # a plan without RLD sends every request, anomalous ones included, over the line, and
+        # one solved without the filter relays them as any other (the instances are the same
+        # options of the same chips: only the classes change)
         problem = build_problem(rs, PDD_UNFILTERED)
     return problem, splan, source
 

@@ -518,6 +518,9 @@ class SolveResult(Result):
             "link_utilization": plan.route.link_utilization,
             "rld_output_token_share": plan.rld_output_token_share,
             "routing_threshold_hit_rate": plan.routing.hit_rate,
+            # whether RLD finishes the anomalous requests (their own pipeline): the search
+            # takes the better of the problem with and without, so a plan says which it is
+            "anomalous_filter": plan.problem.topology.anomalous_filter,
             "handover": plan.handover,
             "md_stall_s": plan.md_stall_s,
             "ttft_by_pipeline_s": self.ttft_by_pipeline_s,

@@ -46,6 +46,8 @@ class SimPlan:
     roles : "P", "MD" and, when the plan has one, "RLD".
     plan : the solver's plan when the fleet came from one (its closed-form figures hold only at
         ``rate_rps``).
+    anomalous_filter : whether RLD finishes the anomalous requests, as the plan was solved
+        (None: a plan file that does not say, written before it did).
     """
 
     rate_rps: float
@@ -53,6 +55,9 @@ class SimPlan:
     handover: str
     roles: dict[str, Role]
     plan: Plan | None = None
+    anomalous_filter: bool | None = None
+    #: the scenario and line the plan file says it was solved for (None: not said)
+    solved_for: tuple[str | None, str | None] = (None, None)
 
     @property
     def rld(self) -> Role | None:
@@ -67,7 +72,14 @@ class SimPlan:
             inst, n = v
             dec = plan.decode.get(name) if name != "P" else None
             roles[name] = Role(inst, n, dec.batch_per_instance if dec is not None else 0)
-        return cls(plan.rate_rps, plan.routing, plan.handover, roles, plan)
+        return cls(
+            plan.rate_rps,
+            plan.routing,
+            plan.handover,
+            roles,
+            plan,
+            plan.problem.topology.anomalous_filter if plan.problem is not None else None,
+        )
 
 
 def _find_option(
@@ -95,11 +107,26 @@ def _shortest_context(problem: Problem) -> float:
     return float(min(c.input_tokens + 1))
 
 
+def _key(m: dict[str, Any], key: str, where: str, file: str) -> Any:
+    """``m[key]``, or a ProfileError naming the missing key by its path in the plan."""
+    if key not in m:
+        raise ProfileError(
+            "missing (a plan from `pddplan solve --format json` has it)",
+            file=file,
+            key=f"{where}.{key}" if where else key,
+        )
+    return m[key]
+
+
+#: The datacenter of each role in the plans simulate runs (PDD's: P and RLD in A, MD in B).
+PLAN_DATACENTERS = {"P": "A", "RLD": "A", "MD": "B"}
+
+
 def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") -> SimPlan:
     """Rebuild a :class:`SimPlan` from ``pddplan solve --format json`` output."""
     try:
-        p = _mapping(doc["plan"], "plan", file)
-        roles_doc = _mapping(p["roles"], "plan.roles", file)
+        p = _mapping(_key(doc, "plan", "", file), "plan", file)
+        roles_doc = _mapping(_key(p, "roles", "plan", file), "plan.roles", file)
         unknown = [str(k) for k in roles_doc if k not in PLAN_ROLES]
         if unknown:
             raise ProfileError(
@@ -114,22 +141,37 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
                 continue
             r = _mapping(r, f"plan.roles.{name}", file)
             where = f"plan.roles.{name}"
-            tp = _whole(r["chips_per_instance"], f"{where}.chips_per_instance", file, 1, 4096)
+            dc = r.get("datacenter")
+            if dc is not None and dc != PLAN_DATACENTERS[name]:
+                raise ProfileError(
+                    f"is {dc!r}: simulate runs PDD's plans (P and RLD in datacenter A, MD in "
+                    "B); a same-datacenter fleet is not simulated",
+                    file=file,
+                    key=f"{where}.datacenter",
+                )
+            tp = _whole(
+                _key(r, "chips_per_instance", where, file),
+                f"{where}.chips_per_instance",
+                file,
+                1,
+                4096,
+            )
             layout = r.get("layout")
+            chip = str(_key(r, "chip", where, file))
             inst = _find_option(
-                problem, name, str(r["chip"]), tp, file, None if layout is None else str(layout)
+                problem, name, chip, tp, file, None if layout is None else str(layout)
             )
             batch = (
                 _whole(r["batch_per_instance"], f"{where}.batch_per_instance", file, 1, 10**6)
                 if r.get("batch_per_instance") is not None
                 else 0
             )
-            n = _whole(r["instances"], f"{where}.instances", file, 1, 10**6)
+            n = _whole(_key(r, "instances", where, file), f"{where}.instances", file, 1, 10**6)
             if name != "P" and batch < 1:
                 raise ProfileError(
-                    "batch_per_instance must be at least 1",
+                    f"missing or null: {name} needs a batch of at least 1",
                     file=file,
-                    key=f"plan.roles.{name}",
+                    key=f"{where}.batch_per_instance",
                 )
             if name != "P" and batch > (most := inst.max_batch_memory(_shortest_context(problem))):
                 raise ProfileError(
@@ -139,9 +181,18 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
                     key=f"{where}.batch_per_instance",
                 )
             roles[name] = Role(inst, n, batch)
-        thr = _number(p["routing_threshold_hit_rate"], "plan.routing_threshold_hit_rate", file)
-        handover = str(p["handover"])
-        rate = _number(p["rate_rps"], "plan.rate_rps", file)
+        thr = _number(
+            _key(p, "routing_threshold_hit_rate", "plan", file),
+            "plan.routing_threshold_hit_rate",
+            file,
+        )
+        handover = str(_key(p, "handover", "plan", file))
+        rate = _number(_key(p, "rate_rps", "plan", file), "plan.rate_rps", file)
+        flt = p.get("anomalous_filter")
+        if flt is not None and not isinstance(flt, bool):
+            raise ProfileError(
+                f"must be true or false, not {flt!r}", file=file, key="plan.anomalous_filter"
+            )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProfileError(
             f"not a plan from `pddplan solve --format json` ({type(exc).__name__}: {exc})",
@@ -170,7 +221,12 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
             file=file,
             key="plan.handover",
         )
-    return SimPlan(rate, Routing.from_hit_rate(thr), handover, roles, None)
+    line = doc.get("line")
+    solved_for = (
+        str(doc["scenario"]) if isinstance(doc.get("scenario"), str) else None,
+        str(line["name"]) if isinstance(line, dict) and isinstance(line.get("name"), str) else None,
+    )
+    return SimPlan(rate, Routing.from_hit_rate(thr), handover, roles, None, flt, solved_for)
 
 
 def _check_chip_summary(summary: Any, roles: dict[str, Role], file: str) -> None:
