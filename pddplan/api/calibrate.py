@@ -66,6 +66,7 @@ def calibrate(
     fit = _fit_chip(chip_spec, numbers, data, o.chunk_size_tokens, fix, path, chip, model, say)
     profile_file = None
     if write_path is not None:
+        _check_writable_fit(fit, path)
         profile = calibrated_chip(
             chip_spec, fit, write_path.stem, str(path), model, o.chunk_size_tokens
         )
@@ -203,10 +204,28 @@ def calibrate_link(
         )
     profile_file = None
     if write_path is not None:
+        _check_writable_fit(result, path)
         prof = calibrated_link(result, write_path.stem, str(path))
         profile_file = _write(write_path, prof.model_dump(mode="json"), "link")
     built = link_calibrate_report(data, result, link, str(path), profile_file, warnings)
     return LinkCalibrateResult(result, profile_file, built)
+
+
+def _check_writable_fit(fit: Any, path: Path) -> None:
+    """A fit is written as a profile only where nothing says not to trust it
+    (:func:`~pddplan.calibrate.fit.fit_warnings`: a fit that did not converge, or a parameter
+    driven to an end of its range): latencies in seconds typed into ``latency_ms`` wrote a
+    chip at ``memory_bandwidth_efficiency`` 1.0 with a 72,418% median error, exit 0."""
+    from pddplan.calibrate.fit import fit_warnings
+
+    found = fit_warnings(fit)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise ProfileError(
+            f"no profile written: {found[0]}{more}; run without --write to see the fit "
+            "(a unit in the wrong column?)",
+            file=str(path),
+        )
 
 
 def _yaml_path(write: PathLike | None) -> Path | None:

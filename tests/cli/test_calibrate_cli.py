@@ -242,3 +242,35 @@ def test_link_mode_unknown_fix_names_the_flag() -> None:
     )
     assert isinstance(res.exception, UsageError)
     assert str(res.exception).startswith("--fix: 'bandwidth' is not a link parameter")
+
+
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        (
+            "phase,tokens,batch,context,tp,latency_ms,source\n"
+            "decode,1,4,1000,2,0.02,seconds typed as ms\n"
+            "decode,1,8,1000,2,0.022,seconds typed as ms\n",
+            ["--chip", "h100-sxm", "--model", "llama-3.3-70b"],
+        ),
+        (
+            "payload_bytes,latency_s,concurrent_transfers,statistic,samples,source\n"
+            "4649000,185,1,mean,,milliseconds typed as s\n",
+            ["--link", "wan-100g-cross-city"],
+        ),
+    ],
+    ids=["chip", "link"],
+)
+def test_a_fit_driven_to_a_bound_writes_no_profile(
+    tmp_path: Path, text: str, mode: list[str]
+) -> None:
+    # latencies in the wrong unit wrote a chip at memory_bandwidth_efficiency 1.0 (72,418%
+    # median error) or a line of rtt_ms 10,000, exit 0 with a warning
+    rows = tmp_path / "rows.csv"
+    rows.write_text(text, encoding="utf-8")
+    out = tmp_path / "profiles" / "x.yaml"
+    r = run("calibrate", str(rows), *mode, "--write", str(out))
+    assert r.returncode == 1, r.stderr
+    (line,) = r.stderr.strip().splitlines()[-1:]
+    assert "no profile written" in line and "an end of its range" in line
+    assert not out.exists()
