@@ -30,12 +30,17 @@ class StepResult(Result):
         return getattr(self.times, name)
 
     def rows(self, section: str | None = None) -> list[Row]:
-        """One row per phase, for table, CSV and markdown."""
+        """One row per phase, for table, CSV and markdown. A decode step's time is per step;
+        a model with multi-token prediction emits more than one token a step, and the time per
+        output token (what a TPOT target and the solver's sizing read) is the step's over its
+        tokens: both are given, in every format."""
         t = self.times
         return [
             {
                 "phase": "prefill",
                 "time_s": t.prefill_s,
+                "tokens_per_step": None,
+                "time_per_output_token_s": None,
                 "tokens_per_s_per_chip": t.prefill_tokens_per_s_per_chip,
                 "bound": t.prefill_bound,
                 **{f"{k}_s": v for k, v in t.prefill_parts_s.items()},
@@ -43,6 +48,8 @@ class StepResult(Result):
             {
                 "phase": "decode",
                 "time_s": t.decode_step_s,
+                "tokens_per_step": t.decode_tokens_per_step,
+                "time_per_output_token_s": t.decode_step_s / t.decode_tokens_per_step,
                 "tokens_per_s_per_chip": t.decode_tokens_per_s_per_chip,
                 "bound": t.decode_bound,
                 **{f"{k}_s": v for k, v in t.decode_parts_s.items()},

@@ -109,3 +109,31 @@ def test_a_batch_past_the_searchs_cap_fits_where_its_kv_does() -> None:
     )
     t = res.times
     assert t.max_batch_in_memory > 2_000_000 and t.fits, t.why_not
+
+
+def test_a_decode_steps_time_per_output_token_is_the_solvers() -> None:
+    # DeepSeek-V3 emits 1.85 tokens a step (MTP): step's decode time_s is per step (56.3 ms),
+    # the solver's Instance.decode_step_s per output token (30.4 ms, what TPOT reads); the
+    # table, CSV and markdown gave the first alone
+    import pddplan
+    from pddplan.deployment import Instance, model_numbers
+    from pddplan.io.loader import Registry
+
+    res = pddplan.step(
+        model="deepseek-v3",
+        chip="h800-sxm",
+        tp=16,
+        batch=388,
+        input_tokens=1000,
+        context_tokens=2200,
+    )
+    (decode,) = [r for r in res.report().sections[0].rows if r["phase"] == "decode"]
+    reg = Registry.default([])
+    inst = Instance(
+        reg.load("chip", "h800-sxm"), model_numbers(reg.load("model", "deepseek-v3")), 16
+    )
+    assert decode["tokens_per_step"] == pytest.approx(1.85)
+    assert decode["time_per_output_token_s"] == pytest.approx(
+        inst.decode_step_s(388, 2200), rel=1e-12
+    )
+    assert decode["time_s"] == pytest.approx(decode["time_per_output_token_s"] * 1.85, rel=1e-12)
