@@ -71,6 +71,11 @@ def pareto(
     from pddplan.solver.pareto import pareto_frontier
 
     frontier = pareto_frontier(
-        ls.resolved, max_chips=limits, progress=progress, solve=tiers.solve, **o.model_dump()
+        ls.resolved,
+        max_chips=limits,
+        progress=progress,
+        solve=tiers.solve,
+        ceiling=tiers.rate_ceiling,
+        **o.model_dump(),
     )
     return ParetoResult(frontier)

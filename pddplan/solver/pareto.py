@@ -148,11 +148,14 @@ def pareto_frontier(
     baselines: bool = True,
     progress: Progress | None = None,
     solve: Callable[..., Outcome] = solve_scenario,
+    ceiling: Callable[..., tuple[float, str]] = rate_ceiling,
 ) -> Frontier:
     """Solve PDD (and the baselines) at ``points`` target rates and mark the frontiers.
 
     ``solve`` answers each rate (:func:`~pddplan.solver.answer.solve_scenario`'s signature):
-    the API passes :func:`pddplan.tiers.solve`, which sizes a scenario's cache tiers at each.
+    the API passes :func:`pddplan.tiers.solve`, which sizes a scenario's cache tiers at each,
+    and ``ceiling`` the grid's top (:func:`pddplan.tiers.rate_ceiling`: that of the cache
+    capacities those answers choose from).
 
     The grid runs from ``min_rate_rps`` (default: its top over ``points``) to ``max_rate_rps``
     (default: the highest rate PDD's search goes to, :func:`~pddplan.solver.answer.rate_ceiling`:
@@ -166,7 +169,7 @@ def pareto_frontier(
     if max_rate_rps is not None:
         hi, upper = max_rate_rps, f"maximum rate asked for, {max_rate_rps:.4g} req/s"
     else:
-        hi, upper = rate_ceiling(rs, max_chips)
+        hi, upper = ceiling(rs, max_chips)
     lo = min_rate_rps if min_rate_rps is not None else hi / points
     if not lo < hi:
         raise OptionError(

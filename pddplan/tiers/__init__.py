@@ -308,19 +308,12 @@ def study(
             key="cache",
         )
     opts = capacity_options(rs)
-    cums = [cumulative_tokens(rs, o) for o in opts]
-    toks = [c[-1] for c in cums]
-    uniq = sorted({t for c in cums for t in c})
-    hits = hit_rates_by_capacity(rs, uniq)
-    means = {t: float(np.mean(h)) for t, h in zip(uniq, hits, strict=True)}
     rate, budget = question(rs.scenario, rate_rps, budget_usd_per_hour, max_bcr)
     mode = mode_of(rate, budget)
     out: list[CacheOption] = []
-    for k, (o, t) in enumerate(zip(opts, toks, strict=True)):
+    for k, (o, t, h, rs_o) in enumerate(capacity_scenarios(rs)):
         if progress:
             progress(k, len(opts))
-        h = hits[uniq.index(t)]
-        rs_o = at_capacity(rs, o, h, hit_shares([means[c] for c in cums[k]]))
         try:
             outcome = solve_scenario(
                 rs_o,
@@ -347,6 +340,38 @@ def study(
         choose(out, mode),
         budget if mode == "budget" else None,
     )
+
+
+def capacity_scenarios(
+    rs: ResolvedScenario,
+) -> list[tuple[tuple[float, ...], float, Any, ResolvedScenario]]:
+    """Each capacity option of the scenario's tiers (:func:`capacity_options`): its capacities
+    [GB per node], its tokens, its per-request hit rates, and the scenario at it
+    (:func:`at_capacity`; one replay of the trace for every option)."""
+    opts = capacity_options(rs)
+    cums = [cumulative_tokens(rs, o) for o in opts]
+    uniq = sorted({t for c in cums for t in c})
+    hits = hit_rates_by_capacity(rs, uniq)
+    means = {t: float(np.mean(h)) for t, h in zip(uniq, hits, strict=True)}
+    out = []
+    for o, cum in zip(opts, cums, strict=True):
+        h = hits[uniq.index(cum[-1])]
+        out.append((o, cum[-1], h, at_capacity(rs, o, h, hit_shares([means[c] for c in cum]))))
+    return out
+
+
+def rate_ceiling(
+    rs: ResolvedScenario, max_chips: dict[str, int] | None = None
+) -> tuple[float, str]:
+    """:func:`~pddplan.solver.answer.rate_ceiling` of the scenario as it is planned: with
+    ``cache:`` tiers, the highest of its capacity options' (each moves the hit rates, and so
+    the line's load: the scenario's own workload misstated it, 8.81 req/s where a plan at the
+    cache chosen serves 9.94 on cache-tiers)."""
+    from pddplan.solver.answer import rate_ceiling as of_scenario
+
+    if not rs.caches or rs.cache_capacity_gb is not None:
+        return of_scenario(rs, max_chips)
+    return max(of_scenario(s, max_chips) for *_, s in capacity_scenarios(rs))
 
 
 def choose(options: list[CacheOption], mode: str) -> int | None:
