@@ -256,6 +256,15 @@ def rank_cmd(
             autocompletion=common.complete_names("chip"),
         ),
     ] = defaults.REFERENCE_CHIP,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Change the scenario: PATH=VALUE, with the PATHs of `pddplan sweep` "
+            "(repeatable), as solve takes it: --set sla.tpot_ms=30.",
+            metavar="PATH=VALUE",
+        ),
+    ] = None,
     *,
     out: common.Output,
 ) -> None:
@@ -265,9 +274,11 @@ def rank_cmd(
     """
     common.read_scenario_early(scenario)
     from pddplan import api
+    from pddplan.api.values import parse_overrides
 
     res = api.rank_chips(
         scenario,
+        overrides=parse_overrides(overrides, "chips rank"),
         profiles=common.State.profile_dirs,
         model=model,
         workload=workload,

@@ -66,6 +66,12 @@ def make_layout(chips_tp: int, ep: int | None, dp: int | None, overlap: bool) ->
             )
     d = dp or 1
     e = ep or 1
+    if chips_tp * d > MAX_LAYOUT_CHIPS:  # each is within; their product is the layout's chips
+        raise OptionError(
+            "dp",
+            f"must keep the layout within {MAX_LAYOUT_CHIPS:,} chips: tp {chips_tp} x dp {d} "
+            f"= {chips_tp * d:,}",
+        )
     return Layout(chips_tp, d, e, overlap=overlap)
 
 

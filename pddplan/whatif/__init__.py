@@ -699,14 +699,16 @@ def rank_chips(
             continue
         pa = ref["prefill_usd_per_mtok_input"] / r["prefill_usd_per_mtok_input"]
         d_ref, d_own = ref["decode_usd_per_mtok_output"], r["decode_usd_per_mtok_output"]
-        da = d_ref / d_own if d_ref is not None and d_own is not None else 0.0
-        r.update(
-            prefill_advantage=pa, decode_advantage=da, best_role="prefill" if pa >= da else "decode"
-        )
-    rows.sort(
+        # a chip no decode size of which meets TPOT has no decode advantage (it read 0, as if
+        # measured, beside a blank decode cost)
+        da = d_ref / d_own if d_ref is not None and d_own is not None else None
+        best = "prefill" if da is None or pa >= da else "decode"
+        r.update(prefill_advantage=pa, decode_advantage=da, best_role=best)
+    rows.sort(  # ties by name, not by the profiles' directory order
         key=lambda r: (
             r.get("chips_per_instance") is None,
             -(max(r.get("prefill_advantage") or 0, r.get("decode_advantage") or 0)),
+            str(r.get("chip", "")),
         )
     )
     return rows

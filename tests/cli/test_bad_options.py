@@ -210,6 +210,7 @@ _add(
 _add(("profiles", "validate"), *OUTPUT)
 _add(("chips", "rank"), *OUTPUT, ("--model", "no-such-model", ()), ("--reference", "nope", ()))
 _add(("chips", "rank"), ("--workload", "no-such-workload", ()))
+_add(("chips", "rank"), ("--set", "sla.tpot_ms=-1", ("sla.tpot_ms",)))  # it had no --set
 _add(
     ("schema",),
     ("--kind", "nope", ("scenario", "chip")),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pddplan.errors import InfeasibleError, UsageError
@@ -336,3 +338,34 @@ def test_rank_chips_prices_bought_chips_as_the_solve_does(tmp_path) -> None:
     assert "the reference h200-sxm is unpriced" in notes[0]
     assert "capex amortized over 5 years plus 0.3 USD/(chip h)" in notes[1]
     assert "h200-sxm" in notes[1].split("unpriced, with no price.capex_usd:")[1]
+
+
+def test_a_chip_that_misses_tpot_has_no_decode_advantage() -> None:
+    # chips no decode size of which meets TPOT read a decode advantage of 0 beside a blank
+    # decode cost; ties kept the profiles' directory order
+    import pddplan
+
+    rows = pddplan.rank_chips(overrides={"sla.tpot_ms": 12}).to_json()["chips"]
+    missing = [
+        r
+        for r in rows
+        if r.get("decode_usd_per_mtok_output") is None
+        and r.get("prefill_usd_per_mtok_input") is not None
+    ]
+    assert missing and all(r["decode_advantage"] is None for r in missing)
+    assert all(r["best_role"] == "prefill" for r in missing)
+
+
+def test_chips_of_one_advantage_are_ranked_by_name(tmp_path: Path) -> None:
+    # a copy of gpu-a named zz-a in a profile directory ranked before gpu-a (directory order)
+    import pddplan
+
+    root = Path(__file__).resolve().parents[3]
+    (tmp_path / "chips").mkdir()
+    text = (root / "profiles" / "chips" / "gpu-a.yaml").read_text(encoding="utf-8")
+    (tmp_path / "chips" / "zz-a.yaml").write_text(
+        text.replace("name: gpu-a", "name: zz-a"), encoding="utf-8"
+    )
+    rows = pddplan.rank_chips(profiles=[tmp_path]).to_json()["chips"]
+    names = [r["chip"] for r in rows]
+    assert names.index("gpu-a") < names.index("zz-a")
