@@ -86,7 +86,9 @@ def validate_cmd(
     res = api.validate_profiles(files, profiles=common.State.profile_dirs)
     out.emit(res.report())
     if res.errors:
-        for msg in res.errors:
+        # each error once: a scenario that loads a broken profile fails with that profile's
+        # own error, which its row gives too
+        for msg in dict.fromkeys(res.errors):
             common.info(f"pddplan: error: {msg}")
         raise typer.Exit(ProfileError.exit_code)
 

@@ -569,6 +569,24 @@ def resolve(
                         key=dotted(key),
                         line=line_for(doc, key),
                     )
+        # a P instance is one node of the cache (its capacity and price are per node, the
+        # cost is P instances x the node's): a P size of another node's chips was billed for
+        # the wrong number of nodes (tp4 on 8-chip nodes: 4 nodes' DRAM on 2 nodes)
+        p_role = scen.roles.P
+        p_chips = list(all_chips) if "*" in p_role.chips else p_role.chips
+        for j, size in enumerate(p_role.chips_per_instance):
+            for c in p_chips:
+                node = chips[c].datasheet.chips_per_node
+                if size != node:
+                    key = ("roles", "P", "chips_per_instance", j)
+                    raise ProfileError(
+                        f"{size}: with cache: tiers a P instance is one node of its cache "
+                        f"(capacity_gb_per_node, priced per node), and a {c} node holds "
+                        f"{node} chips; give {node}",
+                        file=file,
+                        key=dotted(key),
+                        line=line_for(doc, key),
+                    )
     return ResolvedScenario(
         scenario=scen,
         file=file,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import pddplan
 
 REPO = Path(__file__).resolve().parents[3]
@@ -43,3 +45,22 @@ def test_scenarios_on_the_search_path_are_validated(tmp_path: Path) -> None:
     assert status == "error" and "no-such-model-" in error
     bundled = REPO / "profiles" / "scenarios" / "default.yaml"
     assert rows[str(bundled)] == ("ok", "")
+
+
+def test_a_broken_profile_is_one_error_line_though_scenarios_load_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # with the search path's scenarios validated, each one that loads the broken chip failed
+    # with the chip's own error, and the line was printed once per scenario
+    from pddplan.cli import main
+
+    (tmp_path / "chips").mkdir()
+    text = (REPO / "profiles" / "chips" / "gpu-a.yaml").read_text(encoding="utf-8")
+    (tmp_path / "chips" / "gpu-a.yaml").write_text(
+        text.replace("bf16_tflops: 989.0", "bf16_tflops: -1"), encoding="utf-8"
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(["--profiles", str(tmp_path), "profiles", "validate"])
+    errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("pddplan: error")]
+    assert exc.value.code == 1
+    assert len(errors) == 1 and "gpu-a.yaml" in errors[0] and "bf16_tflops" in errors[0]

@@ -389,3 +389,14 @@ def test_paretos_grid_reaches_what_a_sized_cache_serves() -> None:
     assert top > 9.9
     plan = pddplan.solve("cache-tiers", rate_rps=top * 0.999, verdict_check=False).plan
     assert plan.meets_sla
+
+
+def test_a_p_instance_is_one_node_of_the_cache() -> None:
+    # tp4 on gpu-a's 8-chip nodes billed 4 nodes' cache (2048 GB each) for 2 nodes' chips,
+    # beyond what a node of the host-dram profile holds; tp16 billed 2 nodes' for 4
+    import pddplan
+    from pddplan.errors import OverrideError, ProfileError
+
+    for size in (4, 16):
+        with pytest.raises((ProfileError, OverrideError), match=r"chips_per_instance.*one node"):
+            pddplan.load_scenario("cache-tiers", overrides={"roles.P.chips_per_instance": [size]})
