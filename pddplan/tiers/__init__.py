@@ -83,11 +83,14 @@ class CacheStudy:
 
 
 def capacity_options(rs: ResolvedScenario) -> list[tuple[float, ...]]:
-    """Every combination of the tiers' capacity options [GB per node], in the listed order."""
+    """Every combination of the tiers' capacity options [GB per node], in the listed order, each
+    once (a capacity listed twice was solved and counted twice: "least cost of 6 options" of
+    4)."""
     section = rs.scenario.cache
     if section is None:
         return []
-    return [tuple(c) for c in itertools.product(*(t.capacity_gb_per_node for t in section.tiers))]
+    each = [list(dict.fromkeys(t.capacity_gb_per_node)) for t in section.tiers]
+    return [tuple(c) for c in itertools.product(*each)]
 
 
 def _sessions_trace(rs: ResolvedScenario) -> Callable[[], Iterator[dict[str, object]]]:

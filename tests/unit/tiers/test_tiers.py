@@ -400,3 +400,14 @@ def test_a_p_instance_is_one_node_of_the_cache() -> None:
     for size in (4, 16):
         with pytest.raises((ProfileError, OverrideError), match=r"chips_per_instance.*one node"):
             pddplan.load_scenario("cache-tiers", overrides={"roles.P.chips_per_instance": [size]})
+
+
+def test_a_capacity_listed_twice_is_one_option() -> None:
+    import pddplan
+    from pddplan.tiers import capacity_options
+
+    ls = pddplan.load_scenario(
+        "cache-tiers", overrides={"cache.tiers.0.capacity_gb_per_node": [64, 64, 0]}
+    )
+    opts = capacity_options(ls.resolved)
+    assert len(opts) == len(set(opts))
