@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pddplan.api.command_options import CacheOptions
 from pddplan.api.options import validate
-from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load
+from pddplan.api.scenario import Overrides, Profiles, ScenarioLike, load, with_inventory
 from pddplan.errors import UsageError
 
 if TYPE_CHECKING:
@@ -21,6 +22,8 @@ def cache(
     profiles: Profiles = None,
     rate_rps: float | None = None,
     max_bcr: bool = False,
+    own: Mapping[str, int] | None = None,
+    max_chips: Mapping[str, int] | None = None,
     progress: Progress | None = None,
 ) -> CacheResult:
     """Each capacity option of the scenario's ``cache:`` tiers solved with the one plan builder
@@ -31,6 +34,8 @@ def cache(
     scenario : a scenario with a ``cache:`` section (tiers, capacity options, hit-rate source).
     rate_rps : [req/s] the rate to serve (default: the scenario's ``rate_rps``).
     max_bcr : choose the option whose best plan has the highest BCR, at any rate.
+    own, max_chips : owned chips and inventory limits, chip name -> chips, as ``solve`` takes
+        them (in the scenario, so every option's plan obeys them).
 
     Raises
     ------
@@ -44,7 +49,7 @@ def cache(
     o = validate(CacheOptions, rate_rps=rate_rps, max_bcr=max_bcr)
     if o.rate_rps is not None and o.max_bcr:
         raise UsageError("give one of rate_rps and max_bcr")
-    ls = load(scenario, overrides, profiles)
+    ls, _limits = with_inventory(load(scenario, overrides, profiles), max_chips, own)
     from pddplan.results.cache import CacheResult
     from pddplan.tiers import none_fits, option_rows, study
 

@@ -44,7 +44,9 @@ def cache_cmd(
     with common.progress_bar("capacity options", True) as progress:
         res = api.cache(
             scenario,
-            overrides=scenario_opts.with_inventory(),
+            overrides=scenario_opts.overrides,
+            own=scenario_opts.own,
+            max_chips=scenario_opts.max_chips,
             profiles=common.State.profile_dirs,
             rate_rps=rate_rps,
             max_bcr=max_bcr,

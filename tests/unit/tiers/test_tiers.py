@@ -411,3 +411,13 @@ def test_a_capacity_listed_twice_is_one_option() -> None:
     )
     opts = capacity_options(ls.resolved)
     assert len(opts) == len(set(opts))
+
+
+def test_the_cache_api_takes_own_and_max_chips_as_solve_does() -> None:
+    # the CLI's --own and --max-chips had no API arguments (overrides only)
+    import pddplan
+
+    ov = {"inventory.owned_cost": "sunk"}
+    a = pddplan.cache("cache-tiers", own={"gpu-a": 16}, overrides=ov)
+    b = pddplan.cache("cache-tiers", overrides={**ov, "inventory.owned.gpu-a": 16})
+    assert a.to_json() == b.to_json()
