@@ -569,20 +569,21 @@ def resolve(
                         key=dotted(key),
                         line=line_for(doc, key),
                     )
-        # a P instance is one node of the cache (its capacity and price are per node, the
-        # cost is P instances x the node's): a P size of another node's chips was billed for
-        # the wrong number of nodes (tp4 on 8-chip nodes: 4 nodes' DRAM on 2 nodes)
+        # each P instance holds one node's cache (capacity and price per node, the cost P
+        # instances x the node's): instances smaller than a node would share one node's
+        # memory and each be billed a node's (tp4 on 8-chip nodes: 4 nodes' 2048 GB of DRAM
+        # on 2 nodes, past what a node holds); one of several nodes holds it on one of them
         p_role = scen.roles.P
         p_chips = list(all_chips) if "*" in p_role.chips else p_role.chips
         for j, size in enumerate(p_role.chips_per_instance):
             for c in p_chips:
                 node = chips[c].datasheet.chips_per_node
-                if size != node:
+                if size < node:
                     key = ("roles", "P", "chips_per_instance", j)
                     raise ProfileError(
-                        f"{size}: with cache: tiers a P instance is one node of its cache "
+                        f"{size}: with cache: tiers each P instance holds one node's cache "
                         f"(capacity_gb_per_node, priced per node), and a {c} node holds "
-                        f"{node} chips; give {node}",
+                        f"{node} chips: give at least {node}",
                         file=file,
                         key=dotted(key),
                         line=line_for(doc, key),
