@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from pddplan.api.command_options import SimulateOptions
 from pddplan.api.options import validate_args
-from pddplan.api.scenario import Overrides, PathLike, Profiles, ScenarioLike, load
+from pddplan.api.scenario import (
+    Overrides,
+    PathLike,
+    Profiles,
+    ScenarioLike,
+    load,
+    with_inventory,
+)
 from pddplan.errors import OptionError
 from pddplan.executors import Progress
 
@@ -37,6 +44,8 @@ def simulate(
     trace: PathLike | None = None,
     warmup_fraction: float = _D.warmup_fraction,
     block_tokens: int = _D.block_tokens,
+    own: Mapping[str, int] | None = None,
+    max_chips: Mapping[str, int] | None = None,
     overrides: Overrides = None,
     profiles: Profiles = None,
     progress: Progress | None = None,
@@ -56,6 +65,8 @@ def simulate(
     trace : replay a trace's arrivals, lengths and prefix hits (unbounded cache).
     warmup_fraction : [-] share of the first requests left out of the statistics.
     block_tokens : [tokens] per hash-id block of a JSONL ``trace`` (as ``hitrate`` reads it).
+    own, max_chips : owned chips and inventory limits, chip name -> chips, checked as ``solve``
+        checks them (:func:`~pddplan.api.scenario.chip_limits`) and put into the scenario.
     """
     o = validate_args(SimulateOptions, locals())
     cfg = _config(o, trace)
@@ -64,7 +75,7 @@ def simulate(
     from pddplan.sim.compare import closed_forms_beside
     from pddplan.sim.policies import resolve_handover
 
-    ls = load(scenario, overrides, profiles)
+    ls, _limits = with_inventory(load(scenario, overrides, profiles), max_chips, own)
     rs = ls.resolved
     problem, splan, source = _plan(rs, plan, cfg.rate_rps)
     simulated_handover = resolve_handover(cfg.handover, splan.handover)

@@ -20,6 +20,7 @@ from pddplan.api.scenario import (
     ScenarioLike,
     inventory_on_topology,
     load,
+    with_inventory,
 )
 from pddplan.errors import OptionError
 from pddplan.executors import Progress
@@ -149,6 +150,8 @@ def breakeven(
     tolerance: float = _B.tolerance,
     overrides: Overrides = None,
     profiles: Profiles = None,
+    own: Mapping[str, int] | None = None,
+    max_chips: Mapping[str, int] | None = None,
     progress: Progress | None = None,
 ) -> BreakevenResult:
     """The value of ``param`` in ``[lo, hi]`` at which PDD's BCR equals a baseline's.
@@ -161,6 +164,8 @@ def breakeven(
     lo, hi : the search interval (default: a quarter and four times the parameter's value in
         the scenario).
     tolerance : [-] bisection stops within this fraction of the interval.
+    own, max_chips : owned chips and inventory limits, chip name -> chips, checked as ``solve``
+        checks them (:func:`~pddplan.api.scenario.chip_limits`) and put into the scenario.
     progress : called as ``progress(done, total)`` after each solve
         (:data:`pddplan.executors.Progress`).
     """
@@ -168,7 +173,7 @@ def breakeven(
     from pddplan.whatif import breakeven_on, default_breakeven_param
 
     validate(BreakevenOptions, param=param, against=against, tolerance=tolerance)
-    ls = load(scenario, overrides, profiles)
+    ls, _limits = with_inventory(load(scenario, overrides, profiles), max_chips, own)
     if param is None:
         param = default_breakeven_param(ls.resolved)
     if lo is None or hi is None:

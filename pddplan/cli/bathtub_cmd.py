@@ -63,7 +63,9 @@ def bathtub_cmd(
     with common.progress_bar("re-provisioning", reprovision) as progress:
         res = api.bathtub(
             scenario,
-            overrides=scenario_opts.with_inventory(),
+            overrides=scenario_opts.overrides,
+            own=scenario_opts.own,
+            max_chips=scenario_opts.max_chips,
             profiles=common.State.profile_dirs,
             step=step,
             tolerance=tolerance,

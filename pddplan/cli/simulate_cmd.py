@@ -105,7 +105,9 @@ def simulate_cmd(
         res = api.simulate(
             scenario,
             profiles=common.State.profile_dirs,
-            overrides=scenario_opts.with_inventory(),
+            overrides=scenario_opts.overrides,
+            own=scenario_opts.own,
+            max_chips=scenario_opts.max_chips,
             plan=plan,
             requests=requests,
             seed=seed,

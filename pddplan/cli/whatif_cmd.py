@@ -209,7 +209,9 @@ def breakeven_cmd(
                 return
             res = api.breakeven(
                 scenario,
-                overrides=scenario_opts.with_inventory(),
+                overrides=scenario_opts.overrides,
+                own=scenario_opts.own,
+                max_chips=scenario_opts.max_chips,
                 profiles=common.State.profile_dirs,
                 param=param,
                 against=against,

@@ -140,6 +140,12 @@ CASES: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], str, str]
     (pddplan.pareto, (), {"min_rate_rps": 2.0, "max_rate_rps": 1.0}, "min_rate_rps", "below"),
     (pddplan.pareto, (), {"max_chips": {"h100": 8}}, "max_chips", "did you mean 'h100-sxm'"),
     (pddplan.plan_report, (), {"rate_rps": 0}, "rate_rps", "in [1e-06, 1e+06], not 0"),
+    # --max-chips on a chip the scenario does not use: refused by solve, robust, report and
+    # pareto, accepted by bathtub, simulate and breakeven (their API had no max_chips)
+    (pddplan.bathtub, (), {"max_chips": {"h20": 8}}, "max_chips", "the scenario does not use"),
+    (pddplan.simulate, (), {"max_chips": {"h20": 8}}, "max_chips", "the scenario does not use"),
+    (pddplan.breakeven, (), {"max_chips": {"h20": 8}}, "max_chips", "the scenario does not use"),
+    (pddplan.bathtub, (), {"own": {"h100": 8}}, "own", "did you mean 'h100-sxm'"),
     # arguments of the command line's shape raised AttributeError or ValueError
     (pddplan.solve, (), {"max_chips": ["gpu-a=8"]}, "max_chips", "a mapping of chip to count"),
     (pddplan.solve, (), {"overrides": ["rate_rps=5"]}, "overrides", "a mapping"),
