@@ -77,6 +77,11 @@ def hitrate(
     from pddplan.errors import check_writable_path
 
     edges = _bins(bins)
+    if workload_out is not None and Path(workload_out).suffix.lower() not in (".yaml", ".yml"):
+        raise OptionError(  # it wrote YAML into w.txt, which no profile search finds
+            "workload_out",
+            f": the workload profile file must end in .yaml, not {Path(workload_out).name!r}",
+        )
     if curve_out is not None:  # before the replay, as -o is checked (a profile written, the
         # workload, has its folder made, as calibrate's: profiles-mine/workloads/prod.yaml)
         check_writable_path(curve_out, "curve_out")

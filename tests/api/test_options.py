@@ -15,7 +15,10 @@ from pddplan.api import options
 from pddplan.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[2]
-NO_TRACE = "no-such-trace.jsonl"  # options are checked before the trace is opened
+NO_TRACE = "no-such-trace.jsonl"
+DATA_TRACE = str(
+    ROOT / "tests" / "data" / "mooncake_excerpt.jsonl"
+)  # options are checked before the trace is opened
 NO_CSV = "no-such-measurements.csv"
 
 # (function, positional args, bad keyword options, the option named, what the message allows)
@@ -85,6 +88,7 @@ CASES: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], str, str]
     (pddplan.hitrate, (NO_TRACE,), {"max_points": 1}, "max_points", "a whole number >= 2"),
     (pddplan.hitrate, (NO_TRACE,), {"jobs": -1}, "jobs", "a whole number in [0, 1024], not -1"),
     (pddplan.hitrate, (NO_TRACE,), {"jobs": 2000}, "jobs", "in [0, 1024], not 2000"),
+    (pddplan.hitrate, (DATA_TRACE,), {"workload_out": "w.txt"}, "workload_out", "end in .yaml"),
     # topology had no options model: a negative seed raised numpy's ValueError, a string a
     # TypeError, and a 1e10 budget or 2,000 processes were planned with
     (pddplan.topology, ("default",), {"seed": -1, "simulate": 10}, "seed", ">= 0, not -1"),
