@@ -12,7 +12,7 @@ from pddplan import defaults
 from pddplan.api.command_options import HitrateOptions
 from pddplan.api.options import validate_args
 from pddplan.api.scenario import PathLike, library_warning
-from pddplan.errors import OptionError
+from pddplan.errors import OptionError, check_writable_path
 
 if TYPE_CHECKING:
     from pddplan.results import HitrateResult
@@ -74,16 +74,13 @@ def hitrate(
         from pddplan.io.files import unreadable
 
         raise unreadable(trace, "trace")
-    from pddplan.errors import check_writable_path
-
     edges = _bins(bins)
     if workload_out is not None and Path(workload_out).suffix.lower() not in (".yaml", ".yml"):
         raise OptionError(  # it wrote YAML into w.txt, which no profile search finds
             "workload_out",
             f": the workload profile file must end in .yaml, not {Path(workload_out).name!r}",
         )
-    if curve_out is not None:  # before the replay, as -o is checked (a profile written, the
-        # workload, has its folder made, as calibrate's: profiles-mine/workloads/prod.yaml)
+    if curve_out is not None:  # before the replay, as -o is (a profile's folder is made)
         check_writable_path(curve_out, "curve_out")
     caps = _capacities(trace, cache_tokens, o)
     column = 0

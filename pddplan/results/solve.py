@@ -7,12 +7,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pddplan.results.base import Report, Result, Row, Section
+from pddplan.solver.problem import ROLE_DATACENTER
 
 if TYPE_CHECKING:
     from pddplan.robust.verdict import Flip, VerdictCheck
     from pddplan.solver import Outcome, Plan
-
-DATACENTER = {"P": "A", "RLD": "A", "MD": "B"}
 
 #: The baselines in words, as the answer's sentences name them.
 BASELINE_WORDS = {
@@ -220,7 +219,7 @@ class SolveResult(Result):
         for role, v in plan.roles.items():
             if v is not None:
                 inst, n = v
-                dc = DATACENTER[role] if plan.topology != "same-dc" else "A"
+                dc = ROLE_DATACENTER[role] if plan.topology != "same-dc" else "A"
                 dcs.setdefault(dc, []).append(
                     f"{role} {n} x {inst.chip.name} {inst.lay.label} "
                     f"({n * inst.tensor_parallel} chips)"
@@ -634,7 +633,7 @@ def _role_record(plan: Plan, role: str) -> dict[str, Any] | None:
     inst, n = v
     dec = plan.decode.get(role) if role != "P" else None
     return {
-        "datacenter": DATACENTER[role] if plan.topology != "same-dc" else "A",
+        "datacenter": ROLE_DATACENTER[role] if plan.topology != "same-dc" else "A",
         "chip": inst.chip.name,
         "chips_per_instance": inst.tensor_parallel,
         "layout": inst.lay.label,

@@ -18,6 +18,7 @@ from pddplan.errors import ProfileError
 from pddplan.io.files import loads_json, read_text
 from pddplan.labels import plain
 from pddplan.solver import Plan, Problem
+from pddplan.solver.problem import ROLE_DATACENTER
 from pddplan.spec.base import MAX_RATE_RPS, MIN_RATE_RPS
 from pddplan.timing import HANDOVER_MODES, NO_HANDOVER, Routing
 
@@ -118,10 +119,6 @@ def _key(m: dict[str, Any], key: str, where: str, file: str) -> Any:
     return m[key]
 
 
-#: The datacenter of each role in the plans simulate runs (PDD's: P and RLD in A, MD in B).
-PLAN_DATACENTERS = {"P": "A", "RLD": "A", "MD": "B"}
-
-
 def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") -> SimPlan:
     """Rebuild a :class:`SimPlan` from ``pddplan solve --format json`` output."""
     try:
@@ -142,7 +139,7 @@ def plan_from_json(doc: dict[str, Any], problem: Problem, file: str = "<plan>") 
             r = _mapping(r, f"plan.roles.{name}", file)
             where = f"plan.roles.{name}"
             dc = r.get("datacenter")
-            if dc is not None and dc != PLAN_DATACENTERS[name]:
+            if dc is not None and dc != ROLE_DATACENTER[name]:
                 raise ProfileError(
                     f"is {dc!r}: simulate runs PDD's plans (P and RLD in datacenter A, MD in "
                     "B); a same-datacenter fleet is not simulated",

@@ -57,6 +57,10 @@ def physical_topology(t: Topology) -> tuple[bool, bool, bool]:
     return (t.cross_dc, t.relay, t.anomalous_filter)
 
 
+#: Each role's datacenter where decode crosses the line: P and RLD with the prefill (A), MD
+#: across the line (B); in the same-datacenter baseline every role is in A.
+ROLE_DATACENTER = {"P": "A", "RLD": "A", "MD": "B"}
+
 PDD = Topology("pdd", cross_dc=True, relay=True, anomalous_filter=True)
 #: PDD without the anomalous filter: anomalous requests cross the line like any other (the
 #: search's variant, and PDD's problem where the scenario turns the filter off)
